@@ -1,0 +1,45 @@
+"""The data model and its text syntax: element types, shapes, layouts, validation.
+
+Nothing here knows about index maps, solvers or arrays; everything else in the package
+builds on these plain immutable values.
+"""
+
+from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
+from layout_algebra.model.shapes import (
+    COMBINE_DIMENSION,
+    UNBOUNDED_SIZE,
+    ArrayShape,
+    BufferShape,
+    Layout,
+    OpaqueShape,
+    Shape,
+    SplitConfig,
+    Tile,
+    TokenShape,
+    TupleShape,
+)
+from layout_algebra.model.syntax import ParseError, as_shape, parse_layout, parse_shape
+from layout_algebra.model.validation import InvalidLayoutError, layout_problems, validate
+
+__all__ = [
+    "COMBINE_DIMENSION",
+    "UNBOUNDED_SIZE",
+    "ArrayShape",
+    "BufferShape",
+    "InvalidLayoutError",
+    "Layout",
+    "OpaqueShape",
+    "ParseError",
+    "PrimitiveType",
+    "Shape",
+    "SplitConfig",
+    "Tile",
+    "TokenShape",
+    "TupleShape",
+    "as_shape",
+    "layout_problems",
+    "parse_layout",
+    "parse_shape",
+    "primitive_type",
+    "validate",
+]

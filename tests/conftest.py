@@ -1,0 +1,71 @@
+"""Shared test configuration: where the reference data lives, Hypothesis settings, markers.
+
+The reference data (``xla_shape_strings.tsv``, ``xla_vectors.json``, ...) is ground truth
+from XLA itself and lives *beside* the checkout, in ``../shared/data`` (see that
+directory's README). Tests that need it must FAIL, never skip, when it is missing: a
+green run without the data would claim a conformance that was never checked.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+#: ``<checkout>/../shared/data``: read-only ground-truth files shared with CI.
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: This project's own test data (``tests/data``).
+TEST_DATA = Path(__file__).resolve().parent / "data"
+
+# No example database: keeps test runs from writing ``.hypothesis/`` into the checkout.
+# ``print_blob`` makes a failure reproducible with ``@reproduce_failure``.
+settings.register_profile("layout_algebra", database=None, print_blob=True)
+settings.load_profile("layout_algebra")
+
+
+def shared_data_file(name: str) -> Path:
+    """``SHARED_DATA / name``, failing (never skipping) the calling test if it is missing."""
+    if not SHARED_DATA.is_dir():
+        pytest.fail(
+            f"reference data directory {SHARED_DATA} is missing. These tests check the package "
+            "against XLA's own outputs and must not pass without them: put the shared data "
+            "beside the checkout as ../shared/data (CI has the same layout).",
+            pytrace=False,
+        )
+    path = SHARED_DATA / name
+    if not path.is_file():
+        pytest.fail(f"reference data file {path} is missing from {SHARED_DATA}", pytrace=False)
+    return path
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The ``SHARED_DATA`` directory; the test FAILS (does not skip) if it is missing."""
+    shared_data_file("README.md")
+    return SHARED_DATA
+
+
+def vector_params(*kinds: str) -> list:
+    """``pytest.param``s for the ``xla_vectors.json`` cases of the given kinds.
+
+    Read at collection time. If the data is missing (or has no case of these kinds) the
+    result is a single ``None`` case: pass it to ``require_vector`` in the test, which
+    FAILS with a clear message instead of letting pytest skip an empty parameter set.
+    """
+    path = SHARED_DATA / "xla_vectors.json"
+    if not path.is_file():
+        return [pytest.param(None, id="shared-data-missing")]
+    cases = [c for c in json.loads(path.read_text(encoding="utf-8")) if c.get("kind") in kinds]
+    if not cases:
+        return [pytest.param(None, id="no-cases")]
+    return [pytest.param(c, id=f"{c['kind']}:{c['input'].get('text', i)}") for i, c in enumerate(cases)]
+
+
+def require_vector(case: dict | None, *kinds: str) -> dict:
+    """The case itself; fails the test if ``vector_params`` found no data."""
+    if case is None:
+        shared_data_file("xla_vectors.json")
+        pytest.fail(f"xla_vectors.json has no case of kind {', '.join(kinds)}", pytrace=False)
+    return case
