@@ -112,29 +112,25 @@ def _array_lines(shape: ArrayShape) -> list[str]:
         )
     else:
         out.append(_row("minor_to_major", m2m_text))
+    if m2m:
+        order = ", ".join(str(d) for d in reversed(m2m))
+        physical_text = "[" + ", ".join(shown[d] for d in reversed(m2m)) + "]"
+        out.append(_row("physical order", f"{physical_text} (dimensions {order}, major to minor)"))
     try:
-        if m2m:
-            order = ", ".join(str(d) for d in reversed(m2m))
-            physical_text = "[" + ", ".join(shown[d] for d in reversed(m2m)) + "]"
-            out.append(_row("physical order", f"{physical_text} (dimensions {order}, major to minor)"))
-        dims = physical_dimensions(shape)
-        for level, tile in enumerate(layout.tiles):
-            k = len(tile.dimensions)
-            label = "tiling" if level == 0 else ""
-            prefix = f"T{tile}" if level == 0 else f" {tile}"
-            note = " (missing leading dims count as 1)" if k > len(dims) else ""
-            before = (1,) * max(0, k - len(dims)) + dims
-            dims = apply_tile(dims, tile)
-            out.append(
-                _row(
-                    label,
-                    f"{prefix} on the last {k} dims {_dims(before[len(before) - k :])}{note} -> {_dims(dims)}",
-                )
-            )
-        report = size_report(shape)
+        report = size_report(shape)  # checks that the layout has a meaning before we walk it
     except LayoutSemanticsError as err:
         out.append(_row("meaning", f"none: {err.reason}"))
         return out
+    dims = physical_dimensions(shape)
+    for level, tile in enumerate(layout.tiles):
+        k = len(tile.dimensions)
+        label = "tiling" if level == 0 else ""
+        prefix = f"T{tile}" if level == 0 else f" {tile}"
+        note = " (missing leading dims count as 1)" if k > len(dims) else ""
+        before = (1,) * max(0, k - len(dims)) + dims
+        dims = apply_tile(dims, tile)
+        shown_before = _dims(before[len(before) - k :])
+        out.append(_row(label, f"{prefix} on the last {k} dims {shown_before}{note} -> {_dims(dims)}"))
     if layout.tiles:
         slots = math.prod(report.tiled_dimensions, start=1)
         out.append(_row("tiled shape", f"{_dims(report.tiled_dimensions)}: {_count(slots)} slots"))
