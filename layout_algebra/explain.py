@@ -78,8 +78,7 @@ def _count(n: Dim) -> str:
 
 
 def _array_lines(shape: ArrayShape) -> list[str]:
-    layout = shape.layout
-    assert layout is not None  # the parser fills the default layout in
+    layout = shape.effective_layout
     t = shape.element_type
     e = layout.element_size_in_bits
     if e:

@@ -311,7 +311,7 @@ def _array(shape: Shape | str) -> ArrayShape:
 
 
 def _layout(shape: ArrayShape) -> Layout:
-    return shape.layout if shape.layout is not None else Layout(tuple(range(shape.rank - 1, -1, -1)))
+    return shape.effective_layout
 
 
 def _checked(shape: ArrayShape, fn, *args):

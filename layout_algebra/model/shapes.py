@@ -329,6 +329,15 @@ class ArrayShape(Shape):
         """Some dimension is a SymPy expression rather than an int."""
         return any(not _is_int(d) for d in self.dimensions)
 
+    @property
+    def effective_layout(self) -> Layout:
+        """The layout, or XLA's default descending layout ``{rank-1,...,0}`` when unset.
+
+        >>> str(ArrayShape(PrimitiveType.F32, (2, 3)).effective_layout)
+        '{1,0}'
+        """
+        return self.layout if self.layout is not None else Layout(tuple(range(self.rank - 1, -1, -1)))
+
     def with_layout(self, layout: Layout | None) -> ArrayShape:
         return ArrayShape(self.element_type, self.dimensions, self.dynamic_dimensions, layout)
 
