@@ -57,7 +57,6 @@ from layout_algebra.model.shapes import (
     ArrayShape,
     BufferShape,
     Dim,
-    Layout,
     Shape,
     Tile,
 )
@@ -112,7 +111,7 @@ def _product(values) -> Dim:
 # ------------------------------------------------------------------- the shape pipeline
 def physical_dimensions(shape: ArrayShape) -> tuple[Dim, ...]:
     """The dimension sizes in physical order, most major first (``minor_to_major`` reversed)."""
-    m2m = _layout(shape).minor_to_major
+    m2m = shape.effective_layout.minor_to_major
     return tuple(shape.dimensions[d] for d in reversed(m2m))
 
 
@@ -166,7 +165,7 @@ def tiled_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
     """The physical shape after every tile level (exact nested tiling), major to minor."""
     array = _array(shape)
     dims = physical_dimensions(array)
-    for tile in _layout(array).tiles:
+    for tile in array.effective_layout.tiles:
         dims = _checked(array, apply_tile, dims, tile)
     return dims
 
@@ -175,7 +174,7 @@ def first_tile_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
     """The physical shape after the first tile level only (what XLA and XLA:TPU allocate)."""
     array = _array(shape)
     dims = physical_dimensions(array)
-    tiles = _layout(array).tiles
+    tiles = array.effective_layout.tiles
     return _checked(array, apply_tile, dims, tiles[0]) if tiles else dims
 
 
@@ -190,7 +189,7 @@ def element_size_in_bits(shape: Shape | str) -> int:
     (8, 4, 8)
     """
     array = _array(shape)
-    e = _layout(array).element_size_in_bits
+    e = array.effective_layout.element_size_in_bits
     t = array.element_type
     if e == 0:
         return t.byte_width * 8
@@ -205,7 +204,7 @@ def physical_size_in_bits(shape: Shape | str) -> Dim:
     """Bits of the exact physical buffer (before rounding up to whole bytes)."""
     array = _array(shape)
     count = _product(tiled_dimensions(array))
-    count = round_up(count, _layout(array).tail_padding_alignment_in_elements)
+    count = round_up(count, array.effective_layout.tail_padding_alignment_in_elements)
     return count * element_size_in_bits(array)
 
 
@@ -255,7 +254,7 @@ class SizeReport:
 def size_report(shape: Shape | str) -> SizeReport:
     """Logical bytes, exact physical bytes and XLA:TPU's allocation for ``shape``."""
     array = _array(shape)
-    layout = _layout(array)
+    layout = array.effective_layout
     bits = element_size_in_bits(array)
     logical = _product(array.dimensions)
     tiled = tiled_dimensions(array)
@@ -295,7 +294,7 @@ def _array(shape: Shape | str) -> ArrayShape:
         raise LayoutSemanticsError(s, f"a {kind} shape has no single array buffer; size its array elements")
     if s.is_unbounded_dynamic:
         raise LayoutSemanticsError(s, "an unbounded dynamic dimension '?' has no size; give a bound '<=N'")
-    layout = _layout(s)
+    layout = s.effective_layout
     if sorted(layout.minor_to_major) != list(range(s.rank)):
         raise LayoutSemanticsError(
             s, "minor_to_major must be a permutation of the dimensions (see validate())"
@@ -308,10 +307,6 @@ def _array(shape: Shape | str) -> ArrayShape:
         if not tile.dimensions or 0 in tile.dimensions:
             raise LayoutSemanticsError(s, f"tile {tile} is empty or has a size-0 dimension")
     return s
-
-
-def _layout(shape: ArrayShape) -> Layout:
-    return shape.effective_layout
 
 
 def _checked(shape: ArrayShape, fn, *args):

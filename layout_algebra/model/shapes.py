@@ -58,6 +58,7 @@ __all__ = [
     "Tile",
     "TokenShape",
     "TupleShape",
+    "default_layout",
 ]
 
 INT64_MIN = -(2**63)
@@ -239,6 +240,15 @@ def _integral_type_text(t: PrimitiveType) -> str:
     return t.text if t.is_integral else "invalid"
 
 
+def default_layout(rank: int) -> Layout:
+    """XLA's default layout for ``rank`` dimensions: descending (row-major) ``{rank-1,...,0}``.
+
+    >>> str(default_layout(3))
+    '{2,1,0}'
+    """
+    return Layout(tuple(range(rank - 1, -1, -1)))
+
+
 class Shape:
     """Base class of every shape: array, tuple, token, opaque and buffer."""
 
@@ -336,7 +346,7 @@ class ArrayShape(Shape):
         >>> str(ArrayShape(PrimitiveType.F32, (2, 3)).effective_layout)
         '{1,0}'
         """
-        return self.layout if self.layout is not None else Layout(tuple(range(self.rank - 1, -1, -1)))
+        return self.layout if self.layout is not None else default_layout(self.rank)
 
     def with_layout(self, layout: Layout | None) -> ArrayShape:
         return ArrayShape(self.element_type, self.dimensions, self.dynamic_dimensions, layout)

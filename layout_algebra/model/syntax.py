@@ -58,6 +58,7 @@ from layout_algebra.model.shapes import (
     Tile,
     TokenShape,
     TupleShape,
+    default_layout,
 )
 
 __all__ = [
@@ -292,7 +293,7 @@ class _Parser:
                 layout_start = self.pos
                 layout = self.layout()
         if layout is None:
-            layout = Layout(tuple(range(len(dims) - 1, -1, -1)))
+            layout = default_layout(len(dims))
         else:
             if len(layout.minor_to_major) != len(dims):
                 raise self.error(
