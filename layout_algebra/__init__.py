@@ -13,13 +13,23 @@ Parse a shape as XLA prints it, check it, and ask what it costs in memory:
 >>> la.xla.byte_size_of("f32[3,5]{1,0:T(2,2)}")   # XLA's ShapeUtil::ByteSizeOf ignores tiles
 60
 
+What a layout means, as a map from logical index to memory and back:
+
+>>> la.linear_index("f32[3,5]{1,0:T(2,2)}", (2, 3))   # XLA's tiled-layout document: 17
+17
+>>> la.layout_map("f32[3,5]{1,0:T(2,2)}").inverse(17)
+(2, 3)
+
 The package is organised as the layouts are: ``model`` (data model and text syntax),
-then what is computed from it (``sizes``, ``explain``), XLA's own C++ helpers with their
+``stages`` (the small index maps every layout is built from), interpreters of the stages
+(``layout_map`` for concrete values and SymPy closed forms; ``references`` computes the
+same positions independently), ``sizes`` and ``explain``, XLA's own C++ helpers with their
 quirks kept apart in ``xla``, and the command line ``cli`` on top.
 """
 
 from layout_algebra import xla
 from layout_algebra.explain import explain
+from layout_algebra.layout_map import LayoutMap, delinearize, layout_map, linear_index
 from layout_algebra.model import (
     COMBINE_DIMENSION,
     UNBOUNDED_SIZE,
@@ -60,6 +70,7 @@ __all__ = [
     "BufferShape",
     "InvalidLayoutError",
     "Layout",
+    "LayoutMap",
     "LayoutSemanticsError",
     "OpaqueShape",
     "ParseError",
@@ -71,8 +82,11 @@ __all__ = [
     "TokenShape",
     "TupleShape",
     "as_shape",
+    "delinearize",
     "explain",
+    "layout_map",
     "layout_problems",
+    "linear_index",
     "parse_layout",
     "parse_shape",
     "physical_size_in_bits",

@@ -3,6 +3,7 @@
 Examples::
 
     layout-algebra explain 'bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}'
+    layout-algebra explain 'f32[3,5]{1,0:T(2,2)}' --element 2,3
     layout-algebra size 'f32[3,5]{1,0:T(2,2)}' --json
     layout-algebra validate 'f32[2,3]{0,0}'
 
@@ -56,9 +57,16 @@ def _parser() -> argparse.ArgumentParser:
         "order of the dimensions, each tiling step, the tiled shape, and the logical and "
         "physical sizes with their padding.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  layout-algebra explain 'bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}'",
+        epilog="examples:\n  layout-algebra explain 'bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}'\n"
+        "  layout-algebra explain 'f32[3,5]{1,0:T(2,2)}' --element 2,3   # the document's 17",
     )
     p.add_argument("shapes", nargs="+", metavar="SHAPE", help="XLA shape text (quote it)")
+    p.add_argument(
+        "--element",
+        metavar="I,J,...",
+        type=_index,
+        help="also show the worked arithmetic that takes this logical element to its offset",
+    )
 
     p = sub.add_parser(
         "size",
@@ -80,6 +88,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("shapes", nargs="+", metavar="SHAPE", help="XLA shape text (quote it)")
     return parser
+
+
+def _index(text: str) -> tuple[int, ...]:
+    """``"2,3"`` -> ``(2, 3)``; ``""`` is the scalar's index ``()``."""
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an index like 2,3") from None
 
 
 def _size(args: argparse.Namespace) -> int:
@@ -129,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for i, text in enumerate(args.shapes):
                 if i:
                     print()
-                print(explain(text))
+                print(explain(text, element=args.element))
             return 0
         if args.command == "size":
             return _size(args)

@@ -70,6 +70,7 @@ __all__ = [
     "combine_dimensions",
     "element_size_in_bits",
     "first_tile_dimensions",
+    "meaningful_array",
     "physical_dimensions",
     "physical_size_in_bits",
     "physical_size_in_bytes",
@@ -163,7 +164,7 @@ def apply_tile(dims: tuple[Dim, ...], tile: Tile) -> tuple[Dim, ...]:
 
 def tiled_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
     """The physical shape after every tile level (exact nested tiling), major to minor."""
-    array = _array(shape)
+    array = meaningful_array(shape)
     dims = physical_dimensions(array)
     for tile in array.effective_layout.tiles:
         dims = _checked(array, apply_tile, dims, tile)
@@ -172,7 +173,7 @@ def tiled_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
 
 def first_tile_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
     """The physical shape after the first tile level only (what XLA and XLA:TPU allocate)."""
-    array = _array(shape)
+    array = meaningful_array(shape)
     dims = physical_dimensions(array)
     tiles = array.effective_layout.tiles
     return _checked(array, apply_tile, dims, tiles[0]) if tiles else dims
@@ -188,7 +189,7 @@ def element_size_in_bits(shape: Shape | str) -> int:
     >>> element_size_in_bits("s4[8]"), element_size_in_bits("s4[8]{0:E(4)}"), element_size_in_bits("pred[8]")
     (8, 4, 8)
     """
-    array = _array(shape)
+    array = meaningful_array(shape)
     e = array.effective_layout.element_size_in_bits
     t = array.element_type
     if e == 0:
@@ -202,7 +203,7 @@ def element_size_in_bits(shape: Shape | str) -> int:
 
 def physical_size_in_bits(shape: Shape | str) -> Dim:
     """Bits of the exact physical buffer (before rounding up to whole bytes)."""
-    array = _array(shape)
+    array = meaningful_array(shape)
     count = _product(tiled_dimensions(array))
     count = round_up(count, array.effective_layout.tail_padding_alignment_in_elements)
     return count * element_size_in_bits(array)
@@ -253,7 +254,7 @@ class SizeReport:
 
 def size_report(shape: Shape | str) -> SizeReport:
     """Logical bytes, exact physical bytes and XLA:TPU's allocation for ``shape``."""
-    array = _array(shape)
+    array = meaningful_array(shape)
     layout = array.effective_layout
     bits = element_size_in_bits(array)
     logical = _product(array.dimensions)
@@ -285,7 +286,13 @@ def size_report(shape: Shape | str) -> SizeReport:
 
 
 # ----------------------------------------------------------------------------- helpers
-def _array(shape: Shape | str) -> ArrayShape:
+def meaningful_array(shape: Shape | str) -> ArrayShape:
+    """``shape`` as an ``ArrayShape`` whose layout has one exact meaning, or a clear error.
+
+    Accepts shape text or a ``Shape``; a buffer ``b(...)`` gives its array. Raises
+    ``LayoutSemanticsError`` for tuples, tokens, unbounded ``?`` dims, a ``minor_to_major``
+    that is not a permutation, split configs, and empty or size-0 tiles.
+    """
     s = as_shape(shape)
     if isinstance(s, BufferShape):
         s = s.array

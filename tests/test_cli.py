@@ -100,3 +100,17 @@ def test_module_entry_point_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "96 bytes" in done.stdout  # 2x3 tiles of 2x2 f32 slots
+
+
+def test_explain_element_shows_the_documents_worked_example(capsys) -> None:
+    code, out, _ = run(capsys, "explain", "f32[3,5]{1,0:T(2,2)}", "--element", "2,3")
+    assert code == 0
+    assert "tile index (⌊2/2⌋, ⌊3/2⌋) = (1, 1)" in out
+    assert out.rstrip().splitlines()[-2].endswith("= 17")
+
+
+@pytest.mark.parametrize(("element", "message"), [("3,3", "out of bounds"), ("1", "has 1 entries")])
+def test_explain_element_out_of_the_shape_is_a_one_line_error(capsys, element, message) -> None:
+    code, out, err = run(capsys, "explain", "f32[3,5]{1,0:T(2,2)}", "--element", element)
+    assert code == 2 and out == ""
+    assert message in err and "Traceback" not in err

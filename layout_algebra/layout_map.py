@@ -1,0 +1,398 @@
+"""What a layout means: the map from a logical index to a place in memory, and back.
+
+:func:`layout_map` builds a :class:`LayoutMap` from a shape's stage pipeline
+(:mod:`layout_algebra.stages`) and interprets it two ways: concretely, on Python ints,
+and symbolically, as SymPy closed forms.
+
+The tiled-layout document's Figure 1: ``f32[3,5]`` in 2x2 tiles. Element (2,3) sits in
+tile (1,1) at position (0,1) of the tile, so at ``(1*3 + 1)*2*2 + (0*2 + 1) = 17``:
+
+>>> from layout_algebra.layout_map import layout_map, linear_index
+>>> m = layout_map("f32[3,5]{1,0:T(2,2)}")
+>>> m.forward((2, 3))
+17
+>>> m.physical_dimensions
+(2, 3, 2, 2)
+>>> m.forward_expr()
+2*(Mod(i0, 2)) + Mod(i1, 2) + 12*floor(i0/2) + 4*floor(i1/2)
+
+The inverse gives the element at a position, or ``None`` for padding:
+
+>>> m.inverse(17), m.inverse(9)
+((2, 3), None)
+>>> m.inverse_exprs()
+(Mod(floor(p/2), 2) + 2*floor(p/12), Mod(p, 2) + 2*(Mod(floor(p/4), 3)))
+
+The padding predicate, over the tiled index ``(i0, i1, i2, i3)`` in the tiled shape
+``(2, 3, 2, 2)``: a slot is padding when its row ``2*i0 + i2`` or column ``2*i1 + i3``
+is past the array's edge (``padding_expr_at_offset`` says the same in terms of ``p``):
+
+>>> m.padding_expr()
+(2*i0 + i2 >= 3) | (2*i1 + i3 >= 5)
+
+Repeated tiling: bf16 in ``(8,128)(2,1)`` packs rows 2r and 2r+1 of a column into one
+32-bit word, so element (1,0) is the second bf16 of word 0:
+
+>>> linear_index("bf16[16,256]{1,0:T(8,128)(2,1)}", (1, 0))
+1
+>>> layout_map("bf16[16,256]{1,0:T(8,128)(2,1)}").forward((1, 0), unit="bit")
+16
+
+Symbolic sizes give formulas in the dimension symbols:
+
+>>> layout_map("f32[N,M]{1,0:T(8,128)}").forward_expr()
+128*(Mod(i0, 8)) + Mod(i1, 128) + 1024*ceiling(M/128)*floor(i0/8) + 1024*floor(i1/128)
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Any
+
+import sympy
+
+from layout_algebra.model.shapes import ArrayShape, Dim, Shape
+from layout_algebra.model.syntax import as_shape
+from layout_algebra.sizes import meaningful_array
+from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.stages.pipeline import Step, layout_steps
+from layout_algebra.stages.stages import Linearize, Stage, ToBits
+
+__all__ = [
+    "OFFSET_SYMBOL",
+    "SYMPY_ARITHMETIC",
+    "UNITS",
+    "LayoutMap",
+    "delinearize",
+    "index_symbols",
+    "layout_map",
+    "linear_index",
+]
+
+#: Units an offset can be measured in.
+UNITS = ("element", "bit", "byte")
+
+
+def index_symbols(rank: int) -> tuple[sympy.Symbol, ...]:
+    """The SymPy symbols ``i0, i1, ...`` for a logical index (integer, non-negative)."""
+    return tuple(sympy.Symbol(f"i{k}", integer=True, nonnegative=True) for k in range(rank))
+
+
+class SympyArithmetic(Arithmetic):
+    """SymPy closed forms, with nested floors merged: ``⌊⌊x⌋/c⌋ = ⌊x/c⌋`` for integer ``c > 0``.
+
+    >>> p = OFFSET_SYMBOL
+    >>> SYMPY_ARITHMETIC.floordiv(SYMPY_ARITHMETIC.floordiv(p, 2), 4)
+    floor(p/8)
+    """
+
+    name = "sympy"
+
+    def floordiv(self, a: Any, b: Any) -> Any:
+        if isinstance(a, sympy.floor):
+            return sympy.floor(a.args[0] / b)
+        return sympy.floor(sympy.sympify(a) / b)
+
+    def mod(self, a: Any, b: Any) -> Any:
+        return sympy.Mod(a, b)
+
+    def any_of(self, conditions) -> Any:
+        return sympy.Or(*conditions)
+
+
+#: The symbol for an offset in the physical buffer (in the unit asked for).
+OFFSET_SYMBOL = sympy.Symbol("p", integer=True, nonnegative=True)
+
+
+#: Arithmetic for closed forms.
+SYMPY_ARITHMETIC = SympyArithmetic()
+
+
+@dataclass(frozen=True)
+class LayoutMap:
+    """A shape's layout as a composable map; build it with :func:`layout_map`.
+
+    Attributes: ``shape`` (the array shape), ``steps`` (the stage pipeline, grouped by
+    layout feature), ``stages`` (the same, flat).
+    """
+
+    shape: ArrayShape
+    steps: tuple[Step, ...]
+
+    # ------------------------------------------------------------------ structure
+    @cached_property
+    def stages(self) -> tuple[Stage, ...]:
+        return tuple(stage for step in self.steps for stage in step.stages)
+
+    @cached_property
+    def _linearize_at(self) -> int:
+        return next(k for k, s in enumerate(self.stages) if isinstance(s, Linearize))
+
+    @property
+    def rank(self) -> int:
+        return self.shape.rank
+
+    @property
+    def logical_dimensions(self) -> tuple[Dim, ...]:
+        return tuple(self.shape.dimensions)
+
+    @property
+    def physical_dimensions(self) -> tuple[Dim, ...]:
+        """The tiled shape (major to minor) that is linearized row-major."""
+        return tuple(self.stages[self._linearize_at].domain)
+
+    @property
+    def element_bits(self) -> int:
+        """Bits per element in memory (``E(n)``, else the storage width in whole bytes)."""
+        last = self.stages[-1]
+        assert isinstance(last, ToBits)
+        return last.bits
+
+    @property
+    def size_in_elements(self) -> Dim:
+        """Element slots in the buffer: the tiled shape's product, rounded up to ``L(n)``."""
+        return self.stages[-1].domain[0]
+
+    @property
+    def size_in_bits(self) -> Dim:
+        return self.stages[-1].range[0]
+
+    @property
+    def size_in_bytes(self) -> Dim:
+        bits = self.size_in_bits
+        return -(-bits // 8) if isinstance(bits, int) else sympy.ceiling(bits / 8)
+
+    @property
+    def is_symbolic(self) -> bool:
+        return not all(isinstance(d, int) for d in self.shape.dimensions)
+
+    @property
+    def has_padding(self) -> bool:
+        """Whether some position of the buffer may hold no element."""
+        return any(stage.has_holes for stage in self.stages)
+
+    # --------------------------------------------------------- generic evaluation
+    def apply(
+        self, index: Sequence[Any], ar: Arithmetic = ARITHMETIC, *, through: int | None = None
+    ) -> tuple:
+        """Run ``index`` through the stages (all, or the first ``through``), unchecked.
+
+        Works on any values the arithmetic supports: ints, NumPy index arrays (one
+        array per dimension, all elements at once), SymPy expressions.
+        """
+        value = tuple(index)
+        for stage in self.stages[:through]:
+            value = stage.forward(value, ar)
+        return value
+
+    def unapply(self, position: Sequence[Any], ar: Arithmetic = ARITHMETIC, *, start: int | None = None):
+        """Run a position backwards from stage ``start`` (default: the last) to a logical index.
+
+        Returns ``(index, is_padding)``: ``is_padding`` is the disjunction of every
+        stage's hole predicate along the way; where it holds, ``index`` is meaningless.
+        """
+        stages = self.stages if start is None else self.stages[:start]
+        value = tuple(position)
+        holes = []
+        for stage in reversed(stages):
+            if stage.has_holes:
+                holes.append(stage.holes(value, ar))
+            value = stage.inverse(value, ar)
+        return value, ar.any_of(holes)
+
+    def trace(self, index: Sequence[int]) -> list[tuple[Stage, tuple]]:
+        """Each stage with the value it produces for ``index`` (checked), for explanations."""
+        value = self._checked_index(index)
+        out = []
+        for stage in self.stages:
+            value = stage.forward(value)
+            out.append((stage, value))
+        return out
+
+    # --------------------------------------------------------- concrete evaluation
+    def forward(self, index: Sequence[int], unit: str = "element") -> Any:
+        """The offset of the element at logical ``index``: in element slots, bits or bytes.
+
+        ``"element"`` is the element's position in the tiled buffer (XLA's
+        ``LinearIndexForNestedTiling``); ``"bit"`` is that times the element bits;
+        ``"byte"`` is the byte holding the element's first bit.
+        """
+        _check_unit(unit)
+        position = self.apply(self._checked_index(index), through=len(self.stages) - 1)[0]
+        if unit == "element":
+            return position
+        bits = position * self.element_bits
+        return bits if unit == "bit" else bits // 8
+
+    def inverse(self, offset: int, unit: str = "element") -> tuple[int, ...] | None:
+        """The logical index stored at ``offset``, or ``None`` if that slot is padding.
+
+        With ``unit="bit"`` any bit inside an element gives that element; with
+        ``unit="byte"`` the element whose storage starts in that byte (the first one, for
+        sub-byte elements).
+        """
+        _check_unit(unit)
+        position = self._checked_offset(offset, unit)
+        index, is_padding = self.unapply((position,), start=len(self.stages) - 1)
+        return None if is_padding else tuple(int(v) for v in index)
+
+    def is_padding(self, offset: int, unit: str = "element") -> bool:
+        """Whether the slot at ``offset`` holds no element."""
+        return self.inverse(offset, unit) is None
+
+    def elements(self) -> Iterator[tuple[int, ...]]:
+        """Every logical index, row-major (concrete shapes only)."""
+        self._require_concrete("enumerate elements")
+        return itertools.product(*(range(d) for d in self.shape.dimensions))
+
+    def specialize(self, sizes: Mapping[str | sympy.Symbol, int]) -> LayoutMap:
+        """The map of the same layout with symbolic dimensions given values.
+
+        >>> layout_map("f32[N,M]{1,0:T(8,128)}").specialize({"N": 3, "M": 200}).shape
+        parse_shape('f32[3,200]{1,0:T(8,128)}')
+        """
+        values = {
+            (sympy.Symbol(k, integer=True, nonnegative=True) if isinstance(k, str) else k): v
+            for k, v in sizes.items()
+        }
+        dims = []
+        for d in self.shape.dimensions:
+            if isinstance(d, int):
+                dims.append(d)
+            else:
+                v = sympy.sympify(d).subs(values)
+                if not v.is_Integer:
+                    raise ValueError(f"{self.shape}: no value given for {sorted(map(str, v.free_symbols))}")
+                dims.append(int(v))
+        return layout_map(
+            ArrayShape(self.shape.element_type, tuple(dims), self.shape.dynamic_dimensions, self.shape.layout)
+        )
+
+    # ------------------------------------------------------------- closed forms
+    @cached_property
+    def index_symbols(self) -> tuple[sympy.Symbol, ...]:
+        return index_symbols(self.rank)
+
+    def forward_expr(self, unit: str = "element") -> sympy.Expr:
+        """The offset of element ``(i0, i1, ...)`` as a SymPy expression."""
+        _check_unit(unit)
+        element = self._symbolic_forward[0]
+        if unit == "element":
+            return element
+        bits = element * self.element_bits
+        return bits if unit == "bit" else sympy.floor(bits / 8)
+
+    def tiled_index_exprs(self) -> tuple[sympy.Expr, ...]:
+        """The index in the tiled shape (``physical_dimensions``), one expression per dim."""
+        return self.apply(self.index_symbols, SYMPY_ARITHMETIC, through=self._linearize_at)
+
+    @cached_property
+    def _symbolic_forward(self) -> tuple[sympy.Expr, ...]:
+        return self.apply(self.index_symbols, SYMPY_ARITHMETIC, through=len(self.stages) - 1)
+
+    def inverse_exprs(self) -> tuple[sympy.Expr, ...]:
+        """The logical index stored at element offset ``p``, one expression per dim."""
+        index, _ = self.unapply((OFFSET_SYMBOL,), SYMPY_ARITHMETIC, start=len(self.stages) - 1)
+        return tuple(index)
+
+    def padding_expr_at_offset(self) -> Any:
+        """Whether element slot ``p`` is padding, as a SymPy condition on ``p``."""
+        _, is_padding = self.unapply((OFFSET_SYMBOL,), SYMPY_ARITHMETIC, start=len(self.stages) - 1)
+        return is_padding
+
+    def padding_expr(self) -> Any:
+        """Whether a position of the tiled shape is padding, in the tiled index ``i0, i1, ...``.
+
+        Its symbols index ``physical_dimensions``; ``padding_expr_at_offset`` is the same
+        predicate over the linear offset.
+        """
+        symbols = index_symbols(len(self.physical_dimensions))
+        _, is_padding = self.unapply(symbols, SYMPY_ARITHMETIC, start=self._linearize_at)
+        return is_padding
+
+    # ------------------------------------------------------------------ checking
+    def _require_concrete(self, what: str) -> None:
+        if self.is_symbolic:
+            raise ValueError(
+                f"{self.shape}: cannot {what} of a shape with symbolic dimensions; specialize() it first"
+            )
+
+    def _checked_index(self, index: Sequence[int]) -> tuple:
+        try:
+            values = tuple(operator.index(v) for v in index)
+        except TypeError:
+            raise ValueError(f"{self.shape}: index {tuple(index)!r} must be a sequence of integers") from None
+        if len(values) != self.rank:
+            raise ValueError(
+                f"{self.shape}: index {values} has {len(values)} entries, the shape has rank {self.rank}"
+            )
+        for k, (v, d) in enumerate(zip(values, self.shape.dimensions, strict=True)):
+            if v < 0 or (isinstance(d, int) and v >= d):
+                raise ValueError(f"{self.shape}: index {values} is out of bounds in dimension {k} (size {d})")
+        return values
+
+    def _checked_offset(self, offset: int, unit: str) -> int:
+        self._require_concrete("invert offsets")
+        try:
+            value = operator.index(offset)
+        except TypeError:
+            raise ValueError(f"{self.shape}: offset {offset!r} must be an integer") from None
+        if unit == "byte":
+            value *= 8
+            unit_size = self.size_in_bytes
+        else:
+            unit_size = self.size_in_bits if unit == "bit" else self.size_in_elements
+        if not 0 <= (offset if unit == "byte" else value) < unit_size:
+            raise ValueError(f"{self.shape}: offset {offset} is outside the buffer of {unit_size} {unit}s")
+        return value // self.element_bits if unit != "element" else value
+
+
+def _check_unit(unit: str) -> None:
+    if unit not in UNITS:
+        raise ValueError(f"unit {unit!r} is not one of {', '.join(UNITS)}")
+
+
+@lru_cache(maxsize=4096)
+def _layout_map(shape: ArrayShape) -> LayoutMap:
+    return LayoutMap(shape, layout_steps(shape))
+
+
+def layout_map(shape: Shape | str) -> LayoutMap:
+    """The :class:`LayoutMap` of an array shape (text or ``Shape``); cached.
+
+    Raises ``LayoutSemanticsError`` (a ``ValueError``) with the reason when the shape has no
+    single exact map: tuples, tokens, unbounded dims, split configs, invalid tiles.
+    """
+    array = meaningful_array(as_shape(shape))
+    return _layout_map(array)
+
+
+def linear_index(shape: Shape | str, index: Sequence[int]) -> Any:
+    """The element's position in the physical buffer: XLA's ``LinearIndexForNestedTiling``.
+
+    Every tile level applies (unlike XLA's older ``LayoutUtil::LinearIndex``, which uses
+    the first tile only and ignores tiles on rank-1 shapes; see ``layout_algebra.xla``).
+
+    >>> linear_index("bf16[2048]{0:T(1024)(128)(2,1)}", (128,))
+    1
+    """
+    return layout_map(shape).forward(index)
+
+
+def delinearize(shape: Shape | str, position: int) -> tuple[int, ...]:
+    """The logical index at element position ``position`` (``DelinearizeIndexForNestedTiling``).
+
+    Raises ``ValueError`` if the position is padding or outside the buffer.
+
+    >>> delinearize("bf16[2048]{0:T(1024)(128)(2,1)}", 2)
+    (1,)
+    """
+    m = layout_map(shape)
+    index = m.inverse(position)
+    if index is None:
+        raise ValueError(f"{m.shape}: position {position} is padding; no element is stored there")
+    return index

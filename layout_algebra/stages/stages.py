@@ -1,0 +1,428 @@
+"""The stages a layout is made of: small bijections (with padding) on index tuples.
+
+Each stage maps an index tuple in its ``domain`` box (``0 <= x[k] < domain[k]``) to an
+index tuple in its ``range`` box. It is one-to-one, and onto the range except for the
+positions its ``holes`` predicate marks (padding). ``inverse`` undoes ``forward`` on
+every position that is not a hole. Stages know nothing of solvers or arrays; the
+arithmetic comes from an :class:`~layout_algebra.stages.arith.Arithmetic`.
+
+The stages, each with the job it does in a layout:
+
+==================  ====================================================================
+``Transpose``       reorder dimensions (by ``minor_to_major``; tiles moved minor-most)
+``PrependUnitDims`` add leading size-1 dims so a tile longer than the shape applies
+``Combine``         merge runs of dimensions into one (a ``*`` in a tile)
+``Pad``             grow dimensions up to a multiple of the tile (holes: the new slots)
+``Split``           split each of the last ``k`` dims ``D`` into ``(D/t, t)``
+``Linearize``       row-major position of a tuple in its box
+``AlignTail``       round the element count up to a multiple of ``L(n)``
+``ToBits``          element position to bit offset (``E(n)`` or the storage width)
+==================  ====================================================================
+
+A worked example: ``Split`` then ``Transpose`` is what a 2x2 tile does to a padded 4x6
+array (the tiled-layout document's pad → reshape → transpose):
+
+>>> split = Split(domain=(4, 6), start=0, tile=(2, 2))
+>>> split.range
+(2, 2, 3, 2)
+>>> split.forward((3, 5))
+(1, 1, 2, 1)
+>>> move = Transpose(domain=split.range, permutation=(0, 2, 1, 3))
+>>> move.forward(split.forward((3, 5)))
+(1, 2, 1, 1)
+>>> Linearize(domain=move.range).forward((1, 2, 1, 1))
+(23,)
+>>> split.inverse(move.inverse((1, 2, 1, 1)))
+(3, 5)
+
+Padding is a stage of its own, with the predicate that says which slots are new:
+
+>>> pad = Pad(domain=(3, 5), padded=(4, 6))
+>>> pad.holes((3, 0)), pad.holes((2, 4))
+(True, False)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from layout_algebra.model.shapes import Dim
+from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
+
+__all__ = [
+    "AlignTail",
+    "Combine",
+    "Linearize",
+    "Pad",
+    "PrependUnitDims",
+    "Split",
+    "Stage",
+    "ToBits",
+    "Transpose",
+]
+
+Index = tuple[Any, ...]
+
+
+def _shown(dims: Sequence[Dim]) -> str:
+    return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of a layout: ``domain`` box → ``range`` box, one-to-one.
+
+    Subclasses define ``range``, ``forward``, ``inverse`` and, if some range positions
+    are not images, ``holes``. ``role`` says what the stage does in its layout (for
+    explanations), e.g. ``"tile 1: (8,128)"``.
+    """
+
+    domain: tuple[Dim, ...]
+
+    @property
+    def range(self) -> tuple[Dim, ...]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:  # pragma: no cover
+        raise NotImplementedError
+
+    def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:  # pragma: no cover
+        raise NotImplementedError
+
+    def holes(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Any:
+        """Whether range position ``y`` is padding (no domain point maps there)."""
+        return False
+
+    @property
+    def has_holes(self) -> bool:
+        """Whether some range position may be padding."""
+        return False
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def describe(self) -> str:
+        """One line: what the stage does, with its domain and range."""
+        return f"{self.name}: {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+@dataclass(frozen=True)
+class Transpose(Stage):
+    """Reorder dimensions: ``y[j] = x[permutation[j]]``.
+
+    >>> t = Transpose(domain=(3, 5), permutation=(1, 0))
+    >>> t.range, t.forward((2, 4)), t.inverse((4, 2))
+    ((5, 3), (4, 2), (2, 4))
+    """
+
+    permutation: tuple[int, ...] = ()
+    role: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if sorted(self.permutation) != list(range(len(self.domain))):
+            raise ValueError(f"{self.permutation} is not a permutation of {len(self.domain)} dimensions")
+
+    @property
+    def range(self) -> tuple[Dim, ...]:
+        return tuple(self.domain[p] for p in self.permutation)
+
+    def forward(self, x, ar=ARITHMETIC):
+        return tuple(x[p] for p in self.permutation)
+
+    def inverse(self, y, ar=ARITHMETIC):
+        x: list[Any] = [None] * len(y)
+        for j, p in enumerate(self.permutation):
+            x[p] = y[j]
+        return tuple(x)
+
+    @property
+    def is_identity(self) -> bool:
+        return self.permutation == tuple(range(len(self.permutation)))
+
+    def describe(self) -> str:
+        return f"{self.role or 'transpose'}: order {self.permutation}, {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+@dataclass(frozen=True)
+class PrependUnitDims(Stage):
+    """Add ``count`` leading dimensions of size 1 (a tile longer than the shape).
+
+    >>> PrependUnitDims(domain=(5,), count=1).forward((3,))
+    (0, 3)
+    """
+
+    count: int = 0
+
+    @property
+    def range(self) -> tuple[Dim, ...]:
+        return (1,) * self.count + tuple(self.domain)
+
+    def forward(self, x, ar=ARITHMETIC):
+        return (0,) * self.count + tuple(x)
+
+    def inverse(self, y, ar=ARITHMETIC):
+        return tuple(y[self.count :])
+
+    def describe(self) -> str:
+        return f"prepend {self.count} unit dim(s): {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+@dataclass(frozen=True)
+class Combine(Stage):
+    """Merge each group of consecutive dimensions into one, row-major within the group.
+
+    ``groups`` partitions ``range(len(domain))`` into consecutive runs; a run of
+    length 1 is left as it is. This is what ``*`` entries of a tile do.
+
+    >>> c = Combine(domain=(2, 7, 8, 11, 10), groups=((0, 1, 2), (3, 4)))
+    >>> c.range
+    (112, 110)
+    >>> c.forward((1, 6, 7, 10, 9)), c.inverse((111, 109))
+    ((111, 109), (1, 6, 7, 10, 9))
+    """
+
+    groups: tuple[tuple[int, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        flat = [i for g in self.groups for i in g]
+        if flat != list(range(len(self.domain))) or any(not g for g in self.groups):
+            raise ValueError(f"groups {self.groups} must split {len(self.domain)} dimensions into runs")
+
+    @property
+    def range(self) -> tuple[Dim, ...]:
+        return tuple(math.prod((self.domain[i] for i in g), start=1) for g in self.groups)
+
+    def forward(self, x, ar=ARITHMETIC):
+        out = []
+        for g in self.groups:
+            value = x[g[0]]
+            for i in g[1:]:
+                value = value * self.domain[i] + x[i]
+            out.append(value)
+        return tuple(out)
+
+    def inverse(self, y, ar=ARITHMETIC):
+        x: list[Any] = []
+        for g, value in zip(self.groups, y, strict=True):
+            parts = []
+            for i in reversed(g[1:]):
+                parts.append(_mod(ar, value, self.domain[i]))
+                value = _floordiv(ar, value, self.domain[i])
+            parts.append(value)
+            x.extend(reversed(parts))
+        return tuple(x)
+
+    def describe(self) -> str:
+        merged = ", ".join("x".join(str(self.domain[i]) for i in g) for g in self.groups if len(g) > 1)
+        return f"combine (*) {merged}: {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+@dataclass(frozen=True)
+class Pad(Stage):
+    """Grow dimensions to ``padded`` (each ``>=`` the original); new slots are holes.
+
+    >>> p = Pad(domain=(3, 5), padded=(4, 6))
+    >>> p.forward((2, 4)), p.inverse((2, 4)), p.holes((0, 5))
+    ((2, 4), (2, 4), True)
+    """
+
+    padded: tuple[Dim, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.padded) != len(self.domain):
+            raise ValueError(f"padding {self.padded} does not match dimensions {self.domain}")
+
+    @property
+    def range(self) -> tuple[Dim, ...]:
+        return tuple(self.padded)
+
+    @property
+    def grown(self) -> tuple[int, ...]:
+        """The dimensions whose size grows (symbolic ones whose size may grow)."""
+        return tuple(k for k, (d, p) in enumerate(zip(self.domain, self.padded, strict=True)) if d != p)
+
+    def forward(self, x, ar=ARITHMETIC):
+        return tuple(x)
+
+    def inverse(self, y, ar=ARITHMETIC):
+        return tuple(y)
+
+    def holes(self, y, ar=ARITHMETIC):
+        return ar.any_of(ar.ge(y[k], self.domain[k]) for k in self.grown)
+
+    @property
+    def has_holes(self) -> bool:
+        return bool(self.grown)
+
+    def describe(self) -> str:
+        return f"pad: {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+@dataclass(frozen=True)
+class Split(Stage):
+    """Split each of the dims ``start, start+1, ...`` (``len(tile)`` of them) into two.
+
+    Dimension ``D`` (a multiple of ``t``) becomes ``(D/t, t)``: index ``x`` becomes
+    ``(⌊x/t⌋, x mod t)``, the tile number and the position inside the tile. The pairs
+    stay interleaved (``q1, t1, q2, t2``); a ``Transpose`` then moves the ``t``'s last.
+    """
+
+    start: int = 0
+    tile: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.start + len(self.tile) != len(self.domain):
+            raise ValueError(f"tile {self.tile} at {self.start} does not cover the end of {self.domain}")
+
+    @property
+    def range(self) -> tuple[Dim, ...]:
+        out = list(self.domain[: self.start])
+        for d, t in zip(self.domain[self.start :], self.tile, strict=True):
+            out += [_exact_quotient(d, t), t]
+        return tuple(out)
+
+    def forward(self, x, ar=ARITHMETIC):
+        out = list(x[: self.start])
+        for e, t in zip(x[self.start :], self.tile, strict=True):
+            out += [ar.floordiv(e, t), ar.mod(e, t)]
+        return tuple(out)
+
+    def inverse(self, y, ar=ARITHMETIC):
+        out = list(y[: self.start])
+        pairs = y[self.start :]
+        for k, t in enumerate(self.tile):
+            out.append(pairs[2 * k] * t + pairs[2 * k + 1])
+        return tuple(out)
+
+    def describe(self) -> str:
+        tile = "(" + ",".join(map(str, self.tile)) + ")"
+        return f"split by {tile}: {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+@dataclass(frozen=True)
+class Linearize(Stage):
+    """Row-major position of a tuple in its box: ``(x_1..x_n) -> x_1 d_2..d_n + ... + x_n``.
+
+    >>> Linearize(domain=(2, 3, 2, 2)).forward((1, 1, 0, 1))
+    (17,)
+    >>> Linearize(domain=(2, 3, 2, 2)).inverse((17,))
+    (1, 1, 0, 1)
+    """
+
+    @property
+    def range(self) -> tuple[Dim, ...]:
+        return (math.prod(self.domain, start=1),)
+
+    def forward(self, x, ar=ARITHMETIC):
+        value: Any = 0
+        for e, d in zip(x, self.domain, strict=True):
+            value = value * d + e
+        return (value,)
+
+    def inverse(self, y, ar=ARITHMETIC):
+        (value,) = y
+        if not self.domain:
+            return ()
+        parts = []
+        for d in reversed(self.domain[1:]):
+            parts.append(_mod(ar, value, d))
+            value = _floordiv(ar, value, d)
+        parts.append(value)
+        return tuple(reversed(parts))
+
+    def describe(self) -> str:
+        return f"linearize row-major: {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+@dataclass(frozen=True)
+class AlignTail(Stage):
+    """Round the element count up to a multiple of ``alignment`` (``L(n)``); the tail is padding.
+
+    >>> a = AlignTail(domain=(5,), alignment=1024)
+    >>> a.range, a.holes((7,)), a.holes((4,))
+    ((1024,), True, False)
+    """
+
+    alignment: int = 1
+
+    @property
+    def range(self) -> tuple[Dim, ...]:
+        (n,) = self.domain
+        return (_round_up(n, self.alignment),)
+
+    def forward(self, x, ar=ARITHMETIC):
+        return tuple(x)
+
+    def inverse(self, y, ar=ARITHMETIC):
+        return tuple(y)
+
+    def holes(self, y, ar=ARITHMETIC):
+        return ar.ge(y[0], self.domain[0])
+
+    @property
+    def has_holes(self) -> bool:
+        return self.range != tuple(self.domain)
+
+    def describe(self) -> str:
+        return f"tail padding L({self.alignment}): {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+@dataclass(frozen=True)
+class ToBits(Stage):
+    """Element position → bit offset: ``p -> p * bits``.
+
+    The inverse maps any bit offset to the element whose bits hold it, so ``inverse``
+    is a left inverse (``inverse(forward(p)) == p``) and bits inside an element are not
+    holes.
+
+    >>> b = ToBits(domain=(8,), bits=4)
+    >>> b.range, b.forward((3,)), b.inverse((13,))
+    ((32,), (12,), (3,))
+    """
+
+    bits: int = 8
+
+    @property
+    def range(self) -> tuple[Dim, ...]:
+        return (self.domain[0] * self.bits,)
+
+    def forward(self, x, ar=ARITHMETIC):
+        return (x[0] * self.bits,)
+
+    def inverse(self, y, ar=ARITHMETIC):
+        return (ar.floordiv(y[0], self.bits),)
+
+    def describe(self) -> str:
+        return f"to bits ({self.bits} per element): {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+def _mod(ar: Arithmetic, value: Any, d: Dim) -> Any:
+    """``value mod d``; an empty dimension (``d == 0``) has no positions, so any value will do."""
+    return value if isinstance(d, int) and d == 0 else ar.mod(value, d)
+
+
+def _floordiv(ar: Arithmetic, value: Any, d: Dim) -> Any:
+    return value if isinstance(d, int) and d == 0 else ar.floordiv(value, d)
+
+
+def _round_up(n: Dim, m: int) -> Dim:
+    if isinstance(n, int):
+        return -(-n // m) * m
+    import sympy
+
+    return sympy.ceiling(n / m) * m
+
+
+def _exact_quotient(d: Dim, t: int) -> Dim:
+    """``d / t`` where ``d`` is a multiple of ``t`` (a padded size)."""
+    if isinstance(d, int):
+        if d % t:
+            raise ValueError(f"dimension {d} is not a multiple of the tile size {t}; pad it first")
+        return d // t
+    import sympy
+
+    return sympy.sympify(d) / t
