@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-def linear_index_row_major(e: Sequence[Any], d: Sequence[Dim]) -> Any:
+def linear_index_row_major(e: Sequence[Any], d: Sequence[Dim], ar: Arithmetic = ARITHMETIC) -> Any:
     """The document's ``linear_index(e, d) = e_n d_{n-1}...d_1 + ... + e_1`` (most major first).
 
     >>> linear_index_row_major((1, 1, 0, 1), (2, 3, 2, 2))
@@ -59,8 +59,8 @@ def linear_index_row_major(e: Sequence[Any], d: Sequence[Dim]) -> Any:
     """
     total: Any = 0
     for k, ek in enumerate(e):
-        total = total + ek * math.prod(d[k + 1 :], start=1)
-    return total
+        total = total + ek * ar.lift(math.prod(d[k + 1 :], start=1))
+    return ar.mixed_radix(total, e, d)
 
 
 def delinearize_row_major(n: Any, d: Sequence[Dim], ar: Arithmetic = ARITHMETIC) -> tuple:
@@ -72,8 +72,8 @@ def delinearize_row_major(n: Any, d: Sequence[Dim], ar: Arithmetic = ARITHMETIC)
     out = []
     for k in range(len(d)):
         stride = math.prod(d[k + 1 :], start=1)
-        q = ar.floordiv(n, stride)
-        out.append(q if k == 0 else ar.mod(q, d[k]))
+        q = ar.floordiv(n, ar.lift(stride))
+        out.append(q if k == 0 else ar.mod(q, ar.lift(d[k])))
     return tuple(out)
 
 
@@ -90,9 +90,9 @@ def linear_index_with_tile(
     tile_index = [ar.floordiv(ei, ti) for ei, ti in zip(e, t, strict=True)]
     tile_counts = [_ceil(di, ti) for di, ti in zip(d, t, strict=True)]
     within = [ar.mod(ei, ti) for ei, ti in zip(e, t, strict=True)]
-    return linear_index_row_major(tile_index, tile_counts) * math.prod(t, start=1) + linear_index_row_major(
-        within, t
-    )
+    return linear_index_row_major(tile_index, tile_counts, ar) * math.prod(
+        t, start=1
+    ) + linear_index_row_major(within, t, ar)
 
 
 def by_formula(shape: Shape | str, index: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Any:
@@ -100,19 +100,23 @@ def by_formula(shape: Shape | str, index: Sequence[Any], ar: Arithmetic = ARITHM
     array = _array(shape)
     e, d = _physical(array, index)
     if not array.effective_layout.tiles:
-        return linear_index_row_major(e, d)
+        return linear_index_row_major(e, d, ar)
     position: Any = None
     for level, tile in enumerate(array.effective_layout.tiles):
         if level:  # read the previous level's number back as an index of its tiled shape
             e = list(delinearize_row_major(position, d, ar))
-        e, d, t = _prepare(e, d, list(tile.dimensions))
+        e, d, t = _prepare(e, d, list(tile.dimensions), ar)
         s = len(d) - len(t)
         prefix_e, prefix_d = e[:s], d[:s]
         tiled_d = [_ceil(di, ti) for di, ti in zip(d[s:], t, strict=True)] + t
         inner = math.prod(tiled_d, start=1)
-        position = linear_index_row_major(prefix_e, prefix_d) * inner + linear_index_with_tile(
+        position = linear_index_row_major(prefix_e, prefix_d, ar) * ar.lift(inner) + linear_index_with_tile(
             e[s:], d[s:], t, ar
         )
+        # The formula's number is the row-major number of these digits (a prover checks the note).
+        digits = prefix_e + [ar.floordiv(ei, ti) for ei, ti in zip(e[s:], t, strict=True)]
+        digits += [ar.mod(ei, ti) for ei, ti in zip(e[s:], t, strict=True)]
+        position = ar.mixed_radix(position, digits, prefix_d + tiled_d)
         d = prefix_d + tiled_d
     return position
 
@@ -122,19 +126,19 @@ def by_pad_reshape_transpose(shape: Shape | str, index: Sequence[Any], ar: Arith
     array = _array(shape)
     e, d = _physical(array, index)
     for tile in array.effective_layout.tiles:
-        e, d, t = _prepare(e, d, list(tile.dimensions))
+        e, d, t = _prepare(e, d, list(tile.dimensions), ar)
         s = len(d) - len(t)
         k = len(t)
         # 1. pad: the index stays, the bounds grow to multiples of the tile
         padded = d[:s] + [_ceil(di, ti) * ti for di, ti in zip(d[s:], t, strict=True)]
         # 2. reshape (a bitcast): same row-major position, read in the interleaved shape
         interleaved = d[:s] + [x for di, ti in zip(d[s:], t, strict=True) for x in (_ceil(di, ti), ti)]
-        e = list(delinearize_row_major(linear_index_row_major(e, padded), interleaved, ar))
+        e = list(delinearize_row_major(linear_index_row_major(e, padded, ar), interleaved, ar))
         # 3. transpose: the t's move to the minor end, keeping their order
         order = list(range(s)) + [s + 2 * i for i in range(k)] + [s + 2 * i + 1 for i in range(k)]
         e = [e[j] for j in order]
         d = [interleaved[j] for j in order]
-    return linear_index_row_major(e, d)
+    return linear_index_row_major(e, d, ar)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -152,7 +156,7 @@ def _physical(array: ArrayShape, index: Sequence[Any]) -> tuple[list, list]:
     return [index[k] for k in reversed(m2m)], [array.dimensions[k] for k in reversed(m2m)]
 
 
-def _prepare(e: list, d: list, tile: list[int]) -> tuple[list, list, list[int]]:
+def _prepare(e: list, d: list, tile: list[int], ar: Arithmetic = ARITHMETIC) -> tuple[list, list, list[int]]:
     """Leading size-1 dims for a long tile, then the ``*`` merges (each into the next dim)."""
     missing = len(tile) - len(d)
     if missing > 0:
@@ -162,7 +166,7 @@ def _prepare(e: list, d: list, tile: list[int]) -> tuple[list, list, list[int]]:
     carry_e: Any = 0
     carry_d: Dim = 1
     for ei, di, ti in zip(e[s:], d[s:], tile, strict=True):
-        carry_e, carry_d = carry_e * di + ei, carry_d * di
+        carry_e, carry_d = carry_e * ar.lift(di) + ei, carry_d * di
         if ti != COMBINE_DIMENSION:
             out_e.append(carry_e)
             out_d.append(carry_d)

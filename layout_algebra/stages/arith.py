@@ -24,7 +24,7 @@ with explicit quotient and remainder variables.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import reduce
 from typing import Any
 
@@ -39,6 +39,10 @@ class Arithmetic:
     """
 
     name = "python"
+
+    def lift(self, size: Any) -> Any:
+        """A dimension size (an int or a SymPy expression) as a value of this arithmetic."""
+        return size
 
     def floordiv(self, a: Any, b: Any) -> Any:
         """``⌊a / b⌋`` for ``b > 0``."""
@@ -55,6 +59,15 @@ class Arithmetic:
     def any_of(self, conditions: Iterable[Any]) -> Any:
         """The disjunction of ``conditions`` (``False`` when there are none)."""
         return reduce(operator.or_, conditions, False)
+
+    def mixed_radix(self, value: Any, digits: Sequence[Any], sizes: Sequence[Any]) -> Any:
+        """Note that ``value`` is the row-major number of ``digits`` in a box of ``sizes``.
+
+        Returns ``value``. Plain arithmetic ignores the note; a prover may use it to divide
+        such a number by a suffix product of ``sizes`` exactly (with the side condition
+        that the digits lie in the box, which it must then prove).
+        """
+        return value
 
 
 #: The shared default: Python ints, NumPy arrays and SymPy expressions.

@@ -201,7 +201,7 @@ class Combine(Stage):
         for g in self.groups:
             value = x[g[0]]
             for i in g[1:]:
-                value = value * self.domain[i] + x[i]
+                value = value * ar.lift(self.domain[i]) + x[i]
             out.append(value)
         return tuple(out)
 
@@ -252,7 +252,7 @@ class Pad(Stage):
         return tuple(y)
 
     def holes(self, y, ar=ARITHMETIC):
-        return ar.any_of(ar.ge(y[k], self.domain[k]) for k in self.grown)
+        return ar.any_of(ar.ge(y[k], ar.lift(self.domain[k])) for k in self.grown)
 
     @property
     def has_holes(self) -> bool:
@@ -320,8 +320,8 @@ class Linearize(Stage):
     def forward(self, x, ar=ARITHMETIC):
         value: Any = 0
         for e, d in zip(x, self.domain, strict=True):
-            value = value * d + e
-        return (value,)
+            value = value * ar.lift(d) + e
+        return (ar.mixed_radix(value, tuple(x), self.domain),)
 
     def inverse(self, y, ar=ARITHMETIC):
         (value,) = y
@@ -361,7 +361,7 @@ class AlignTail(Stage):
         return tuple(y)
 
     def holes(self, y, ar=ARITHMETIC):
-        return ar.ge(y[0], self.domain[0])
+        return ar.ge(y[0], ar.lift(self.domain[0]))
 
     @property
     def has_holes(self) -> bool:
@@ -402,11 +402,11 @@ class ToBits(Stage):
 
 def _mod(ar: Arithmetic, value: Any, d: Dim) -> Any:
     """``value mod d``; an empty dimension (``d == 0``) has no positions, so any value will do."""
-    return value if isinstance(d, int) and d == 0 else ar.mod(value, d)
+    return value if isinstance(d, int) and d == 0 else ar.mod(value, ar.lift(d))
 
 
 def _floordiv(ar: Arithmetic, value: Any, d: Dim) -> Any:
-    return value if isinstance(d, int) and d == 0 else ar.floordiv(value, d)
+    return value if isinstance(d, int) and d == 0 else ar.floordiv(value, ar.lift(d))
 
 
 def _round_up(n: Dim, m: int) -> Dim:

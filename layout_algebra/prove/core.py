@@ -1,0 +1,747 @@
+"""The prover: injectivity, bounds and equivalence of layout maps, with Z3.
+
+Concrete sizes are decidable, and answered with one bit-vector query each (widths from
+interval bounds, explicit quotient/remainder variables). Symbolic sizes compose per-stage
+lemmas: each stage of the pipeline is proved injective and in bounds on its own, in
+small integer queries, and the composition inherits both properties.
+
+>>> from layout_algebra import prove
+>>> prove.injective("bf16[16,256]{1,0:T(8,128)(2,1)}").status
+'proved'
+>>> prove.in_bounds("f32[N,M]{1,0:T(8,128)}").status
+'proved'
+>>> r = prove.in_bounds("s16[1000,200]{0,1:T(1,128)(2,1)}", allocation="xla")
+>>> r.status, r.counterexample["element"], r.counterexample["position"] >= r.counterexample["allocated"]
+('refuted', (0, 128), True)
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cache
+from typing import Any
+
+import sympy
+import z3
+
+from layout_algebra.layout_map import layout_map
+from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.prove.encode import (
+    BitVecArithmetic,
+    IntArithmetic,
+    IntervalArithmetic,
+    UnsupportedExpression,
+    bitvector_width,
+    sympy_to_z3,
+)
+from layout_algebra.prove.maps import (
+    IndexMap,
+    as_index_map,
+    formula_reference,
+    layout_index_map,
+    pad_reshape_transpose_reference,
+)
+from layout_algebra.prove.result import ProofResult
+from layout_algebra.sizes import size_report
+from layout_algebra.stages.arith import ARITHMETIC
+from layout_algebra.stages.stages import Combine, Linearize, Stage
+
+__all__ = [
+    "DEFAULT_TIMEOUT_MS",
+    "Assumptions",
+    "equivalent",
+    "expressions_equal",
+    "holds",
+    "in_bounds",
+    "injective",
+    "parse_assumptions",
+    "tiling_is_pad_reshape_transpose",
+]
+
+#: Per-query solver timeout; a timeout gives ``unknown``, never a guess.
+DEFAULT_TIMEOUT_MS = 30_000
+
+Assumptions = str | sympy.Basic | Iterable[str | sympy.Basic] | None
+MapLike = IndexMap | str | Any
+
+
+# ------------------------------------------------------------------------- assumptions
+_RELATION = re.compile(r"^(?P<lhs>.+?)\s*(?P<op>==|!=|>=|<=|>|<)\s*(?P<rhs>.+)$")
+_OPERATORS = {
+    "==": sympy.Eq,
+    "!=": sympy.Ne,
+    ">=": sympy.Ge,
+    "<=": sympy.Le,
+    ">": sympy.Gt,
+    "<": sympy.Lt,
+}
+
+
+def parse_assumptions(assume: Assumptions) -> tuple[sympy.Basic, ...]:
+    """Assumptions as SymPy relations. Text like ``"M % 128 == 0"`` or ``"N >= 1"``.
+
+    Names become the same dimension symbols as in shape text (``f32[N,M]``); several
+    assumptions may be given as a list or joined by ``and`` / ``,``.
+
+    >>> parse_assumptions("M % 128 == 0 and N >= 1")
+    (Eq(Mod(M, 128), 0), N >= 1)
+    """
+    if assume is None:
+        return ()
+    if isinstance(assume, (str, sympy.Basic)):
+        assume = [assume]
+    out: list[sympy.Basic] = []
+    for item in assume:
+        if isinstance(item, sympy.Basic):
+            out.append(item)
+            continue
+        for part in re.split(r"\band\b|,", item):
+            part = part.strip()
+            if part:
+                out.append(_parse_relation(part))
+    return tuple(out)
+
+
+def _parse_relation(text: str) -> sympy.Basic:
+    match = _RELATION.match(text)
+    if not match:
+        raise ValueError(f"assumption {text!r} is not a comparison like 'N % 8 == 0' or 'N >= 1'")
+    sides = []
+    for side in (match["lhs"], match["rhs"]):
+        names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", side))
+        local = {name: dim_symbol(name) for name in names}
+        try:
+            sides.append(sympy.parse_expr(side.replace("//", " // "), local_dict=local, evaluate=True))
+        except (SyntaxError, TypeError, ValueError, sympy.SympifyError) as err:
+            raise ValueError(f"assumption {text!r}: cannot read {side.strip()!r} ({err})") from None
+    return _OPERATORS[match["op"]](*sides)
+
+
+def _assumption_terms(assumptions: Sequence[sympy.Basic], ar: IntArithmetic) -> list[Any]:
+    terms = []
+    for relation in assumptions:
+        if relation is sympy.true:
+            continue
+        if relation is sympy.false:
+            terms.append(z3.BoolVal(False))
+            continue
+        op = type(relation)
+        lhs, rhs = (sympy_to_z3(side, ar) for side in relation.args)
+        terms.append(
+            {
+                sympy.Eq: lambda a, b: a == b,
+                sympy.Ne: lambda a, b: a != b,
+                sympy.Ge: lambda a, b: a >= b,
+                sympy.Le: lambda a, b: a <= b,
+                sympy.Gt: lambda a, b: a > b,
+                sympy.Lt: lambda a, b: a < b,
+            }[op](lhs, rhs)
+        )
+    return terms
+
+
+def _assumptions_hold(assumptions: Sequence[sympy.Basic], values: Mapping[sympy.Symbol, int]) -> bool:
+    return all(bool(relation.subs(values)) for relation in assumptions)
+
+
+# ----------------------------------------------------------------------------- solving
+def _solver(logic: str | None, timeout_ms: int) -> z3.Solver:
+    s = z3.SolverFor(logic) if logic else z3.Solver()
+    s.set("timeout", int(timeout_ms))
+    s.set("random_seed", 0)
+    return s
+
+
+def _as_bool(value: Any) -> Any:
+    return z3.BoolVal(value) if isinstance(value, bool) else value
+
+
+def _model_int(model: z3.ModelRef, term: Any) -> int:
+    if isinstance(term, int):
+        return term
+    return model.eval(term, model_completion=True).as_long()
+
+
+def _bitvector_arithmetic(maps: Sequence[IndexMap], extra_max: int = 0) -> BitVecArithmetic:
+    """A bit-vector arithmetic wide enough for every value the maps compute on their box."""
+    intervals = IntervalArithmetic()
+    top = extra_max
+    for m in maps:
+        index = [intervals.variable(d - 1) for d in m.dimensions]
+        m.evaluate(index, intervals)
+        top = max(top, max(m.dimensions, default=1), int(m.size_in_elements()))
+    top = max(top, intervals.tracker[0])
+    return BitVecArithmetic(bitvector_width(top, top))
+
+
+def _in_box(index: Sequence[Any], dims: Sequence[Any], ar) -> list[Any]:
+    return [ar.lt(x, ar.lift(d)) for x, d in zip(index, dims, strict=True)]
+
+
+def _symbolic_arithmetic(
+    maps: Sequence[IndexMap], assumptions: Sequence[sympy.Basic]
+) -> tuple[IntArithmetic, list[Any]]:
+    ar = IntArithmetic()
+    constraints = _assumption_terms(assumptions, ar)
+    return ar, constraints
+
+
+def _side_conditions(ar: IntArithmetic, context: Sequence[Any], timeout_ms: int) -> z3.Solver | None:
+    """A solver that is unsat iff every obligation of ``ar``'s rewrites holds in ``context``."""
+    if not ar.obligations:
+        return None
+    s = _solver(None, timeout_ms)
+    s.add(*context, *ar.side, z3.Not(z3.And(*ar.obligations)))
+    return s
+
+
+def _symbol_values(ar: IntArithmetic, model: z3.ModelRef) -> dict[sympy.Symbol, int]:
+    return {s: _model_int(model, v) for s, v in ar.symbols.items()}
+
+
+def _run(
+    claim: str,
+    encoding: str,
+    build: Callable[[], tuple[z3.Solver, Callable[[z3.ModelRef], dict[str, Any] | None]]],
+) -> ProofResult:
+    """Check a query whose unsat means the claim holds; sat models are re-checked by ``build``'s checker."""
+    start = time.perf_counter()
+    try:
+        built = build()
+        solver, recheck = built[0], built[1]
+        side_conditions = built[2] if len(built) > 2 else None
+        answer = solver.check()
+    except UnsupportedExpression as err:
+        return ProofResult("unknown", claim, time.perf_counter() - start, encoding, reason=str(err))
+    elapsed = time.perf_counter() - start
+    if answer == z3.unsat:
+        if side_conditions is not None:
+            encoding += " + mixed-radix division lemma"
+            check = side_conditions.check()
+            elapsed = time.perf_counter() - start
+            if check != z3.unsat:
+                why = (
+                    "does not hold" if check == z3.sat else f"is unknown ({side_conditions.reason_unknown()})"
+                )
+                return ProofResult(
+                    "unknown",
+                    claim,
+                    elapsed,
+                    encoding,
+                    reason=f"the main query is unsat, but a side condition of the mixed-radix rewriting {why}",
+                )
+        return ProofResult("proved", claim, elapsed, encoding)
+    if answer == z3.sat:
+        counterexample = recheck(solver.model())
+        elapsed = time.perf_counter() - start
+        if counterexample is None:
+            return ProofResult(
+                "unknown",
+                claim,
+                elapsed,
+                encoding,
+                reason="the solver's model did not survive concrete re-evaluation (an encoding problem)",
+            )
+        return ProofResult("refuted", claim, elapsed, encoding, counterexample=counterexample)
+    return ProofResult("unknown", claim, elapsed, encoding, reason=f"solver: {solver.reason_unknown()}")
+
+
+# ------------------------------------------------------------------------- injectivity
+def injective(
+    shape: MapLike,
+    *,
+    assume: Assumptions = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> ProofResult:
+    """No two elements of ``shape`` (or of an :class:`IndexMap`) share a position.
+
+    Concrete sizes: one bit-vector query. Symbolic sizes: per-stage lemmas composed (for
+    a layout), or one integer query (for another map).
+    """
+    m = as_index_map(shape)
+    claim = f"{m} is injective"
+    assumptions = parse_assumptions(assume)
+    if not m.is_symbolic:
+        return _run(claim, "bit-vector", lambda: _concrete_injective(m, timeout_ms))
+    if m.kind == "layout":
+        return _composed(claim, m, assumptions, timeout_ms)
+    return _run(claim, "integer (nonlinear)", lambda: _symbolic_injective(m, assumptions, timeout_ms))
+
+
+def _concrete_injective(m: IndexMap, timeout_ms: int):
+    ar = _bitvector_arithmetic([m])
+    x = [ar.variable(f"x{k}") for k in range(len(m.dimensions))]
+    y = [ar.variable(f"y{k}") for k in range(len(m.dimensions))]
+    fx, fy = m.evaluate(x, ar), m.evaluate(y, ar)
+    s = _solver("QF_BV", timeout_ms)
+    s.add(*_in_box(x, m.dimensions, ar), *_in_box(y, m.dimensions, ar))
+    s.add(_as_bool(fx == fy) if not isinstance(fx, int) or not isinstance(fy, int) else z3.BoolVal(fx == fy))
+    s.add(z3.Or(*[a != b for a, b in zip(x, y, strict=True)]) if x else z3.BoolVal(False))
+    s.add(*ar.side)
+
+    def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        a = tuple(_model_int(model, v) for v in x)
+        b = tuple(_model_int(model, v) for v in y)
+        pa, pb = m.evaluate(a, ARITHMETIC), m.evaluate(b, ARITHMETIC)
+        if a == b or pa != pb or not _inside(a, m.dimensions) or not _inside(b, m.dimensions):
+            return None
+        return {"element": a, "other_element": b, "position": pa}
+
+    return s, recheck
+
+
+def _symbolic_injective(m: IndexMap, assumptions, timeout_ms: int):
+    ar, constraints = _symbolic_arithmetic([m], assumptions)
+    x = [ar.variable(f"x{k}") for k in range(len(m.dimensions))]
+    y = [ar.variable(f"y{k}") for k in range(len(m.dimensions))]
+    fx, fy = m.evaluate(x, ar), m.evaluate(y, ar)
+    s = _solver(None, timeout_ms)
+    context = [*constraints, *_in_box(x, m.dimensions, ar), *_in_box(y, m.dimensions, ar)]
+    s.add(*context)
+    s.add(fx == fy, z3.Or(*[a != b for a, b in zip(x, y, strict=True)]) if x else z3.BoolVal(False))
+    s.add(*ar.side, *ar.obligations)  # sound: the obligations are proved separately
+
+    def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        values = _symbol_values(ar, model)
+        if not _assumptions_hold(assumptions, values) or not m.symbolic_ok:
+            return None
+        concrete = m.specialize(values)
+        a = tuple(_model_int(model, v) for v in x)
+        b = tuple(_model_int(model, v) for v in y)
+        if a == b or not _inside(a, concrete.dimensions) or not _inside(b, concrete.dimensions):
+            return None
+        if concrete.evaluate(a) != concrete.evaluate(b):
+            return None
+        return {"sizes": _named(values), "element": a, "other_element": b, "position": concrete.evaluate(a)}
+
+    return s, recheck, _side_conditions(ar, context, timeout_ms)
+
+
+def _inside(index: Sequence[int], dims: Sequence[Any]) -> bool:
+    return all(0 <= i < d for i, d in zip(index, dims, strict=True))
+
+
+def _named(values: Mapping[sympy.Symbol, int]) -> dict[str, int]:
+    return {str(k): v for k, v in sorted(values.items(), key=lambda kv: str(kv[0]))}
+
+
+# ------------------------------------------------------------------------------ bounds
+def in_bounds(
+    shape: MapLike,
+    *,
+    allocation: str = "exact",
+    assume: Assumptions = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> ProofResult:
+    """Every element's position is inside the buffer.
+
+    ``allocation="exact"``: the layout's own buffer (every tile level's padding, ``L(n)``).
+    ``allocation="xla"``: the buffer XLA and XLA:TPU allocate, padded to the first tile
+    only; it is smaller when a later tile does not divide the first, and then some
+    elements fall outside (a refutation names one).
+    """
+    if allocation not in ("exact", "xla"):
+        raise ValueError(f"allocation {allocation!r} is not 'exact' or 'xla'")
+    m = as_index_map(shape)
+    assumptions = parse_assumptions(assume)
+    if allocation == "xla":
+        slots = size_report(m.shape).first_tile_elements
+        claim = f"{m} stays inside XLA's allocation ({slots} elements)"
+    else:
+        slots = m.size_in_elements()
+        claim = f"{m} stays inside its buffer ({slots} elements)"
+    if not m.is_symbolic:
+        return _run(claim, "bit-vector", lambda: _concrete_bounds(m, int(slots), timeout_ms))
+    if allocation == "exact" and m.kind == "layout":
+        return _composed(claim, m, assumptions, timeout_ms)
+    return _run(claim, "integer (nonlinear)", lambda: _symbolic_bounds(m, slots, assumptions, timeout_ms))
+
+
+def _concrete_bounds(m: IndexMap, slots: int, timeout_ms: int):
+    ar = _bitvector_arithmetic([m], extra_max=slots)
+    x = [ar.variable(f"x{k}") for k in range(len(m.dimensions))]
+    fx = m.evaluate(x, ar)
+    s = _solver("QF_BV", timeout_ms)
+    s.add(
+        *_in_box(x, m.dimensions, ar),
+        ar.ge(fx, slots) if not isinstance(fx, int) else z3.BoolVal(fx >= slots),
+    )
+    s.add(*ar.side)
+
+    def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        a = tuple(_model_int(model, v) for v in x)
+        p = m.evaluate(a, ARITHMETIC)
+        if not _inside(a, m.dimensions) or p < slots:
+            return None
+        return {"element": a, "position": p, "allocated": slots}
+
+    return s, recheck
+
+
+def _symbolic_bounds(m: IndexMap, slots: Any, assumptions, timeout_ms: int):
+    ar, constraints = _symbolic_arithmetic([m], assumptions)
+    x = [ar.variable(f"x{k}") for k in range(len(m.dimensions))]
+    fx = m.evaluate(x, ar)
+    s = _solver(None, timeout_ms)
+    context = [*constraints, *_in_box(x, m.dimensions, ar)]
+    limit = ar.lift(slots)
+    s.add(*context, fx >= limit, *ar.side, *ar.obligations)
+
+    def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        values = _symbol_values(ar, model)
+        if not _assumptions_hold(assumptions, values) or not m.symbolic_ok:
+            return None
+        concrete = m.specialize(values)
+        a = tuple(_model_int(model, v) for v in x)
+        limit = int(sympy.sympify(slots).subs(values))
+        if not _inside(a, concrete.dimensions) or concrete.evaluate(a) < limit:
+            return None
+        return {"sizes": _named(values), "element": a, "position": concrete.evaluate(a), "allocated": limit}
+
+    return s, recheck, _side_conditions(ar, context, timeout_ms)
+
+
+# ------------------------------------------------------------------------- equivalence
+def equivalent(
+    a: MapLike,
+    b: MapLike,
+    *,
+    assume: Assumptions = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> ProofResult:
+    """Two maps on the same logical index box give every element the same position.
+
+    Maps may be shapes (their layouts), references (``formula_reference``,
+    ``pad_reshape_transpose_reference``) or your own (``function_map``).
+    """
+    ma, mb = as_index_map(a), as_index_map(b)
+    if tuple(ma.dimensions) != tuple(mb.dimensions):
+        raise ValueError(f"{ma} and {mb} have different index boxes {ma.dimensions} and {mb.dimensions}")
+    claim = f"{ma} equals {mb}"
+    assumptions = parse_assumptions(assume)
+    if not ma.is_symbolic:
+        # Linear integer arithmetic with exact mixed-radix division is fastest; bit-vectors
+        # decide whatever it leaves open, so a concrete question never ends unknown.
+        fast = _run(
+            claim,
+            "integer (linear, concrete sizes)",
+            lambda: _symbolic_equivalent(ma, mb, (), min(timeout_ms, 5_000)),
+        )
+        if fast.status != "unknown":
+            return fast
+        return _run(claim, "bit-vector", lambda: _concrete_equivalent(ma, mb, timeout_ms))
+    return _run(claim, "integer (nonlinear)", lambda: _symbolic_equivalent(ma, mb, assumptions, timeout_ms))
+
+
+def _concrete_equivalent(ma: IndexMap, mb: IndexMap, timeout_ms: int):
+    ar = _bitvector_arithmetic([ma, mb])
+    x = [ar.variable(f"x{k}") for k in range(len(ma.dimensions))]
+    fa, fb = ma.evaluate(x, ar), mb.evaluate(x, ar)
+    s = _solver("QF_BV", timeout_ms)
+    differ = fa != fb
+    s.add(*_in_box(x, ma.dimensions, ar), _as_bool(differ), *ar.side)
+
+    def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        e = tuple(_model_int(model, v) for v in x)
+        pa, pb = ma.evaluate(e, ARITHMETIC), mb.evaluate(e, ARITHMETIC)
+        if not _inside(e, ma.dimensions) or pa == pb:
+            return None
+        return {"element": e, "position": pa, "other_position": pb}
+
+    return s, recheck
+
+
+def _symbolic_equivalent(ma: IndexMap, mb: IndexMap, assumptions, timeout_ms: int):
+    ar, constraints = _symbolic_arithmetic([ma, mb], assumptions)
+    x = [ar.variable(f"x{k}") for k in range(len(ma.dimensions))]
+    fa, fb = ma.evaluate(x, ar), mb.evaluate(x, ar)
+    s = _solver(None, timeout_ms)
+    context = [*constraints, *_in_box(x, ma.dimensions, ar)]
+    s.add(*context, _differ(fa, fb, ar), *ar.side, *ar.obligations)
+
+    def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        values = _symbol_values(ar, model)
+        if not _assumptions_hold(assumptions, values) or not (ma.symbolic_ok and mb.symbolic_ok):
+            return None
+        ca, cb = ma.specialize(values), mb.specialize(values)
+        e = tuple(_model_int(model, v) for v in x)
+        if not _inside(e, ca.dimensions) or ca.evaluate(e) == cb.evaluate(e):
+            return None
+        return {
+            "sizes": _named(values),
+            "element": e,
+            "position": ca.evaluate(e),
+            "other_position": cb.evaluate(e),
+        }
+
+    return s, recheck, _side_conditions(ar, context, timeout_ms)
+
+
+def _differ(fa: Any, fb: Any, ar: IntArithmetic) -> Any:
+    """``fa != fb``; for two mixed-radix numbers over the same sizes, some digit differs.
+
+    Equal digits give equal numbers, so "no digit differs" is a sufficient condition for
+    equality that stays linear where the numbers themselves are not (symbolic strides). If
+    the digits can differ while the numbers agree, the solver's model fails re-checking
+    and the answer is unknown, never a false refutation.
+    """
+    ra, rb = ar.record_of(fa), ar.record_of(fb)
+    if ra and rb and len(ra[1]) == len(rb[1]):
+        if all(sympy.expand(p - q) == 0 for p, q in zip(ra[1], rb[1], strict=True)):
+            return z3.Or(*[_as_bool(u != v) for u, v in zip(ra[0], rb[0], strict=True)])
+    return _as_bool(fa != fb)
+
+
+def tiling_is_pad_reshape_transpose(
+    shape: Any, *, assume: Assumptions = None, timeout_ms: int = DEFAULT_TIMEOUT_MS
+) -> ProofResult:
+    """The document's tiled index formula equals pad → reshape → transpose, and the layout's stages.
+
+    Two equivalences, each its own lemma; proved when both are.
+    """
+    start = time.perf_counter()
+    formula = formula_reference(shape)
+    lemmas = (
+        equivalent(formula, pad_reshape_transpose_reference(shape), assume=assume, timeout_ms=timeout_ms),
+        equivalent(formula, layout_index_map(shape), assume=assume, timeout_ms=timeout_ms),
+    )
+    return _combine(f"tiling of {formula.shape} equals pad-reshape-transpose", lemmas, start)
+
+
+def _combine(claim: str, lemmas: Sequence[ProofResult], start: float) -> ProofResult:
+    elapsed = time.perf_counter() - start
+    encoding = "lemmas: " + "; ".join(sorted({lemma.encoding for lemma in lemmas}))
+    refuted = [lemma for lemma in lemmas if lemma.status == "refuted"]
+    if refuted:
+        return ProofResult(
+            "refuted", claim, elapsed, encoding, refuted[0].counterexample, lemmas=tuple(lemmas)
+        )
+    unknown = [lemma for lemma in lemmas if lemma.status == "unknown"]
+    if unknown:
+        reason = f"{len(unknown)} of {len(lemmas)} lemmas unknown: {unknown[0].claim}: {unknown[0].reason}"
+        return ProofResult("unknown", claim, elapsed, encoding, reason=reason, lemmas=tuple(lemmas))
+    return ProofResult("proved", claim, elapsed, encoding, lemmas=tuple(lemmas))
+
+
+# ------------------------------------------------------------ symbolic: per-stage lemmas
+@cache
+def mixed_radix_pair_lemma(timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProofResult:
+    """For all sizes A, D: (a, b) ↦ a·D + b is injective on [0,A)×[0,D) and below A·D.
+
+    Linearize and Combine are folds of this step, so they are injective and in bounds for
+    every size when this one lemma is.
+    """
+    claim = "(a, b) -> a*D + b is injective on [0,A) x [0,D) and below A*D, for all A, D"
+
+    def build():
+        A, D, a1, b1, a2, b2 = z3.Ints("A D a1 b1 a2 b2")
+        s = _solver("QF_NIA", timeout_ms)
+        box = [0 <= a1, a1 < A, 0 <= a2, a2 < A, 0 <= b1, b1 < D, 0 <= b2, b2 < D]
+        collide = z3.And(a1 * D + b1 == a2 * D + b2, z3.Or(a1 != a2, b1 != b2))
+        escape = a1 * D + b1 >= A * D
+        s.add(*box, z3.Or(collide, escape))
+        return s, lambda model: None
+
+    return _run(claim, "integer (nonlinear), general sizes", build)
+
+
+def _stage_lemma(stage: Stage, assumptions, timeout_ms: int) -> ProofResult:
+    """One stage is injective on its domain box and maps it into its range box."""
+    claim = f"stage {stage.describe()} is injective and in bounds"
+    if isinstance(stage, (Linearize, Combine)):
+        general = mixed_radix_pair_lemma(timeout_ms)
+        return ProofResult(
+            general.status,
+            claim,
+            general.seconds,
+            "instance of the mixed-radix pair lemma",
+            reason=general.reason,
+            lemmas=(general,),
+        )
+
+    def build():
+        ar = IntArithmetic()
+        constraints = _assumption_terms(assumptions, ar)
+        n = len(stage.domain)
+        x = [ar.variable(f"x{k}") for k in range(n)]
+        y = [ar.variable(f"y{k}") for k in range(n)]
+        fx, fy = stage.forward(x, ar), stage.forward(y, ar)
+        box = _in_box(x, stage.domain, ar) + _in_box(y, stage.domain, ar)
+        collide = z3.And(
+            *[_as_bool(u == v) for u, v in zip(fx, fy, strict=True)],
+            z3.Or(*[u != v for u, v in zip(x, y, strict=True)]) if x else z3.BoolVal(False),
+        )
+        escape = (
+            z3.Or(*[z3.Or(u < 0, u >= ar.lift(r)) for u, r in zip(fx, stage.range, strict=True)])
+            if fx
+            else z3.BoolVal(False)
+        )
+        s = _solver(None, timeout_ms)
+        s.add(*constraints, *box, z3.Or(collide, escape), *ar.side, *ar.obligations)
+        return s, lambda model: None, _side_conditions(ar, [*constraints, *box], timeout_ms)
+
+    return _run(claim, "integer, one stage", build)
+
+
+def _composed(claim: str, m: IndexMap, assumptions, timeout_ms: int) -> ProofResult:
+    """Injective and in bounds by composition: every stage (but the bit step) is, so the map is."""
+    start = time.perf_counter()
+    stages = layout_map(m.shape).stages[:-1]  # up to the element position
+    lemmas = [_stage_lemma(stage, assumptions, timeout_ms) for stage in stages]
+    result = _combine(claim, lemmas, start)
+    if result.status == "refuted":  # a stage lemma has no re-checked counterexample of the whole map
+        return ProofResult(
+            "unknown",
+            claim,
+            result.seconds,
+            result.encoding,
+            reason="a stage lemma failed",
+            lemmas=result.lemmas,
+        )
+    return ProofResult(
+        result.status,
+        claim,
+        result.seconds,
+        f"composition of {len(lemmas)} stage lemmas",
+        reason=result.reason,
+        lemmas=result.lemmas,
+    )
+
+
+# -------------------------------------------------------------------- expression checks
+def expressions_equal(
+    lhs: Any,
+    rhs: Any,
+    bounds: Mapping[sympy.Symbol, Any],
+    *,
+    where: Any = None,
+    assume: Assumptions = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> ProofResult:
+    """Two SymPy expressions (or tuples of them) agree for every value of the bounded symbols.
+
+    ``bounds`` maps each free index symbol to its exclusive upper bound (an int or an
+    expression in dimension symbols); ``where`` restricts the domain further (e.g. "not
+    padding"). Other free symbols are sizes, constrained by ``assume``.
+
+    >>> import sympy
+    >>> i = sympy.Symbol("i", integer=True, nonnegative=True)
+    >>> expressions_equal(sympy.floor(sympy.floor(i / 2) / 4), sympy.floor(i / 8), {i: 1000}).status
+    'proved'
+    >>> r = expressions_equal(sympy.Mod(i, 128), i, {i: 200})
+    >>> r.status, r.counterexample["i"] >= 128
+    ('refuted', True)
+    """
+    assumptions = parse_assumptions(assume)
+    left = tuple(lhs) if isinstance(lhs, (tuple, list)) else (lhs,)
+    right = tuple(rhs) if isinstance(rhs, (tuple, list)) else (rhs,)
+    if len(left) != len(right):
+        raise ValueError(f"{len(left)} expressions cannot equal {len(right)}")
+    claim = f"{_short(lhs)} == {_short(rhs)}"
+
+    def build():
+        ar = IntArithmetic()
+        constraints = _assumption_terms(assumptions, ar)
+        variables = {s: ar.symbol(s) for s in bounds}
+        for s, bound in bounds.items():
+            constraints.append(
+                variables[s] < ar.lift(bound) if not isinstance(bound, int) else variables[s] < bound
+            )
+        differ = z3.Or(*[_z3_value(a, ar) != _z3_value(b, ar) for a, b in zip(left, right, strict=True)])
+        if where is not None:
+            constraints.append(_z3_condition(where, ar))
+        s = _solver(None, timeout_ms)
+        s.add(*constraints, differ, *ar.side, *ar.obligations)
+        side = _side_conditions(ar, constraints, timeout_ms)
+
+        def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+            values = {s: _model_int(model, v) for s, v in ar.symbols.items()}
+            if not _assumptions_hold(assumptions, values):
+                return None
+            for s, bound in bounds.items():
+                if not 0 <= values[s] < int(sympy.sympify(bound).subs(values)):
+                    return None
+            if where is not None and not bool(sympy.sympify(where).subs(values)):
+                return None
+            la = [sympy.sympify(a).subs(values) for a in left]
+            rb = [sympy.sympify(b).subs(values) for b in right]
+            if la == rb:
+                return None
+            return {
+                **{str(k): v for k, v in values.items()},
+                "lhs": tuple(map(int, la)),
+                "rhs": tuple(map(int, rb)),
+            }
+
+        return s, recheck, side
+
+    return _run(claim, "integer", build)
+
+
+def holds(
+    condition: Any,
+    bounds: Mapping[sympy.Symbol, Any] | None = None,
+    *,
+    assume: Assumptions = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> ProofResult:
+    """A SymPy condition (or text such as ``"N*M >= 0"``) holds for every value of its symbols.
+
+    >>> import sympy
+    >>> n = sympy.Symbol("N", integer=True, nonnegative=True)
+    >>> holds(1024 * sympy.ceiling(n / 1024) >= n).status
+    'proved'
+    >>> holds("N % 8 == 0", assume="N % 16 == 0").status
+    'proved'
+    """
+    assumptions = parse_assumptions(assume)
+    bounds = dict(bounds or {})
+    if isinstance(condition, str):
+        (condition,) = parse_assumptions(condition)
+    claim = f"{_short(condition)} for all sizes"
+
+    def build():
+        ar = IntArithmetic()
+        constraints = _assumption_terms(assumptions, ar)
+        for s, bound in bounds.items():
+            constraints.append(ar.symbol(s) < ar.lift(bound))
+        goal = _z3_condition(condition, ar)
+        solver = _solver(None, timeout_ms)
+        solver.add(*constraints, z3.Not(goal), *ar.side, *ar.obligations)
+
+        def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+            values = {s: _model_int(model, v) for s, v in ar.symbols.items()}
+            if not _assumptions_hold(assumptions, values) or bool(sympy.sympify(condition).subs(values)):
+                return None
+            return {str(k): v for k, v in values.items()}
+
+        return solver, recheck, _side_conditions(ar, constraints, timeout_ms)
+
+    return _run(claim, "integer", build)
+
+
+def _z3_value(expr: Any, ar: IntArithmetic) -> Any:
+    value = sympy_to_z3(expr, ar)
+    return z3.IntVal(value) if isinstance(value, int) else value
+
+
+def _z3_condition(cond: Any, ar: IntArithmetic) -> Any:
+    cond = sympy.sympify(cond)
+    if cond is sympy.true:
+        return z3.BoolVal(True)
+    if cond is sympy.false:
+        return z3.BoolVal(False)
+    if isinstance(cond, sympy.Or):
+        return z3.Or(*[_z3_condition(c, ar) for c in cond.args])
+    if isinstance(cond, sympy.And):
+        return z3.And(*[_z3_condition(c, ar) for c in cond.args])
+    if isinstance(cond, sympy.Not):
+        return z3.Not(_z3_condition(cond.args[0], ar))
+    return _assumption_terms([cond], ar)[0]
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

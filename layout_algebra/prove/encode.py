@@ -1,0 +1,419 @@
+"""Z3 encodings of the stages' arithmetic: bit-vectors for concrete sizes, integers for symbolic ones.
+
+The stages and references are written once against an
+:class:`~layout_algebra.stages.arith.Arithmetic`; the classes here make them build Z3
+terms. Division and remainder never go to Z3's ``div``/``mod`` (slow and erratic,
+DESIGN.md "Proofs"): each distinct ``⌊a/b⌋`` gets explicit quotient and remainder
+variables ``a = q*b + r, 0 <= r < b`` (shifts and masks for powers of two), recorded as
+side constraints.
+
+* :class:`BitVecArithmetic`, for concrete sizes: every value is an unsigned bit-vector
+  whose width is chosen from interval bounds (:class:`IntervalArithmetic` runs the same
+  code on intervals first), so no operation can overflow.
+* :class:`IntArithmetic`, for symbolic sizes: mathematical integers; dimension
+  expressions (``ceiling(N/8)*8``) are translated by :func:`sympy_to_z3`.
+
+>>> import z3
+>>> ar = IntArithmetic()
+>>> x = z3.Int("x")
+>>> q = ar.floordiv(x, 8)
+>>> len(ar.side)          # x = 8q + r, 0 <= r < 8, and q, r >= 0
+1
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import sympy
+import z3
+
+from layout_algebra.stages.arith import Arithmetic
+
+__all__ = [
+    "BitVecArithmetic",
+    "IntArithmetic",
+    "Interval",
+    "IntervalArithmetic",
+    "UnsupportedExpression",
+    "sympy_to_z3",
+]
+
+
+class UnsupportedExpression(ValueError):
+    """A SymPy expression the Z3 translation does not cover (the prover then answers unknown)."""
+
+
+# ------------------------------------------------------------------------- intervals
+class Interval:
+    """A non-negative integer interval ``[lo, hi]``; ``+`` and ``*`` work on bounds.
+
+    Used to size bit-vectors: the stages run on intervals first, and every result's upper
+    bound is recorded in ``tracker`` (a one-element list holding the maximum so far).
+    """
+
+    __slots__ = ("hi", "lo", "tracker")
+
+    def __init__(self, lo: int, hi: int, tracker: list[int]) -> None:
+        self.lo, self.hi, self.tracker = lo, hi, tracker
+        if hi > tracker[0]:
+            tracker[0] = hi
+
+    def _other(self, other: Any) -> Interval:
+        if isinstance(other, Interval):
+            return other
+        value = int(other)
+        return Interval(value, value, self.tracker)
+
+    def __add__(self, other: Any) -> Interval:
+        o = self._other(other)
+        return Interval(self.lo + o.lo, self.hi + o.hi, self.tracker)
+
+    __radd__ = __add__
+
+    def __mul__(self, other: Any) -> Interval:
+        o = self._other(other)
+        products = [self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi]
+        return Interval(min(products), max(products), self.tracker)
+
+    __rmul__ = __mul__
+
+
+class IntervalArithmetic(Arithmetic):
+    """Bounds of every intermediate value, for choosing bit-vector widths."""
+
+    name = "interval"
+
+    def __init__(self) -> None:
+        self.tracker = [1]
+
+    def variable(self, hi: int) -> Interval:
+        return Interval(0, max(hi, 0), self.tracker)
+
+    def floordiv(self, a: Any, b: Any) -> Any:
+        if not isinstance(a, Interval):
+            return a // b
+        b_lo = b.lo if isinstance(b, Interval) else int(b)
+        b_lo = max(b_lo, 1)
+        return Interval(0, a.hi // b_lo, self.tracker)
+
+    def mod(self, a: Any, b: Any) -> Any:
+        if not isinstance(a, Interval):
+            return a % b
+        b_hi = b.hi if isinstance(b, Interval) else int(b)
+        return Interval(0, max(min(a.hi, b_hi - 1), 0), self.tracker)
+
+    def ge(self, a: Any, b: Any) -> Any:
+        return True
+
+    def any_of(self, conditions) -> Any:
+        list(conditions)
+        return True
+
+
+# ------------------------------------------------------------------------- bit-vectors
+class BitVecArithmetic(Arithmetic):
+    """Unsigned bit-vectors of one width; ``⌊a/b⌋`` and ``a mod b`` by explicit variables."""
+
+    name = "bitvector"
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.side: list[Any] = []
+        self._divisions: dict[tuple[int, int], tuple[Any, Any]] = {}
+        self._alive: list[Any] = []  # Z3 reuses the ids of freed terms: keep keyed terms alive
+        self._fresh = 0
+
+    def variable(self, name: str) -> Any:
+        return z3.BitVec(name, self.width)
+
+    def const(self, value: int) -> Any:
+        return z3.BitVecVal(value, self.width)
+
+    def lift(self, size: Any) -> Any:
+        if isinstance(size, int):
+            return size
+        if isinstance(size, sympy.Integer):
+            return int(size)
+        raise UnsupportedExpression(f"bit-vector encoding needs concrete sizes, got {size}")
+
+    def _as_bv(self, a: Any) -> Any:
+        return a if isinstance(a, z3.BitVecRef) else self.const(int(a))
+
+    def _divide(self, a: Any, b: Any) -> tuple[Any, Any]:
+        a_bv, b_bv = self._as_bv(a), self._as_bv(b)
+        key = (a_bv.get_id(), b_bv.get_id())
+        if key in self._divisions:
+            return self._divisions[key]
+        if isinstance(b, int) and b > 0 and b & (b - 1) == 0:
+            shift = b.bit_length() - 1
+            result = (z3.LShR(a_bv, shift), a_bv & (b - 1))
+        else:
+            self._fresh += 1
+            q = z3.BitVec(f"q!{self._fresh}", self.width)
+            r = z3.BitVec(f"r!{self._fresh}", self.width)
+            # The width leaves room for q*b + r <= a*b + b (interval-sized), so nothing wraps.
+            self.side.append(
+                z3.If(
+                    b_bv == 0,
+                    z3.And(q == 0, r == a_bv),
+                    z3.And(a_bv == q * b_bv + r, z3.ULT(r, b_bv), z3.ULE(q, a_bv)),
+                )
+            )
+            result = (q, r)
+        self._divisions[key] = result
+        self._alive += [a_bv, b_bv]
+        return result
+
+    def floordiv(self, a: Any, b: Any) -> Any:
+        if isinstance(a, int) and isinstance(b, int):
+            return a // b
+        return self._divide(a, b)[0]
+
+    def mod(self, a: Any, b: Any) -> Any:
+        if isinstance(a, int) and isinstance(b, int):
+            return a % b
+        return self._divide(a, b)[1]
+
+    def ge(self, a: Any, b: Any) -> Any:
+        return z3.UGE(self._as_bv(a), self._as_bv(b))
+
+    def lt(self, a: Any, b: Any) -> Any:
+        return z3.ULT(self._as_bv(a), self._as_bv(b))
+
+    def any_of(self, conditions) -> Any:
+        items = [c for c in conditions if c is not False]
+        return z3.Or(*items) if items else z3.BoolVal(False)
+
+
+def bitvector_width(max_value: int, max_divisor: int = 1) -> int:
+    """Bits enough for every value up to ``max_value`` times ``max_divisor``, with a spare bit.
+
+    >>> bitvector_width(1000, 8)
+    15
+    """
+    return (max(max_value, 1) * max(max_divisor, 1) * 2 + 2).bit_length() + 1
+
+
+# ------------------------------------------------------------------------- integers
+class IntArithmetic(Arithmetic):
+    """Z3 integers; sizes are SymPy expressions translated with the same division scheme."""
+
+    name = "integer"
+
+    def __init__(self) -> None:
+        self.side: list[Any] = []
+        self.symbols: dict[sympy.Symbol, Any] = {}
+        #: Conditions the rewrites below relied on; a proof must show they hold on the whole box.
+        self.obligations: list[Any] = []
+        self._divisions: dict[tuple[int, int], tuple[Any, Any]] = {}
+        self._lifted: dict[int, sympy.Expr] = {}
+        self._records: dict[int, tuple[list[Any], list[Any]]] = {}
+        self._alive: list[Any] = []  # Z3 reuses the ids of freed terms: keep keyed terms alive
+        self._fresh = 0
+
+    def variable(self, name: str) -> Any:
+        v = z3.Int(name)
+        self.side.append(v >= 0)
+        return v
+
+    def lift(self, size: Any) -> Any:
+        if isinstance(size, int):
+            return size
+        size = sympy.sympify(size)
+        if size.is_Integer:
+            return int(size)
+        term = sympy_to_z3(size, self)
+        if isinstance(term, z3.ExprRef):
+            self._lifted[term.get_id()] = size
+            self._alive.append(term)
+        return term
+
+    # -- mixed-radix numbers: exact division by suffix products (DESIGN.md: compose lemmas)
+    def mixed_radix(self, value: Any, digits, sizes) -> Any:
+        """Record the note; unless ``value`` is literally the digit sum, prove it equal too."""
+        if isinstance(value, z3.ExprRef) and value.get_id() not in self._records:
+            sizes = [sympy.sympify(d) for d in sizes]
+            literal: Any = 0
+            for k, digit in enumerate(digits):
+                literal = literal + digit * self.lift(math.prod(sizes[k + 1 :], start=sympy.Integer(1)))
+            if not (isinstance(literal, z3.ExprRef) and literal.get_id() == value.get_id()):
+                self.obligations.append(value == literal)
+            self._records[value.get_id()] = (list(digits), sizes)
+            self._alive.append(value)
+        return value
+
+    def record_of(self, value: Any) -> tuple[list[Any], list[Any]] | None:
+        """The digits and sizes noted for a mixed-radix number, if any."""
+        if isinstance(value, z3.ExprRef):
+            return self._records.get(value.get_id())
+        return None
+
+    def _size_of(self, b: Any) -> sympy.Expr | None:
+        if isinstance(b, int):
+            return sympy.Integer(b)
+        if isinstance(b, z3.IntNumRef):
+            return sympy.Integer(b.as_long())
+        return self._lifted.get(b.get_id()) if isinstance(b, z3.ExprRef) else None
+
+    def _number(self, digits: list[Any], sizes: list[Any]) -> Any:
+        total: Any = 0
+        for k, digit in enumerate(digits):
+            total = total + digit * self.lift(math.prod(sizes[k + 1 :], start=sympy.Integer(1)))
+        if isinstance(total, int):
+            total = z3.IntVal(total)
+        if total.get_id() not in self._records:
+            self._records[total.get_id()] = (list(digits), list(sizes))
+            self._alive.append(total)
+        return total
+
+    def _mixed_divide(self, a: Any, b: Any, depth: int = 0) -> tuple[Any, Any] | None:
+        """``(⌊a/b⌋, a mod b)`` without new variables when ``a`` is a noted mixed-radix number
+        and ``b`` a suffix product of its sizes (refining a digit by a constant factor if
+        needed). Valid when the digits lie in their box: recorded as obligations."""
+        if not isinstance(a, z3.ExprRef) or a.get_id() not in self._records or depth > 8:
+            return None
+        size = self._size_of(b)
+        if size is None:
+            return None
+        digits, sizes = self._records[a.get_id()]
+        n = len(digits)
+        for k in range(-1, n):
+            suffix = math.prod(sizes[k + 1 :], start=sympy.Integer(1))
+            if sympy.expand(size - suffix) == 0:
+                self._digits_in_box(digits, sizes)
+                quotient = self._number(digits[: k + 1], sizes[: k + 1]) if k >= 0 else z3.IntVal(0)
+                remainder = self._number(digits[k + 1 :], sizes[k + 1 :]) if k + 1 < n else z3.IntVal(0)
+                return quotient, remainder
+        for j in range(n):
+            suffix = math.prod(sizes[j + 1 :], start=sympy.Integer(1))
+            ratio = sympy.simplify(size / suffix)
+            if ratio.is_Integer and int(ratio) > 1 and (sizes[j] / ratio).is_integer and sizes[j] != ratio:
+                t = int(ratio)
+                refined_digits = [
+                    *digits[:j],
+                    self.floordiv(digits[j], t),
+                    self.mod(digits[j], t),
+                    *digits[j + 1 :],
+                ]
+                refined_sizes = [*sizes[:j], sympy.simplify(sizes[j] / t), sympy.Integer(t), *sizes[j + 1 :]]
+                refined = self._number(refined_digits, refined_sizes)
+                self.obligations.append(refined == a)
+                return self._mixed_divide(refined, b, depth + 1)
+        return None
+
+    def _digits_in_box(self, digits: list[Any], sizes: list[Any]) -> None:
+        for digit, size in zip(digits, sizes, strict=True):
+            bound = self.lift(size)
+            self.obligations.append(z3.And(digit >= 0, digit < bound))
+
+    def symbol(self, s: sympy.Symbol) -> Any:
+        if s not in self.symbols:
+            v = z3.Int(str(s))
+            self.symbols[s] = v
+            self.side.append(v >= 0)
+        return self.symbols[s]
+
+    def _divide(self, a: Any, b: Any) -> tuple[Any, Any]:
+        a_t = a if isinstance(a, z3.ArithRef) else z3.IntVal(int(a))
+        b_t = b if isinstance(b, z3.ArithRef) else z3.IntVal(int(b))
+        key = (a_t.get_id(), b_t.get_id())
+        if key in self._divisions:
+            return self._divisions[key]
+        self._fresh += 1
+        q = z3.Int(f"q!{self._fresh}")
+        r = z3.Int(f"r!{self._fresh}")
+        if isinstance(b, int):
+            if b <= 0:
+                raise UnsupportedExpression(f"division by {b}")
+            self.side.append(z3.And(a_t == q * b + r, r >= 0, r < b))
+        else:
+            self.side.append(
+                z3.If(b_t > 0, z3.And(a_t == q * b_t + r, r >= 0, r < b_t), z3.And(q == 0, r == a_t))
+            )
+        self._divisions[key] = (q, r)
+        self._alive += [a_t, b_t]
+        return q, r
+
+    def floordiv(self, a: Any, b: Any) -> Any:
+        if isinstance(a, int) and isinstance(b, int):
+            return a // b
+        exact = self._mixed_divide(a, b)
+        return exact[0] if exact is not None else self._divide(a, b)[0]
+
+    def mod(self, a: Any, b: Any) -> Any:
+        if isinstance(a, int) and isinstance(b, int):
+            return a % b
+        exact = self._mixed_divide(a, b)
+        return exact[1] if exact is not None else self._divide(a, b)[1]
+
+    def ge(self, a: Any, b: Any) -> Any:
+        return a >= b
+
+    def lt(self, a: Any, b: Any) -> Any:
+        return a < b
+
+    def any_of(self, conditions) -> Any:
+        items = [c for c in conditions if c is not False]
+        return z3.Or(*items) if items else z3.BoolVal(False)
+
+
+def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
+    """Translate an integer-valued SymPy expression to a Z3 integer term.
+
+    Covers what sizes, closed forms and assumptions use: symbols, integers, ``+``, ``*``,
+    integer powers, ``floor`` and ``ceiling`` of (integer expression) / (integer),
+    ``Mod``, and rationals times integer expressions inside ``floor``/``ceiling``.
+
+    >>> import sympy, z3
+    >>> n = sympy.Symbol("N", integer=True, nonnegative=True)
+    >>> ar = IntArithmetic()
+    >>> z3.simplify(sympy_to_z3(8 * sympy.ceiling(n / 8), ar) - 8 * ar._divisions[next(iter(ar._divisions))][0])
+    0
+    """
+    expr = sympy.sympify(expr)
+    if expr.is_Integer:
+        return int(expr)
+    if expr.is_Symbol:
+        return ar.symbol(expr)
+    if expr.is_Add:
+        numerator, denominator = _over_common_denominator(expr)
+        if denominator != 1:
+            raise UnsupportedExpression(f"{expr} is not an integer expression")
+        return sum((sympy_to_z3(term, ar) for term in sympy.Add.make_args(numerator)), start=0)
+    if expr.is_Mul:
+        coefficient, rest = expr.as_coeff_Mul()
+        if not coefficient.is_Integer:
+            raise UnsupportedExpression(f"{expr} is not an integer expression")
+        product: Any = int(coefficient)
+        for factor in sympy.Mul.make_args(rest):
+            product = product * sympy_to_z3(factor, ar)
+        return product
+    if expr.is_Pow and expr.exp.is_Integer and int(expr.exp) >= 0:
+        base = sympy_to_z3(expr.base, ar)
+        return math.prod([base] * int(expr.exp), start=1) if int(expr.exp) else 1
+    if isinstance(expr, sympy.floor):
+        numerator, denominator = _over_common_denominator(expr.args[0])
+        return ar.floordiv(sympy_to_z3(numerator, ar), denominator)
+    if isinstance(expr, sympy.ceiling):
+        numerator, denominator = _over_common_denominator(expr.args[0])
+        return ar.floordiv(sympy_to_z3(numerator, ar) + (denominator - 1), denominator)
+    if isinstance(expr, sympy.Mod):
+        a, b = expr.args
+        b_term = sympy_to_z3(b, ar)
+        return ar.mod(sympy_to_z3(a, ar), b_term)
+    raise UnsupportedExpression(f"cannot translate {expr} ({type(expr).__name__}) to Z3")
+
+
+def _over_common_denominator(expr: sympy.Expr) -> tuple[sympy.Expr, int]:
+    """``expr`` as ``numerator / denominator`` with an integer-coefficient numerator."""
+    expr = sympy.expand(expr)
+    denominator = 1
+    for term in sympy.Add.make_args(expr):
+        coefficient, _ = term.as_coeff_Mul()
+        if coefficient.is_Rational:
+            denominator = math.lcm(denominator, int(coefficient.q))
+        else:
+            raise UnsupportedExpression(f"{expr} has a non-rational coefficient")
+    return sympy.expand(expr * denominator), denominator

@@ -1,0 +1,139 @@
+"""Index maps the prover compares: a layout's stage pipeline, the two references, or your own.
+
+An :class:`IndexMap` is a function from a logical index of ``shape`` to an element
+position, written against an :class:`~layout_algebra.stages.arith.Arithmetic` so it can be
+evaluated on ints (to re-check counterexamples), intervals (to size bit-vectors) and Z3
+terms (to prove).
+
+>>> m = layout_index_map("f32[3,5]{1,0:T(2,2)}")
+>>> m.evaluate((2, 3))
+17
+>>> formula_reference("f32[3,5]{1,0:T(2,2)}").evaluate((2, 3))
+17
+>>> broken = function_map("f32[3,5]", lambda i, ar: i[0] * 4 + i[1], name="stride 4 (too small)")
+>>> broken.evaluate((1, 0)) == broken.evaluate((0, 4))
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+
+from layout_algebra.layout_map import layout_map
+from layout_algebra.model.shapes import ArrayShape, Dim, Shape
+from layout_algebra.references import by_formula, by_pad_reshape_transpose
+from layout_algebra.sizes import meaningful_array
+from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
+
+__all__ = [
+    "IndexMap",
+    "as_index_map",
+    "formula_reference",
+    "function_map",
+    "layout_index_map",
+    "pad_reshape_transpose_reference",
+    "specialize_shape",
+]
+
+Evaluator = Callable[[ArrayShape, Sequence[Any], Arithmetic], Any]
+
+
+@dataclass(frozen=True)
+class IndexMap:
+    """``evaluator(shape, index, arithmetic) -> element position`` on ``shape``'s logical index box."""
+
+    name: str
+    shape: ArrayShape
+    evaluator: Evaluator
+    symbolic_ok: bool = True  # whether specialize() can rebuild it for concrete sizes
+    kind: str = "function"  # "layout", "formula", "pad_reshape_transpose" or "function"
+
+    @property
+    def dimensions(self) -> tuple[Dim, ...]:
+        return tuple(self.shape.dimensions)
+
+    @property
+    def is_symbolic(self) -> bool:
+        return not all(isinstance(d, int) for d in self.shape.dimensions)
+
+    def evaluate(self, index: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Any:
+        return self.evaluator(self.shape, index, ar)
+
+    def size_in_elements(self) -> Dim:
+        """Slots of the buffer the positions must fall in: the layout's exact size."""
+        return layout_map(self.shape).size_in_elements
+
+    def specialize(self, values: Mapping[sympy.Symbol, int]) -> IndexMap:
+        """The same map with symbolic sizes given values."""
+        return IndexMap(
+            self.name, specialize_shape(self.shape, values), self.evaluator, self.symbolic_ok, self.kind
+        )
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def specialize_shape(shape: ArrayShape, values: Mapping[sympy.Symbol, int]) -> ArrayShape:
+    """``shape`` with each symbolic dimension replaced by its value in ``values``."""
+    dims = []
+    for d in shape.dimensions:
+        if isinstance(d, int):
+            dims.append(d)
+        else:
+            v = sympy.sympify(d).subs(values)
+            if not v.is_Integer:
+                raise ValueError(f"{shape}: no value for {sorted(map(str, v.free_symbols))}")
+            dims.append(int(v))
+    return ArrayShape(shape.element_type, tuple(dims), shape.dynamic_dimensions, shape.layout)
+
+
+def _layout_position(shape: ArrayShape, index: Sequence[Any], ar: Arithmetic) -> Any:
+    m = layout_map(shape)
+    return m.apply(index, ar, through=len(m.stages) - 1)[0]
+
+
+def layout_index_map(shape: Shape | str) -> IndexMap:
+    """The layout's own map: its stage pipeline, up to the element position."""
+    array = meaningful_array(shape)
+    layout_map(array)  # a clear error now, not inside a proof
+    return IndexMap(f"layout {array}", array, _layout_position, kind="layout")
+
+
+def formula_reference(shape: Shape | str) -> IndexMap:
+    """The tiled-layout document's formula applied tile by tile (``references.by_formula``)."""
+    array = meaningful_array(shape)
+    return IndexMap(f"document formula for {array}", array, by_formula, kind="formula")
+
+
+def pad_reshape_transpose_reference(shape: Shape | str) -> IndexMap:
+    """Tiling as pad → reshape → transpose (``references.by_pad_reshape_transpose``)."""
+    array = meaningful_array(shape)
+    return IndexMap(
+        f"pad-reshape-transpose for {array}", array, by_pad_reshape_transpose, kind="pad_reshape_transpose"
+    )
+
+
+def function_map(
+    shape: Shape | str,
+    function: Callable[[Sequence[Any], Arithmetic], Any],
+    *,
+    name: str = "function",
+) -> IndexMap:
+    """Your own map ``function(index, arithmetic)`` on ``shape``'s logical index box.
+
+    Use ``arithmetic.floordiv``/``mod`` for division (Python's ``//``/``%`` do not work on
+    Z3 terms) and ``arithmetic.lift(size)`` for symbolic sizes.
+    """
+    array = meaningful_array(shape)
+    return IndexMap(name, array, lambda _shape, index, ar: function(index, ar), symbolic_ok=False)
+
+
+def as_index_map(value: IndexMap | Shape | str) -> IndexMap:
+    """An ``IndexMap`` as is; a shape (or its text) as its layout's map."""
+    if isinstance(value, IndexMap):
+        return value
+    return layout_index_map(value)
