@@ -20,7 +20,9 @@ offsets) re-checked by evaluating both layouts, or the reason it is unknown.
 >>> v = reshape_is_bitcast("f32[16,256]{1,0:T(8,128)}", "f32[4096]{0}")
 >>> v.status, v.counterexample["src_bit"] != v.counterexample["dst_bit"]
 ('not a bitcast', True)
->>> bool(transpose_is_bitcast("f32[8,128]{1,0:T(8,128)}", "f32[128,8]{0,1:T(8,128)}", (1, 0)))
+>>> bool(transpose_is_bitcast("f32[8,128]{1,0:T(8,128)}", "f32[128,8]{0,1:T(8,128)}", (1, 0)))  # same bytes
+True
+>>> bool(transpose_is_bitcast("f32[8,128]{1,0:T(8,128)}", "f32[128,8]{1,0:T(8,128)}", (1, 0)))  # moves data
 False
 
 Symbolic sizes work with assumptions ("for every N divisible by 8"):

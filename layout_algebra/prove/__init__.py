@@ -38,9 +38,11 @@ from layout_algebra.prove.maps import (
     pad_reshape_transpose_reference,
 )
 from layout_algebra.prove.result import ProofResult
+from layout_algebra.prove.rewrite import SUPPORTED_OPCODES, rewrite
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
+    "SUPPORTED_OPCODES",
     "IndexMap",
     "ProofResult",
     "as_index_map",
@@ -55,5 +57,6 @@ __all__ = [
     "mixed_radix_pair_lemma",
     "pad_reshape_transpose_reference",
     "parse_assumptions",
+    "rewrite",
     "tiling_is_pad_reshape_transpose",
 ]

@@ -17,7 +17,9 @@ and, elsewhere, "what the layout really means", and show where the two part ways
 
 Modules follow XLA's files: ``shape_util`` (sizes and strides), ``layout_util`` (linear
 index, split configs, untiled check, byte-stride check, ``Layout::Equal``), ``index_util``
-(dimension strides) and ``primitive_util`` (type names).
+(dimension strides), ``primitive_util`` (type names) and ``bitcast_util`` (the
+bitcast predicates of ``shape_util.cc``: ``reshape_is_bitcast``, ``transpose_is_bitcast``,
+``decompose_bitcast``, ``align_layouts``, ...).
 
 The quirks reproduced
 ---------------------
@@ -42,6 +44,10 @@ The quirks reproduced
 9. ``string_to_primitive_type`` accepts ``tuple`` and rejects ``opaque_type``.
 10. ``byte_size_of`` of a tuple is its table of top-level pointers only.
 11. ``dimension_stride`` and ``max_split_size`` see logical sizes only; tiles never enter.
+12. The bitcast predicates (``bitcast_util``) see only dimensions and ``minor_to_major``:
+    ``reshape_is_bitcast("f32[16,256]{1,0:T(8,128)}", "f32[4096]{0}")`` is True;
+    ``transpose_is_bitcast`` never compares sizes; ``is_reshape_or_transpose_bitcast``
+    swaps its shapes in the transpose step and so misses non-involutive transposes.
 
 Where this module deliberately differs from XLA
 -----------------------------------------------
@@ -60,6 +66,17 @@ Where this module deliberately differs from XLA
 """
 
 from layout_algebra.xla._common import XlaInputError
+from layout_algebra.xla.bitcast_util import (
+    BitcastDecomposition,
+    align_layouts,
+    common_factors,
+    decompose_bitcast,
+    deduce_transpose_dimensions_for_bitcast,
+    is_reshape_or_transpose_bitcast,
+    permute_dimensions,
+    reshape_is_bitcast,
+    transpose_is_bitcast,
+)
 from layout_algebra.xla.index_util import dimension_stride
 from layout_algebra.xla.layout_util import (
     LAYOUT_EQUAL_IGNORABLE,
@@ -84,7 +101,9 @@ from layout_algebra.xla.shape_util import (
 
 __all__ = [
     "LAYOUT_EQUAL_IGNORABLE",
+    "BitcastDecomposition",
     "XlaInputError",
+    "align_layouts",
     "array_data_size",
     "array_size",
     "byte_size_of",
@@ -93,12 +112,19 @@ __all__ = [
     "byte_size_of_primitive_type",
     "byte_strides",
     "byte_strides_is_major_to_minor",
+    "common_factors",
+    "decompose_bitcast",
+    "deduce_transpose_dimensions_for_bitcast",
     "dimension_stride",
+    "is_reshape_or_transpose_bitcast",
     "is_untiled_layout",
     "layout_equal",
     "layout_util_linear_index",
     "max_elements_in_per_split",
     "max_split_size",
+    "permute_dimensions",
+    "reshape_is_bitcast",
     "string_to_primitive_type",
+    "transpose_is_bitcast",
     "unpacked_byte_strides",
 ]

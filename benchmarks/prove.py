@@ -1,0 +1,126 @@
+"""Prover speed on the real XLA:TPU shapes: injective and in_bounds per layout, bitcast decisions.
+
+For every array shape in ``../shared/data/tpu/*.jsonl`` (default layouts, pinned layouts,
+both sides of the reshape and transpose rows) this proves ``injective`` and ``in_bounds``
+and reports the median and 95th-percentile time per proof; where ``islpy`` is installed
+(``pip install islpy``, a benchmark-only extra) it also times ``isl_map_is_injective`` on
+the same layouts, in the same run, and gives the ratio. Then it times the exact bitcast
+decision on every reshape/transpose row.
+
+Run: ``python benchmarks/prove.py`` from the checkout (the data lives in ../shared/data).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import sympy
+
+from layout_algebra import prove
+from layout_algebra.bitcast import reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.layout_map import layout_map
+from layout_algebra.model.syntax import parse_shape
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tpu"
+
+
+def tpu_shapes() -> list[str]:
+    shapes: set[str] = set()
+    for path in sorted(DATA.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            for key in ("shape", "src", "dst", "layout"):
+                text = row.get(key)
+                if isinstance(text, str) and "[" in text and "error" not in row:
+                    shapes.add(text)
+            if "dtype" in row and "layout" in row and "[" not in str(row["layout"]):
+                shapes.add(f"{row['dtype']}[{','.join(map(str, row['dims']))}]{row['layout']}")
+    good = []
+    for text in sorted(shapes):
+        try:
+            layout_map(parse_shape(text))
+            good.append(text)
+        except ValueError:
+            pass
+    return good
+
+
+def isl_text(expr: sympy.Expr) -> str:
+    """A SymPy floor/Mod expression in isl's syntax."""
+    if expr.is_Integer or expr.is_Symbol:
+        return str(expr)
+    if expr.is_Add:
+        return "(" + " + ".join(isl_text(a) for a in expr.args) + ")"
+    if expr.is_Mul:
+        return "(" + " * ".join(isl_text(a) for a in expr.args) + ")"
+    if isinstance(expr, sympy.floor):
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        return f"floor(({isl_text(sympy.expand(num))})/{den})"
+    if isinstance(expr, sympy.Mod):
+        return f"({isl_text(expr.args[0])} mod {expr.args[1]})"
+    raise ValueError(f"no isl form for {expr}")
+
+
+def isl_injective_seconds(text: str):
+    import islpy as isl
+
+    m = layout_map(text)
+    names = [str(s) for s in m.index_symbols]
+    bounds = " and ".join(f"0 <= {n} < {d}" for n, d in zip(names, m.logical_dimensions, strict=True)) or "true"
+    expr = isl_text(m.forward_expr())
+    start = time.perf_counter()
+    result = isl.Map(f"{{ [{', '.join(names)}] -> [{expr}] : {bounds} }}").is_injective()
+    return time.perf_counter() - start, result
+
+
+def summary(label: str, seconds: list[float]) -> str:
+    ms = sorted(s * 1000 for s in seconds)
+    p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
+    return f"{label:34} n={len(ms):4}  median {statistics.median(ms):8.2f} ms  p95 {p95:8.2f} ms  max {ms[-1]:8.2f} ms"
+
+
+def main() -> int:
+    shapes = tpu_shapes()
+    print(f"python {platform.python_version()} on {platform.machine()}, {len(shapes)} TPU layouts")
+    inj, bnd, isl_times, statuses = [], [], [], []
+    for text in shapes:
+        a = prove.injective(text)
+        b = prove.in_bounds(text)
+        inj.append(a.seconds)
+        bnd.append(b.seconds)
+        statuses += [a.status, b.status]
+    print(summary("prove.injective", inj))
+    print(summary("prove.in_bounds", bnd))
+    print(f"statuses: { {s: statuses.count(s) for s in set(statuses)} }")
+    try:
+        import islpy  # noqa: F401
+
+        for text in shapes:
+            seconds, ok = isl_injective_seconds(text)
+            isl_times.append(seconds)
+            assert ok, text
+        print(summary("isl_map_is_injective", isl_times))
+        print(f"ratio of medians (isl / ours): {statistics.median(isl_times) / statistics.median(inj):.1f}x")
+    except ImportError:
+        print("islpy not installed: no isl comparison (pip install islpy)")
+    decide = []
+    for name in ("reshape", "transpose"):
+        for line in (DATA / f"{name}_bitcast.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            start = time.perf_counter()
+            if name == "reshape":
+                reshape_is_bitcast(row["src"], row["dst"])
+            else:
+                transpose_is_bitcast(row["src"], row["dst"], row["permutation"])
+            decide.append(time.perf_counter() - start)
+    print(summary("exact bitcast decision", decide))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
