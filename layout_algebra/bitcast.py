@@ -98,6 +98,9 @@ def _bit_position(shape: ArrayShape):
 def _same_sizes(
     src: ArrayShape, dst: ArrayShape, assume: Assumptions
 ) -> tuple[bool | None, str, ProofResult | None]:
+    space_a, space_b = src.effective_layout.memory_space, dst.effective_layout.memory_space
+    if space_a != space_b:
+        return False, f"the buffers are in different memory spaces, S({space_a}) and S({space_b})", None
     a, b = layout_map(src).size_in_bits, layout_map(dst).size_in_bits
     if isinstance(a, int) and isinstance(b, int):
         if a != b:

@@ -98,6 +98,12 @@ class SympyArithmetic(Arithmetic):
         return sympy.floor(sympy.sympify(a) / b)
 
     def mod(self, a: Any, b: Any) -> Any:
+        if isinstance(a, int) and isinstance(b, int):
+            return a % b
+        if isinstance(a, sympy.Basic) and a.has(sympy.Mod):
+            # SymPy 1.14 simplifies Mod(2*Mod(i, 3), 3) to 2*Mod(i, 3), which is wrong for i = 2
+            # (4 mod 3 is 1); keep remainders of remainders unevaluated.
+            return sympy.Mod(a, b, evaluate=False)
         return sympy.Mod(a, b)
 
     def any_of(self, conditions) -> Any:

@@ -1,0 +1,173 @@
+"""Speed of ``parse_module`` on ~10 MB of real HLO text, against baselines in the same run.
+
+The text is the largest module shipped in ``shared/data/hlo/`` repeated to about 10 MB, in
+two ways:
+
+* **one 10 MB module**: the copies' computations are renamed (``%name`` -> ``%name.copyK``)
+  and only the first keeps ``ENTRY`` and the ``HloModule`` header, so the text is one
+  valid module of ~145 times as many computations;
+* **per copy**: each copy parsed as a module of its own (the shape cache warms after the
+  first copy, as it does over a directory of dumps).
+
+Cold runs clear ``parse_shape``'s cache first. Baselines over the same bytes:
+``str.splitlines`` (reading lines, the least any parser does) and a regular-expression
+tokenizer (``re.findall`` of names, strings and single characters: the least a
+token-based parser does). If ``pyparsing`` or ``lark`` is importable, a token scan with
+each is timed on one copy, for the record of why the parser is hand-written.
+
+Run:  .venv/bin/python benchmarks/hlo_parse.py
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import time
+from pathlib import Path
+
+from layout_algebra.hlo import parse_module
+from layout_algebra.model.syntax import _parse_shape_cached
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "hlo"
+TARGET_BYTES = 10_000_000
+ROUNDS = 3
+_TOKEN = re.compile(r'%?[\w.\-]+|"(?:[^"\\]|\\.)*"|\S')
+
+
+def largest_module() -> Path:
+    paths = sorted(DATA.glob("*.hlo"), key=lambda p: p.stat().st_size)
+    if not paths:
+        raise SystemExit(f"no modules in {DATA}: the shared data must sit beside the checkout")
+    return paths[-1]
+
+
+def one_big_module(text: str, copies: int) -> str:
+    """``copies`` copies of a module as ONE valid module: computations renamed per copy."""
+    names = sorted((c.name for c in parse_module(text).computations), key=len, reverse=True)
+    header, _, body = text.partition("\n")
+    while not header.lstrip().startswith("HloModule"):  # leading comment lines
+        line, _, body = body.partition("\n")
+        header = line
+    pattern = re.compile(r"%(" + "|".join(re.escape(n) for n in names) + r")(?![\w.\-])")
+    parts = [header, body]
+    for k in range(1, copies):
+        renamed = pattern.sub(lambda m, k=k: f"%{m.group(1)}.copy{k}", body)
+        parts.append(re.sub(r"^ENTRY ", "", renamed, flags=re.M))
+    return "\n".join(parts)
+
+
+def best_seconds(fn, rounds: int = ROUNDS, before=None) -> tuple[float, float]:
+    """Best wall-clock and best CPU seconds of ``rounds`` runs (CPU time is steadier on a
+    shared machine)."""
+    wall = cpu = float("inf")
+    for _ in range(rounds):
+        if before is not None:
+            before()
+        start, start_cpu = time.perf_counter(), time.process_time()
+        fn()
+        wall = min(wall, time.perf_counter() - start)
+        cpu = min(cpu, time.process_time() - start_cpu)
+    return wall, cpu
+
+
+def main() -> None:
+    path = largest_module()
+    text = path.read_text(encoding="utf-8")
+    copies = TARGET_BYTES // len(text) + 1
+    big = one_big_module(text, copies)
+    module = parse_module(big)
+    single = parse_module(text)
+    assert len(module.computations) == copies * len(single.computations), "the renamed copies must all parse"
+    mb = len(big.encode()) / 1e6
+    per_copy_mb = copies * len(text.encode()) / 1e6
+
+    rows: list[tuple[str, float, float, float]] = []
+
+    def record(label: str, seconds: tuple[float, float], size_mb: float) -> None:
+        wall, cpu = seconds
+        rows.append((label, wall, size_mb / wall, size_mb / cpu))
+
+    record(
+        "parse_module, one 10 MB module, cold cache",
+        best_seconds(lambda: parse_module(big), before=_parse_shape_cached.cache_clear),
+        mb,
+    )
+    record("parse_module, one 10 MB module, warm cache", best_seconds(lambda: parse_module(big)), mb)
+    record(
+        f"parse_module, one copy ({len(text) // 1000} KB), cold cache",
+        best_seconds(lambda: parse_module(text), rounds=5, before=_parse_shape_cached.cache_clear),
+        len(text.encode()) / 1e6,
+    )
+
+    def per_copy() -> None:
+        for _ in range(copies):
+            parse_module(text)
+
+    record(
+        "parse_module, per copy, cold then warm",
+        best_seconds(per_copy, before=_parse_shape_cached.cache_clear),
+        per_copy_mb,
+    )
+    record("baseline: str.splitlines", best_seconds(big.splitlines), mb)
+    record("baseline: re.findall tokenizer", best_seconds(lambda: _TOKEN.findall(big)), mb)
+    rows.extend(library_rows(text))
+
+    baseline = next(r for r in rows if r[0] == "baseline: re.findall tokenizer")[3]
+    print(f"module: {path.name} ({len(text):,} bytes) x {copies} = {len(big):,} bytes")
+    print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}")
+    print(f"date: {time.strftime('%Y-%m-%d')}  (best of {ROUNDS} rounds)")
+    print()
+    print("| operation | seconds (wall) | MB/s (wall) | MB/s (CPU time) | vs re.findall tokenizer (CPU) |")
+    print("|---|---:|---:|---:|---:|")
+    for label, seconds, rate, cpu_rate in rows:
+        print(f"| {label} | {seconds:.3f} | {rate:.1f} | {cpu_rate:.1f} | {cpu_rate / baseline:.2f}x |")
+
+
+def library_rows(text: str) -> list[tuple[str, float, float, float]]:
+    """Token scans with parsing libraries, on one copy (they are far slower)."""
+    rows = []
+    mb = len(text.encode()) / 1e6
+
+    def row(label: str, seconds: tuple[float, float]) -> tuple[str, float, float, float]:
+        return (label, seconds[0], mb / seconds[0], mb / seconds[1])
+
+    try:
+        import pyparsing as pp
+    except ImportError:
+        pp = None
+    if pp is not None:
+        token = (
+            pp.Regex(r"%?[A-Za-z_][\w.\-]*")
+            | pp.Regex(r"-?[0-9]+(\.[0-9]+)?")
+            | pp.QuotedString('"', esc_char="\\")
+            | pp.Literal("->")
+            | pp.Regex(r"[(){}\[\],=:*<>#/+?]")
+        )
+        scanner = pp.ZeroOrMore(token)
+        scanner.ignore(pp.cpp_style_comment)
+        seconds = best_seconds(lambda: scanner.parse_string(text, parse_all=True), rounds=1)
+        rows.append(row(f"pyparsing {pp.__version__} token scan (one copy)", seconds))
+    try:
+        import lark
+    except ImportError:
+        lark = None
+    if lark is not None:
+        grammar = r"""
+            start: (NAME | INT | STRING | ARROW | PUNCT)*
+            NAME: /%?[A-Za-z_][\w.\-]*/
+            INT: /-?[0-9]+(\.[0-9]+)?/
+            STRING: /"(?:[^"\\]|\\.)*"/
+            ARROW: "->"
+            PUNCT: /[(){}\[\],=:*<>#\/+?]/
+            COMMENT: /\/\/[^\n]*/ | /\/\*(.|\n)*?\*\//
+            %ignore COMMENT
+            %ignore /\s+/
+        """
+        lexer = lark.Lark(grammar, parser="lalr", lexer="basic")
+        seconds = best_seconds(lambda: sum(1 for _ in lexer.lex(text)))
+        rows.append(row(f"lark {lark.__version__} basic lexer only (one copy)", seconds))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,543 @@
+"""Audit an HLO module: what every instruction's layout costs, and which ops move data.
+
+For every instruction the audit gives its shape and layout, the logical bytes (elements
+times element bits), the physical bytes (the exact buffer of its layout: every tile
+level's padding, packing, ``L(n)``), what XLA:TPU allocates (padding to the first tile
+only), the padding ratio and XLA's layout-validation problems. A tuple counts the sum
+over its array leaves.
+
+>>> from layout_algebra.hlo import parse_module, audit_module
+>>> module = parse_module('''
+... HloModule tiny
+... ENTRY main {
+...   p = f32[3,200]{1,0:T(8,128)} parameter(0)
+...   t = f32[200,3]{0,1:T(8,128)} transpose(p), dimensions={1,0}
+...   ROOT c = f32[200,3]{0,1:T(8,128)S(1)} copy(t)
+... }''')
+>>> report = audit_module(module)
+>>> row = report.row("main", "p")
+>>> row.logical_bytes, row.physical_bytes, round(row.padding_ratio, 2)   # 3 rows padded to 8, 200 columns to 256
+(2400, 8192, 3.41)
+>>> report.totals_by_memory_space[0].physical_bytes, report.totals_by_memory_space[1].physical_bytes
+(16384, 8192)
+>>> report.row("main", "c").movement
+MovementVerdict(verdict='moves data', reason='copies from memory space S(0) to S(1): the bytes travel between memories')
+>>> report.row("main", "t").movement.verdict
+'no data movement'
+
+**Which instructions are buffers.** The totals count the values a module stores,
+not every instruction it lists. An instruction counts as a buffer when
+
+* its computation *runs as a program*: the entry, or a computation reached from it
+  through control flow (``while`` condition and body, ``conditional`` branches, ``call``,
+  asynchronous starts). Instructions inside fusion bodies (``calls=`` of a ``fusion``)
+  and inside applied computations (the ``to_apply`` reducer of a ``reduce``, a
+  ``sort`` comparator, ...) live in registers or scratch, not in buffers of their own;
+* and it allocates storage: parameters of non-entry computations, ``get-tuple-element``,
+  ``tuple``, ``bitcast``, ``while``, ``call``, ``conditional``, ``optimization-barrier``
+  and the ``*-done`` / ``*-update`` halves of asynchronous ops only forward storage
+  defined elsewhere (``ALIASING_OPCODES``).
+
+Each buffer's physical bytes are ``physical_size_in_bytes`` summed over its array leaves
+(``token[]`` counts 0), so the module totals are exactly the sum of
+``physical_size_in_bytes`` over its buffers. This is the memory the module's values
+take, not XLA's buffer assignment (which reuses memory between values that are not
+live at the same time).
+
+**Data movement.** Each ``bitcast``, ``reshape``, ``transpose`` and ``copy`` gets a
+``MovementVerdict`` from ``classify_movement``: ``"moves data"``, ``"no data movement"``
+(every element keeps its byte offset: the op could be a bitcast) or ``"unknown"``, with
+the reason. The verdicts come from the exact check of ``layout_algebra.bitcast`` (tiles,
+padding and packing included, proved or refuted with a counterexample); ``"unknown"`` is
+left for element-type changes, dynamic or symbolic sizes and operands of unknown shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+
+from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
+from layout_algebra.hlo.parser import NATIVE_START_OPCODES
+from layout_algebra.model.shapes import ArrayShape, BufferShape, Layout, Shape, TupleShape
+from layout_algebra.model.validation import layout_problems
+from layout_algebra.sizes import LayoutSemanticsError, SizeReport, size_report
+
+__all__ = [
+    "ALIASING_OPCODES",
+    "MOVEMENT_OPCODES",
+    "MOVES_DATA",
+    "NO_DATA_MOVEMENT",
+    "UNKNOWN",
+    "AuditReport",
+    "AuditRow",
+    "MemorySpaceTotals",
+    "MovementVerdict",
+    "array_leaves",
+    "audit_module",
+    "classify_movement",
+    "computation_roles",
+    "is_buffer",
+]
+
+MOVES_DATA = "moves data"
+NO_DATA_MOVEMENT = "no data movement"
+UNKNOWN = "unknown"
+#: The ops whose data movement the audit classifies.
+MOVEMENT_OPCODES = ("bitcast", "reshape", "transpose", "copy")
+#: Ops whose result is storage defined by another instruction (never counted as buffers).
+ALIASING_OPCODES = frozenset(
+    {"bitcast", "get-tuple-element", "tuple", "while", "call", "conditional", "optimization-barrier"}
+)
+_NOT_IMPLEMENTED = "not decided by the exact check (it compares arrays of one element type and static sizes)"
+
+
+# ------------------------------------------------------------------------- movement
+@dataclass(frozen=True)
+class MovementVerdict:
+    """Whether a layout-changing op moves data: ``verdict`` is ``"moves data"``,
+    ``"no data movement"`` or ``"unknown"``; ``reason`` says why, for people."""
+
+    verdict: str
+    reason: str
+
+
+def classify_movement(instruction: HloInstruction, operand_shape: Shape | None) -> MovementVerdict:
+    """Does this ``bitcast``/``reshape``/``transpose``/``copy`` move data?
+
+    ``operand_shape`` is the shape of its (only) operand, ``None`` if unknown. The
+    answer is ``"no data movement"`` only when every element provably keeps its byte
+    offset, ``"moves data"`` only when the bytes provably cannot stay where they are,
+    and ``"unknown"`` otherwise (with the reason). This is the one place the exact
+    bitcast check plugs in.
+
+    >>> from layout_algebra.hlo import HloInstruction
+    >>> from layout_algebra import parse_shape
+    >>> src = parse_shape("bf16[16,256]{1,0:T(8,128)(2,1)}")
+    >>> reshape = HloInstruction("r", parse_shape("bf16[4096]{0:T(1024)(128)(2,1)}"), "reshape")
+    >>> classify_movement(reshape, src).verdict                  # the tiles order elements differently
+    'moves data'
+    >>> merge = HloInstruction("r", parse_shape("bf16[2,8,256]{2,1,0:T(8,128)(2,1)}"), "reshape")
+    >>> classify_movement(merge, src).verdict                    # whole tiles: the same bytes
+    'no data movement'
+    >>> pad = HloInstruction("r", parse_shape("bf16[16,256]{1,0:T(4,128)(2,1)}"), "copy")
+    >>> classify_movement(pad, parse_shape("bf16[16,250]{1,0:T(8,128)(2,1)}")).verdict   # not the same elements
+    'unknown'
+    """
+    opcode = instruction.opcode
+    if opcode not in MOVEMENT_OPCODES:
+        raise ValueError(f"classify_movement handles {', '.join(MOVEMENT_OPCODES)}; got '{opcode}'")
+    result = instruction.shape
+    if operand_shape is None:
+        return MovementVerdict(
+            UNKNOWN, "the operand's shape is not known (an untyped operand not defined here)"
+        )
+    src, dst = _as_array(operand_shape), _as_array(result)
+    if src is None or dst is None:
+        return MovementVerdict(UNKNOWN, f"{opcode} between {operand_shape} and {result}: not two arrays")
+    src_layout, dst_layout = src.effective_layout, dst.effective_layout
+    if opcode == "copy" and src_layout.memory_space != dst_layout.memory_space:
+        return MovementVerdict(
+            MOVES_DATA,
+            f"copies from memory space S({src_layout.memory_space}) to S({dst_layout.memory_space}): "
+            "the bytes travel between memories",
+        )
+    if src.element_type != dst.element_type:
+        return MovementVerdict(
+            UNKNOWN,
+            f"element types differ ({src.element_type.text} vs {dst.element_type.text}); {_NOT_IMPLEMENTED}",
+        )
+    if not (src.is_static and dst.is_static) or src.is_symbolic or dst.is_symbolic:
+        return MovementVerdict(UNKNOWN, f"dynamic or symbolic dimensions; {_NOT_IMPLEMENTED}")
+    if _elements(src) != _elements(dst):
+        return MovementVerdict(
+            UNKNOWN,
+            f"{_elements(src)} elements in, {_elements(dst)} out: not a {opcode} of the same elements",
+        )
+    if _same_arrangement(instruction, src, dst):
+        return MovementVerdict(NO_DATA_MOVEMENT, _same_arrangement_reason(opcode))
+    try:
+        src_bytes = size_report(src).first_tile_bytes
+        dst_bytes = size_report(dst).first_tile_bytes
+    except LayoutSemanticsError as e:
+        return MovementVerdict(UNKNOWN, f"no exact size for {e.shape}: {e.reason}")
+    if src_bytes != dst_bytes:
+        if opcode == "bitcast":
+            return MovementVerdict(
+                UNKNOWN,
+                f"a bitcast between buffers of {src_bytes} and {dst_bytes} bytes, which XLA's verifier "
+                f"rejects; {_NOT_IMPLEMENTED}",
+            )
+        return MovementVerdict(
+            MOVES_DATA,
+            f"the operand's buffer is {src_bytes} bytes and the result's {dst_bytes} (XLA:TPU allocation): "
+            "the same bytes cannot be both, and XLA allows a bitcast only between buffers of equal size",
+        )
+    return _exact_verdict(instruction, src, dst)
+
+
+def _exact_verdict(instruction: HloInstruction, src: ArrayShape, dst: ArrayShape) -> MovementVerdict:
+    """The exact check (``layout_algebra.bitcast``): every element keeps its bit offset, or not."""
+    from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+
+    opcode = instruction.opcode
+    try:
+        if opcode == "bitcast":
+            verdict = bitcast_is_valid(src, dst)
+            if verdict.status == "bitcast":
+                return MovementVerdict(NO_DATA_MOVEMENT, f"a bitcast; {verdict.reason} ({verdict.kind})")
+            return MovementVerdict(
+                NO_DATA_MOVEMENT if verdict.status == "not a bitcast" else UNKNOWN,
+                f"a bitcast never moves bytes, but this one is not a reshape or transpose of its operand: {verdict.reason}",
+            )
+        if opcode == "transpose":
+            verdict = transpose_is_bitcast(src, dst, instruction.dimensions or ())
+        else:  # reshape, and copy (a reshape to the same dimensions)
+            verdict = reshape_is_bitcast(src, dst)
+    except ValueError as err:
+        return MovementVerdict(UNKNOWN, f"the exact check does not apply: {err}")
+    if verdict.status == "bitcast":
+        return MovementVerdict(NO_DATA_MOVEMENT, f"proved: {verdict.reason}")
+    if verdict.status == "not a bitcast":
+        return MovementVerdict(MOVES_DATA, verdict.reason)
+    return MovementVerdict(UNKNOWN, verdict.reason)
+
+
+def _as_array(shape: Shape) -> ArrayShape | None:
+    if isinstance(shape, BufferShape):
+        return shape.array
+    return shape if isinstance(shape, ArrayShape) else None
+
+
+def _elements(shape: ArrayShape) -> int:
+    n = 1
+    for d in shape.dimensions:
+        n *= d  # type: ignore[operator]
+    return n
+
+
+def _same_arrangement(instruction: HloInstruction, src: ArrayShape, dst: ArrayShape) -> bool:
+    """Both sides have the same physical dimensions in the same order and the same
+    layout apart from dimension names: the byte offset of every element is unchanged."""
+    if instruction.opcode != "transpose":
+        return src.dimensions == dst.dimensions and src.effective_layout == dst.effective_layout
+    perm = instruction.dimensions
+    if perm is None or sorted(perm) != list(range(src.rank)) or dst.rank != src.rank:
+        return False
+    if any(dst.dimensions[i] != src.dimensions[perm[i]] for i in range(dst.rank)):
+        return False
+    src_layout, dst_layout = src.effective_layout, dst.effective_layout
+    # Output dimension d is input dimension perm[d]: the same physical order means the
+    # output's minor_to_major, renamed, is the input's.
+    if tuple(perm[d] for d in dst_layout.minor_to_major) != src_layout.minor_to_major:
+        return False
+    return dst_layout == _with_minor_to_major(src_layout, dst_layout.minor_to_major)
+
+
+def _with_minor_to_major(layout: Layout, minor_to_major: tuple[int, ...]) -> Layout:
+    return replace(layout, minor_to_major=tuple(minor_to_major))
+
+
+def _same_arrangement_reason(opcode: str) -> str:
+    if opcode == "transpose":
+        return (
+            "the transpose only renames dimensions: the physical order of the dimensions, their "
+            "sizes and the tiling are the same on both sides, so every element keeps its byte offset"
+        )
+    return "operand and result have the same shape and layout: every element keeps its byte offset"
+
+
+# ----------------------------------------------------------------------------- roles
+def _is_control_flow(opcode: str) -> bool:
+    if opcode in ("while", "conditional", "call", "async-start"):
+        return True
+    return opcode.endswith("-start") and opcode not in NATIVE_START_OPCODES
+
+
+def computation_roles(module: HloModule) -> dict[str, str]:
+    """How each computation runs: ``"entry"``, ``"control flow"``, ``"fusion"``,
+    ``"applied"`` (a reducer, comparator, custom-call body...) or ``"unreachable"``.
+
+    A computation reached in several ways takes the first of that order.
+    """
+    rank = {"entry": 0, "control flow": 1, "fusion": 2, "applied": 3}
+    roles: dict[str, str] = {module.entry.name: "entry"}
+    pending = [module.entry]
+    names = {c.name for c in module.computations}
+    while pending:
+        computation = pending.pop()
+        program = roles[computation.name] in ("entry", "control flow")
+        for instruction in computation.instructions:
+            for callee in instruction.called_computations:
+                if callee not in names:
+                    continue
+                if program and _is_control_flow(instruction.opcode):
+                    role = "control flow"
+                elif instruction.opcode == "fusion" and callee in instruction.calls:
+                    role = "fusion"
+                else:
+                    role = "applied"
+                old = roles.get(callee)
+                if old is None or rank[role] < rank[old]:
+                    roles[callee] = role
+                    pending.append(module.computation(callee))
+    return {c.name: roles.get(c.name, "unreachable") for c in module.computations}
+
+
+def is_buffer(computation: HloComputation, instruction: HloInstruction, role: str) -> bool:
+    """The rule of the module docstring: does this instruction's value count as a buffer?"""
+    if role not in ("entry", "control flow"):
+        return False
+    opcode = instruction.opcode
+    if opcode in ALIASING_OPCODES or opcode.endswith(("-done", "-update")):
+        return False
+    return not (opcode == "parameter" and not computation.is_entry)
+
+
+# ------------------------------------------------------------------------------ rows
+def array_leaves(shape: Shape) -> Iterator[ArrayShape]:
+    """The arrays of a shape: itself, a buffer's array, or a tuple's leaves in order."""
+    if isinstance(shape, TupleShape):
+        for element in shape.elements:
+            yield from array_leaves(element)
+    elif isinstance(shape, BufferShape):
+        yield shape.array
+    elif isinstance(shape, ArrayShape):
+        yield shape
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One instruction's layout and memory. Sizes are ``None`` when some leaf has no exact
+    size (an unbounded ``?`` dimension, split configs...); ``problems`` says why."""
+
+    computation: str
+    name: str
+    opcode: str
+    shape: Shape
+    role: str
+    is_buffer: bool
+    logical_bytes: int | None
+    physical_bytes: int | None
+    allocated_bytes: int | None
+    memory_spaces: tuple[int, ...]
+    problems: tuple[str, ...] = ()
+    movement: MovementVerdict | None = None
+    leaf_sizes: tuple[tuple[int, SizeReport | None], ...] = field(default=(), repr=False)
+
+    @property
+    def padding_bytes(self) -> int | None:
+        if self.physical_bytes is None or self.logical_bytes is None:
+            return None
+        return self.physical_bytes - self.logical_bytes
+
+    @property
+    def padding_ratio(self) -> float | None:
+        """Physical over logical bytes (1.0: no padding); ``None`` if unknown or empty."""
+        if self.physical_bytes is None or not self.logical_bytes:
+            return None
+        return self.physical_bytes / self.logical_bytes
+
+
+@dataclass(frozen=True)
+class MemorySpaceTotals:
+    """Sums over the buffer leaves that live in one memory space ``S(n)``."""
+
+    memory_space: int
+    buffers: int = 0
+    logical_bytes: int = 0
+    physical_bytes: int = 0
+    allocated_bytes: int = 0
+    unsized: int = 0
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """The audit of one module: a row per instruction (text order) and buffer totals."""
+
+    module: str
+    rows: tuple[AuditRow, ...]
+    totals_by_memory_space: dict[int, MemorySpaceTotals] = field(hash=False)
+
+    @property
+    def buffers(self) -> tuple[AuditRow, ...]:
+        return tuple(r for r in self.rows if r.is_buffer)
+
+    @property
+    def physical_bytes(self) -> int:
+        return sum(t.physical_bytes for t in self.totals_by_memory_space.values())
+
+    @property
+    def logical_bytes(self) -> int:
+        return sum(t.logical_bytes for t in self.totals_by_memory_space.values())
+
+    @property
+    def allocated_bytes(self) -> int:
+        return sum(t.allocated_bytes for t in self.totals_by_memory_space.values())
+
+    def row(self, computation: str, name: str) -> AuditRow:
+        for r in self.rows:
+            if r.computation == computation and r.name == name:
+                return r
+        raise KeyError(f"no instruction {name!r} in computation {computation!r}")
+
+    def worst_padding(self, top: int | None = None, buffers_only: bool = False) -> list[AuditRow]:
+        """Rows by padding bytes, most first (ties: higher ratio first), sized rows only;
+        ``buffers_only`` leaves out fusion internals and values that alias others."""
+        sized = [r for r in self.rows if r.padding_bytes is not None and (r.is_buffer or not buffers_only)]
+        sized.sort(key=lambda r: (-r.padding_bytes, -(r.padding_ratio or 1.0), r.computation, r.name))  # type: ignore[operator]
+        return sized if top is None else sized[:top]
+
+    def movements(self) -> list[AuditRow]:
+        return [r for r in self.rows if r.movement is not None]
+
+    def problem_rows(self) -> list[AuditRow]:
+        return [r for r in self.rows if r.problems]
+
+    def to_json(self, top: int | None = None) -> dict:
+        """A JSON-ready summary: totals, then rows worst padding first (``top`` of them)."""
+        order = self.worst_padding()
+        unsized = [r for r in self.rows if r.padding_bytes is None]
+        rows = order + unsized
+        if top is not None:
+            rows = rows[:top]
+        return {
+            "module": self.module,
+            "instructions": len(self.rows),
+            "buffers": len(self.buffers),
+            "totals": {
+                "logical_bytes": self.logical_bytes,
+                "physical_bytes": self.physical_bytes,
+                "xla_allocated_bytes": self.allocated_bytes,
+            },
+            "by_memory_space": {
+                f"S({t.memory_space})": {
+                    "buffers": t.buffers,
+                    "logical_bytes": t.logical_bytes,
+                    "physical_bytes": t.physical_bytes,
+                    "xla_allocated_bytes": t.allocated_bytes,
+                    "unsized_buffers": t.unsized,
+                }
+                for t in sorted(self.totals_by_memory_space.values(), key=lambda t: t.memory_space)
+            },
+            "rows": [_row_json(r) for r in rows],
+        }
+
+
+def _row_json(r: AuditRow) -> dict:
+    return {
+        "computation": r.computation,
+        "name": r.name,
+        "opcode": r.opcode,
+        "shape": str(r.shape),
+        "role": r.role,
+        "buffer": r.is_buffer,
+        "logical_bytes": r.logical_bytes,
+        "physical_bytes": r.physical_bytes,
+        "xla_allocated_bytes": r.allocated_bytes,
+        "padding_ratio": r.padding_ratio,
+        "memory_spaces": list(r.memory_spaces),
+        "problems": list(r.problems),
+        "movement": None
+        if r.movement is None
+        else {"verdict": r.movement.verdict, "reason": r.movement.reason},
+    }
+
+
+def audit_module(module: HloModule, progress: Callable[[int, int], None] | None = None) -> AuditReport:
+    """Audit every instruction of ``module``; ``progress(done, total)`` is called as it goes."""
+    roles = computation_roles(module)
+    sizes: dict[ArrayShape, SizeReport | str] = {}
+    problems_of: dict[Shape, tuple[str, ...]] = {}
+    rows: list[AuditRow] = []
+    total = module.instruction_count
+    done = 0
+    for computation in module.computations:
+        role = roles[computation.name]
+        shapes = {i.name: i.shape for i in computation.instructions}
+        for instruction in computation.instructions:
+            rows.append(
+                _row(computation, instruction, role, shapes, sizes, problems_of),
+            )
+            done += 1
+            if progress is not None and (done % 256 == 0 or done == total):
+                progress(done, total)
+    totals: dict[int, dict[str, int]] = {}
+    for row in rows:
+        if not row.is_buffer:
+            continue
+        for space, report in row.leaf_sizes:
+            t = totals.setdefault(
+                space, dict.fromkeys(("buffers", "logical", "physical", "allocated", "unsized"), 0)
+            )
+            t["buffers"] += 1
+            if report is None:
+                t["unsized"] += 1
+            else:
+                t["logical"] += int(report.logical_bytes)
+                t["physical"] += int(report.physical_bytes)
+                t["allocated"] += int(report.first_tile_bytes)
+    by_space = {
+        s: MemorySpaceTotals(s, t["buffers"], t["logical"], t["physical"], t["allocated"], t["unsized"])
+        for s, t in sorted(totals.items())
+    }
+    return AuditReport(module.name, tuple(rows), by_space)
+
+
+def _row(
+    computation: HloComputation,
+    instruction: HloInstruction,
+    role: str,
+    shapes: dict[str, Shape],
+    sizes: dict[ArrayShape, SizeReport | str],
+    problems_of: dict[Shape, tuple[str, ...]],
+) -> AuditRow:
+    shape = instruction.shape
+    problems = problems_of.get(shape)
+    if problems is None:
+        problems = problems_of[shape] = tuple(layout_problems(shape))
+    problems = list(problems)
+    leaves: list[tuple[int, SizeReport | None]] = []
+    for leaf in array_leaves(shape):
+        report = sizes.get(leaf)
+        if report is None:
+            try:
+                report = sizes[leaf] = size_report(leaf)
+            except LayoutSemanticsError as e:
+                report = sizes[leaf] = f"no exact size for {leaf}: {e.reason}"
+        space = leaf.effective_layout.memory_space
+        if isinstance(report, str):
+            if report not in problems:
+                problems.append(report)
+            leaves.append((space, None))
+        else:
+            leaves.append((space, report))
+    known = [r for _, r in leaves if r is not None]
+    if len(known) == len(leaves):
+        logical = sum(int(r.logical_bytes) for r in known)
+        physical = sum(int(r.physical_bytes) for r in known)
+        allocated = sum(int(r.first_tile_bytes) for r in known)
+    else:
+        logical = physical = allocated = None
+    movement = None
+    if instruction.opcode in MOVEMENT_OPCODES:
+        operand_shape = None
+        if len(instruction.operands) == 1:
+            operand = instruction.operands[0]
+            operand_shape = operand.shape if operand.shape is not None else shapes.get(operand.name)
+        movement = classify_movement(instruction, operand_shape)
+    return AuditRow(
+        computation=computation.name,
+        name=instruction.name,
+        opcode=instruction.opcode,
+        shape=shape,
+        role=role,
+        is_buffer=is_buffer(computation, instruction, role),
+        logical_bytes=logical,
+        physical_bytes=physical,
+        allocated_bytes=allocated,
+        memory_spaces=tuple(dict.fromkeys(s for s, _ in leaves)),
+        problems=tuple(problems),
+        movement=movement,
+        leaf_sizes=tuple(leaves),
+    )

@@ -1,0 +1,220 @@
+"""The parsed form of an HLO module: plain frozen values, nothing executable.
+
+A module is a list of computations; a computation is a list of instructions, one of
+them the root; an instruction has a name, a result shape, an opcode, operands and
+attributes. Shapes are this package's ``Shape`` values (parsed by ``parse_shape``).
+
+>>> from layout_algebra.hlo import parse_module
+>>> m = parse_module('''
+... HloModule tiny
+... ENTRY main {
+...   p = f32[8,128]{1,0:T(8,128)} parameter(0)
+...   ROOT t = f32[128,8]{0,1:T(8,128)} transpose(p), dimensions={1,0}
+... }''')
+>>> t = m.entry.root
+>>> t.opcode, str(t.shape), t.dimensions, [o.name for o in t.operands]
+('transpose', 'f32[128,8]{0,1:T(8,128)}', (1, 0), ['p'])
+>>> t.attributes["dimensions"]                  # every attribute is also kept as raw text
+'{1,0}'
+>>> m.entry.instruction("p").parameter_number
+0
+
+Attributes that layout analysis needs are parsed (``dimensions``, ``slice``,
+``padding``, ``index``, ``calls``, ``to_apply`` and the other references to
+computations); all others, ``metadata`` and ``backend_config`` included, are kept only
+as raw text in ``attributes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+
+from layout_algebra.hlo.attributes import PaddingDimension, SliceDimension, computation_names
+from layout_algebra.model.shapes import Shape
+
+__all__ = [
+    "COMPUTATION_REFERENCE_ATTRIBUTES",
+    "EntryComputationLayout",
+    "HloComputation",
+    "HloInstruction",
+    "HloModule",
+    "HloOperand",
+    "PaddingDimension",
+    "SliceDimension",
+]
+
+#: Attributes whose value names one computation, or a ``{%a, %b}`` list of them.
+COMPUTATION_REFERENCE_ATTRIBUTES = (
+    "calls",
+    "to_apply",
+    "condition",
+    "body",
+    "branch_computations",
+    "true_computation",
+    "false_computation",
+    "called_computations",
+)
+
+
+@dataclass(frozen=True)
+class HloOperand:
+    """An operand: the name of the instruction it refers to, and its shape if the text gave it."""
+
+    name: str
+    shape: Shape | None = None
+
+    def __str__(self) -> str:
+        return f"{self.shape} %{self.name}" if self.shape is not None else f"%{self.name}"
+
+
+@dataclass(frozen=True)
+class HloInstruction:
+    """``[ROOT] name = shape opcode(operands), attribute=value, ...``.
+
+    ``operands`` holds instruction references. A ``parameter``'s number is in
+    ``parameter_number`` and a ``constant``'s literal text in ``literal``; they have no
+    operands. ``attributes`` maps every attribute name to its raw value text.
+    """
+
+    name: str
+    shape: Shape
+    opcode: str
+    operands: tuple[HloOperand, ...] = ()
+    attributes: Mapping[str, str] = field(default_factory=dict, hash=False)
+    is_root: bool = False
+    parameter_number: int | None = None
+    literal: str | None = None
+    dimensions: tuple[int, ...] | None = None
+    slice: tuple[SliceDimension, ...] | None = None
+    padding: tuple[PaddingDimension, ...] | None = None
+    index: int | None = None
+    calls: tuple[str, ...] = ()
+    to_apply: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.attributes, MappingProxyType):
+            object.__setattr__(self, "attributes", MappingProxyType(dict(self.attributes)))
+
+    @property
+    def metadata(self) -> str | None:
+        """The raw ``metadata={...}`` text, if any."""
+        return self.attributes.get("metadata")
+
+    @property
+    def operand_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.operands)
+
+    @property
+    def called_computations(self) -> tuple[str, ...]:
+        """Names of every computation this instruction refers to: ``calls``, ``to_apply``,
+        then ``condition``, ``body``, branches, ... in attribute order, without repeats."""
+        names: list[str] = list(self.calls)
+        if self.to_apply is not None:
+            names.append(self.to_apply)
+        for key, value in self.attributes.items():
+            if key in COMPUTATION_REFERENCE_ATTRIBUTES and key not in ("calls", "to_apply"):
+                names.extend(computation_names(value))
+        return tuple(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class HloComputation:
+    """A named list of instructions with one root.
+
+    ``parameters`` and ``result_shape`` come from a typed header
+    ``%name (p: f32[2]) -> f32[2] {``; an untyped header ``name {`` leaves them ``None``.
+    """
+
+    name: str
+    instructions: tuple[HloInstruction, ...]
+    is_entry: bool = False
+    parameters: tuple[tuple[str, Shape], ...] | None = None
+    result_shape: Shape | None = None
+    attributes: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if not self.instructions:
+            raise ValueError(f"computation {self.name!r} has no instructions")
+        if not isinstance(self.attributes, MappingProxyType):
+            object.__setattr__(self, "attributes", MappingProxyType(dict(self.attributes)))
+
+    @property
+    def root(self) -> HloInstruction:
+        """The ``ROOT`` instruction, or the last one when none is marked (as XLA does)."""
+        for instruction in self.instructions:
+            if instruction.is_root:
+                return instruction
+        return self.instructions[-1]
+
+    @cached_property
+    def _by_name(self) -> dict[str, HloInstruction]:
+        return {i.name: i for i in self.instructions}
+
+    def instruction(self, name: str) -> HloInstruction:
+        """The instruction called ``name`` (a leading ``%`` is ignored)."""
+        try:
+            return self._by_name[name.removeprefix("%")]
+        except KeyError:
+            raise KeyError(f"computation {self.name!r} has no instruction {name!r}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.removeprefix("%") in self._by_name
+
+
+@dataclass(frozen=True)
+class EntryComputationLayout:
+    """The module header's ``entry_computation_layout={(params...)->result}``."""
+
+    parameter_shapes: tuple[Shape, ...]
+    result_shape: Shape
+
+    def __str__(self) -> str:
+        return "{(" + ", ".join(map(str, self.parameter_shapes)) + f")->{self.result_shape}}}"
+
+
+@dataclass(frozen=True)
+class HloModule:
+    """``HloModule name, key=value, ...`` followed by its computations.
+
+    ``entry`` is the computation marked ``ENTRY``, or the last one when none is (XLA's
+    rule). ``attributes`` keeps every header attribute as raw text; the stack-frame
+    tables of recent dumps (``FileNames``, ``FunctionNames``, ``FileLocations``,
+    ``StackFrames``) are kept raw in ``sections``: table name -> ((id, text), ...).
+    """
+
+    name: str
+    computations: tuple[HloComputation, ...]
+    entry: HloComputation
+    entry_computation_layout: EntryComputationLayout | None = None
+    attributes: Mapping[str, str] = field(default_factory=dict, hash=False)
+    sections: Mapping[str, tuple[tuple[int, str], ...]] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        for name in ("attributes", "sections"):
+            value = getattr(self, name)
+            if not isinstance(value, MappingProxyType):
+                object.__setattr__(self, name, MappingProxyType(dict(value)))
+
+    @cached_property
+    def _by_name(self) -> dict[str, HloComputation]:
+        return {c.name: c for c in self.computations}
+
+    def computation(self, name: str) -> HloComputation:
+        """The computation called ``name`` (a leading ``%`` is ignored)."""
+        try:
+            return self._by_name[name.removeprefix("%")]
+        except KeyError:
+            raise KeyError(f"module {self.name!r} has no computation {name!r}") from None
+
+    @property
+    def instruction_count(self) -> int:
+        return sum(len(c.instructions) for c in self.computations)
+
+    def instructions(self) -> Iterator[tuple[HloComputation, HloInstruction]]:
+        """Every (computation, instruction) pair, in text order."""
+        for computation in self.computations:
+            for instruction in computation.instructions:
+                yield computation, instruction

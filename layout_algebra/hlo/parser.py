@@ -1,0 +1,747 @@
+"""``parse_module``: XLA's HLO text, as compilers dump it, into ``HloModule`` values.
+
+The grammar (XLA's ``HloParserImpl``, written as it is used in real dumps)::
+
+    module       ::= 'HloModule' name (',' attribute)* section* computation+
+    section      ::= ('FileNames' | 'FunctionNames' | 'FileLocations' | 'StackFrames')
+                     (int (string | '{' ... '}'))*
+    computation  ::= ['ENTRY'] name [signature] '{' instruction+ '}' (',' attribute)*
+    signature    ::= '(' [name ':' shape (',' name ':' shape)*] ')' '->' shape
+    instruction  ::= ['ROOT'] name '=' shape opcode '(' operands ')' (',' attribute)*
+    operands     ::= [[shape] name (',' [shape] name)*]      # parameter(N), constant(literal)
+    attribute    ::= key '=' value       # value: a bare word, a "string", or balanced {} [] ()
+
+Names may carry a leading ``%``. Newlines are whitespace: an instruction may be wrapped
+over several lines. ``//`` and ``/* */`` comments may stand between any two tokens (XLA
+prints ``/*index=5*/`` inside long tuples and operand lists).
+
+>>> from layout_algebra.hlo import parse_module
+>>> m = parse_module('''
+... HloModule m, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+... %add (x: f32[], y: f32[]) -> f32[] {
+...   %x = f32[] parameter(0)
+...   %y = f32[] parameter(1)
+...   ROOT %s = f32[] add(f32[] %x, f32[] %y)
+... }
+... ENTRY %main (a: f32[4]) -> f32[4] {
+...   %a = f32[4]{0} parameter(0)
+...   ROOT %n = f32[4]{0} copy(
+...       %a), metadata={op_name="jit(f)/copy"}   // wrapped, with a comment
+... }''')
+>>> [c.name for c in m.computations], m.entry.name, m.instruction_count
+(['add', 'main'], 'main', 5)
+>>> str(m.entry_computation_layout)
+'{(f32[4]{0})->f32[4]{0}}'
+>>> m.computation("add").root.operands[0]
+HloOperand(name='x', shape=parse_shape('f32[]'))
+
+Errors are ``HloParseError`` (a ``ValueError``): the line and column, what was expected,
+and the line quoted with a caret. A bad shape inside a module is reported where it
+stands in the module:
+
+>>> parse_module("HloModule m\\nENTRY e {\\n  p = f32[2]{0:T(8,128)S(1)E(4)} parameter(0)\\n}")
+Traceback (most recent call last):
+...
+layout_algebra.hlo.parser.HloParseError: cannot parse HLO module at line 3, column 28: attribute 'E' must come before 'S' (XLA's order is D T L # * E S SC P M)
+    p = f32[2]{0:T(8,128)S(1)E(4)} parameter(0)
+                             ^
+
+**Why a hand-written scanner.** The target is >= 5 MB/s of module text in pure Python
+on a 2-core machine. Parsing libraries were measured first, on the largest shipped
+module (``03_*.hlo``, 69 KB): Lark's ``basic`` lexer *alone* (no parsing) ran at under 4 MB/s,
+a Lark LALR parse of a flat token grammar at 1.5 MB/s, and a pyparsing token scan at
+0.3 MB/s: a token object per token is already too slow. This parser never looks at
+characters one at a time: compiled regular expressions jump over whitespace, names,
+strings and the insides of attribute values (``metadata``, ``backend_config``), and
+shapes are handed, as text, to the package's one shape parser (``parse_shape``, whose
+results are cached: dumps repeat the same shapes thousands of times). On 10 MB of real
+module text it reads about 25 MB/s of CPU time (17 MB/s on one 69 KB module with empty
+caches), nearly the speed of a bare ``re.findall`` tokenizer over the same bytes (30 MB/s);
+see ``benchmarks/hlo_parse.py`` and ``benchmarks/README.md``. HLO's grammar is also
+context dependent in ways a generic lexer handles badly: ``{`` starts a layout only
+before an integer or ``:``, and attribute values such as ``bf_io->bf``, ``0_0x0_1`` or
+``[2,4]<=[8]`` have their own micro-syntax.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import re
+
+from layout_algebra.hlo.attributes import (
+    AttributeValueError,
+    computation_names,
+    parse_index,
+    parse_int_list,
+    parse_padding,
+    parse_slice,
+)
+from layout_algebra.hlo.ir import (
+    COMPUTATION_REFERENCE_ATTRIBUTES,
+    EntryComputationLayout,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    HloOperand,
+)
+from layout_algebra.model.shapes import Shape, TupleShape
+from layout_algebra.model.syntax import ParseError, parse_shape
+
+__all__ = ["SECTION_NAMES", "HloParseError", "parse_module"]
+
+#: The stack-frame tables printed after the module header by recent XLA versions.
+SECTION_NAMES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+_SKIP = re.compile(r"(?:[ \t\r\n\f\v]+|//[^\n]*|/\*.*?\*/)*", re.S)
+_NAME = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")
+_WORD = re.compile(r"[A-Za-z_][\w.\-]*")
+_ROOT = re.compile(r"ROOT(?![\w.\-])")
+_GAP_START = frozenset(" \t\r\n\f\v/")
+# Fast paths for the common one-line forms; anything else goes token by token.
+_INSTRUCTION_HEAD = re.compile(r"(ROOT[ \t]+)?%?([A-Za-z0-9_][\w.\-]*)[ \t]*=[ \t]*(?=[a-z(])")
+_OPCODE_OPEN = re.compile(r"[ \t]+([a-z][a-z0-9\-]*)\(")
+_ATTRIBUTE_HEAD = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(?=[^\s/])")
+_OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
+_KEY = re.compile(r"[A-Za-z_][\w.\-]*")
+_INT = re.compile(r"-?[0-9]+")
+_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"', re.S)  # unrolled: fast on long strings
+# An array shape without nested braces in its layout (the common case, one regex).
+_GAP = r"(?:\s|/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*(?:\n|$))*"  # whitespace and comments
+_ARRAY_SHAPE = re.compile(
+    r"[a-z][a-z0-9]*\[[^\[\]]*\](?:" + _GAP + r"\{(?=" + _GAP + r"(?:-?[0-9]|:))[^{}]*\})?"
+)
+_ARRAY_HEAD = re.compile(r"[a-z][a-z0-9]*\[")
+_LAYOUT_START = re.compile(_GAP + r"\{" + _GAP + r"(?:-?[0-9]|:)")
+_SPECIAL = re.compile(r'[(){}\[\]"]|/\*|//')
+_BARE = re.compile(
+    r'(?:[^\s,(){}\[\]"%/]|/(?![/*]))+'
+)  # '%' only starts a value (a name): "0%s" is 0, then %s
+# An operand list of plain names, e.g. "(%a, %b)" (the common case, one regex).
+_SIMPLE_OPERANDS = re.compile(r"[ \t]*((?:%?[\w.\-]+[ \t]*,[ \t]*)*%?[\w.\-]+)?[ \t]*\)")
+_CLOSER = {")": "(", "]": "[", "}": "{"}
+#: ``*-start`` opcodes that are instructions of their own. Any other ``X-start`` is XLA's
+#: shorthand for ``async-start`` wrapping an ``X`` (see ``_Parser.async_wrappers``).
+NATIVE_START_OPCODES = frozenset(
+    {"async-start", "all-gather-start", "all-reduce-start", "collective-permute-start", "copy-start"}
+)
+
+
+class HloParseError(ValueError):
+    """HLO module text that cannot be parsed.
+
+    ``str(err)`` gives the line and column, what was expected, and the line quoted with
+    a caret under the fault. ``line`` and ``column`` are 1-based; ``position`` is the
+    0-based offset in the text; ``reason`` is the message alone.
+    """
+
+    def __init__(self, reason: str, text: str, position: int) -> None:
+        position = max(0, min(position, len(text)))
+        self.reason = reason
+        self.position = position
+        self.line = text.count("\n", 0, position) + 1
+        line_start = text.rfind("\n", 0, position) + 1
+        line_end = text.find("\n", position)
+        self.column = position - line_start + 1
+        self.source_line = text[line_start : line_end if line_end >= 0 else len(text)]
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        line, column = self.source_line, self.column - 1
+        window = 70
+        if len(line) > 2 * window:  # show a window around the fault on very long lines
+            lo, hi = max(0, column - window), min(len(line), column + window)
+            prefix = "..." if lo else ""
+            line = prefix + line[lo:hi] + ("..." if hi < len(line) else "")
+            column = column - lo + len(prefix)
+        line = "".join(c if c.isprintable() else " " for c in line)
+        return (
+            f"cannot parse HLO module at line {self.line}, column {self.column}: {self.reason}\n"
+            f"  {line}\n  {' ' * column}^"
+        )
+
+
+def parse_module(text: str) -> HloModule:
+    """Parse the text of an HLO module (``HloModule name ...`` and its computations)."""
+    return _parse(text)[0]
+
+
+def _parse(text: str, record_shapes: bool = False) -> tuple[HloModule, list[tuple[str, Shape]]]:
+    """The module, and (if asked) every shape text in it with its parsed value."""
+    if not isinstance(text, str):
+        raise TypeError(f"parse_module expects a str, got {type(text).__name__}")
+    parser = _Parser(text, record_shapes)
+    # The parse creates many small objects and no reference cycles: the cycle collector's
+    # passes over them are wasted work (25% of the time on a 10 MB module).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return parser.module(), parser.recorded
+    finally:
+        if collecting:
+            gc.enable()
+
+
+class _Parser:
+    def __init__(self, text: str, record_shapes: bool) -> None:
+        self.text = text
+        self.pos = 0
+        self.shapes: dict[str, Shape] = {}
+        self.record_shapes = record_shapes
+        self.recorded: list[tuple[str, Shape]] = []
+
+    # ------------------------------------------------------------------ scanning
+    def error(self, reason: str, position: int | None = None) -> HloParseError:
+        return HloParseError(reason, self.text, self.pos if position is None else position)
+
+    def skip(self) -> int:
+        """Move past whitespace and comments; return the new position."""
+        pos = self.pos
+        if pos < len(self.text) and self.text[pos] not in _GAP_START:
+            return pos  # the common case: already at a token
+        pos = _SKIP.match(self.text, pos).end()  # type: ignore[union-attr]
+        if self.text.startswith("/*", pos):
+            raise self.error("unterminated comment: '/*' has no closing '*/'", pos)
+        self.pos = pos
+        return pos
+
+    def found(self, pos: int | None = None) -> str:
+        """What stands at ``pos``, for error messages."""
+        if pos is None:
+            pos = self.skip()
+        if pos >= len(self.text):
+            return "the end of the input"
+        m = _NAME.match(self.text, pos)
+        if m:
+            return repr(m.group())
+        return repr(self.text[pos])
+
+    def peek(self) -> str:
+        pos = self.skip()
+        return self.text[pos] if pos < len(self.text) else ""
+
+    def expect(self, token: str, context: str) -> None:
+        pos = self.skip()
+        if not self.text.startswith(token, pos):
+            raise self.error(f"expected '{token}' {context}, found {self.found(pos)}")
+        self.pos = pos + len(token)
+
+    def accept(self, token: str) -> bool:
+        pos = self.skip()
+        if self.text.startswith(token, pos):
+            self.pos = pos + len(token)
+            return True
+        return False
+
+    def name(self, what: str) -> str:
+        pos = self.skip()
+        m = _NAME.match(self.text, pos)
+        if m is None:
+            raise self.error(f"expected {what}, found {self.found(pos)}")
+        self.pos = m.end()
+        return m.group(1)
+
+    def balanced_end(self, pos: int) -> int:
+        """The end of the bracketed group opening at ``pos``; strings and comments skipped."""
+        text = self.text
+        stack = [pos]
+        i = pos + 1
+        search = _SPECIAL.search
+        while True:
+            m = search(text, i)
+            if m is None:
+                opener = stack[-1]
+                raise self.error(f"'{text[opener]}' is never closed", opener)
+            token, j = m.group(), m.start()
+            if token in "({[":
+                stack.append(j)
+                i = j + 1
+            elif token in ")}]":
+                opener = stack.pop()
+                if text[opener] != _CLOSER[token]:
+                    raise self.error(
+                        f"'{token}' closes the '{text[opener]}' opened at {self.where(opener)}", j
+                    )
+                if not stack:
+                    return j + 1
+                i = j + 1
+            elif token == '"':
+                s = _STRING.match(text, j)
+                if s is None:
+                    raise self.error("unterminated string", j)
+                i = s.end()
+            elif token == "/*":
+                k = text.find("*/", j + 2)
+                if k < 0:
+                    raise self.error("unterminated comment: '/*' has no closing '*/'", j)
+                i = k + 2
+            else:  # '//'
+                k = text.find("\n", j)
+                i = len(text) if k < 0 else k + 1
+
+    def where(self, pos: int) -> str:
+        line = self.text.count("\n", 0, pos) + 1
+        return f"line {line}, column {pos - self.text.rfind(chr(10), 0, pos)}"
+
+    # ------------------------------------------------------------------- shapes
+    def shape_end(self, pos: int) -> int:
+        text = self.text
+        c = text[pos] if pos < len(text) else ""
+        if c == "(":
+            return self.balanced_end(pos)
+        m = _ARRAY_SHAPE.match(text, pos)
+        if m is not None:
+            end = m.end()
+            if text[end - 1] != "}":
+                layout = _LAYOUT_START.match(text, end)
+                if layout is not None:  # a layout with nested braces, e.g. {1,0:P(s32[2]{0})}
+                    end = self.balanced_end(text.rindex("{", end, layout.end()))
+            return end
+        if c == "b" and text.startswith("b(", pos):
+            return self.balanced_end(pos + 1)
+        if _ARRAY_HEAD.match(text, pos):
+            raise self.error("'[' is never closed", text.index("[", pos))
+        raise self.error(
+            f"expected a shape such as 'f32[2,3]{{1,0}}' or a tuple '(...)', found {self.found(pos)}"
+        )
+
+    def shape(self) -> Shape:
+        start = self.skip()
+        end = self.shape_end(start)
+        self.pos = end
+        return self.shape_text(start, end)
+
+    def shape_text(self, start: int, end: int) -> Shape:
+        source = self.text[start:end]
+        shape = self.shapes.get(source)
+        if shape is None:
+            shape = self.shapes[source] = self.parse_shape_at(source, start)
+        if self.record_shapes:
+            self.recorded.append((source, shape))
+        return shape
+
+    def parse_shape_at(self, source: str, start: int) -> Shape:
+        if source.startswith("(") and len(source) > 512:
+            # Long tuples: parse element by element, so that parse_shape's cache serves
+            # the elements (repeated everywhere in a module) instead of one long text.
+            return self.tuple_by_elements(start, start + len(source))
+        try:
+            return parse_shape(source)
+        except ParseError as e:
+            raise self.error(e.reason, start + e.position) from None
+
+    def tuple_by_elements(self, start: int, end: int) -> TupleShape:
+        saved = self.pos
+        self.pos = start + 1
+        elements: list[Shape] = []
+        if not self.accept(")"):
+            while True:
+                elements.append(self.shape())
+                if self.accept(")"):
+                    break
+                self.expect(",", "or ')' between the elements of a tuple shape")
+        if self.pos != end:  # pragma: no cover - shape_end found this extent
+            raise self.error("unexpected text in a tuple shape", self.pos)
+        self.pos = saved
+        return TupleShape(tuple(elements))
+
+    # ---------------------------------------------------------------- attributes
+    def value_end(self, pos: int) -> int:
+        """The end of an attribute value starting at ``pos``.
+
+        A value is one ``{...}`` group, one string, or a run of bare characters and
+        ``[...]``/``(...)`` groups with no space between them (``[2,4]<=[8]``, ``bf_io->bf``).
+        """
+        text = self.text
+        if text.startswith("{", pos):
+            return self.balanced_end(pos)
+        if text.startswith('"', pos):
+            s = _STRING.match(text, pos)
+            if s is None:
+                raise self.error("unterminated string", pos)
+            return s.end()
+        i = pos + 1 if text.startswith("%", pos) else pos
+        n = len(text)
+        while i < n:
+            c = text[i]
+            if c in "([":
+                i = self.balanced_end(i)
+            else:
+                m = _BARE.match(text, i)
+                if m is None:
+                    break
+                i = m.end()
+        if i == pos:
+            raise self.error(f"expected a value after '=', found {self.found(pos)}", pos)
+        return i
+
+    def attributes(self) -> tuple[dict[str, str], dict[str, int]]:
+        """``(',' key '=' value)*``: raw values, and where each value starts."""
+        values: dict[str, str] = {}
+        starts: dict[str, int] = {}
+        text = self.text
+        while True:
+            fast = _ATTRIBUTE_HEAD.match(text, self.pos)  # ", key=" on one line
+            if fast is not None:
+                pos, key = fast.start(1), fast.group(1)
+                self.pos = fast.end()
+            else:
+                if not self.accept(","):
+                    break
+                pos = self.skip()
+                m = _KEY.match(text, pos)
+                if m is None:
+                    raise self.error(f"expected an attribute name after ',', found {self.found(pos)}")
+                key = m.group()
+                self.pos = m.end()
+                self.expect("=", f"after the attribute name '{key}'")
+            start = self.skip()
+            end = self.value_end(start)
+            if key in values:
+                raise self.error(f"attribute '{key}' is given twice", pos)
+            values[key] = self.text[start:end]
+            starts[key] = start
+            self.pos = end
+        return values, starts
+
+    # -------------------------------------------------------------------- module
+    def module(self) -> HloModule:
+        pos = self.skip()
+        if not self.text.startswith("HloModule", pos) or _WORD.match(self.text, pos).group() != "HloModule":  # type: ignore[union-attr]
+            raise self.error(f"expected 'HloModule' at the start of the module, found {self.found(pos)}")
+        self.pos = pos + len("HloModule")
+        name = self.name("the module name after 'HloModule'")
+        attributes, starts = self.attributes()
+        entry_layout = None
+        if "entry_computation_layout" in attributes:
+            entry_layout = self.entry_computation_layout(starts["entry_computation_layout"])
+        sections = self.sections()
+        self.pending_async: list[tuple[int, HloInstruction, tuple[Shape, ...]]] = []
+        computations: list[HloComputation] = []
+        names: set[str] = set()
+        entry: HloComputation | None = None
+        while self.skip() < len(self.text):
+            start = self.pos
+            self.computation_index = len(computations)
+            computation = self.computation()
+            if computation.name in names:
+                raise self.error(f"computation '{computation.name}' is defined twice", start)
+            names.add(computation.name)
+            if computation.is_entry:
+                if entry is not None:
+                    raise self.error(
+                        f"a second ENTRY computation ('{computation.name}' after '{entry.name}')", start
+                    )
+                entry = computation
+            computations.append(computation)
+        if not computations:
+            raise self.error(
+                "expected a computation ('ENTRY name {' or 'name {'), found the end of the input"
+            )
+        if entry is None:  # XLA: without ENTRY, the last computation is the entry
+            last = computations[-1]
+            entry = HloComputation(
+                last.name, last.instructions, True, last.parameters, last.result_shape, last.attributes
+            )
+            computations[-1] = entry
+        if self.pending_async:
+            computations = self.async_wrappers(computations, names)
+            entry = next(c for c in computations if c.is_entry)
+        return HloModule(name, tuple(computations), entry, entry_layout, attributes, sections)
+
+    def async_wrappers(self, computations: list[HloComputation], names: set[str]) -> list[HloComputation]:
+        """Give every shorthand async start (``call-start(...)``) its wrapped computation.
+
+        XLA's parser reads ``%s = ((operands), result, state) call-start(%x), to_apply=%f``
+        as an ``async-start`` whose computation ``async_wrapped`` holds one parameter per
+        operand and the wrapped ``call`` (with the remaining attributes) as its root. The
+        computation is created here in the same way, so that the module has the
+        computations XLA's has, and the start instruction's ``calls`` names it.
+        """
+        by_computation: dict[int, list[tuple[HloInstruction, tuple[Shape, ...]]]] = {}
+        for index, instruction, operand_shapes in self.pending_async:
+            by_computation.setdefault(index, []).append((instruction, operand_shapes))
+        result: list[HloComputation] = []
+        for index, computation in enumerate(computations):
+            starts = by_computation.get(index)
+            if not starts:
+                result.append(computation)
+                continue
+            replaced: dict[str, HloInstruction] = {}
+            for start, operand_shapes in starts:
+                wrapper_name = _unique("async_wrapped", names)
+                params = tuple(
+                    HloInstruction(_unique("async_param", set(), i), shape, "parameter", parameter_number=i)
+                    for i, shape in enumerate(operand_shapes)
+                )
+                shape = start.shape
+                wrapped_shape = (
+                    shape.elements[1] if isinstance(shape, TupleShape) and len(shape.elements) > 1 else shape
+                )
+                attributes = {k: v for k, v in start.attributes.items() if k != "async_execution_thread"}
+                wrapped = HloInstruction(
+                    start.name,
+                    wrapped_shape,
+                    start.opcode.removesuffix("-start"),
+                    tuple(HloOperand(p.name, p.shape) for p in params),
+                    attributes,
+                    is_root=True,
+                    dimensions=start.dimensions,
+                    slice=start.slice,
+                    padding=start.padding,
+                    index=start.index,
+                    calls=start.calls,
+                    to_apply=start.to_apply,
+                )
+                result.append(HloComputation(wrapper_name, (*params, wrapped)))
+                replaced[start.name] = dataclasses.replace(start, calls=(*start.calls, wrapper_name))
+            result.append(
+                dataclasses.replace(
+                    computation, instructions=tuple(replaced.get(i.name, i) for i in computation.instructions)
+                )
+            )
+        return result
+
+    def entry_computation_layout(self, start: int) -> EntryComputationLayout:
+        saved = self.pos
+        self.pos = start
+        self.expect("{", "to open entry_computation_layout")
+        self.expect("(", "to open the parameter shapes of entry_computation_layout")
+        params: list[Shape] = []
+        if not self.accept(")"):
+            while True:
+                params.append(self.shape())
+                if self.accept(")"):
+                    break
+                self.expect(",", "or ')' between parameter shapes")
+        self.expect("->", "between the parameter shapes and the result shape")
+        result = self.shape()
+        self.expect("}", "to close entry_computation_layout")
+        self.pos = saved
+        return EntryComputationLayout(tuple(params), result)
+
+    def sections(self) -> dict[str, tuple[tuple[int, str], ...]]:
+        sections: dict[str, tuple[tuple[int, str], ...]] = {}
+        while True:
+            pos = self.skip()
+            m = _WORD.match(self.text, pos)
+            if m is None or m.group() not in SECTION_NAMES:
+                return sections
+            self.pos = m.end()
+            if self.peek() in ("{", "("):  # a computation that happens to have this name
+                self.pos = pos
+                return sections
+            entries: list[tuple[int, str]] = []
+            while True:
+                pos = self.skip()
+                number = _INT.match(self.text, pos)
+                if number is None:
+                    break
+                self.pos = number.end()
+                start = self.skip()
+                if self.text.startswith('"', start):
+                    s = _STRING.match(self.text, start)
+                    if s is None:
+                        raise self.error("unterminated string", start)
+                    end = s.end()
+                elif self.text.startswith("{", start):
+                    end = self.balanced_end(start)
+                else:
+                    raise self.error(
+                        f"expected a string or '{{...}}' in {m.group()}, found {self.found(start)}"
+                    )
+                entries.append((int(number.group()), self.text[start:end]))
+                self.pos = end
+            sections[m.group()] = tuple(entries)
+
+    def computation(self) -> HloComputation:
+        pos = self.skip()
+        is_entry = False
+        m = _WORD.match(self.text, pos)
+        if m is not None and m.group() == "ENTRY":
+            is_entry = True
+            self.pos = m.end()
+        name = self.name("a computation name (or 'ENTRY')")
+        parameters = result = None
+        if self.peek() == "(":
+            parameters, result = self.signature()
+        self.expect("{", f"to open the body of computation '{name}'")
+        instructions: list[HloInstruction] = []
+        seen: dict[str, Shape] = {}
+        roots = 0
+        opened = self.pos - 1
+        while not self.accept("}"):
+            if self.pos >= len(self.text):
+                raise self.error(
+                    f"computation '{name}' (its '{{' is at {self.where(opened)}) is never closed: expected '}}'"
+                )
+            start = self.pos
+            instruction = self.instruction()
+            if instruction.name in seen:
+                raise self.error(f"instruction '{instruction.name}' is defined twice in '{name}'", start)
+            seen[instruction.name] = instruction.shape
+            if instruction.opcode.endswith("-start") and instruction.opcode not in NATIVE_START_OPCODES:
+                self.pending_async.append(
+                    (self.computation_index, instruction, self.operand_shapes(instruction, seen, start))
+                )
+            roots += instruction.is_root
+            if roots > 1 and instruction.is_root:
+                raise self.error(f"a second ROOT instruction in computation '{name}'", start)
+            instructions.append(instruction)
+        if not instructions:
+            raise self.error(f"computation '{name}' has no instructions", self.pos - 1)
+        attributes, _ = self.attributes()
+        return HloComputation(name, tuple(instructions), is_entry, parameters, result, attributes)
+
+    def operand_shapes(
+        self, instruction: HloInstruction, shapes: dict[str, Shape], start: int
+    ) -> tuple[Shape, ...]:
+        result = []
+        for operand in instruction.operands:
+            shape = operand.shape if operand.shape is not None else shapes.get(operand.name)
+            if shape is None:
+                raise self.error(
+                    f"operand '{operand.name}' of '{instruction.name}' is not defined before it", start
+                )
+            result.append(shape)
+        return tuple(result)
+
+    def signature(self) -> tuple[tuple[tuple[str, Shape], ...], Shape]:
+        self.expect("(", "to open the parameter list")
+        params: list[tuple[str, Shape]] = []
+        if not self.accept(")"):
+            while True:
+                pname = self.name("a parameter name")
+                self.expect(":", f"after the parameter name '{pname}'")
+                params.append((pname, self.shape()))
+                if self.accept(")"):
+                    break
+                self.expect(",", "or ')' between parameters")
+        self.expect("->", "after the parameter list")
+        return tuple(params), self.shape()
+
+    # --------------------------------------------------------------- instructions
+    def instruction(self) -> HloInstruction:
+        text = self.text
+        pos = self.skip()
+        head = _INSTRUCTION_HEAD.match(text, pos)  # "[ROOT] name = " on one line
+        if head is not None:
+            is_root, name = head.group(1) is not None, head.group(2)
+            self.pos = head.end()
+        else:
+            root = _ROOT.match(text, pos)
+            is_root = root is not None
+            if root is not None:
+                self.pos = root.end()
+            m = _NAME.match(text, self.skip())
+            if m is None:
+                raise self.error(f"expected an instruction name or '}}', found {self.found()}")
+            name = m.group(1)
+            self.pos = m.end()
+            self.expect("=", f"after the instruction name '{name}'")
+        shape = self.shape()
+        op = _OPCODE_OPEN.match(text, self.pos)  # " opcode(" on one line
+        if op is not None:
+            opcode = op.group(1)
+            self.pos = op.end()
+        else:
+            pos = self.skip()
+            op = _OPCODE.match(text, pos)
+            if op is None:
+                raise self.error(f"expected an opcode after the shape of '{name}', found {self.found(pos)}")
+            opcode = op.group()
+            self.pos = op.end()
+            self.expect("(", f"after the opcode '{opcode}'")
+        operands: tuple[HloOperand, ...] = ()
+        parameter_number = literal = None
+        if opcode == "parameter":
+            number = _INT.match(text, self.skip())
+            if number is None or number.group().startswith("-"):
+                raise self.error(f"expected a parameter number in 'parameter(N)', found {self.found()}")
+            parameter_number = int(number.group())
+            self.pos = number.end()
+            self.expect(")", "after the parameter number")
+        elif opcode == "constant":
+            end = self.balanced_end(self.pos - 1)
+            literal = text[self.pos : end - 1].strip()
+            self.pos = end
+        else:
+            operands = self.operands()
+        attributes, starts = self.attributes()
+        parsed = self.parsed_attributes(attributes, starts) if attributes else {}
+        return HloInstruction(
+            name,
+            shape,
+            opcode,
+            operands,
+            attributes,
+            is_root,
+            parameter_number,
+            literal,
+            **parsed,
+        )
+
+    def operands(self) -> tuple[HloOperand, ...]:
+        text = self.text
+        simple = _SIMPLE_OPERANDS.match(text, self.pos)
+        if simple is not None:
+            self.pos = simple.end()
+            names = simple.group(1)
+            if not names:
+                return ()
+            return tuple(HloOperand(n.strip().removeprefix("%")) for n in names.split(","))
+        operands: list[HloOperand] = []
+        if self.accept(")"):
+            return ()
+        while True:
+            pos = self.skip()
+            shape = None
+            c = text[pos] if pos < len(text) else ""
+            if c == "(" or _ARRAY_HEAD.match(text, pos) or text.startswith("b(", pos):
+                shape = self.shape()
+            operands.append(HloOperand(self.name("an operand name"), shape))
+            if self.accept(")"):
+                return tuple(operands)
+            self.expect(",", "or ')' between operands")
+
+    def parsed_attributes(self, attributes: dict[str, str], starts: dict[str, int]) -> dict[str, object]:
+        parsed: dict[str, object] = {}
+        calls: list[str] = []
+        for key, value in attributes.items():
+            try:
+                if key == "dimensions":
+                    parsed["dimensions"] = parse_int_list(value)
+                elif key == "slice":
+                    parsed["slice"] = parse_slice(value)
+                elif key == "padding":
+                    parsed["padding"] = parse_padding(value)
+                elif key == "index":
+                    parsed["index"] = parse_index(value)
+                elif key == "to_apply":
+                    (parsed["to_apply"],) = _one_name(value)
+                elif key == "calls":
+                    calls.extend(computation_names(value))
+                elif key in COMPUTATION_REFERENCE_ATTRIBUTES:
+                    computation_names(value)  # checked here; read via .called_computations
+            except AttributeValueError as e:
+                raise self.error(f"in attribute '{key}': {e.reason}", starts[key] + e.offset) from None
+        if calls:
+            parsed["calls"] = tuple(calls)
+        return parsed
+
+
+def _unique(base: str, taken: set[str], number: int = 0) -> str:
+    """``base``, or ``base.N`` with the least N that is free (XLA's name uniquifier style)."""
+    name = base if number == 0 else f"{base}.{number}"
+    while name in taken:
+        number += 1
+        name = f"{base}.{number}"
+    taken.add(name)
+    return name
+
+
+def _one_name(value: str) -> tuple[str]:
+    names = computation_names(value)
+    if len(names) != 1:
+        raise AttributeValueError(f"expected one computation name, found {len(names)}")
+    return (names[0],)

@@ -1,0 +1,348 @@
+"""``layout_algebra.hlo.audit``: sizes, buffer totals, movement verdicts, and the ``audit`` command."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import pytest
+from conftest import shared_data_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_hlo import all_modules, module_text
+
+from layout_algebra import parse_shape, physical_size_in_bytes, size_report
+from layout_algebra.cli import main
+from layout_algebra.hlo import HloInstruction, audit_module, classify_movement, parse_module
+from layout_algebra.hlo.audit import computation_roles
+from layout_algebra.model.shapes import ArrayShape, Layout, Tile, TupleShape
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tpu_module.hlo"
+NATIVE_STARTS = {"all-gather-start", "all-reduce-start", "collective-permute-start", "copy-start"}
+FORWARDING = {"bitcast", "get-tuple-element", "tuple", "while", "call", "conditional", "optimization-barrier"}
+
+
+def reference_buffers(module):
+    """The buffer rule of the audit's documentation, written out again independently."""
+    program = {module.entry.name}
+    stack = [module.entry]
+    while stack:
+        computation = stack.pop()
+        for i in computation.instructions:
+            op = i.opcode
+            control = op in ("while", "conditional", "call", "async-start") or (
+                op.endswith("-start") and op not in NATIVE_STARTS
+            )
+            if control:
+                for name in i.called_computations:
+                    if name not in program:
+                        program.add(name)
+                        stack.append(module.computation(name))
+    for computation in module.computations:
+        if computation.name not in program:
+            continue
+        for i in computation.instructions:
+            if i.opcode in FORWARDING or i.opcode.endswith(("-done", "-update")):
+                continue
+            if i.opcode == "parameter" and not computation.is_entry:
+                continue
+            yield i
+
+
+def leaves(shape):
+    if isinstance(shape, TupleShape):
+        for e in shape.elements:
+            yield from leaves(e)
+    elif isinstance(shape, ArrayShape):
+        yield shape
+
+
+@pytest.mark.parametrize("name", all_modules())
+def test_totals_equal_the_sum_of_physical_sizes_of_the_buffers(name: str | None) -> None:
+    module = parse_module(module_text(name))
+    report = audit_module(module)
+    expected: dict[int, int] = {}
+    for instruction in reference_buffers(module):
+        for leaf in leaves(instruction.shape):
+            space = leaf.effective_layout.memory_space
+            expected[space] = expected.get(space, 0) + physical_size_in_bytes(leaf)
+    assert {s: t.physical_bytes for s, t in report.totals_by_memory_space.items()} == expected
+    assert report.physical_bytes == sum(expected.values())
+    assert len(report.buffers) == len(list(reference_buffers(module)))
+    assert len(report.rows) == module.instruction_count
+
+
+@pytest.mark.parametrize("name", all_modules())
+def test_every_row_sums_its_leaves(name: str | None) -> None:
+    report = audit_module(parse_module(module_text(name)))
+    for row in report.rows:
+        arrays = list(leaves(row.shape))
+        assert row.logical_bytes == sum(size_report(a).logical_bytes for a in arrays)
+        assert row.physical_bytes == sum(physical_size_in_bytes(a) for a in arrays)
+        assert row.allocated_bytes == sum(size_report(a).first_tile_bytes for a in arrays)
+        assert row.problems == ()  # every shipped layout passes XLA's validation
+
+
+def test_the_example_module_by_hand() -> None:
+    report = audit_module(parse_module(EXAMPLE.read_text(encoding="utf-8")))
+    idx, idx_t = report.row("main.1", "idx"), report.row("main.1", "idx.t")
+    assert (idx.logical_bytes, idx.physical_bytes) == (3 * 100 * 4, 4 * 128 * 4)  # 3 rows -> a (4,128) tile
+    assert idx_t.physical_bytes == 104 * 128 * 4  # column-major: 100 rows -> 104, 3 lanes -> 128
+    assert report.worst_padding(1)[0].name == "idx.t"
+    assert [r.name for r in report.worst_padding(2, buffers_only=True)] == ["idx.t", "idx"]
+    assert report.worst_padding(2)[1].name == "tuple.1"  # a tuple aliasing its leaves ranks too
+    hbm = (
+        256 * 1024 * 2
+        + 1024 * 512 * 2
+        + 512 * 4
+        + 4 * 128 * 4
+        + 256 * 512 * 4 * 2
+        + 256 * 512 * 2
+        + 104 * 128 * 4
+    )
+    assert report.totals_by_memory_space[0].physical_bytes == hbm
+    assert report.totals_by_memory_space[1].physical_bytes == 1024 * 512 * 2
+    assert report.totals_by_memory_space[1].buffers == 1
+    verdicts = {r.name: r.movement.verdict for r in report.movements()}
+    assert verdicts == {
+        "w.vmem": "moves data",
+        "transpose.1": "no data movement",
+        "bitcast.1": "no data movement",  # f32[256,512] -> f32[2,128,512], whole (8,128) tiles
+        "idx.t": "moves data",
+    }
+    assert not report.row("main.1", "tuple.1").is_buffer
+    assert report.row("fused_bias_relu", "add.1").role == "fusion"
+
+
+def test_roles_of_computations() -> None:
+    module = parse_module(shared_data_file("hlo/jax_scan_while.optimized.hlo").read_text(encoding="utf-8"))
+    roles = computation_roles(module)
+    assert roles["main.9"] == "entry"
+    assert roles["while.10_computation"] == roles["region_0.5"] == roles["region_2.6"] == "control flow"
+    assert roles["fused_computation"] == "fusion"
+    assert roles["region_1.2"] == "applied"  # the reducer of a reduce inside a fusion
+    report = audit_module(module)
+    body_params = [r for r in report.rows if r.computation == "region_0.5" and r.opcode == "parameter"]
+    assert body_params and not any(r.is_buffer for r in body_params)
+
+
+def test_unsized_shapes_and_invalid_layouts_are_reported_not_fatal() -> None:
+    module = parse_module(
+        "HloModule m\nENTRY e {\n  p = f32[?,4] parameter(0)\n  q = f32[2,3]{0,0} parameter(1)\n"
+        "  ROOT t = (f32[?,4], token[]) tuple(p, p)\n}"
+    )
+    report = audit_module(module)
+    p, q = report.row("e", "p"), report.row("e", "q")
+    assert p.physical_bytes is None and p.padding_ratio is None
+    assert any("'?'" in problem for problem in p.problems)
+    assert any("permutation" in problem for problem in q.problems)
+    assert report.totals_by_memory_space[0].unsized == 2 and report.totals_by_memory_space[0].buffers == 2
+    assert report.worst_padding() == []
+
+
+def test_progress_is_reported_to_the_end() -> None:
+    module = parse_module(EXAMPLE.read_text(encoding="utf-8"))
+    calls = []
+    audit_module(module, progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (module.instruction_count, module.instruction_count)
+
+
+def test_json_summary() -> None:
+    report = audit_module(parse_module(EXAMPLE.read_text(encoding="utf-8")))
+    record = json.loads(json.dumps(report.to_json(top=3)))
+    assert record["totals"]["physical_bytes"] == report.physical_bytes
+    assert record["by_memory_space"]["S(1)"]["buffers"] == 1
+    assert [r["name"] for r in record["rows"]] == [r.name for r in report.worst_padding(3)]
+    assert len(report.to_json()["rows"]) == len(report.rows)
+
+
+# ------------------------------------------------------------------- movement
+def _nested_linear_index(shape: ArrayShape, index: tuple[int, ...]) -> int:
+    """xla-facts §5.1: the tiled-layout document's nested tiling, written out directly."""
+    m2m = shape.effective_layout.minor_to_major
+    cur_shape = [shape.dimensions[m2m[i]] for i in range(len(m2m) - 1, -1, -1)]
+    cur_idx = [index[m2m[i]] for i in range(len(m2m) - 1, -1, -1)]
+    for tile in shape.effective_layout.tiles:
+        t = list(tile.dimensions)
+        while len(cur_shape) < len(t):
+            cur_shape.insert(0, 1)
+            cur_idx.insert(0, 0)
+        s = len(cur_shape) - len(t)
+        cur_idx = (
+            cur_idx[:s]
+            + [cur_idx[s + i] // t[i] for i in range(len(t))]
+            + [cur_idx[s + i] % t[i] for i in range(len(t))]
+        )
+        cur_shape = cur_shape[:s] + [math.ceil(cur_shape[s + i] / t[i]) for i in range(len(t))] + t
+    linear = 0
+    for i, n in zip(cur_idx, cur_shape, strict=True):
+        linear = linear * n + i
+    return linear
+
+
+_TILES = [(), ((2,),), ((2, 2),), ((2, 4), (2, 1)), ((1, 2),)]
+
+
+@st.composite
+def transposes(draw):
+    rank = draw(st.integers(1, 3))
+    dims = tuple(draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank)))
+    tiles = draw(st.sampled_from([t for t in _TILES if all(len(x) <= rank for x in t)]))
+    m2m = tuple(draw(st.permutations(range(rank))))
+    space = draw(st.sampled_from([0, 0, 1]))
+    src = ArrayShape(
+        parse_shape("f32[]").element_type,
+        dims,
+        layout=Layout(m2m, tuple(map(Tile, tiles)), memory_space=space),
+    )
+    perm = tuple(draw(st.permutations(range(rank))))
+    out_dims = tuple(dims[p] for p in perm)
+    if draw(st.booleans()):  # XLA's PermuteDimensions: the layout that keeps the physical order
+        inverse = [perm.index(d) for d in range(rank)]
+        out_m2m = tuple(inverse[d] for d in m2m)
+    else:
+        out_m2m = tuple(draw(st.permutations(range(rank))))
+    out_tiles = (
+        tiles
+        if draw(st.booleans())
+        else draw(st.sampled_from([t for t in _TILES if all(len(x) <= rank for x in t)]))
+    )
+    out_space = space if draw(st.booleans()) else draw(st.sampled_from([0, 1]))
+    dst = ArrayShape(
+        src.element_type,
+        out_dims,
+        layout=Layout(out_m2m, tuple(map(Tile, out_tiles)), memory_space=out_space),
+    )
+    opcode = draw(st.sampled_from(["transpose", "copy"]))
+    if opcode == "copy":
+        dst = ArrayShape(src.element_type, dims, layout=dst.layout if len(out_m2m) == rank else src.layout)
+        perm = tuple(range(rank))
+    return HloInstruction("t", dst, opcode, dimensions=perm if opcode == "transpose" else None), src, perm
+
+
+@settings(max_examples=300, deadline=None)
+@given(transposes())
+def test_movement_verdicts_are_sound(case) -> None:
+    """A verdict other than "unknown" is checked against every element by enumeration."""
+    instruction, src, perm = case
+    dst = instruction.shape
+    verdict = classify_movement(instruction, src)
+    assert verdict.verdict in ("moves data", "no data movement", "unknown") and verdict.reason
+    if verdict.verdict == "no data movement":
+        assert src.layout.memory_space == dst.layout.memory_space
+        assert size_report(src).first_tile_bytes == size_report(dst).first_tile_bytes
+        for out_index in itertools.product(*(range(d) for d in dst.dimensions)):
+            in_index = [0] * src.rank
+            for d, p in enumerate(perm):
+                in_index[p] = out_index[d]
+            assert _nested_linear_index(dst, out_index) == _nested_linear_index(src, tuple(in_index))
+    elif verdict.verdict == "moves data":
+        keeps_every_element = all(
+            _nested_linear_index(dst, out_index)
+            == _nested_linear_index(src, tuple(out_index[perm.index(p)] for p in range(src.rank)))
+            for out_index in itertools.product(*(range(d) for d in dst.dimensions))
+        )
+        assert (
+            src.layout.memory_space != dst.layout.memory_space
+            or size_report(src).first_tile_bytes != size_report(dst).first_tile_bytes
+            or not keeps_every_element
+        )
+
+
+def test_movement_cases() -> None:
+    s = parse_shape
+
+    def verdict(result: str, opcode: str, operand: str | None, **kw) -> str:
+        instruction = HloInstruction("x", s(result), opcode, **kw)
+        return classify_movement(instruction, None if operand is None else s(operand)).verdict
+
+    assert verdict("f32[8,128]{1,0:T(8,128)}", "copy", "f32[8,128]{1,0:T(8,128)}") == "no data movement"
+    assert verdict("f32[8,128]{1,0:T(8,128)S(1)}", "copy", "f32[8,128]{1,0:T(8,128)}") == "moves data"
+    assert verdict("f32[4,4]{1,0}", "transpose", "f32[4,4]{1,0}", dimensions=(1, 0)) == "moves data"
+    assert verdict("f32[4,4]{1,0}", "transpose", "f32[4,4]{1,0}", dimensions=(0, 1)) == "no data movement"
+    assert verdict("f32[3,100]{0,1:T(8,128)}", "copy", "f32[3,100]{1,0:T(4,128)}") == "moves data"
+    assert verdict("f32[1024]{0:T(1024)}", "reshape", "f32[8,128]{1,0:T(8,128)}") == "no data movement"
+    assert verdict("f32[4096]{0:T(1024)}", "reshape", "f32[16,256]{1,0:T(8,128)}") == "moves data"
+    assert verdict("f32[8,128]{1,0}", "bitcast", None) == "unknown"
+    assert verdict("s32[8,128]{1,0}", "bitcast", "f32[8,128]{1,0}") == "unknown"
+    assert verdict("(f32[2])", "copy", "(f32[2])") == "unknown"
+    reason = classify_movement(
+        HloInstruction("x", s("f32[1024]{0:T(1024)}"), "reshape"), s("f32[8,128]{1,0:T(8,128)}")
+    ).reason
+    assert reason.startswith("proved: every element keeps its bit offset")
+    with pytest.raises(ValueError, match="handles bitcast"):
+        classify_movement(HloInstruction("x", s("f32[2]"), "add"), s("f32[2]"))
+
+
+# ------------------------------------------------------------------------ CLI
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_audit_prints_tables(capsys) -> None:
+    code, out, err = run(capsys, "audit", str(EXAMPLE))
+    assert code == 0 and err == ""
+    assert out.startswith("module jit_dense_layer: 19 instructions, 9 buffers")
+    for text in (
+        "S(0) device memory",
+        "S(1) fast memory",
+        "worst padding first",
+        "s32[3,100]{0,1:T(8,128)}",
+        "moves data",
+    ):
+        assert text in out
+    report = audit_module(parse_module(EXAMPLE.read_text(encoding="utf-8")))
+    assert f"{report.physical_bytes:,}" in out
+
+
+def test_audit_json_and_top(capsys) -> None:
+    code, out, _ = run(capsys, "audit", str(EXAMPLE), "--json", "--top", "2")
+    assert code == 0
+    record = json.loads(out)
+    assert len(record["rows"]) == 2 and record["rows"][0]["name"] == "idx.t"
+    _, out, _ = run(capsys, "audit", str(EXAMPLE), "--top", "1")
+    assert "(1 of 19 sized instructions)" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "cannot read"),  # no such file
+        (b"", "cannot parse HLO module at line 1, column 1: expected 'HloModule'"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "is not UTF-8 text"),
+        (b"HloModule m\nENTRY e {\n  p f32[2] parameter(0)\n}\n", "line 3, column 5: expected '='"),
+        (b"HloModule m\nENTRY e {\n  ROOT p = f32[2]{0:Q} parameter(0)\n", "line 3, column 21"),
+        (b"HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n", "never closed"),
+    ],
+    ids=["missing", "empty", "binary", "missing-equals", "bad-shape", "unterminated"],
+)
+def test_audit_bad_input_is_a_clear_error_with_status_2(capsys, tmp_path: Path, content, expected) -> None:
+    path = tmp_path / "module.hlo"
+    if content is not None:
+        path.write_bytes(content)
+    code, out, err = run(capsys, "audit", str(path))
+    assert code == 2 and out == ""
+    assert err.startswith("layout-algebra audit: error: ") and expected in err
+    assert "Traceback" not in err
+    if content is None or content.startswith(b"\x89"):
+        assert err.count("\n") == 1  # one line
+
+
+def test_audit_of_a_directory_is_an_error(capsys, tmp_path: Path) -> None:
+    code, _, err = run(capsys, "audit", str(tmp_path))
+    assert code == 2 and "cannot read" in err and err.count("\n") == 1
+
+
+def test_long_modules_show_a_progress_bar_on_a_terminal(capsys, tmp_path: Path, monkeypatch) -> None:
+    body = "\n".join(f"  p{i} = f32[8,128]{{1,0:T(8,128)}} parameter({i})" for i in range(5000))
+    path = tmp_path / "long.hlo"
+    path.write_text(f"HloModule long\nENTRY e {{\n{body}\n}}\n", encoding="utf-8")
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    code, out, _ = run(capsys, "audit", str(path), "--top", "3")
+    assert code == 0
+    assert "module long: 5,000 instructions, 5,000 buffers" in out
+    assert f"{5000 * 8 * 128 * 4:,}" in out

@@ -1,0 +1,383 @@
+"""``layout_algebra.hlo.parse_module`` on real dumps, on every construct they use, and on bad input."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import SHARED_DATA, shared_data_file
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from layout_algebra import parse_shape
+from layout_algebra.hlo import HloParseError, PaddingDimension, SliceDimension, parse_module
+from layout_algebra.hlo.parser import _parse
+
+#: Computation and instruction counts of XLA's own parser (jaxlib 0.10.2) on the shipped
+#: TPU modules, as given in issue 8.
+XLA_COUNTS = {
+    "01": (3, 20),
+    "02": (11, 143),
+    "03": (8, 148),
+    "04": (11, 66),
+    "05": (5, 24),
+    "06": (4, 46),
+    "07": (3, 38),
+    "08": (1, 2),
+    "09": (5, 17),
+    "10": (3, 16),
+    "11": (3, 26),
+    "12": (1, 12),
+}
+
+
+def hlo_file(prefix: str) -> Path:
+    """The shipped module ``hlo/<prefix>_*.hlo``; fails (never skips) if it is missing."""
+    shared_data_file("README.md")
+    matches = sorted((SHARED_DATA / "hlo").glob(f"{prefix}*.hlo"))
+    assert len(matches) == 1, f"expected one module hlo/{prefix}*.hlo, found {[m.name for m in matches]}"
+    return shared_data_file(f"hlo/{matches[0].name}")
+
+
+def all_modules() -> list:
+    """Every shipped module, as pytest params (one failing param if the data is missing)."""
+    paths = sorted((SHARED_DATA / "hlo").glob("*.hlo"))
+    if not paths:
+        return [pytest.param(None, id="shared-data-missing")]
+    return [pytest.param(p.name, id=p.name.split(".")[0][:40]) for p in paths]
+
+
+def module_text(name: str | None) -> str:
+    if name is None:
+        shared_data_file("hlo/01_missing.hlo")  # fails with the data directory's message
+    return shared_data_file(f"hlo/{name}").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ real modules
+@pytest.mark.parametrize("prefix", sorted(XLA_COUNTS))
+def test_counts_equal_xla_parser(prefix: str) -> None:
+    module = parse_module(hlo_file(prefix + "_").read_text(encoding="utf-8"))
+    assert (len(module.computations), module.instruction_count) == XLA_COUNTS[prefix]
+    assert module.entry in module.computations and module.entry.is_entry
+    assert sum(c.is_entry for c in module.computations) == 1
+
+
+@pytest.mark.parametrize("name", all_modules())
+def test_every_shipped_module_parses_and_counts_match_its_text(name: str | None) -> None:
+    text = module_text(name)
+    module = parse_module(text)
+    if name.startswith("jax_"):
+        # XLA:CPU dumps put every instruction on its own line and every computation header
+        # on one line: an independent count from the text itself.
+        instruction_lines = re.findall(r"^\s*(?:ROOT\s+)?%?[\w.\-]+ = ", text, re.M)
+        header_lines = re.findall(r"^(?:ENTRY )?%[\w.\-]+ .*\{$", text, re.M)
+        assert module.instruction_count == len(instruction_lines)
+        assert len(module.computations) == len(header_lines)
+        assert set(module.sections) == {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}
+    for computation in module.computations:
+        assert sum(i.is_root for i in computation.instructions) <= 1
+        names = [i.name for i in computation.instructions]
+        assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("name", all_modules())
+def test_every_shape_round_trips(name: str | None) -> None:
+    _, recorded = _parse(module_text(name), record_shapes=True)
+    assert recorded
+    for source, shape in recorded:
+        assert parse_shape(str(shape)) == shape
+        assert shape == parse_shape(source)
+        if not re.search(r"\](?!\{)", source):  # every array written with its layout: XLA printed it
+            assert str(shape) == re.sub(r"\s*\n\s*", " ", source)
+
+
+def test_entry_computation_layout_and_header_attributes() -> None:
+    module = parse_module(hlo_file("12_").read_text(encoding="utf-8"))
+    layout = module.entry_computation_layout
+    assert layout is not None
+    assert [str(s) for s in layout.parameter_shapes] == [
+        "bf16[1024,512]{1,0:T(8,128)(2,1)}",
+        "bf16[2,512,4096]{2,1,0:T(8,128)(2,1)}",
+        "s32[3]{0:T(128)}",
+    ]
+    assert str(layout.result_shape) == "bf16[1024,512]{1,0:T(8,128)(2,1)}"
+    assert module.attributes["num_partitions"] == "8"
+    assert module.attributes["allow_spmd_sharding_propagation_to_output"] == "{true}"
+    # the typed signature of the entry computation, without layouts
+    assert module.entry.parameters[0] == ("param.1", parse_shape("bf16[1024,512]"))
+    # nested JSON braces kept whole, as raw text
+    custom = module.entry.instruction("make_group_metadata.1")
+    assert custom.attributes["backend_config"].startswith('{"custom_call_config": {')
+    assert custom.attributes["backend_config"].endswith("]}}")
+    assert custom.attributes["custom_call_target"] == '"tpu_custom_call"'
+    # an operand list with an /*index=5*/ comment
+    matmul = module.entry.instruction("ragged_latency_optimized_reduce_scatter_out_feature_matmul.1")
+    assert matmul.operand_names[5] == "param.1" and len(matmul.operands) == 7
+
+
+def test_tuple_result_with_index_comments_in_the_entry_layout() -> None:
+    module = parse_module(hlo_file("02_").read_text(encoding="utf-8"))
+    result = module.entry_computation_layout.result_shape
+    assert len(result.elements) == 13
+    assert str(result.elements[5]) == "u32[]{:T(128)}"
+
+
+def test_typed_operands_keep_their_shapes_and_no_entry_means_the_last_computation() -> None:
+    module = parse_module(hlo_file("04_").read_text(encoding="utf-8"))
+    assert module.entry is module.computations[-1] and module.entry.name == "fused_computation.112"
+    ds = module.computation("fused_computation.1793").instruction("dynamic-slice.1806")
+    assert ds.operands[0].name == "param_0.4944"
+    assert ds.operands[0].shape == parse_shape("s32[16]{0:T(128)}")
+    assert ds.attributes["dynamic_slice_sizes"] == "{1}"
+
+
+def test_instructions_wrapped_over_lines_and_untyped_computations() -> None:
+    module = parse_module(hlo_file("05_").read_text(encoding="utf-8"))
+    assert module.entry.name == "entry"
+    assert module.computation("fused_computation.0").parameters is None  # untyped header "name {"
+    sliced = module.computation("fused_computation.0").root
+    assert sliced.opcode == "slice" and sliced.slice == (SliceDimension(3072, 4096), SliceDimension(0, 9216))
+    conv = module.computation("fused_computation").instruction("convolution")
+    assert str(conv.shape) == "bf16[1024,6144]{1,0:T(8,128)(2,1)S(1)}"
+    assert conv.operand_names == ("fusion1", "fusion2")
+    reduce = module.computation("fused_computation").instruction("all-reduce")
+    assert reduce.to_apply == "add" and reduce.called_computations == ("add",)
+
+
+def test_parsed_attributes_of_layout_analysis() -> None:
+    module = parse_module(hlo_file("02_").read_text(encoding="utf-8"))
+    pad = module.computation("fused_computation.68.clone.clone.clone").instruction("pad.3783")
+    assert pad.padding == (PaddingDimension(0, 0),) * 2 + (PaddingDimension(0, 1), PaddingDimension(0, 0))
+    fusion = module.computation("fused_computation.71.clone").instruction("fusion.4288")
+    assert fusion.calls == ("fused_computation.70.clone.clone.clone",)
+    assert fusion.attributes["kind"] == "kLoop"
+    whiles = [i for _, i in module.instructions() if i.opcode == "while"]
+    assert whiles and all(len(w.called_computations) == 2 for w in whiles)
+    gte = [i for _, i in module.instructions() if i.opcode == "get-tuple-element"]
+    assert gte and all(isinstance(i.index, int) for i in gte)
+    bcast = module.computation("fused_computation.68.clone.clone.clone").instruction("constant.26622")
+    assert bcast.literal == "0" and bcast.operands == ()
+
+
+def test_async_shorthand_gets_its_wrapped_computation_as_in_xla() -> None:
+    module = parse_module(hlo_file("09_").read_text(encoding="utf-8"))
+    start = module.entry.instruction("call-start.1")
+    wrapper = module.computation(start.calls[-1])
+    assert [i.opcode for i in wrapper.instructions] == ["parameter", "call"]
+    assert wrapper.root.to_apply == "called_computation"
+    assert wrapper.instructions[0].shape == parse_shape("s32[<=4096]{0:T(8)M(1024)}")
+    assert "async_execution_thread" not in wrapper.root.attributes
+
+
+def test_stack_frame_sections_and_metadata_kept_raw() -> None:
+    module = parse_module(shared_data_file("hlo/jax_bf16_matmul.optimized.hlo").read_text(encoding="utf-8"))
+    assert module.sections["FileNames"] == ((1, '"oracle/gen_cpu_programs.py"'),)
+    assert module.sections["StackFrames"][0] == (1, "{file_location_id=1 parent_frame_id=1}")
+    dot = module.computation("fused_computation").root
+    assert dot.metadata == '{op_name="jit(bf16_matmul)/dot_general" stack_frame_id=2}'
+    assert dot.attributes["lhs_contracting_dims"] == "{1}"
+
+
+def test_attribute_values_with_spaces_parse_like_printed_ones() -> None:
+    from layout_algebra.hlo.attributes import parse_int_list, parse_padding
+
+    assert parse_int_list("{ 1 , 0 }") == parse_int_list("{1,0}") == (1, 0)
+    assert parse_padding("0_1 x 2_3_1") == parse_padding("0_1x2_3_1")
+    assert parse_padding("-1_-2") == (PaddingDimension(-1, -2),)
+
+
+def test_parameter_numbers_constants_and_roots() -> None:
+    module = parse_module(
+        "HloModule m\nENTRY e {\n  p1 = f32[] parameter(1)\n  p0 = f32[] parameter(0)\n"
+        "  c = f32[2]{0} constant({1, 2})\n  s = (f32[], s32[]) constant((1, 2))\n"
+        "  ROOT a = f32[] add(p0, p1)\n  t = token[] after-all()\n}"
+    )
+    e = module.entry
+    assert [i.parameter_number for i in e.instructions[:2]] == [1, 0]
+    assert e.instruction("c").literal == "{1, 2}"
+    assert e.instruction("s").literal == "(1, 2)"
+    assert e.root.name == "a"  # ROOT need not be last
+    assert e.instruction("t").operands == ()
+    assert (
+        parse_module(
+            "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] negate(a)\n}"
+        ).entry.root.name
+        == "b"
+    )
+
+
+def test_strings_with_escapes_and_braces_in_attributes() -> None:
+    module = parse_module(
+        "HloModule m\nENTRY e {\n"
+        '  p = f32[2]{0} parameter(0), metadata={op_name="a \\"}{ b" source_file="x//y"}\n'
+        '  ROOT c = f32[2]{0} custom-call(p), custom_call_target="t", backend_config="{\\"k\\": 1}"\n}'
+    )
+    assert module.entry.instruction("p").metadata == '{op_name="a \\"}{ b" source_file="x//y"}'
+    assert module.entry.root.attributes["backend_config"] == '"{\\"k\\": 1}"'
+
+
+# ------------------------------------------------------- whitespace and wrapping
+# A module with a marker at token boundaries: "~" may become nothing, "@" must become
+# some whitespace or a comment. Raw attribute values are left alone.
+_TEMPLATE = (
+    "~HloModule@wrap~,~is_scheduled~=~true~\n"
+    "%fused~(~a~:~f32[8,128]~,~b~:~f32[]~)~->~f32[8,128]~{"
+    "~%a~=~f32[~8~,~128~]{~1~,~0~:T(8,128)}@parameter~(~0~)"
+    "~%b~=~f32[]@parameter~(~1~)"
+    "~%bb~=~f32[8,128]{1,0:T(8,128)}@broadcast~(~f32[]@%b~)~,~dimensions~=~{}"
+    "~ROOT@%m~=~f32[8,128]{1,0:T(8,128)}@multiply~(~%a~,~%bb~)~}"
+    "~ENTRY@%main~{"
+    "~%x~=~(~f32[8,128]{1,0:T(8,128)}~,~s32[]~)@parameter(0)"
+    "~%y~=~f32[8,128]{1,0:T(8,128)}@get-tuple-element~(~%x~)~,~index~=~0"
+    "~%s~=~f32[]@constant~(2)"
+    "~%f~=~f32[8,128]{1,0:T(8,128)S(1)}@fusion~(~%y~,~%s~)~,~kind~=~kLoop~,~calls~=~%fused"
+    '~,~metadata~=~{op_name="f" source_line=3}'
+    "~ROOT@%t~=~f32[128,8]{0,1:T(8,128)}@transpose(f32[8,128]{1,0:T(8,128)S(1)}@%f)~,~dimensions~=~{1,0}"
+    "~}~"
+)
+_GAPS = st.sampled_from([" ", "\n", "\n    ", "\t", " /* c */ ", "/*index=5*/", " // note\n", "\n\n"])
+
+
+_PARTS = re.split(r"([~@])", _TEMPLATE)
+_OPTIONAL, _REQUIRED = _PARTS.count("~"), _PARTS.count("@")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.one_of(st.just(""), _GAPS), min_size=_OPTIONAL, max_size=_OPTIONAL),
+    st.lists(_GAPS, min_size=_REQUIRED, max_size=_REQUIRED),
+)
+def test_whitespace_comments_and_line_wrapping_do_not_change_the_module(
+    optional: list[str], required: list[str]
+) -> None:
+    plain = parse_module(_TEMPLATE.replace("~", "").replace("@", " "))
+    gaps = {"~": iter(optional), "@": iter(required)}
+    text = "".join(next(gaps[p]) if p in gaps else p for p in _PARTS)
+    assert parse_module(text) == plain
+
+
+def test_the_template_itself_parses_as_intended() -> None:
+    m = parse_module(_TEMPLATE.replace("~", "").replace("@", " "))
+    assert [c.name for c in m.computations] == ["fused", "main"]
+    assert m.entry.root.dimensions == (1, 0)
+    assert m.entry.instruction("f").calls == ("fused",)
+    assert m.computation("fused").parameters[1] == ("b", parse_shape("f32[]"))
+
+
+# ----------------------------------------------------------------- bad input
+def _error(text: str) -> HloParseError:
+    with pytest.raises(HloParseError) as info:
+        parse_module(text)
+    err = info.value
+    rendered = str(err).splitlines()
+    assert len(rendered) == 3
+    assert rendered[0].startswith(f"cannot parse HLO module at line {err.line}, column {err.column}: ")
+    assert rendered[2].strip() == "^"
+    if "..." not in rendered[1]:  # not a window of a very long line: the whole line, caret under the fault
+        shown = "".join(c if c.isprintable() else " " for c in err.source_line)
+        assert rendered[1] == "  " + shown
+        assert len(rendered[2]) == err.column + 2
+    return err
+
+
+def test_empty_text() -> None:
+    err = _error("")
+    assert (err.line, err.column) == (1, 1) and "expected 'HloModule'" in err.reason
+    assert "expected 'HloModule'" in _error("  // only a comment\n").reason
+
+
+def test_binary_junk() -> None:
+    err = _error("\x00\x01\x02\xff\xfe garbage")
+    assert "expected 'HloModule'" in err.reason
+
+
+def test_missing_equals() -> None:
+    err = _error("HloModule m\nENTRY e {\n  p f32[2] parameter(0)\n}")
+    assert (err.line, err.column) == (3, 5)
+    assert err.reason == "expected '=' after the instruction name 'p', found 'f32'"
+
+
+def test_unterminated_brace() -> None:
+    err = _error("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n")
+    assert "computation 'e' (its '{' is at line 2, column 9) is never closed" in err.reason
+    err = _error("HloModule m\nENTRY e {\n  ROOT p = f32[2] parameter(0), sharding={maximal device=0\n}")
+    assert "never closed" in err.reason
+
+
+def test_bad_shape_inside_is_reported_where_it_stands() -> None:
+    err = _error(
+        "HloModule m\n\nENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT q = f32[2]{0:T(8,128)Q(1)} negate(p)\n}"
+    )
+    assert (err.line, err.column) == (5, 29)
+    assert "unknown layout attribute 'Q'" in err.reason
+    err = _error("HloModule m\nENTRY e {\n  ROOT p = f33[2] parameter(0)\n}")
+    assert (err.line, err.column) == (3, 12) and "f32" in err.reason
+
+
+def test_mismatched_brackets_and_unterminated_strings_and_comments() -> None:
+    err = _error("HloModule m\nENTRY e {\n  ROOT t = (f32[2], f32[2] tuple(a, b)\n}")
+    assert "'}' closes the '(' opened at line 3, column 12" in err.reason
+    assert (
+        "unterminated string"
+        in _error('HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), a="x\n}').reason
+    )
+    assert (
+        "unterminated comment"
+        in _error("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0) /* x\n}").reason
+    )
+
+
+def test_bad_attribute_values_point_into_the_value() -> None:
+    err = _error(
+        "HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n  ROOT t = f32[3,2] transpose(p), dimensions={1,x}\n}"
+    )
+    assert (err.line, err.column) == (4, 49) and "in attribute 'dimensions'" in err.reason
+    err = _error(
+        "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[1] slice(p), slice={[0:x]}\n}"
+    )
+    assert "in attribute 'slice'" in err.reason
+
+
+def test_structural_errors() -> None:
+    assert "has no instructions" in _error("HloModule m\nENTRY e {\n}").reason
+    assert "expected a computation" in _error("HloModule m, is_scheduled=true\n").reason
+    assert (
+        "defined twice"
+        in _error("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  a = f32[] parameter(1)\n}").reason
+    )
+    assert (
+        "a second ROOT"
+        in _error(
+            "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)\n}"
+        ).reason
+    )
+    assert (
+        "a second ENTRY"
+        in _error(
+            "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\nENTRY f {\n  ROOT a = f32[] parameter(0)\n}"
+        ).reason
+    )
+    assert "expected an opcode" in _error("HloModule m\nENTRY e {\n  ROOT a = f32[] (0)\n}").reason
+    assert (
+        "expected a parameter number"
+        in _error("HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(x)\n}").reason
+    )
+    assert (
+        "is not defined before it"
+        in _error(
+            "HloModule m\nENTRY e {\n  ROOT s = ((f32[]), f32[], u32[]) call-start(x), to_apply=f\n}"
+        ).reason
+    )
+
+
+def test_long_lines_are_shown_as_a_window_around_the_fault() -> None:
+    long_name = "a" * 400
+    err = _error(f"HloModule m\nENTRY e {{\n  ROOT {long_name} = f32[] parameter(0) ?\n}}")
+    line = str(err).splitlines()[1]
+    assert len(line) < 160 and "..." in line
+
+
+def test_parse_module_rejects_non_text() -> None:
+    with pytest.raises(TypeError):
+        parse_module(b"HloModule m")  # type: ignore[arg-type]
