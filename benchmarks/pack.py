@@ -1,0 +1,190 @@
+"""Speed of pack/unpack (layout_algebra.numpy_eval) against np.copyto of the same bytes and JAX on the CPU.
+
+For each array, in the same run and interleaved round by round (best of N rounds):
+
+* ``np.copyto`` of as many bytes as the packed buffer, between two preallocated arrays: the
+  memory-bandwidth baseline;
+* ``pack(x, shape, out=buf)`` and ``unpack(buf, shape, out=y)`` into preallocated arrays
+  (what a runtime with a staging buffer does), and ``pack(x, shape)`` allocating its result;
+* the same relayout in JAX on the CPU, if ``jax`` is importable: the stage pipeline written
+  as ``jnp.pad`` / ``reshape`` / ``transpose`` (and shifts for sub-byte packing), jitted, on
+  arrays already on the device; its output is checked equal to ``pack``'s bytes.
+
+GB/s is bytes of the packed buffer per second, from the best round. The ratio in
+parentheses is the time of ``np.copyto`` divided by the time of the operation in the same
+round (1 = as fast as copying the bytes), the median over the rounds: on a shared machine
+whose load changes, neighbouring measurements compare better than best-of-N ones.
+
+Run:  python benchmarks/pack.py [--rounds N] [--only TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from collections.abc import Callable
+
+import ml_dtypes
+import numpy as np
+
+from layout_algebra.layout_map import layout_map
+from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.stages.stages import (
+    AlignTail,
+    Combine,
+    Linearize,
+    Pad,
+    PrependUnitDims,
+    Split,
+    ToBits,
+    Transpose,
+)
+
+CASES = [
+    "f32[8192,8192]{1,0:T(8,128)}",
+    "bf16[8192,8192]{1,0:T(8,128)(2,1)}",
+    "s8[8192,8192]{1,0:T(32,128)(4,1)}",
+    "s4[8192,8192]{1,0:T(8,128)(8,1)E(4)}",
+    "s4[8192,8192]{1,0:T(64,128)(8,1)E(4)}",
+    "f32[8191,8000]{1,0:T(8,128)}",
+    "bf16[8191,8000]{1,0:T(8,128)(2,1)}",
+    "f32[8192,8192]{0,1:T(8,128)}",
+]
+
+
+def random_array(text: str, rng: np.random.Generator) -> np.ndarray:
+    m = layout_map(text)
+    dtype = numpy_dtype(m.shape.element_type)
+    dims = tuple(m.logical_dimensions)
+    if m.element_bits < 8:
+        return rng.integers(0, 1 << m.element_bits, dims, dtype=np.uint8).view(dtype)
+    return rng.integers(0, 256, (*dims, dtype.itemsize), dtype=np.uint8).view(dtype).reshape(dims)
+
+
+def _bits_dtype(itemsize: int) -> np.dtype:
+    return np.dtype(f"<u{itemsize}")
+
+
+def jax_relayout(text: str):
+    """The stage pipeline as JAX array operations: (pack, unpack) functions on uint arrays, jitted."""
+    import jax
+    import jax.numpy as jnp
+
+    m = layout_map(text)
+    bits = m.element_bits
+    per_byte = 8 // bits if bits < 8 else 1
+
+    def to_buffer(x):
+        for stage in m.stages:
+            if isinstance(stage, Transpose):
+                x = jnp.transpose(x, stage.permutation)
+            elif isinstance(stage, PrependUnitDims | Combine | Split | Linearize):
+                x = x.reshape(stage.range)
+            elif isinstance(stage, Pad | AlignTail):
+                x = jnp.pad(x, [(0, p - d) for d, p in zip(stage.domain, stage.range, strict=True)])
+            elif isinstance(stage, ToBits) and bits < 8:
+                x = jnp.pad(x, (0, -x.shape[0] % per_byte)).reshape(-1, per_byte) & ((1 << bits) - 1)
+                x = sum((x[:, i] << (bits * i)).astype(jnp.uint8) for i in range(per_byte))
+        return x
+
+    def from_buffer(x):
+        if bits < 8:
+            x = jnp.stack([(x >> (bits * i)) & ((1 << bits) - 1) for i in range(per_byte)], axis=1).reshape(
+                -1
+            )
+        for stage in reversed(m.stages):
+            if isinstance(stage, Transpose):
+                x = jnp.transpose(x, np.argsort(stage.permutation))
+            elif isinstance(stage, PrependUnitDims | Combine | Split | Linearize):
+                x = x.reshape(stage.domain)
+            elif isinstance(stage, Pad | AlignTail):
+                x = x[tuple(slice(0, d) for d in stage.domain)]
+            elif isinstance(stage, ToBits) and bits < 8:
+                x = x[: stage.domain[0]]
+        return x
+
+    return jax.jit(to_buffer), jax.jit(from_buffer)
+
+
+def measure(text: str, rounds: int, jax, rng: np.random.Generator) -> str:
+    """One table row: every operation on one array, interleaved round by round, best time kept."""
+    x = random_array(text, rng)
+    expected = pack(x, text)
+    size = expected.size
+    src, dst = expected.copy(), np.ones_like(expected)
+    out, back = np.ones_like(expected), np.ones_like(x)
+    ops: dict[str, Callable[[], object]] = {
+        "copyto": lambda: np.copyto(dst, src),
+        "pack": lambda: pack(x, text, out=out),
+        "unpack": lambda: unpack(expected, text, out=back),
+        "pack_alloc": lambda: pack(x, text),
+    }
+    if jax is not None:
+        to_buffer, from_buffer = jax_relayout(text)
+        itemsize = x.dtype.itemsize
+        x_bits = x.view(_bits_dtype(itemsize))
+        whole = layout_map(text).element_bits >= 8
+        x_dev = jax.device_put(x_bits)
+        buf_dev = jax.device_put(expected.view(_bits_dtype(itemsize)) if whole else expected)
+        packed = np.asarray(to_buffer(x_dev).block_until_ready())
+        assert np.array_equal(packed.view(np.uint8), expected), f"JAX relayout of {text} differs from pack"
+        unpacked = np.asarray(from_buffer(buf_dev).block_until_ready())
+        assert np.array_equal(unpacked.astype(x_bits.dtype), x_bits), f"JAX unpack of {text} differs"
+        ops["jax_pack"] = lambda: to_buffer(x_dev).block_until_ready()
+        ops["jax_unpack"] = lambda: from_buffer(buf_dev).block_until_ready()
+    times: dict[str, list[float]] = {name: [] for name in ops}
+    for _ in range(rounds):
+        for name, op in ops.items():
+            start = time.perf_counter()
+            op()
+            times[name].append(time.perf_counter() - start)
+    assert np.array_equal(out, expected) and np.array_equal(back.view(np.uint8), x.view(np.uint8))
+    best = {name: min(t) for name, t in times.items()}
+
+    def cell(name: str) -> str:
+        if name not in times:
+            return "—"
+        # the ratio within each round (copyto ran just before), median over the rounds
+        ratio = float(np.median([c / t for c, t in zip(times["copyto"], times[name], strict=True)]))
+        return f"{size / best[name] / 1e9:.2f} ({ratio:.2f})"
+
+    return (
+        f"| `{text}` | {size / 1e6:.0f} | {size / best['copyto'] / 1e9:.2f} | {cell('pack')} | {cell('unpack')} "
+        f"| {cell('pack_alloc')} | {cell('jax_pack')} | {cell('jax_unpack')} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per array; the best is kept")
+    parser.add_argument("--only", default="", help="run only the shapes containing this text")
+    args = parser.parse_args()
+    try:
+        import jax
+
+        jax_note = f"JAX {jax.__version__} on the {jax.devices()[0].platform.upper()}"
+    except ImportError:
+        jax = None
+        jax_note = "JAX was not available (pip install jax to compare)"
+    print(
+        f"# {platform.machine()}, Python {platform.python_version()}, NumPy {np.__version__}, "
+        f"ml_dtypes {ml_dtypes.__version__}; {jax_note}"
+    )
+    print()
+    print("GB/s of packed bytes (best round); in parentheses the speed relative to np.copyto of the")
+    print("same bytes in the same round (median over rounds).")
+    print()
+    print(
+        "| shape | MB | np.copyto GB/s | pack, into a buffer | unpack, into an array | pack, allocating "
+        "| JAX pack | JAX unpack |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    rng = np.random.default_rng(0)
+    for text in CASES:
+        if args.only in text:
+            print(measure(text, args.rounds, jax, rng), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,799 @@
+"""Pack NumPy arrays into a layout's exact bytes, and unpack them: the stages, run on whole arrays.
+
+A runtime that feeds a device, or reads a device dump, needs the physical bytes of an array
+in its layout. :func:`pack` produces them; :func:`unpack` reads them back. Both are a third
+interpreter of the stage pipeline that :mod:`layout_algebra.layout_map` evaluates on
+numbers and SymPy evaluates as formulas: here each stage becomes an operation on whole
+NumPy arrays.
+
+>>> import numpy as np
+>>> import ml_dtypes
+>>> from layout_algebra.numpy_eval import pack, unpack
+
+Column-major is a transpose:
+
+>>> x = np.arange(6, dtype=np.float32).reshape(2, 3)
+>>> pack(x, "f32[2,3]{0,1}").view(np.float32)
+array([0., 3., 1., 4., 2., 5.], dtype=float32)
+
+Tiles pad. The tiled-layout document's Figure 1, ``f32[3,5]{1,0:T(2,2)}``, has 24 slots for
+15 elements; ``fill`` is the byte written into every padding byte (here ``0xFF``, which
+reads back as NaN):
+
+>>> y = np.arange(15, dtype=np.float32).reshape(3, 5)
+>>> buf = pack(y, "f32[3,5]{1,0:T(2,2)}", fill=0xFF)
+>>> buf.size
+96
+>>> buf.view(np.float32).reshape(6, 4)      # one 2x2 tile per row
+array([[ 0.,  1.,  5.,  6.],
+       [ 2.,  3.,  7.,  8.],
+       [ 4., nan,  9., nan],
+       [10., 11., nan, nan],
+       [12., 13., nan, nan],
+       [14., nan, nan, nan]], dtype=float32)
+>>> np.array_equal(unpack(buf, "f32[3,5]{1,0:T(2,2)}"), y)
+True
+
+bf16 under ``(8,128)(2,1)``: the ``(2,1)`` tile puts rows 2k and 2k+1 of a column next to
+each other, so each little-endian 32-bit word holds row 2k in its low half:
+
+>>> z = np.zeros((16, 256), ml_dtypes.bfloat16)
+>>> z[0, 0], z[1, 0], z[0, 1], z[1, 1] = 1, 2, 3, 4
+>>> packed = pack(z, "bf16[16,256]{1,0:T(8,128)(2,1)}")
+>>> packed.view(ml_dtypes.bfloat16)[:4]             # column 0: rows 0, 1; column 1: rows 0, 1
+array([1, 2, 3, 4], dtype=bfloat16)
+>>> [hex(w) for w in packed.view(np.uint32)[:2]]     # bf16 1.0 is 0x3f80, 2.0 is 0x4000
+['0x40003f80', '0x40804040']
+
+Sub-byte elements: with ``E(4)`` two ``s4`` share a byte; with ``E(1)`` eight ``pred`` do.
+Element position ``p`` occupies bits ``[p*E, (p+1)*E)`` of the buffer read as a
+little-endian bit stream, so the first element of a byte is in its low bits:
+
+>>> pack(np.array([1, 2, 3, -1], dtype=ml_dtypes.int4), "s4[4]{0:E(4)}")
+array([ 33, 243], dtype=uint8)
+>>> [hex(b) for b in _]
+['0x21', '0xf3']
+>>> pack(np.array([1, 0, 0, 0, 0, 0, 0, 1, 1], dtype=bool), "pred[9]{0:E(1)}")
+array([129,   1], dtype=uint8)
+
+This is XLA's own convention: ``xla::PackIntN`` / ``UnpackIntN`` in ``xla/util.h`` put input
+element ``j`` of each byte at ``<< (kBitsPerElement * j)`` (read in ``xla/util.h`` of the
+``mridul-sahu/xla`` fork of openxla/xla, commit ``67a92d14``). Older XLA releases packed
+the other way round (``<< (kBitsPerElement * (kElementsPerByte - j - 1))``, first element in
+the high bits), so buffers written by an XLA from before that change have their nibbles
+swapped.
+
+Choices made here
+-----------------
+* **Element types.** Every XLA array type that NumPy can hold: pred (``bool``), s8..s64,
+  u8..u64, f16, f32, f64, c64, c128, and with ``ml_dtypes`` bf16, the f8 types, f4e2m1fn,
+  s4/u4, s2/u2, s1/u1. :func:`numpy_dtype` gives the dtype. The array's dtype must be
+  exactly that one (byte order aside): nothing is cast, because a cast changes bits.
+* **Element size.** The layout map's ``element_bits``: ``E(n)`` if given, else the storage
+  width in whole bytes (an ``s4`` without ``E(4)`` takes one byte, its value in the low
+  bits exactly as ``ml_dtypes.int4`` stores it). ``E(n)`` must be either that whole-byte
+  width or, for a sub-byte type, the type's own bit width (``s4`` with ``E(4)``, ``pred``
+  with ``E(1)``). Any other ``E(n)`` (``pred`` with ``E(32)``, ``s4`` with ``E(2)``...)
+  raises: XLA does not say which of the bits hold the value.
+* **Sub-byte values.** Only the low ``E`` bits of each element are stored; higher bits are
+  ignored, as ``PackIntN`` ignores them. :func:`unpack` returns those bits in the low bits
+  of each byte, which is how ``ml_dtypes`` stores canonical values.
+* **Padding.** ``fill`` is written into every padding *byte* for whole-byte elements
+  (0..255), and into every padding *slot* for sub-byte elements (0..2**E-1: the slot's
+  bits), including the unused bits after the last slot of the last byte. Padding values are
+  unspecified in XLA: ``fill`` only makes the output deterministic.
+* **Not produced.** The ``M(n)`` metadata prefix of dynamic shapes. A bounded dynamic
+  dimension ``<=N`` is packed at its bound: the array must have N there.
+
+How it works
+------------
+The logical array is cut into *blocks*, views that each land as a box of the tiled shape
+(``LayoutMap.physical_dimensions``). Walking ``LayoutMap.stages``:
+
+==================  =================================================================
+``Transpose``       transpose every block's view (and its position in the box)
+``PrependUnitDims`` reshape to add size-1 dimensions
+``Combine``         reshape to merge dimensions (cutting a block first where its part of
+                    a merged group is not one run)
+``Pad``             nothing: the block stays where it is, the new slots are padding
+``Split``           reshape each dimension into (tile number, position in tile); where a
+                    block covers part of a tile (the edge before padding), cut it into
+                    a part of whole tiles and a part inside one tile first
+``Linearize``       the box of the tiled shape is a reshape of the output buffer
+``AlignTail``       the output's tail slots are padding
+``ToBits``          whole-byte elements are copied as they are; sub-byte ones are
+                    gathered one byte per element (position by position of a word
+                    when the minor dims hold whole bytes, as the ``(8,1)`` of s4
+                    does) and packed ``8/E`` to a byte
+==================  =================================================================
+
+Every view is a view (NumPy reshapes a sliced dimension into two without copying). The
+data then moves by ``np.copyto`` from each block's view into the box, chunk by chunk of the
+output (2 MB, so that what is read and written stays in the cache; ``unpack`` first reads
+each chunk in order into a staging chunk), with dimensions of only a few elements at the
+minor end (the ``(2,1)`` of bf16, the ``(4,1)`` of s8) peeled into separate copies so that
+NumPy's inner loop runs over a long dimension. Extra memory: one chunk (for sub-byte
+elements, one byte per element of a chunk). Only a ``*`` merge of dimensions that are not
+adjacent in memory makes a copy of the part concerned.
+
+``f32[3,5]`` in 2x2 tiles is four blocks: rows 0-1 by columns 0-3 (whole tiles), rows 0-1
+by column 4, row 2 by columns 0-3, and row 2 by column 4, each placed in the tiled shape
+``(row tile, column tile, row in tile, column in tile)``:
+
+>>> from layout_algebra.layout_map import layout_map
+>>> blocks = _walk(layout_map("f32[3,5]{1,0:T(2,2)}"), np.zeros((3, 5), np.uint32), None)
+>>> blocks.box
+(2, 3, 2, 2)
+>>> [(b.view.shape, b.start) for b in blocks.blocks]
+[((1, 2, 2, 2), (0, 0, 0, 0)), ((1, 1, 2, 1), (0, 2, 0, 0)), ((1, 2, 1, 2), (1, 0, 0, 0)), ((1, 1, 1, 1), (1, 2, 0, 0))]
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from layout_algebra.layout_map import LayoutMap, layout_map
+from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
+from layout_algebra.model.shapes import Shape
+from layout_algebra.stages.stages import (
+    AlignTail,
+    Combine,
+    Linearize,
+    Pad,
+    PrependUnitDims,
+    Split,
+    Stage,
+    ToBits,
+    Transpose,
+)
+
+__all__ = ["numpy_dtype", "pack", "unpack"]
+
+#: XLA element types that are plain NumPy dtypes.
+_NUMPY_TYPES = {
+    "pred": "bool",
+    "s8": "int8",
+    "s16": "int16",
+    "s32": "int32",
+    "s64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "c64": "complex64",
+    "c128": "complex128",
+}
+#: XLA element types that ``ml_dtypes`` provides, by its attribute name.
+_ML_DTYPES_TYPES = {
+    "bf16": "bfloat16",
+    "f8e5m2": "float8_e5m2",
+    "f8e4m3": "float8_e4m3",
+    "f8e4m3fn": "float8_e4m3fn",
+    "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
+    "f8e3m4": "float8_e3m4",
+    "f8e5m2fnuz": "float8_e5m2fnuz",
+    "f8e4m3fnuz": "float8_e4m3fnuz",
+    "f8e8m0fnu": "float8_e8m0fnu",
+    "f4e2m1fn": "float4_e2m1fn",
+    "s4": "int4",
+    "u4": "uint4",
+    "s2": "int2",
+    "u2": "uint2",
+    "s1": "int1",
+    "u1": "uint1",
+}
+#: Unsigned (or void) dtypes to move elements as bits, by size in bytes; little-endian.
+_BITS_DTYPES = {
+    1: np.dtype("u1"),
+    2: np.dtype("<u2"),
+    4: np.dtype("<u4"),
+    8: np.dtype("<u8"),
+    16: np.dtype("V16"),
+}
+
+#: Bytes of output handled per chunk (what is read and written should stay in the cache).
+_CHUNK_BYTES = 1 << 21
+#: A minor dimension shorter than this is peeled into separate copies...
+_SHORT = 16
+#: ... as long as the peeled dimensions have at most this many elements together.
+_MAX_PEEL = 64
+
+
+# ----------------------------------------------------------------------------- dtypes
+def numpy_dtype(element_type: PrimitiveType | str) -> np.dtype:
+    """The NumPy dtype that holds one element of an XLA type (``ml_dtypes`` for the new ones).
+
+    >>> numpy_dtype("f32"), numpy_dtype("pred"), numpy_dtype("bf16"), numpy_dtype("s4")
+    (dtype('float32'), dtype('bool'), dtype(bfloat16), dtype(int4))
+    >>> numpy_dtype("token")
+    Traceback (most recent call last):
+    ...
+    ValueError: element type 'token' has no NumPy dtype: only array element types (pred, integers, floats, complex) do
+    """
+    t = primitive_type(element_type) if isinstance(element_type, str) else element_type
+    return _dtype(t)
+
+
+@cache
+def _dtype(t: PrimitiveType) -> np.dtype:
+    name = t.text
+    if name in _NUMPY_TYPES:
+        return np.dtype(_NUMPY_TYPES[name])
+    if name not in _ML_DTYPES_TYPES:
+        raise ValueError(
+            f"element type {name!r} has no NumPy dtype: only array element types "
+            "(pred, integers, floats, complex) do"
+        )
+    attribute = _ML_DTYPES_TYPES[name]
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+        raise ValueError(
+            f"element type {name!r} needs the ml_dtypes package (pip install ml_dtypes)"
+        ) from None
+    if not hasattr(ml_dtypes, attribute):
+        raise ValueError(
+            f"element type {name!r} needs ml_dtypes.{attribute}, which ml_dtypes "
+            f"{getattr(ml_dtypes, '__version__', '?')} does not have; upgrade ml_dtypes"
+        )
+    return np.dtype(getattr(ml_dtypes, attribute))
+
+
+# ------------------------------------------------------------------------- public API
+def pack(array: Any, shape: Shape | str, fill: int = 0, out: np.ndarray | None = None) -> np.ndarray:
+    """The exact bytes of ``array`` in ``shape``'s layout, as a 1-D ``uint8`` array.
+
+    ``array`` has the shape's logical dimensions and exactly the dtype of its element type
+    (:func:`numpy_dtype`; any byte order). The result has ``layout_map(shape).size_in_bytes``
+    bytes: every tile level's padding, packing by ``E(n)``, ``L(n)``. Padding holds
+    ``fill``: a byte value for whole-byte elements, a slot value (``0..2**E-1``) for
+    sub-byte ones. With ``out`` (a 1-D ``uint8`` array of that size) the bytes are written
+    there, every byte of it, and ``out`` is returned: a runtime can reuse one staging
+    buffer. Raises ``ValueError`` (quoting the shape) for anything else.
+
+    >>> import numpy as np
+    >>> pack(np.arange(4, dtype=np.uint8).reshape(2, 2), "u8[2,2]{0,1:L(3)}", fill=9)
+    array([0, 2, 1, 3, 9, 9], dtype=uint8)
+    """
+    m, fmt = _format(shape)
+    arr = _checked_array(array, m, fmt)
+    fill = _checked_fill(fill, m, fmt)
+    plan = _walk(m, arr.view(fmt.bits_dtype), None)
+    if out is None:
+        out = np.empty(m.size_in_bytes, np.uint8)
+    else:
+        out = _checked_buffer(out, m, "out")
+        if not out.flags.writeable:
+            raise ValueError(f"{m.shape}: out is read-only")
+    if fmt.sub_byte:
+        _pack_sub_byte(plan, out, fmt.bits, fill, padded=m.has_padding)
+    else:
+        _pack_whole_bytes(plan, out, fmt, fill, padded=m.has_padding)
+    return out
+
+
+def unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None = None) -> np.ndarray:
+    """The logical array stored in ``buffer``, the bytes of ``shape``'s layout (see :func:`pack`).
+
+    ``buffer`` is a 1-D ``uint8`` array (or ``bytes``) of exactly
+    ``layout_map(shape).size_in_bytes`` bytes. Returns a new C-contiguous array of the
+    element type's dtype, or fills ``out`` (an array of the logical dimensions and that
+    dtype, any strides) and returns it. Padding is ignored.
+
+    >>> import numpy as np
+    >>> unpack(np.array([0, 2, 1, 3, 9, 9], np.uint8), "u8[2,2]{0,1:L(3)}")
+    array([[0, 1],
+           [2, 3]], dtype=uint8)
+    """
+    m, fmt = _format(shape)
+    buf = _checked_buffer(buffer, m)
+    if out is None:
+        result = np.empty(tuple(m.logical_dimensions), fmt.dtype)
+    else:
+        result = _checked_out(out, m, fmt)
+    writebacks: list[tuple[np.ndarray, np.ndarray]] = []
+    plan = _walk(m, result.view(fmt.bits_dtype), writebacks)
+    if fmt.sub_byte:
+        _unpack_sub_byte(plan, buf, fmt.bits)
+    else:
+        _unpack_whole_bytes(plan, buf, fmt)
+    for view, merged in reversed(writebacks):
+        np.copyto(view, merged.reshape(view.shape))
+    return result
+
+
+# ------------------------------------------------------------------------- checking
+@dataclass(frozen=True)
+class _Format:
+    """How one element is stored: its dtype, the dtype that moves its bits, bits per slot."""
+
+    dtype: np.dtype
+    bits_dtype: np.dtype
+    bits: int
+
+    @property
+    def sub_byte(self) -> bool:
+        return self.bits < 8
+
+
+def _format(shape: Shape | str) -> tuple[LayoutMap, _Format]:
+    m = layout_map(shape)  # raises for tuples, tokens, '?', split configs, bad tiles
+    if m.is_symbolic:
+        raise ValueError(f"{m.shape}: cannot pack a shape with symbolic dimensions; specialize() it first")
+    if sys.byteorder != "little":  # pragma: no cover - every supported host is little-endian
+        raise ValueError(f"{m.shape}: packing needs a little-endian host")
+    t = m.shape.element_type
+    try:
+        dtype = _dtype(t)
+    except ValueError as err:
+        raise ValueError(f"{m.shape}: {err}") from None
+    bits = m.element_bits
+    whole = 8 * dtype.itemsize
+    if bits != whole and not (bits == t.bit_width and bits < 8):
+        allowed = f"E({whole}) (whole bytes, the default)"
+        if t.bit_width < 8:
+            allowed += f" or E({t.bit_width}) ({8 // t.bit_width} per byte)"
+        raise ValueError(
+            f"{m.shape}: E({bits}) is not supported for {t.text}: XLA does not define which of "
+            f"the {bits} bits hold the {t.bit_width}-bit value; use {allowed}"
+        )
+    return m, _Format(dtype, _BITS_DTYPES[dtype.itemsize], bits)
+
+
+def _checked_array(array: Any, m: LayoutMap, fmt: _Format) -> np.ndarray:
+    arr = np.asarray(array)
+    dims = tuple(m.logical_dimensions)
+    if arr.shape != dims:
+        raise ValueError(f"{m.shape}: the array has dimensions {list(arr.shape)}, the shape has {list(dims)}")
+    if arr.dtype != fmt.dtype:
+        if arr.dtype.kind in "biufc" and arr.dtype.newbyteorder("=") == fmt.dtype:
+            return arr.astype(fmt.dtype)  # the same values in the other byte order
+        module = "ml_dtypes" if fmt.dtype.kind == "V" else "numpy"
+        raise ValueError(
+            f"{m.shape}: the array has dtype {arr.dtype}, but {m.shape.element_type.text} elements "
+            f"are {fmt.dtype}; convert it first, e.g. array.astype({module}.{fmt.dtype.name}), "
+            "if the values fit"
+        )
+    return arr
+
+
+def _checked_out(out: Any, m: LayoutMap, fmt: _Format) -> np.ndarray:
+    dims = tuple(m.logical_dimensions)
+    if not isinstance(out, np.ndarray) or out.shape != dims or out.dtype != fmt.dtype:
+        what = f"{list(out.shape)} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ValueError(f"{m.shape}: out must be a {list(dims)} {fmt.dtype} array, not {what}")
+    if not out.flags.writeable:
+        raise ValueError(f"{m.shape}: out is read-only")
+    return out
+
+
+def _checked_fill(fill: Any, m: LayoutMap, fmt: _Format) -> int:
+    try:
+        value = operator.index(fill)
+    except TypeError:
+        raise ValueError(f"{m.shape}: fill {fill!r} must be an integer") from None
+    limit = 1 << min(fmt.bits, 8)
+    if not 0 <= value < limit:
+        what = "a byte value" if limit == 256 else f"the bits of one {fmt.bits}-bit slot"
+        raise ValueError(f"{m.shape}: fill {value} must be in 0..{limit - 1} ({what})")
+    return value
+
+
+def _checked_buffer(buffer: Any, m: LayoutMap, name: str = "the buffer") -> np.ndarray:
+    if isinstance(buffer, bytes | bytearray | memoryview):
+        buffer = np.frombuffer(buffer, np.uint8)
+    if not isinstance(buffer, np.ndarray):
+        raise ValueError(
+            f"{m.shape}: {name} must be a uint8 NumPy array or bytes, not {type(buffer).__name__}"
+        )
+    if buffer.dtype != np.uint8 or buffer.ndim != 1:
+        raise ValueError(f"{m.shape}: {name} must be a 1-D uint8 array, not {buffer.ndim}-D {buffer.dtype}")
+    if buffer.size != m.size_in_bytes:
+        raise ValueError(f"{m.shape}: {name} has {buffer.size} bytes, the layout needs {m.size_in_bytes}")
+    return buffer
+
+
+# ------------------------------------------------------------------- the stage walk
+@dataclass(frozen=True)
+class _Block:
+    """A view of part of the logical array that lands as a box, at ``start``, in the current index space."""
+
+    view: np.ndarray
+    start: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The blocks in the tiled shape ``box``, and what follows the box: ``slots`` in all."""
+
+    blocks: tuple[_Block, ...]
+    box: tuple[int, ...]
+    slots: int
+
+
+def _walk(m: LayoutMap, base: np.ndarray, writebacks: list | None) -> _Plan:
+    """Run the stages on views of ``base`` (the logical array, as bits).
+
+    ``writebacks`` is ``None`` when packing (views are only read). When unpacking it
+    collects ``(view, merged)`` pairs: a ``*`` merge that NumPy can only do by copying is
+    written into ``merged``, a new array, which must be copied back into ``view`` at the end.
+    """
+    blocks = [_Block(base, (0,) * base.ndim)] if base.size else []
+    box: tuple[int, ...] | None = None
+    slots = 0
+    for stage in m.stages:
+        if box is None:
+            blocks = _before_linearize(stage, blocks, writebacks, m)
+            if isinstance(stage, Linearize):
+                box = tuple(stage.domain)
+                slots = stage.range[0]
+        elif isinstance(stage, AlignTail):
+            slots = stage.range[0]  # slots past the box are padding
+        elif not isinstance(stage, ToBits):  # ToBits: the element format says how
+            raise NotImplementedError(f"{m.shape}: the NumPy evaluator does not realise a {stage.name} stage")
+    assert box is not None, "a layout pipeline always linearizes"
+    if box == ():  # a scalar: one slot
+        blocks = [_Block(b.view.reshape(1), (0,)) for b in blocks]
+        box = (1,)
+    return _Plan(tuple(blocks), box, slots)
+
+
+def _before_linearize(
+    stage: Stage, blocks: list[_Block], writebacks: list | None, m: LayoutMap
+) -> list[_Block]:
+    if isinstance(stage, Transpose):
+        p = stage.permutation
+        return [_Block(b.view.transpose(p), tuple(b.start[i] for i in p)) for b in blocks]
+    if isinstance(stage, PrependUnitDims):
+        ones = (1,) * stage.count
+        return [_Block(b.view.reshape(ones + b.view.shape), (0,) * stage.count + b.start) for b in blocks]
+    if isinstance(stage, Combine):
+        return [c for b in blocks for c in _combine(b, stage, writebacks)]
+    if isinstance(stage, Split):
+        return [c for b in blocks for c in _split(b, stage.start, stage.tile)]
+    if isinstance(stage, Pad | Linearize):
+        return blocks  # padding: new slots around the blocks; linearize: the box is the output
+    raise NotImplementedError(f"{m.shape}: the NumPy evaluator does not realise a {stage.name} stage")
+
+
+def _tile_runs(start: int, length: int, t: int) -> list[tuple[int, int, int, int, int, int]]:
+    """Cut ``[start, start+length)`` into runs that are boxes in (tile number, position in tile).
+
+    Each run is ``(lo, hi, tile, tiles, position, positions)``: local bounds in the block,
+    then the first tile number and how many, the first position and how many.
+
+    >>> _tile_runs(0, 7, 2)             # three whole tiles, then the edge
+    [(0, 6, 0, 3, 0, 2), (6, 7, 3, 1, 0, 1)]
+    >>> _tile_runs(3, 4, 2)             # the end of a tile, a whole tile
+    [(0, 1, 1, 1, 1, 1), (1, 3, 2, 1, 0, 2), (3, 4, 3, 1, 0, 1)]
+    """
+    runs = []
+    x, end = start, start + length
+    while x < end:
+        if x % t or end - x < t:  # inside one tile
+            y = min(end, (x // t + 1) * t)
+            runs.append((x - start, y - start, x // t, 1, x % t, y - x))
+        else:  # whole tiles
+            y = x + (end - x) // t * t
+            runs.append((x - start, y - start, x // t, (y - x) // t, 0, t))
+        x = y
+    return runs
+
+
+def _split(b: _Block, start: int, tile: tuple[int, ...]) -> list[_Block]:
+    """``Split``: each tiled dimension of the view becomes (tile number, position in tile)."""
+    per_dim = [_tile_runs(b.start[start + k], b.view.shape[start + k], t) for k, t in enumerate(tile)]
+    out = []
+    for runs in itertools.product(*per_dim):
+        index: list[slice] = [slice(None)] * start
+        shape = list(b.view.shape[:start])
+        where = list(b.start[:start])
+        for lo, hi, q, n_q, r, n_r in runs:
+            index.append(slice(lo, hi))
+            shape += [n_q, n_r]
+            where += [q, r]
+        out.append(_Block(b.view[tuple(index)].reshape(shape), tuple(where)))
+    return out
+
+
+def _combine(b: _Block, stage: Combine, writebacks: list | None) -> list[_Block]:
+    """``Combine``: merge each group of dimensions (row-major); a block must be one run of it."""
+    pieces = [b]
+    for group in stage.groups:
+        if len(group) > 1:
+            pieces = [c for p in pieces for c in _runs_of_group(p, group, stage.domain)]
+    out = []
+    for p in pieces:
+        shape = tuple(math.prod(p.view.shape[i] for i in g) for g in stage.groups)
+        where = tuple(
+            _row_major(tuple(p.start[i] for i in g), tuple(stage.domain[i] for i in g)) for g in stage.groups
+        )
+        out.append(_Block(_merge(p.view, shape, writebacks), where))
+    return out
+
+
+def _runs_of_group(b: _Block, group: tuple[int, ...], domain: tuple[int, ...]) -> list[_Block]:
+    """Cut ``b`` so that within ``group`` it is one run: single indices, then one range, then full dims."""
+    partial = [i for i in group if (b.start[i], b.view.shape[i]) != (0, domain[i])]
+    if not partial:
+        return [b]
+    outer = [i for i in group if i < partial[-1] and b.view.shape[i] > 1]
+    if not outer:
+        return [b]
+    out = []
+    for picks in itertools.product(*(range(b.view.shape[i]) for i in outer)):
+        index: list[slice] = [slice(None)] * b.view.ndim
+        where = list(b.start)
+        for i, k in zip(outer, picks, strict=True):
+            index[i] = slice(k, k + 1)
+            where[i] += k
+        out.append(_Block(b.view[tuple(index)], tuple(where)))
+    return out
+
+
+def _row_major(index: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    value = 0
+    for i, d in zip(index, dims, strict=True):
+        value = value * d + i
+    return value
+
+
+def _merge(view: np.ndarray, shape: tuple[int, ...], writebacks: list | None) -> np.ndarray:
+    """``view.reshape(shape)`` merging dims; where NumPy must copy, a copy to read or to write back."""
+    merged = view.reshape(shape)
+    if np.may_share_memory(merged, view) or writebacks is None:
+        return merged  # a view, or a copy that will only be read
+    target = np.empty(shape, view.dtype)
+    writebacks.append((view, target))
+    return target
+
+
+# --------------------------------------------------------------------- moving data
+def _chunks(box: tuple[int, ...], bits: int) -> Iterator[tuple[tuple[int, ...], int, int, int]]:
+    """Chunks of the box that each start on a byte: ``(prefix, lo, hi, first_slot)``.
+
+    A chunk is ``box[prefix + (slice(lo, hi),)]`` (all of the dims after), contiguous in
+    the output, about ``_CHUNK_BYTES`` long (sub-byte elements: ``_CHUNK_BYTES`` elements,
+    gathered one byte each before packing).
+    """
+    if not math.prod(box):
+        return  # nothing to move
+    target = max(1, _CHUNK_BYTES * 8 // max(bits, 8))
+    inner = [math.prod(box[a + 1 :]) for a in range(len(box))]
+    aligned = [a for a in range(len(box)) if inner[a] <= target and inner[a] * bits % 8 == 0]
+    if aligned:
+        axis = aligned[0]
+        step = max(1, target // inner[axis])
+    else:  # whole rows of the first dim, as many as make whole bytes
+        axis = 0
+        rows = 8 // math.gcd(inner[0] * bits, 8)
+        step = max(rows, target // max(inner[0], 1) // rows * rows)
+    for prefix in itertools.product(*(range(d) for d in box[:axis])):
+        base = _row_major(prefix, box[:axis]) * box[axis]
+        for lo in range(0, box[axis], step):
+            hi = min(box[axis], lo + step)
+            yield prefix, lo, hi, (base + lo) * inner[axis]
+
+
+def _overlap(b: _Block, prefix: tuple[int, ...], lo: int, hi: int) -> tuple[tuple, tuple] | None:
+    """Where block ``b`` meets a chunk: (index into ``b.view``, index into the chunk), or None."""
+    s, e = b.start, b.view.shape
+    axis = len(prefix)
+    for i, p in enumerate(prefix):
+        if not s[i] <= p < s[i] + e[i]:
+            return None
+    first, last = max(lo, s[axis]), min(hi, s[axis] + e[axis])
+    if first >= last:
+        return None
+    src = (*(p - s[i] for i, p in enumerate(prefix)), slice(first - s[axis], last - s[axis]))
+    dst = (slice(first - lo, last - lo), *(slice(s[i], s[i] + e[i]) for i in range(axis + 1, len(s))))
+    return src, dst
+
+
+def _copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``np.copyto(dst, src)``, peeling short minor dims whose strides differ into separate copies.
+
+    NumPy's copy loop runs over dst's minor-most dimension; when that has 2 elements (the
+    ``(2,1)`` of bf16) the loop overhead dominates. Copying each of the 2 positions
+    separately makes the inner loop run over the next, long, dimension.
+    """
+    n = dst.ndim
+    peel, count = 0, 1
+    if n >= 2 and dst.shape[-1] < _SHORT:
+        while peel < n - 1 and count * dst.shape[n - 1 - peel] <= _MAX_PEEL:
+            count *= dst.shape[n - 1 - peel]
+            peel += 1
+    if peel == 0 or dst.strides[n - peel :] == src.strides[n - peel :]:
+        np.copyto(dst, src)
+        return
+    for index in itertools.product(*(range(d) for d in dst.shape[n - peel :])):
+        where = (Ellipsis, *index)
+        np.copyto(dst[where], src[where])
+
+
+def _pack_whole_bytes(plan: _Plan, out: np.ndarray, fmt: _Format, fill: int, *, padded: bool) -> None:
+    size = fmt.dtype.itemsize
+    n_box = math.prod(plan.box)
+    slots = out[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
+    out[n_box * size :] = fill
+    for prefix, lo, hi, first in _chunks(plan.box, fmt.bits):
+        chunk = slots[(*prefix, slice(lo, hi))]
+        if padded:
+            out[first * size : first * size + chunk.size * size] = fill
+        for b in plan.blocks:
+            where = _overlap(b, prefix, lo, hi)
+            if where is not None:
+                _copy(chunk[where[1]], b.view[where[0]])
+
+
+def _unpack_whole_bytes(plan: _Plan, buf: np.ndarray, fmt: _Format) -> None:
+    size = fmt.dtype.itemsize
+    n_box = math.prod(plan.box)
+    staging = np.empty(min(n_box, max(1, _CHUNK_BYTES // size)), fmt.bits_dtype)
+    for prefix, lo, hi, first in _chunks(plan.box, fmt.bits):
+        # read the chunk in order first: the scattered reads of the copies then hit the cache
+        shape = (hi - lo, *plan.box[len(prefix) + 1 :])
+        chunk = staging[: math.prod(shape)].reshape(shape)
+        np.copyto(chunk.reshape(-1), buf[first * size : (first + chunk.size) * size].view(fmt.bits_dtype))
+        for b in plan.blocks:
+            where = _overlap(b, prefix, lo, hi)
+            if where is not None:
+                _copy(b.view[where[0]], chunk[where[1]])
+
+
+def _word_dims(box: tuple[int, ...], bits: int) -> int:
+    """How many minor dims of the box hold a few elements making whole bytes (0: none do).
+
+    ``s4`` in ``(8,128)(8,1)``: the box ends ``(..., 128, 8, 1)``, and the last two dims
+    hold the 8 nibbles of one 32-bit word.
+    """
+    n, count, dims = len(box), 1, 0
+    if n >= 2 and box[-1] < _SHORT:
+        while dims < n - 1 and count * box[n - 1 - dims] <= _MAX_PEEL:
+            count *= box[n - 1 - dims]
+            dims += 1
+    return dims if dims and count > 1 and count * bits % 8 == 0 else 0
+
+
+def _pack_sub_byte(plan: _Plan, out: np.ndarray, bits: int, fill: int, *, padded: bool) -> None:
+    """Gather each chunk one byte per element (a "code"), then pack ``8 // bits`` codes a byte."""
+    per_byte = 8 // bits
+    pattern = sum(fill << (bits * i) for i in range(per_byte))
+    box_bytes = -(-math.prod(plan.box) * bits // 8)
+    out[box_bytes:] = pattern  # L(n) tail slots (the box's last byte is written below)
+    if _word_dims(plan.box, bits):
+        _pack_words(plan, out, bits, fill if padded else None)
+        return
+    for prefix, lo, hi, first in _chunks(plan.box, bits):
+        shape = (hi - lo, *plan.box[len(prefix) + 1 :])
+        count = math.prod(shape)
+        codes = np.full(-(-count // per_byte) * per_byte, fill, np.uint8)
+        chunk = codes[:count].reshape(shape)
+        for b in plan.blocks:
+            where = _overlap(b, prefix, lo, hi)
+            if where is not None:
+                _copy(chunk[where[1]], b.view[where[0]])
+        start = first * bits // 8
+        _codes_to_bytes(codes, bits, out[start : start + codes.size // per_byte])
+
+
+def _unpack_sub_byte(plan: _Plan, buf: np.ndarray, bits: int) -> None:
+    per_byte = 8 // bits
+    if _word_dims(plan.box, bits):
+        _unpack_words(plan, buf, bits)
+        return
+    for prefix, lo, hi, first in _chunks(plan.box, bits):
+        shape = (hi - lo, *plan.box[len(prefix) + 1 :])
+        count = math.prod(shape)
+        start = first * bits // 8
+        codes = _bytes_to_codes(buf[start : start - (-count // per_byte)], bits)
+        chunk = codes[:count].reshape(shape)
+        for b in plan.blocks:
+            where = _overlap(b, prefix, lo, hi)
+            if where is not None:
+                _copy(b.view[where[0]], chunk[where[1]])
+
+
+def _word_copies(plan: _Plan, prefix: tuple[int, ...], lo: int, hi: int, dims: int) -> Iterator[tuple]:
+    """For each block in a chunk and each element position ``j`` of a word it covers:
+    ``(view of the block, index into the codes of word position j, position j)``."""
+    word = plan.box[-dims:]
+    for b in plan.blocks:
+        where = _overlap(b, prefix, lo, hi)
+        if where is None:
+            continue
+        src, dst = where
+        view = b.view[src]
+        for w in itertools.product(*(range(sl.start, sl.stop) for sl in dst[-dims:])):
+            local = tuple(k - sl.start for k, sl in zip(w, dst[-dims:], strict=True))
+            yield view[(Ellipsis, *local)], dst[:-dims], _row_major(w, word)
+
+
+def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None) -> None:
+    """Sub-byte elements whose minor dims make words: gather codes word position by word
+    position (contiguous copies), then build each byte of the words from its positions.
+    ``fill`` is None when the blocks cover every slot."""
+    dims = _word_dims(plan.box, bits)
+    per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
+    mask = (1 << bits) - 1
+    for prefix, lo, hi, first in _chunks(plan.box, bits):
+        lead = (hi - lo, *plan.box[len(prefix) + 1 : -dims])
+        codes = np.empty((width, *lead), np.uint8)
+        if fill is not None:
+            codes.fill(fill)
+        for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
+            np.copyto(codes[j][dst], view)
+        np.bitwise_and(codes, mask, out=codes)
+        start = first * bits // 8
+        words = out[start : start + codes.size // per_byte].reshape(*lead, width // per_byte)
+        shifted = np.empty(lead, np.uint8)
+        for q in range(width // per_byte):
+            byte = words[..., q]
+            np.copyto(byte, codes[q * per_byte])
+            for i in range(1, per_byte):
+                np.left_shift(codes[q * per_byte + i], bits * i, out=shifted)
+                np.bitwise_or(byte, shifted, out=byte)
+
+
+def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int) -> None:
+    dims = _word_dims(plan.box, bits)
+    per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
+    mask = (1 << bits) - 1
+    for prefix, lo, hi, first in _chunks(plan.box, bits):
+        lead = (hi - lo, *plan.box[len(prefix) + 1 : -dims])
+        codes = np.empty((width, *lead), np.uint8)
+        start = first * bits // 8
+        words = buf[start : start + codes.size // per_byte].reshape(*lead, width // per_byte)
+        for j in range(width):
+            np.right_shift(words[..., j // per_byte], bits * (j % per_byte), out=codes[j])
+            np.bitwise_and(codes[j], mask, out=codes[j])
+        for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
+            np.copyto(view, codes[j][dst])
+
+
+def _codes_to_bytes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
+    """Pack codes (one per byte, the value in the low ``bits``) little-endian into ``out``.
+
+    >>> out = np.empty(2, np.uint8)
+    >>> _codes_to_bytes(np.array([1, 2, 3, 0xFF], np.uint8), 4, out); [hex(v) for v in out]
+    ['0x21', '0xf3']
+    """
+    mask = (1 << bits) - 1
+    np.bitwise_and(codes, mask, out=codes)
+    if bits == 1:
+        out[...] = np.packbits(codes, bitorder="little")
+        return
+    columns = codes.reshape(-1, 8 // bits)
+    np.copyto(out, columns[:, 0])
+    shifted = np.empty_like(out)
+    for i in range(1, columns.shape[1]):
+        np.left_shift(columns[:, i], bits * i, out=shifted)
+        np.bitwise_or(out, shifted, out=out)
+
+
+def _bytes_to_codes(data: np.ndarray, bits: int) -> np.ndarray:
+    """Unpack bytes into codes, one per byte (the inverse of :func:`_codes_to_bytes`).
+
+    >>> _bytes_to_codes(np.array([0x21, 0xF3], np.uint8), 4)
+    array([ 1,  2,  3, 15], dtype=uint8)
+    """
+    if bits == 1:
+        return np.unpackbits(data, bitorder="little")
+    per_byte = 8 // bits
+    codes = np.empty((data.size, per_byte), np.uint8)
+    for i in range(per_byte):
+        np.right_shift(data, bits * i, out=codes[:, i])
+        np.bitwise_and(codes[:, i], (1 << bits) - 1, out=codes[:, i])
+    return codes.reshape(-1)

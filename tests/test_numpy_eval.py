@@ -1,0 +1,368 @@
+"""The NumPy evaluator: pack/unpack agree with the layout map, bit for bit, for every element type.
+
+Two independent references are used:
+
+* the layout map's own offsets (``LayoutMap.forward(index, unit="bit")``), element by
+  element, read back from the packed buffer through ``np.unpackbits`` (a bit stream reader
+  that knows nothing of the evaluator);
+* a whole-array reference built from ``LayoutMap.apply`` on index arrays (every element's
+  position at once) and fancy indexing, for shapes too large to walk element by element.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies_maps import small_layout_shapes
+
+import layout_algebra as la
+from layout_algebra import numpy_eval
+from layout_algebra.layout_map import layout_map
+from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
+from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
+
+#: Every element type with a NumPy dtype, stored in whole bytes (no E(n)).
+WHOLE_BYTE_CASES = tuple(
+    (t.text, 0) for t in PrimitiveType if t.is_array_type and t.text not in ("token", "opaque")
+)
+#: Sub-byte packing, E(n) equal to the type's bit width; and E(n) spelled out for whole bytes.
+PACKED_CASES = (
+    ("s4", 4),
+    ("u4", 4),
+    ("f4e2m1fn", 4),
+    ("s2", 2),
+    ("u2", 2),
+    ("pred", 1),
+    ("s4", 8),
+    ("pred", 8),
+    ("s8", 8),
+    ("bf16", 16),
+)
+#: s1/u1 need ml_dtypes 0.6 (int1/uint1); with an older one, pack names what is missing (tested below).
+HAS_INT1 = hasattr(ml_dtypes, "int1")
+ONE_BIT_CASES = (("s1", 1), ("u1", 1))
+ALL_CASES = tuple(
+    case
+    for case in WHOLE_BYTE_CASES + PACKED_CASES + ONE_BIT_CASES
+    if HAS_INT1 or case[0] not in ("s1", "u1")
+)
+
+
+def packable_shapes(max_slots: int = 2048) -> st.SearchStrategy:
+    """Any element type under a random layout; half of the draws are non-empty arrays of rank >= 2."""
+    shapes = st.sampled_from(ALL_CASES).flatmap(lambda e: small_layout_shapes(element=e, max_slots=max_slots))
+    return st.one_of(shapes, shapes.filter(lambda s: s.rank >= 2 and 0 not in s.dimensions))
+
+
+def digit_base(m) -> int:
+    """How many distinct values an element can safely carry in the tests (all valid bit patterns)."""
+    if m.shape.element_type is PrimitiveType.PRED:
+        return 2
+    return 1 << min(m.element_bits, 8 * numpy_dtype(m.shape.element_type).itemsize, 16)
+
+
+def array_of_codes(codes: np.ndarray, dims: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An array whose elements' low 16 bits are ``codes`` (little-endian), other bits zero."""
+    raw = np.zeros((codes.size, dtype.itemsize), np.uint8)
+    raw[:, 0] = codes & 0xFF
+    if dtype.itemsize > 1:
+        raw[:, 1] = codes >> 8
+    return raw.view(dtype).reshape(dims)
+
+
+def raw_bytes(a: np.ndarray) -> np.ndarray:
+    """The bytes of an array's elements, in row-major order (scalars included)."""
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+
+
+def bits_of(value: int, count: int) -> np.ndarray:
+    return np.array([(value >> k) & 1 for k in range(count)], np.uint8)
+
+
+def fill_stream(m, fill: int) -> np.ndarray:
+    """The bit stream of a buffer holding nothing but padding."""
+    size = m.size_in_bytes
+    if m.element_bits >= 8:
+        return np.unpackbits(np.full(size, fill, np.uint8), bitorder="little")
+    slots = size * 8 // m.element_bits
+    return np.tile(bits_of(fill, m.element_bits), slots)
+
+
+def reference_pack(x: np.ndarray, shape: str, fill: int = 0) -> np.ndarray:
+    """pack() computed from LayoutMap.apply on index arrays: positions of all elements at once."""
+    m = layout_map(shape)
+    bits = m.element_bits
+    index = tuple(np.indices(x.shape).reshape(x.ndim, x.size))
+    positions = np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64).reshape(x.size)
+    raw = np.ascontiguousarray(x).reshape(x.size).view(np.uint8).reshape(x.size, x.dtype.itemsize)
+    if bits >= 8:
+        slots = np.full((m.size_in_elements, raw.shape[1]), fill, np.uint8)
+        slots[positions] = raw
+        return slots.reshape(-1)
+    stream = fill_stream(m, fill).reshape(-1, bits)
+    codes = raw[:, 0] & ((1 << bits) - 1)
+    stream[positions] = (codes[:, None] >> np.arange(bits)) & 1
+    return np.packbits(stream.reshape(-1), bitorder="little")
+
+
+# -------------------------------------------------------------- positions, padding
+@settings(max_examples=150, deadline=None)
+@given(shape=packable_shapes(), fill_seed=st.integers(0, 2**16))
+def test_every_element_is_at_its_layout_map_bit_offset_and_padding_is_fill(shape, fill_seed) -> None:
+    m = layout_map(shape)
+    dtype = numpy_dtype(shape.element_type)
+    bits = m.element_bits
+    fill = fill_seed % (1 << min(bits, 8))
+    elements = list(m.elements())
+    base = digit_base(m)
+    # element k carries k+1, written in base `base`, one digit per pack (pred: 1 bit a pack)
+    codes = np.arange(1, len(elements) + 1)
+    digits = 1
+    while base**digits <= len(elements):
+        digits += 1
+    for d in range(digits):
+        digit = (codes // base**d) % base
+        buf = pack(array_of_codes(digit, m.logical_dimensions, dtype), shape, fill=fill)
+        assert buf.dtype == np.uint8 and buf.shape == (m.size_in_bytes,)
+        expected = fill_stream(m, fill)
+        for k, index in enumerate(elements):
+            offset = m.forward(index, unit="bit")
+            expected[offset : offset + bits] = bits_of(int(digit[k]), bits)
+        np.testing.assert_array_equal(np.unpackbits(buf, bitorder="little"), expected, err_msg=str(shape))
+
+
+# -------------------------------------------------------------------- round trips
+def random_array(m, rng: np.random.Generator) -> np.ndarray:
+    """Random bits: any byte pattern for whole-byte types (NaNs included), valid codes otherwise."""
+    dtype = numpy_dtype(m.shape.element_type)
+    dims = tuple(m.logical_dimensions)
+    n = math.prod(dims)
+    if m.shape.element_type is PrimitiveType.PRED:
+        return rng.integers(0, 2, dims).astype(bool)
+    if m.element_bits < 8 or m.shape.element_type.bit_width < 8:
+        return (
+            rng.integers(0, 1 << m.shape.element_type.bit_width, n).astype(np.uint8).view(dtype).reshape(dims)
+        )
+    return rng.integers(0, 256, n * dtype.itemsize, dtype=np.uint8).view(dtype).reshape(dims)
+
+
+@settings(max_examples=200, deadline=None)
+@given(shape=packable_shapes(), seed=st.integers(0, 2**32 - 1))
+def test_unpack_of_pack_is_the_array_bitwise_and_pack_matches_the_index_map(shape, seed) -> None:
+    m = layout_map(shape)
+    x = random_array(m, np.random.default_rng(seed))
+    buf = pack(x, shape, fill=1)
+    np.testing.assert_array_equal(buf, reference_pack(x, str(shape), fill=1), err_msg=str(shape))
+    staging = np.full(buf.size, 0x5A, np.uint8)  # pack(out=) writes every byte of it
+    assert pack(x, shape, fill=1, out=staging) is staging
+    np.testing.assert_array_equal(staging, buf, err_msg=str(shape))
+    y = unpack(buf, shape)
+    assert y.dtype == x.dtype and y.shape == x.shape and y.flags.c_contiguous
+    np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=str(shape))
+    # into an array full of other bits, Fortran order: every element is written
+    z = np.array(random_array(m, np.random.default_rng(seed + 1)), order="F")
+    assert unpack(buf, shape, out=z) is z
+    np.testing.assert_array_equal(raw_bytes(z), raw_bytes(x), err_msg=str(shape))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f32[300,1000]{1,0:T(8,128)}",  # several chunks, no padding in rows, padding in columns
+        "f32[301,1000]{0,1:T(8,128)}",
+        "bf16[299,700]{1,0:T(8,128)(2,1)}",
+        "s8[130,900]{1,0:T(32,128)(4,1)}",
+        "s4[257,1030]{1,0:T(8,128)(8,1)E(4)}",
+        "s4[1000,999]{1,0:E(4)}",  # rows of an odd number of nibbles: chunks of two rows
+        "pred[700,1001]{0,1:E(1)}",
+        "u2[3,50001]{1,0:E(2)}",
+        "c128[70,300]{1,0:T(2,128)}",
+        "f16[5,7,300,200]{3,2,0,1:T(8,128)(2,1)L(1024)}",
+        "u8[4000]{0:T(1024)(128)(4,1)}",
+    ],
+)
+def test_large_shapes_match_the_index_map_reference_and_round_trip(text: str) -> None:
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(7))
+    buf = pack(x, text, fill=1)
+    np.testing.assert_array_equal(buf, reference_pack(x, text, fill=1))
+    np.testing.assert_array_equal(raw_bytes(unpack(buf, text)), raw_bytes(x))
+
+
+def test_nan_payloads_and_signed_zeros_survive() -> None:
+    bits = np.array([0x7F800001, 0xFFC00123, 0x80000000, 0x7FC00000], np.uint32)
+    x = bits.view(np.float32).reshape(2, 2)
+    text = "f32[2,2]{0,1:T(8,128)}"
+    np.testing.assert_array_equal(unpack(pack(x, text), text).view(np.uint32), x.view(np.uint32))
+
+
+def test_non_contiguous_and_big_endian_arrays_are_packed_by_value() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    text = "f32[6,4]{1,0:T(2,2)}"
+    np.testing.assert_array_equal(pack(x.T, text), pack(np.ascontiguousarray(x.T), text))
+    big = np.arange(6, dtype=">i4").reshape(2, 3)
+    np.testing.assert_array_equal(pack(big, "s32[2,3]"), np.arange(6, dtype="<i4").view(np.uint8))
+
+
+def test_a_combine_that_numpy_must_copy_is_written_back_when_unpacking() -> None:
+    # physical order (4, 3, 2) is a transposed view; '*' merges its 3 and 2: not a view
+    text = "f32[2,3,4]{0,1,2:T(*,4)}"
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    buf = pack(x, text)
+    np.testing.assert_array_equal(buf, reference_pack(x, text))
+    out = np.full((2, 3, 4), -1, np.float32)
+    np.testing.assert_array_equal(unpack(buf, text, out=out), x)
+
+
+def test_scalars_and_empty_arrays() -> None:
+    assert pack(np.float32(1.5), "f32[]").view(np.float32).tolist() == [1.5]
+    assert unpack(pack(np.array(-3, ml_dtypes.int4), "s4[]{:E(4)}"), "s4[]{:E(4)}") == -3
+    assert pack(np.array(5, np.int8), "s8[]{:T(4)}", fill=7).tolist() == [5, 7, 7, 7]
+    empty = np.zeros((0, 5), np.float32)
+    assert pack(empty, "f32[0,5]{1,0:T(8,128)}").size == 0
+    assert unpack(np.zeros(0, np.uint8), "f32[0,5]{1,0:T(8,128)}").shape == (0, 5)
+
+
+# ---------------------------------------------------------- the TPU formats, by hand
+def test_bf16_8_128_2_1_puts_rows_2k_and_2k_plus_1_of_a_column_in_one_word() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 256)).astype(ml_dtypes.bfloat16)
+    words = (
+        pack(x, "bf16[16,256]{1,0:T(8,128)(2,1)}").view("<u4").reshape(2, 2, 4, 128)
+    )  # [tr, tc, pair, col]
+    bits = x.view(np.uint16).astype(np.uint32)
+    for tr in range(2):
+        for tc in range(2):
+            for pair in range(4):
+                rows = 8 * tr + 2 * pair
+                cols = slice(128 * tc, 128 * tc + 128)
+                np.testing.assert_array_equal(words[tr, tc, pair] & 0xFFFF, bits[rows, cols])
+                np.testing.assert_array_equal(words[tr, tc, pair] >> 16, bits[rows + 1, cols])
+
+
+def test_s8_32_128_4_1_puts_four_rows_of_a_column_in_one_word() -> None:
+    x = np.random.default_rng(1).integers(-128, 128, (64, 128)).astype(np.int8)
+    quads = pack(x, "s8[64,128]{1,0:T(32,128)(4,1)}").reshape(2, 8, 128, 4)  # [tile, quad, col, byte]
+    for tile in range(2):
+        for quad in range(8):
+            for byte in range(4):
+                np.testing.assert_array_equal(
+                    quads[tile, quad, :, byte], x[32 * tile + 4 * quad + byte].view(np.uint8)
+                )
+
+
+def test_s4_with_e4_packs_two_per_byte_first_in_the_low_nibble() -> None:
+    x = np.array([[1, -2, 3], [-8, 7, 0]], ml_dtypes.int4)
+    buf = pack(x, "s4[2,3]{1,0:E(4)}")
+    assert [hex(b) for b in buf] == ["0xe1", "0x83", "0x7"]
+    assert pack(x, "s4[2,3]{1,0}").tolist() == [1, 14, 3, 8, 7, 0]  # no E(4): one byte each
+    five = np.array([1, -2, 3, -8, 7], ml_dtypes.int4)  # 5 nibbles: the last one is padding
+    assert pack(five, "s4[5]{0:E(4)}", fill=0xA).tolist() == [0xE1, 0x83, 0xA7]
+    np.testing.assert_array_equal(unpack(buf, "s4[2,3]{1,0:E(4)}"), x)
+
+
+def test_s4_tpu_format_8_128_8_1_puts_eight_rows_in_a_word() -> None:
+    x = np.random.default_rng(2).integers(-8, 8, (8, 128)).astype(ml_dtypes.int4)
+    words = pack(x, "s4[8,128]{1,0:T(8,128)(8,1)E(4)}").view("<u4")
+    nibbles = x.view(np.uint8).astype(np.uint32) & 0xF
+    expected = sum(nibbles[r] << (4 * r) for r in range(8))
+    np.testing.assert_array_equal(words, expected)
+
+
+def test_pred_with_e1_packs_eight_per_byte_little_endian() -> None:
+    x = np.array([1, 0, 1, 1, 0, 0, 0, 0, 1, 1], bool)
+    assert pack(x, "pred[10]{0:E(1)}").tolist() == [0b00001101, 0b00000011]
+    assert pack(x, "pred[10]{0:E(1)}", fill=1).tolist() == [0b00001101, 0b11111111]
+    assert pack(x, "pred[10]").tolist() == x.astype(np.uint8).tolist()
+
+
+def test_every_supported_type_has_its_ml_dtypes_or_numpy_dtype() -> None:
+    assert numpy_dtype("bf16") == np.dtype(ml_dtypes.bfloat16)
+    assert numpy_dtype("f8e4m3fn") == np.dtype(ml_dtypes.float8_e4m3fn)
+    assert numpy_dtype("u4") == np.dtype(ml_dtypes.uint4)
+    assert numpy_dtype(PrimitiveType.C64) == np.dtype(np.complex64)
+    for name, _ in ALL_CASES:
+        assert numpy_dtype(name).itemsize == primitive_type(name).byte_width, name
+
+
+def test_package_exports() -> None:
+    assert la.pack is pack and la.unpack is unpack
+
+
+# ------------------------------------------------------------------------- errors
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: pack(np.zeros((2, 3)), "f32[2,3]"), "dtype float64, but f32 elements are float32"),
+        (lambda: pack(np.zeros((2, 3), np.int8), "s4[2,3]"), "astype(ml_dtypes.int4)"),
+        (
+            lambda: pack(np.zeros((3, 2), np.float32), "f32[2,3]"),
+            "the array has dimensions [3, 2], the shape has [2, 3]",
+        ),
+        (lambda: pack(np.zeros(4, np.float32), "f32[N]"), "symbolic dimensions"),
+        (lambda: pack(np.zeros(2, np.float32), "(f32[2], f32[2])"), "tuple shape"),
+        (lambda: pack(np.zeros(4, np.float32), "f32[4]{0:SC(0:2)}"), "split configs"),
+        (lambda: pack(np.zeros(4, np.float32), "f32[?]"), "unbounded"),
+        (lambda: pack(None, "token[]"), "token"),
+        (
+            lambda: pack(np.zeros((8, 8, 8), bool), "pred[8,8,8]{0,2,1:T(8,128)E(32)}"),
+            "E(32) is not supported for pred",
+        ),
+        (
+            lambda: pack(np.zeros(2, ml_dtypes.int2), "s2[2]{0:E(4)}"),
+            "use E(8) (whole bytes, the default) or E(2)",
+        ),
+        (lambda: pack(np.zeros(2, np.float32), "f32[2]{0:E(16)}"), "E(16)"),
+        (lambda: pack(np.zeros(2, np.uint8), "u8[2]{0:T(4)}", fill=256), "fill 256 must be in 0..255"),
+        (lambda: pack(np.zeros(2, ml_dtypes.int4), "s4[2]{0:E(4)}", fill=16), "fill 16 must be in 0..15"),
+        (lambda: pack(np.zeros(2, np.uint8), "u8[2]", fill=1.5), "fill 1.5 must be an integer"),
+        (lambda: unpack(np.zeros(7, np.uint8), "f32[2]"), "the buffer has 7 bytes, the layout needs 8"),
+        (lambda: unpack(np.zeros(2, np.float32), "f32[2]"), "1-D uint8 array, not 1-D float32"),
+        (lambda: unpack(np.zeros((2, 4), np.uint8), "f32[2]"), "not 2-D uint8"),
+        (lambda: unpack([0] * 8, "f32[2]"), "not list"),
+        (
+            lambda: unpack(bytes(8), "f32[2]", out=np.zeros(2)),
+            "out must be a [2] float32 array, not [2] float64",
+        ),
+        (lambda: unpack(bytes(8), "f32[2]", out=np.broadcast_to(np.float32(0), (2,))), "out is read-only"),
+        (
+            lambda: pack(np.zeros(2, np.float32), "f32[2]", out=np.zeros(7, np.uint8)),
+            "out has 7 bytes, the layout needs 8",
+        ),
+        (lambda: pack(np.zeros(2, np.float32), "f32[2]", out=bytes(8)), "out is read-only"),
+    ],
+)
+def test_errors_are_value_errors_that_quote_the_shape(call, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        call()
+    assert message in str(info.value)
+    assert "[" in str(info.value).split(":")[0]  # the shape comes first
+
+
+def test_bytes_are_accepted_by_unpack() -> None:
+    assert unpack(b"\x01\x02", "u8[2]").tolist() == [1, 2]
+
+
+def test_one_bit_integers_pack_eight_per_byte_or_name_the_missing_dtype() -> None:
+    if HAS_INT1:
+        x = np.array([-1, 0, -1, -1, 0, 0, 0, 0, -1], ml_dtypes.int1)
+        assert pack(x, "s1[9]{0:E(1)}").tolist() == [0b00001101, 0b00000001]
+        np.testing.assert_array_equal(unpack(pack(x, "s1[9]{0:E(1)}"), "s1[9]{0:E(1)}"), x)
+    else:
+        with pytest.raises(ValueError, match=r"s1.*needs ml_dtypes.int1"):
+            pack(np.zeros(9, np.int8), "s1[9]{0:E(1)}")
+
+
+def test_a_type_missing_from_ml_dtypes_is_named(monkeypatch) -> None:
+    numpy_eval._dtype.cache_clear()
+    monkeypatch.setitem(numpy_eval._ML_DTYPES_TYPES, "f8e3m4", "float8_not_there")
+    try:
+        with pytest.raises(ValueError, match=r"f8e3m4.*needs ml_dtypes.float8_not_there"):
+            pack(np.zeros(2, np.uint8), "f8e3m4[2]")
+    finally:
+        numpy_eval._dtype.cache_clear()
