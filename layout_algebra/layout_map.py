@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -374,6 +375,18 @@ def layout_map(shape: Shape | str) -> LayoutMap:
     single exact map: tuples, tokens, unbounded dims, split configs, invalid tiles.
     """
     array = meaningful_array(as_shape(shape))
+    clashes = sorted(
+        str(name)
+        for d in array.dimensions
+        if not isinstance(d, int)
+        for name in d.free_symbols
+        if str(name) == "p" or re.fullmatch(r"i[0-9]+", str(name))
+    )
+    if clashes:
+        raise ValueError(
+            f"{array}: dimension names {clashes} are reserved for the closed forms' index (i0, i1, ...) "
+            "and offset (p) symbols; rename them"
+        )
     return _layout_map(array)
 
 

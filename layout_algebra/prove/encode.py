@@ -378,10 +378,10 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
     if expr.is_Symbol:
         return ar.symbol(expr)
     if expr.is_Add:
-        numerator, denominator = _over_common_denominator(expr)
+        terms, denominator = _integer_terms(expr)
         if denominator != 1:
             raise UnsupportedExpression(f"{expr} is not an integer expression")
-        return sum((sympy_to_z3(term, ar) for term in sympy.Add.make_args(numerator)), start=0)
+        return _sum_terms(terms, ar)
     if expr.is_Mul:
         coefficient, rest = expr.as_coeff_Mul()
         if not coefficient.is_Integer:
@@ -394,11 +394,11 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
         base = sympy_to_z3(expr.base, ar)
         return math.prod([base] * int(expr.exp), start=1) if int(expr.exp) else 1
     if isinstance(expr, sympy.floor):
-        numerator, denominator = _over_common_denominator(expr.args[0])
-        return ar.floordiv(sympy_to_z3(numerator, ar), denominator)
+        terms, denominator = _integer_terms(expr.args[0])
+        return ar.floordiv(_sum_terms(terms, ar), denominator)
     if isinstance(expr, sympy.ceiling):
-        numerator, denominator = _over_common_denominator(expr.args[0])
-        return ar.floordiv(sympy_to_z3(numerator, ar) + (denominator - 1), denominator)
+        terms, denominator = _integer_terms(expr.args[0])
+        return ar.floordiv(_sum_terms(terms, ar) + (denominator - 1), denominator)
     if isinstance(expr, sympy.Mod):
         a, b = expr.args
         b_term = sympy_to_z3(b, ar)
@@ -406,14 +406,26 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
     raise UnsupportedExpression(f"cannot translate {expr} ({type(expr).__name__}) to Z3")
 
 
-def _over_common_denominator(expr: sympy.Expr) -> tuple[sympy.Expr, int]:
-    """``expr`` as ``numerator / denominator`` with an integer-coefficient numerator."""
-    expr = sympy.expand(expr)
+def _integer_terms(expr: sympy.Expr) -> tuple[list[tuple[int, sympy.Expr]], int]:
+    """``expr`` as ``sum(c_k * rest_k) / denominator`` with integers ``c_k``.
+
+    Read off the expression's own terms, never ``sympy.expand``-ed: SymPy 1.14 rewrites
+    remainders of products wrongly when it re-evaluates them (``Mod(2*Mod(x, 5), 3)``).
+    """
+    pairs = []
     denominator = 1
     for term in sympy.Add.make_args(expr):
-        coefficient, _ = term.as_coeff_Mul()
-        if coefficient.is_Rational:
-            denominator = math.lcm(denominator, int(coefficient.q))
-        else:
+        coefficient, rest = term.as_coeff_Mul()
+        if not coefficient.is_Rational:
             raise UnsupportedExpression(f"{expr} has a non-rational coefficient")
-    return sympy.expand(expr * denominator), denominator
+        pairs.append((sympy.Rational(coefficient), rest))
+        denominator = math.lcm(denominator, int(sympy.Rational(coefficient).q))
+    return [(int(c * denominator), rest) for c, rest in pairs], denominator
+
+
+def _sum_terms(terms: list[tuple[int, sympy.Expr]], ar: IntArithmetic) -> Any:
+    total: Any = 0
+    for coefficient, rest in terms:
+        value = 1 if rest == 1 else sympy_to_z3(rest, ar)
+        total = total + coefficient * value
+    return total

@@ -1,0 +1,325 @@
+"""Export to CuTe's ``shape:stride`` notation, when the layout is one.
+
+A CuTe layout (NVIDIA CUTLASS) is a pair of nested integer tuples, ``Shape:Stride``. Each
+top-level *mode* takes one coordinate; a hierarchical mode ``(s_1, s_2, ...)`` reads its
+coordinate *colexicographically* (the first sub-mode varies fastest:
+``x = x_1 + s_1·x_2 + s_1·s_2·x_3 + ...``), and the offset is ``Σ x_j·stride_j``. So
+``(8,2):(128,1024)`` sends 11 = 3 + 8·1 to ``3·128 + 1·1024``.
+
+An XLA tiled layout is such a map when every tile cuts each dimension at *digit
+boundaries*: the layout then takes each logical index apart into mixed-radix digits
+(tile number, position in tile, ...) and places each digit with a stride. With one mode
+per logical dimension, fastest digit first:
+
+>>> to_cute("f32[16,384]{1,0:T(8,128)}")
+'((8,2),(128,3)):((128,3072),(1,1024))'
+>>> to_cute("bf16[16,256]{1,0:T(8,128)(2,1)}")
+'((2,4,2),(128,2)):((1,256,2048),(2,1024))'
+>>> to_cute("f32[4,6]{0,1}")
+'(4,6):(1,4)'
+
+Padding at the end of a mode is fine (a layout need not be onto its buffer); padding
+*inside* a mode is not expressible, nor is a tile that cuts a dimension between digits:
+
+>>> to_cute("f32[5,256]{1,0:T(8,128)}")
+'(5,(128,2)):(128,(1,1024))'
+>>> to_cute("f32[12,256]{1,0:T(8,128)}")
+Traceback (most recent call last):
+...
+layout_algebra.codegen.cute.NotExpressible: f32[12,256]{1,0:T(8,128)}: dimension 0 (size 12) is padded to 16 by tile 1: (8,128) and then split as 2 x 8, so the padding falls inside a mode: CuTe layouts cannot express padding there
+
+Every result is checked: the printed text is read back, evaluated by CuTe's definition
+above, and certified equal to the layout map (:func:`~layout_algebra.codegen.certify.certify`;
+exhaustive for concrete shapes of up to ``EXHAUSTIVE_LIMIT`` elements).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+import sympy
+
+from layout_algebra.codegen.certify import Certification, certify
+from layout_algebra.layout_map import LayoutMap, index_symbols, layout_map
+from layout_algebra.model.shapes import Shape
+from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.stages.stages import (
+    AlignTail,
+    Combine,
+    Linearize,
+    Pad,
+    PrependUnitDims,
+    Split,
+    ToBits,
+    Transpose,
+)
+
+__all__ = ["CuteLayout", "NotExpressible", "cute_expr", "cute_layout", "to_cute"]
+
+
+class NotExpressible(ValueError):
+    """The layout has no CuTe ``shape:stride`` form; the message says why."""
+
+
+@dataclass(frozen=True)
+class _Digit:
+    """One mixed-radix digit of a logical index, as it sits in the physical order.
+
+    It contributes ``weight·value`` to logical dimension ``dim`` (``None``: a constant-0
+    placeholder), takes ``size`` values, and occupies ``span >= size`` slots at its place.
+    ``padded`` names the tile that grew ``span`` beyond ``size``, for messages.
+    """
+
+    dim: int | None
+    weight: Any
+    size: Any
+    span: Any
+    padded: str = ""
+
+
+@dataclass(frozen=True)
+class CuteLayout:
+    """A layout in CuTe form: ``shape`` and ``stride`` (one mode per logical dimension), the text, its check."""
+
+    shape: tuple
+    stride: tuple
+    text: str
+    certification: Certification
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _product(values: Any) -> Any:
+    return math.prod(values, start=1)
+
+
+def _digits_of_layout(m: LayoutMap) -> list[_Digit]:
+    """The digits of every logical index, major to minor in memory, or ``NotExpressible``."""
+    shape = str(m.shape)
+    dims: list[list[_Digit]] = []
+    for k, d in enumerate(m.shape.dimensions):
+        if isinstance(d, int) and d == 0:
+            raise NotExpressible(f"{shape}: dimension {k} has size 0; a CuTe shape has no empty modes")
+        dims.append([_Digit(k, 1, d, d)])
+    for step in m.steps:
+        for stage in step.stages:
+            if isinstance(stage, Transpose):
+                dims = [dims[p] for p in stage.permutation]
+            elif isinstance(stage, PrependUnitDims):
+                dims = [[] for _ in range(stage.count)] + dims
+            elif isinstance(stage, Combine):
+                dims = [[d for i in group for d in dims[i]] for group in stage.groups]
+            elif isinstance(stage, Pad):
+                dims = [
+                    _pad(shape, step.label, dims[k], stage.padded[k]) if k in stage.grown else dims[k]
+                    for k in range(len(dims))
+                ]
+            elif isinstance(stage, Split):
+                out = dims[: stage.start]
+                for run, t in zip(dims[stage.start :], stage.tile, strict=True):
+                    out += list(_split(shape, step.label, run, t))
+                dims = out
+            elif isinstance(stage, Linearize):
+                return [d for run in dims for d in run]
+            elif not isinstance(stage, (AlignTail, ToBits)):  # pragma: no cover - a new stage kind
+                raise NotExpressible(f"{shape}: no CuTe form for the stage {stage.describe()}")
+    raise AssertionError("a layout pipeline always linearizes")  # pragma: no cover
+
+
+def _who(shape: str, run: list[_Digit]) -> str:
+    owners = sorted({d.dim for d in run if d.dim is not None})
+    if len(owners) == 1:
+        return f"dimension {owners[0]}"
+    return "combined dimensions " + ", ".join(map(str, owners)) if owners else "a unit dimension"
+
+
+def _pad(shape: str, label: str, run: list[_Digit], padded: Any) -> list[_Digit]:
+    if not isinstance(padded, int) or not all(isinstance(d.span, int) for d in run):
+        raise NotExpressible(
+            f"{shape}: {_who(shape, run)} has a symbolic size and {label} may pad it; CuTe layouts cannot "
+            f"express padding that depends on a size (give the size, or a multiple of the tile)"
+        )
+    if not run:
+        return [_Digit(None, 1, 1, padded, label)]
+    rest = _product(d.span for d in run[1:])
+    if padded % rest:
+        raise NotExpressible(
+            f"{shape}: {_who(shape, run)} (size {_product(d.span for d in run)}) is padded to {padded} by {label}, "
+            f"which is not a whole number of its {rest}-element minor part: CuTe layouts cannot express that padding"
+        )
+    top = run[0]
+    return [replace(top, span=padded // rest, padded=label), *run[1:]]
+
+
+def _split(shape: str, label: str, run: list[_Digit], t: int) -> tuple[list[_Digit], list[_Digit]]:
+    """``run`` cut into (tile number, position in tile) at ``t``, digits split where needed."""
+    hi, lo = list(run), []
+    r = t
+    while r > 1:
+        if not hi:  # pragma: no cover - the run is padded to a multiple of t
+            raise AssertionError(f"{shape}: run {run} shorter than tile {t}")
+        d = hi.pop()
+        if not isinstance(d.span, int) or not isinstance(d.size, int):
+            raise NotExpressible(
+                f"{shape}: {label} splits {_who(shape, [d])} of symbolic size {d.size}; CuTe needs to know that "
+                f"the tile divides it (give the size)"
+            )
+        if r % d.span == 0:
+            lo.insert(0, d)
+            r //= d.span
+            continue
+        if d.span % r:
+            raise NotExpressible(
+                f"{shape}: {label} cuts {_who(shape, [d])} at {r}, which does not divide its run of {d.span}: "
+                f"the result is not a mixed-radix split, so it has no CuTe shape:stride"
+            )
+        if d.size <= r:
+            lo.insert(0, replace(d, span=r))
+            hi.append(_Digit(None, 1, 1, d.span // r, d.padded))
+        elif d.size % r == 0:
+            lo.insert(0, _Digit(d.dim, d.weight, r, r))
+            hi.append(_Digit(d.dim, d.weight * r, d.size // r, d.span // r, d.padded))
+        else:
+            original = d.size
+            raise NotExpressible(
+                f"{shape}: {_who(shape, [d])} (size {original}) is padded to {d.span} by {d.padded or label} "
+                f"and then split as {d.span // r} x {r}, so the padding falls inside a mode: "
+                f"CuTe layouts cannot express padding there"
+            )
+        r = 1
+    return hi, lo
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "(" + ",".join(_text(v) for v in value) + ")"
+    return str(value).replace(" ", "")
+
+
+def _modes(m: LayoutMap, digits: list[_Digit]) -> tuple[tuple, tuple]:
+    strides = []
+    running: Any = 1
+    for d in reversed(digits):
+        strides.append(running)
+        running = running * d.span
+    strides.reverse()
+    shape, stride = [], []
+    for k, size in enumerate(m.shape.dimensions):
+        mine = _by_weight(
+            [(d, s) for d, s in zip(digits, strides, strict=True) if d.dim == k and d.size != 1]
+        )
+        weight: Any = 1
+        for d, _ in mine:
+            if sympy.simplify(d.weight - weight) != 0:  # pragma: no cover - a bug in the digit bookkeeping
+                raise AssertionError(f"{m.shape}: digits of dimension {k} do not chain: {mine}")
+            weight = weight * d.size
+        if sympy.simplify(weight - size) != 0:  # pragma: no cover
+            raise AssertionError(f"{m.shape}: digits of dimension {k} multiply to {weight}, not {size}")
+        if not mine:
+            shape.append(1)
+            stride.append(0)
+        elif len(mine) == 1:
+            shape.append(mine[0][0].size)
+            stride.append(mine[0][1])
+        else:
+            shape.append(tuple(d.size for d, _ in mine))
+            stride.append(tuple(s for _, s in mine))
+    return tuple(shape), tuple(stride)
+
+
+def _by_weight(pairs: list) -> list:
+    """Digits of one dimension, fastest (weight 1) first: each next weight is the previous times its size."""
+    out, weight, left = [], 1, list(pairs)
+    while left:
+        nxt = next((p for p in left if sympy.simplify(p[0].weight - weight) == 0), None)
+        if nxt is None:  # pragma: no cover - reported by the caller's check
+            return out + left
+        out.append(nxt)
+        left.remove(nxt)
+        weight = weight * nxt[0].size
+    return out
+
+
+def cute_layout(shape: Shape | str, *, check: bool = True) -> CuteLayout:
+    """The CuTe form of ``shape``'s layout (element strides), certified; ``NotExpressible`` if none."""
+    m = layout_map(shape)
+    digits = _digits_of_layout(m)
+    modes, strides = _modes(m, digits)
+    text = "1:0" if m.rank == 0 else f"{_text(modes)}:{_text(strides)}"
+    if check:
+        certification = certify(m, "forward", "element", cute_expr(text, m.rank, _size_names(m)))
+    else:
+        certification = Certification("unknown", "none", "not checked (check=False)")
+    if certification.status == "refuted":  # a bug: never hand out a wrong layout
+        raise AssertionError(f"{m.shape}: the CuTe form {text} differs from the layout: {certification}")
+    return CuteLayout(modes, strides, text, certification)
+
+
+def to_cute(shape: Shape | str) -> str:
+    """``shape``'s layout as CuTe ``shape:stride`` text, or ``NotExpressible`` with the reason."""
+    return cute_layout(shape).text
+
+
+def _size_names(m: LayoutMap) -> tuple[str, ...]:
+    names: list[str] = []
+    for d in m.shape.dimensions:
+        if not isinstance(d, int):
+            names += [str(s) for s in sorted(sympy.sympify(d).free_symbols, key=str) if str(s) not in names]
+    return tuple(names)
+
+
+# ------------------------------------------------------------------------ reading CuTe text
+def _parse_tuple(tokens: list[str], pos: int, names: dict) -> tuple[Any, int]:
+    if tokens[pos] == "(":
+        items = []
+        pos += 1
+        while True:
+            item, pos = _parse_tuple(tokens, pos, names)
+            items.append(item)
+            if tokens[pos] == ",":
+                pos += 1
+                continue
+            if tokens[pos] != ")":
+                raise ValueError(f"expected ',' or ')' in CuTe text, found {tokens[pos]!r}")
+            return tuple(items), pos + 1
+    return sympy.parse_expr(tokens[pos], local_dict=names), pos + 1
+
+
+def _leaves(x: Any) -> list[Any]:
+    return [y for item in x for y in _leaves(item)] if isinstance(x, tuple) else [x]
+
+
+def cute_expr(text: str, rank: int, sizes: tuple[str, ...] = ()) -> sympy.Expr:
+    """The offset of index ``(i0, i1, ...)`` under CuTe layout ``text``, by CuTe's definition.
+
+    >>> cute_expr("((8,2),(128,3)):((128,3072),(1,1024))", 2)
+    128*(Mod(i0, 8)) + Mod(i1, 128) + 3072*(Mod(floor(i0/8), 2)) + 1024*(Mod(floor(i1/128), 3))
+    """
+    names = {s: dim_symbol(s) for s in sizes}
+    tokens = re.findall(r"[()|,:]|[^()|,:]+", text.replace(" ", ""))
+    shape, pos = _parse_tuple(tokens, 0, names)
+    if tokens[pos] != ":":
+        raise ValueError(f"CuTe text {text!r} needs ':' between shape and stride")
+    stride, pos = _parse_tuple(tokens, pos + 1, names)
+    if pos != len(tokens):
+        raise ValueError(f"unexpected {tokens[pos]!r} in CuTe text {text!r}")
+    if rank == 0:
+        return sympy.Integer(0)
+    modes = shape if isinstance(shape, tuple) else (shape,)
+    mode_strides = stride if isinstance(stride, tuple) else (stride,)
+    if len(modes) != rank or len(mode_strides) != rank:
+        raise ValueError(f"CuTe text {text!r} has {len(modes)} modes for rank {rank}")
+    offset = sympy.Integer(0)
+    for i, s, t in zip(index_symbols(rank), modes, mode_strides, strict=True):
+        sizes_, strides_ = _leaves(s), _leaves(t)
+        if len(sizes_) != len(strides_):
+            raise ValueError(f"CuTe text {text!r}: shape and stride are not congruent")
+        weight = sympy.Integer(1)
+        for size, step in zip(sizes_, strides_, strict=True):
+            offset += step * sympy.Mod(sympy.floor(i / weight), size)
+            weight *= size
+    return offset
