@@ -264,6 +264,14 @@ def injective(
     claim = f"{m} is injective"
     assumptions = parse_assumptions(assume)
     if not m.is_symbolic:
+        if m.kind == "layout" and mixed_radix_pair_lemma(timeout_ms).proved:
+            fast = _run(
+                claim,
+                "integer, digits of the tiled index (mixed-radix uniqueness)",
+                lambda: _digit_injective(m, (), min(timeout_ms, 5_000)),
+            )
+            if fast.status == "proved":
+                return fast
         return _run(claim, "bit-vector", lambda: _concrete_injective(m, timeout_ms))
     if m.kind == "layout":
         return _composed(claim, m, assumptions, timeout_ms)
@@ -290,6 +298,44 @@ def _concrete_injective(m: IndexMap, timeout_ms: int):
         return {"element": a, "other_element": b, "position": pa}
 
     return s, recheck
+
+
+def _digit_injective(m: IndexMap, assumptions, timeout_ms: int):
+    """Injectivity on the tiled index: equal positions need equal digits (mixed-radix uniqueness).
+
+    When both positions are row-major numbers of digits in one box, they are equal exactly
+    when the digits are (the mixed-radix pair lemma, ``mixed_radix_pair_lemma``), provided
+    the digits lie in the box: that is a side condition, proved separately. The query is
+    then linear for concrete sizes.
+    """
+    ar, constraints = _symbolic_arithmetic([m], assumptions)
+    x = [ar.variable(f"x{k}") for k in range(len(m.dimensions))]
+    y = [ar.variable(f"y{k}") for k in range(len(m.dimensions))]
+    fx, fy = m.evaluate(x, ar), m.evaluate(y, ar)
+    rx, ry = ar.record_of(fx), ar.record_of(fy)
+    if not (rx and ry and len(rx[1]) == len(ry[1])):
+        raise UnsupportedExpression("the positions are not row-major numbers of one box")
+    if any(sympy.expand(p - q) != 0 for p, q in zip(rx[1], ry[1], strict=True)):
+        raise UnsupportedExpression("the positions are row-major numbers of different boxes")
+    ar._digits_in_box(*rx)
+    ar._digits_in_box(*ry)
+    context = [*constraints, *_in_box(x, m.dimensions, ar), *_in_box(y, m.dimensions, ar)]
+    s = _solver(None, timeout_ms)
+    s.add(*context, *[_as_bool(u == v) for u, v in zip(rx[0], ry[0], strict=True)])
+    s.add(z3.Or(*[a != b for a, b in zip(x, y, strict=True)]) if x else z3.BoolVal(False))
+    s.add(*ar.side, *ar.obligations)
+
+    def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        if ar.symbols:
+            return None
+        a = tuple(_model_int(model, v) for v in x)
+        b = tuple(_model_int(model, v) for v in y)
+        pa, pb = m.evaluate(a, ARITHMETIC), m.evaluate(b, ARITHMETIC)
+        if a == b or pa != pb or not _inside(a, m.dimensions) or not _inside(b, m.dimensions):
+            return None
+        return {"element": a, "other_element": b, "position": pa}
+
+    return s, recheck, _side_conditions(ar, context, timeout_ms)
 
 
 def _symbolic_injective(m: IndexMap, assumptions, timeout_ms: int):
