@@ -71,7 +71,9 @@ def isl_injective_seconds(text: str):
 
     m = layout_map(text)
     names = [str(s) for s in m.index_symbols]
-    bounds = " and ".join(f"0 <= {n} < {d}" for n, d in zip(names, m.logical_dimensions, strict=True)) or "true"
+    bounds = (
+        " and ".join(f"0 <= {n} < {d}" for n, d in zip(names, m.logical_dimensions, strict=True)) or "true"
+    )
     expr = isl_text(m.forward_expr())
     start = time.perf_counter()
     result = isl.Map(f"{{ [{', '.join(names)}] -> [{expr}] : {bounds} }}").is_injective()

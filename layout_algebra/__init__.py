@@ -27,7 +27,15 @@ same positions independently), ``sizes`` and ``explain``, XLA's own C++ helpers 
 quirks kept apart in ``xla``, and the command line ``cli`` on top.
 """
 
-from layout_algebra import xla
+from layout_algebra import hlo, interop, prove, tpu, xla
+from layout_algebra.bitcast import (
+    bitcast_is_valid,
+    reshape_is_bitcast,
+    suggest_bitcast_layout,
+    transpose_is_bitcast,
+)
+from layout_algebra.codegen import codegen
+from layout_algebra.draw import draw
 from layout_algebra.explain import explain
 from layout_algebra.layout_map import LayoutMap, delinearize, layout_map, linear_index
 from layout_algebra.model import (
@@ -52,6 +60,7 @@ from layout_algebra.model import (
     primitive_type,
     validate,
 )
+from layout_algebra.numpy_eval import pack, unpack
 from layout_algebra.sizes import (
     LayoutSemanticsError,
     SizeReport,
@@ -82,18 +91,30 @@ __all__ = [
     "TokenShape",
     "TupleShape",
     "as_shape",
+    "bitcast_is_valid",
+    "codegen",
     "delinearize",
+    "draw",
     "explain",
+    "hlo",
+    "interop",
     "layout_map",
     "layout_problems",
     "linear_index",
+    "pack",
     "parse_layout",
     "parse_shape",
     "physical_size_in_bits",
     "physical_size_in_bytes",
     "primitive_type",
+    "prove",
+    "reshape_is_bitcast",
     "size_report",
+    "suggest_bitcast_layout",
     "tiled_dimensions",
+    "tpu",
+    "transpose_is_bitcast",
+    "unpack",
     "validate",
     "xla",
 ]

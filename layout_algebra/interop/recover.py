@@ -1,0 +1,500 @@
+"""Recover an XLA layout from where it puts each element: the inverse problem behind ``from_*``.
+
+A CuTe ``shape:stride`` or an MLIR ``affine_map`` says *where* each element goes; XLA
+says it with ``minor_to_major`` and tiles. To read one back as the other, this module
+works on **digits**. A tiled layout takes each logical index ``i_k`` apart into
+mixed-radix digits ``⌊i_k / w⌋ mod m`` (tile number, position in tile, ...) and gives
+every digit a place (a *position*) in the tiled shape, which is then linearized
+row-major. ``bf16[16,256]{1,0:T(8,128)(2,1)}`` has the tiled shape
+``[2, 2, 4, 128, 2, 1]`` and these positions, major to minor:
+
+>>> from layout_algebra.interop.recover import positions_of, recover_layout
+>>> for p in positions_of("bf16[16,256]{1,0:T(8,128)(2,1)}"):
+...     print(p)
+⌊i0/8⌋ (extent 2)
+⌊i1/128⌋ (extent 2)
+⌊i0/2⌋ mod 4 (extent 4)
+i1 mod 128 (extent 128)
+i0 mod 2 (extent 2)
+0 (extent 1)
+
+Recovering the layout runs the tiling backwards: the last tile's in-tile positions are
+at the end, each next to nothing but its tile number; merging them
+(``x = T·⌊x/T⌋ + x mod T``) undoes that tile, and so on until every logical dimension
+is one position, whose order is the ``minor_to_major`` reversed:
+
+>>> str(recover_layout("bf16", (16, 256), positions_of("bf16[16,256]{1,0:T(8,128)(2,1)}")))
+'bf16[16,256]{1,0:T(8,128)(2,1)}'
+
+With every position given (MLIR's tiled maps list them all), the answer is exact. CuTe
+leaves out positions of extent 1 (a size-1 mode says nothing), so ``exact=False`` lets
+the search put them back where a tile needs them; several layouts then fit, and the
+simplest is chosen (fewest tile levels, then fewest tile entries, then dimensions in the order their
+leading digits are stored, then fewest 1s): ``T(1,128)`` on
+``f32[5,100]`` is the same map as ``T(128)``, which is what comes back.
+
+>>> cute_like = [p for p in positions_of("f32[5,100]{1,0:T(1,128)}") if p.extent > 1]
+>>> str(recover_layout("f32", (5, 100), cute_like, exact=False))
+'f32[5,100]{1,0:T(128)}'
+
+Every answer is checked by evaluating it: :func:`recover_layout` only returns a layout
+whose positions are the ones asked for (and raises :class:`NotExpressible` with the
+reason otherwise).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import sympy
+
+from layout_algebra.codegen.cute import NotExpressible as CodegenNotExpressible
+from layout_algebra.layout_map import layout_map
+from layout_algebra.model.primitive_types import primitive_type
+from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
+
+__all__ = [
+    "NotExpressible",
+    "Position",
+    "digit_expr",
+    "digit_of",
+    "layout_shape",
+    "positions_of",
+    "recover_layout",
+    "strided_positions",
+]
+
+#: How many partial states the backwards search may visit before giving up.
+SEARCH_LIMIT = 20_000
+
+
+class NotExpressible(CodegenNotExpressible):
+    """The conversion has no exact answer; the message says why.
+
+    A ``ValueError``, and a subclass of :class:`layout_algebra.codegen.NotExpressible`
+    (what ``to_cute`` raises), so one ``except`` catches both directions.
+    """
+
+
+@dataclass(frozen=True)
+class Position:
+    """One position of a tiled shape: the digit ``⌊i_dim / weight⌋ mod modulus`` over ``extent`` slots.
+
+    ``dim is None``: a unit position (always 0). ``modulus is None``: the top digit
+    (no ``mod``). ``extent`` may exceed the number of values the digit takes (padding).
+    """
+
+    dim: int | None
+    weight: int = 1
+    modulus: int | None = None
+    extent: int = 1
+
+    def __str__(self) -> str:
+        if self.dim is None:
+            text = "0"
+        else:
+            text = f"i{self.dim}" if self.weight == 1 else f"⌊i{self.dim}/{self.weight}⌋"
+            if self.modulus is not None:
+                text += f" mod {self.modulus}"
+        return f"{text} (extent {self.extent})"
+
+    def size(self, dims: Sequence[int]) -> int:
+        """How many values the digit takes on the index box ``dims``."""
+        if self.dim is None:
+            return 1
+        top = -(-dims[self.dim] // self.weight)
+        return top if self.modulus is None else min(top, self.modulus)
+
+
+# ----------------------------------------------------------------------------- forwards
+def positions_of(shape: Shape | str) -> tuple[Position, ...]:
+    """The positions of ``shape``'s tiled shape, or ``NotExpressible`` where one is not a digit.
+
+    A position is not a digit when a tile cuts a padded dimension between digits
+    (``pred[5]{0:T(3)(2)}`` has the position ``⌊(i mod 3)/2⌋``) or combines dimensions (``*``).
+    """
+    m = layout_map(shape)
+    if any(not isinstance(d, int) for d in m.shape.dimensions):
+        raise NotExpressible(f"{m.shape}: symbolic sizes; give concrete dimensions")
+    if any(t.has_combine_dimension for t in m.shape.effective_layout.tiles):
+        raise NotExpressible(
+            f"{m.shape}: a tile combines dimensions ('*'), so positions mix several logical dimensions"
+        )
+    out = []
+    for expr, extent in zip(m.tiled_index_exprs(), m.physical_dimensions, strict=True):
+        digit = digit_of(sympy.sympify(expr), m.shape.dimensions)
+        if digit is None:
+            raise NotExpressible(
+                f"{m.shape}: the tiled position {expr} is not one digit ⌊i/w⌋ mod m of a dimension "
+                f"(a tile cuts a padded dimension between digits)"
+            )
+        out.append(Position(digit[0], digit[1], digit[2], int(extent)))
+    return tuple(out)
+
+
+def digit_expr(dim: int | None, weight: int = 1, modulus: int | None = None) -> sympy.Expr:
+    """The SymPy expression ``⌊i_dim/weight⌋ mod modulus`` (``0`` for a unit position).
+
+    >>> digit_expr(0, 2, 4), digit_expr(1), digit_expr(None)
+    (Mod(floor(i0/2), 4), i1, 0)
+    """
+    if dim is None:
+        return sympy.Integer(0)
+    e = sympy.Symbol(f"i{dim}", integer=True, nonnegative=True)
+    if weight != 1:
+        e = sympy.floor(e / weight)
+    return e if modulus is None else sympy.Mod(e, modulus)
+
+
+def digit_of(expr, dims: Sequence[int]) -> tuple[int | None, int, int | None] | None:
+    """``(dim, weight, modulus)`` if the SymPy ``expr`` is ``⌊i_dim/weight⌋ mod modulus``, else None.
+
+    ``(None, 1, None)`` is the constant 0.
+
+    >>> import sympy
+    >>> i0 = sympy.Symbol("i0", integer=True, nonnegative=True)
+    >>> digit_of(sympy.floor(sympy.Mod(i0, 8) / 2), (16,))
+    (0, 2, 4)
+    >>> digit_of(sympy.floor(sympy.Mod(i0, 12) / 8), (16,)) is None
+    True
+    """
+    if expr.is_Integer:
+        return (None, 1, None) if expr == 0 else None
+    if isinstance(expr, sympy.Mod) and expr.args[1] == 1:
+        return (None, 1, None)
+    if expr.is_Symbol:
+        name = str(expr)
+        if name.startswith("i") and name[1:].isdigit() and int(name[1:]) < len(dims):
+            return (int(name[1:]), 1, None)
+        return None
+    if isinstance(expr, sympy.floor):
+        arg = expr.args[0]
+        coefficient, rest = arg.as_coeff_Mul()
+        if not (coefficient.is_Rational and coefficient.p == 1 and coefficient.q > 0):
+            return None
+        inner = digit_of(rest, dims)
+        if inner is None or inner[0] is None:
+            return None
+        dim, weight, modulus = inner
+        c = int(coefficient.q)
+        if modulus is not None and modulus % c:
+            return None
+        return (dim, weight * c, None if modulus is None else modulus // c)
+    if isinstance(expr, sympy.Mod):
+        inner = digit_of(expr.args[0], dims)
+        m = expr.args[1]
+        if inner is None or inner[0] is None or not m.is_Integer or m <= 0:
+            return None
+        dim, weight, modulus = inner
+        m = int(m)
+        if m == 1:
+            return (None, 1, None)
+        if modulus is None or modulus % m == 0:
+            return (dim, weight, m)
+        if m % modulus == 0:
+            return inner
+        return None
+    return None
+
+
+# ----------------------------------------------------------------------------- backwards
+@dataclass(frozen=True)
+class _Solution:
+    order: tuple[int, ...]  # physical order of the logical dims, major to minor (dims present)
+    prepended: int  # leading unit positions left at the base
+    tiles: tuple[tuple[int, ...], ...]  # in application order
+
+    @property
+    def key(self) -> tuple:
+        entries = [t for tile in self.tiles for t in tile]
+        return (len(self.tiles), len(entries), entries.count(1), sum(entries), self.tiles)
+
+
+def _normal(p: Position, dims: Sequence[int]) -> Position:
+    """``p`` with a modulus that never wraps dropped: ``⌊i/4⌋ mod 2`` is ``⌊i/4⌋`` when ``i < 8``."""
+    if p.dim is not None and p.modulus is not None and p.modulus >= -(-dims[p.dim] // p.weight):
+        return Position(p.dim, p.weight, None, p.extent)
+    return p
+
+
+def _merges(outer: Position | None, inner: Position, dims: Sequence[int]) -> list[Position]:
+    """Every position ``x`` with ``⌊x/T⌋ = outer`` and ``x mod T = inner`` (``T = inner.extent``).
+
+    ``outer is None``: the tile number is missing (CuTe dropped it as a size-1 mode).
+    Where the data does not say how far ``x`` was padded before this tile, both the
+    unpadded extent and the whole tile are tried.
+    """
+    t = inner.extent
+    out = []
+    if inner.dim is None or (t == 1 and inner.size(dims) == 1):  # a T=1 slot: x is the outer position
+        if t != 1:
+            return []
+        out.append(outer if outer is not None else Position(None))
+        if inner.dim is None:
+            return out
+    same_digit = outer is not None and outer.dim == inner.dim and outer.weight == inner.weight * t
+    if outer is None or outer.dim is None or (outer.size(dims) == 1 and not same_digit):
+        # the tile number is always 0: x < T is the in-tile digit
+        if outer is not None and outer.extent != 1:
+            return out
+        for extent in sorted({inner.size(dims), t}):
+            out.append(_normal(Position(inner.dim, inner.weight, inner.modulus, extent), dims))
+        return out
+    fills_tile = inner.modulus == t or (inner.modulus is None and inner.size(dims) <= t)
+    if not same_digit or not fills_tile:
+        return out
+    if outer.modulus is not None:
+        return [_normal(Position(inner.dim, inner.weight, outer.modulus * t, outer.extent * t), dims)]
+    size = Position(inner.dim, inner.weight).size(dims)
+    extents = {outer.extent * t} | ({size} if (outer.extent - 1) * t < size else set())
+    return [Position(inner.dim, inner.weight, None, e) for e in sorted(extents) if e >= size]
+
+
+def _base(positions: tuple[Position, ...], dims: Sequence[int], exact: bool) -> _Solution | None:
+    prepended = 0
+    while prepended < len(positions) and positions[prepended] == Position(None):
+        prepended += 1
+    order = []
+    for p in positions[prepended:]:
+        if p.dim is None or p.dim in order or (p.weight != 1 and dims[p.dim] != 1):
+            return None
+        if p.modulus is not None and p.modulus < dims[p.dim]:
+            return None
+        if p.extent != dims[p.dim]:
+            return None
+        order.append(p.dim)
+    needed = set(range(len(dims))) if exact else {k for k, d in enumerate(dims) if d != 1}
+    if not needed <= set(order):
+        return None
+    if not exact and prepended:
+        return None
+    return _Solution(tuple(order), prepended, ())
+
+
+def _exact_peels(positions: tuple[Position, ...], dims: Sequence[int]):
+    n = len(positions)
+    for t in range(1, n // 2 + 1):
+        inner, outer = positions[n - t :], positions[n - 2 * t : n - t]
+        options = [_merges(o, i, dims) for o, i in zip(outer, inner, strict=True)]
+        for merged in itertools.islice(itertools.product(*options), 16):
+            yield tuple(i.extent for i in inner), positions[: n - 2 * t] + merged
+
+
+def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int]):
+    """Peels where positions of extent 1 may be missing (CuTe drops size-1 modes)."""
+    n = len(positions)
+    for r in range(1, n + 1):
+        inner, rest = positions[n - r :], positions[: n - r]
+        partners: list[int | None] = []
+        for p in inner:
+            if p.dim is None:
+                break
+            want = p.weight * p.extent
+            found = [k for k, q in enumerate(rest) if q.dim == p.dim and q.weight == want]
+            higher = [q for q in rest if q.dim == p.dim and q.weight > p.weight]
+            if found and p.modulus == p.extent:
+                partners.append(found[0])
+            elif (p.modulus is not None or not higher) and p.size(dims) <= p.extent:
+                partners.append(None)
+            else:
+                break
+        else:
+            present = [k for k in partners if k is not None]
+            if present != sorted(present) or len(set(present)) != len(present):
+                continue
+            start = present[0] if present else len(rest)
+            # the tile's slots: the region's positions in order (those without an in-tile
+            # partner are T=1 slots), missing tile numbers just before the next present one
+            k_to_inner = {k: j for j, k in enumerate(partners) if k is not None}
+            queue = list(range(len(inner)))
+            slots: list[tuple[Position | None, Position | None]] = []
+            for k in range(start, len(rest)):
+                j = k_to_inner.get(k)
+                if j is None:
+                    slots.append((rest[k], None))
+                    continue
+                while queue[0] != j:
+                    slots.append((None, inner[queue.pop(0)]))
+                queue.pop(0)
+                slots.append((rest[k], inner[j]))
+            slots.extend((None, inner[j]) for j in queue)
+            tile = tuple(1 if i is None else i.extent for _, i in slots)
+            options = [[o] if i is None else _merges(o, i, dims) for o, i in slots]
+            for merged in itertools.islice(itertools.product(*options), 16):
+                new = rest[:start] + merged
+                if len(new) < n or sum(p.extent for p in new) < sum(p.extent for p in positions):
+                    yield tile, new
+
+
+def _solutions(positions: tuple[Position, ...], dims: tuple[int, ...], exact: bool) -> list[_Solution]:
+    visited = 0
+
+    @cache
+    def search(state: tuple[Position, ...]) -> tuple[_Solution, ...]:
+        nonlocal visited
+        visited += 1
+        if visited > SEARCH_LIMIT:
+            raise NotExpressible(f"the search for a tiling gave up after {SEARCH_LIMIT} states")
+        found = []
+        base = _base(state, dims, exact)
+        if base is not None:
+            found.append(base)
+        peels = _exact_peels(state, dims) if exact else _loose_peels(state, dims)
+        for tile, rest in peels:
+            for s in search(rest):
+                found.append(_Solution(s.order, s.prepended, (*s.tiles, tile)))
+        found.sort(key=lambda s: s.key)
+        return tuple(found[:8])
+
+    return list(search(positions))
+
+
+def _full_order(order: tuple[int, ...], rank: int) -> tuple[int, ...]:
+    """The physical order with the dims missing from ``order`` (size 1) put back, logical order kept where free."""
+    missing = [k for k in range(rank) if k not in order]
+    out = list(order)
+    for k in missing:
+        at = next((j for j, d in enumerate(out) if d > k), len(out))
+        out.insert(at, k)
+    return tuple(out)
+
+
+def layout_shape(
+    dtype: str,
+    dims: Sequence[int],
+    minor_to_major: Sequence[int],
+    tiles: Sequence[Sequence[int]] = (),
+    element_size_in_bits: int = 0,
+) -> ArrayShape:
+    """An ``ArrayShape`` from its parts (``dtype`` an XLA type name).
+
+    >>> str(layout_shape("bf16", (16, 256), (1, 0), [(8, 128), (2, 1)]))
+    'bf16[16,256]{1,0:T(8,128)(2,1)}'
+    """
+    layout = Layout(
+        tuple(minor_to_major),
+        tuple(Tile(tuple(t)) for t in tiles),
+        element_size_in_bits=element_size_in_bits,
+    )
+    return ArrayShape(primitive_type(dtype), tuple(dims), (False,) * len(dims), layout)
+
+
+def recover_layout(
+    dtype: str,
+    dims: Sequence[int],
+    positions: Sequence[Position],
+    *,
+    exact: bool = True,
+    element_size_in_bits: int = 0,
+) -> ArrayShape:
+    """The simplest XLA layout of ``dtype[dims]`` with these positions, checked; else ``NotExpressible``."""
+    dims = tuple(int(d) for d in dims)
+    positions = tuple(_normal(p, dims) for p in positions)
+    if exact:
+        wanted = positions
+    else:
+        wanted = tuple(p for p in positions if p.extent != 1 or p.dim is not None)
+    first_seen = list(dict.fromkeys(p.dim for p in positions if p.dim is not None))
+
+    def inversions(order: tuple[int, ...]) -> int:
+        rank = [first_seen.index(d) if d in first_seen else len(first_seen) for d in order]
+        return sum(1 for a in range(len(rank)) for b in range(a + 1, len(rank)) if rank[a] > rank[b])
+
+    found = _solutions(positions, dims, exact)
+    found.sort(key=lambda s: (s.key[:2], inversions(s.order), s.key[2:]))
+    for solution in found:
+        if any(len(t) == 0 for t in solution.tiles):
+            continue
+        order = solution.order if exact else _full_order(solution.order, len(dims))
+        shape = layout_shape(dtype, dims, tuple(reversed(order)), solution.tiles, element_size_in_bits)
+        try:
+            got = positions_of(shape)
+        except (NotExpressible, ValueError):
+            continue
+        if not exact:
+            got = tuple(p for p in got if p.extent != 1)
+            wanted = tuple(p for p in wanted if p.extent != 1)
+        if _same_positions(got, wanted, dims):
+            return shape
+    described = ", ".join(str(p) for p in positions)
+    raise NotExpressible(
+        f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} puts its elements at the positions "
+        f"[{described}]"
+    )
+
+
+def _same_positions(a: Sequence[Position], b: Sequence[Position], dims: Sequence[int]) -> bool:
+    """Equal as functions on the index box, with equal extents."""
+    if len(a) != len(b):
+        return False
+    for p, q in zip(a, b, strict=True):
+        if p.extent != q.extent or _values(p, dims) != _values(q, dims):
+            return False
+    return True
+
+
+def _values(p: Position, dims: Sequence[int]) -> tuple:
+    """A digit as a function: zero, or (dim, weight, modulus reduced to the values it takes)."""
+    if p.dim is None or p.size(dims) == 1:
+        return ()
+    top = -(-dims[p.dim] // p.weight)
+    modulus = None if p.modulus is None or p.modulus >= top else p.modulus
+    return (p.dim, p.weight, modulus)
+
+
+def strided_positions(
+    digits: Sequence[tuple[int, int, int | None, int]], dims: Sequence[int]
+) -> tuple[Position, ...]:
+    """Positions from digits with strides ``(dim, weight, modulus, stride)``, as CuTe gives them.
+
+    Sorted by stride (major first); a position's extent is the gap to the next larger
+    stride. Raises ``NotExpressible`` when no tiled shape has these strides.
+
+    >>> for p in strided_positions([(0, 1, 8, 128), (0, 8, None, 1024), (1, 1, None, 1)], (16, 100)):
+    ...     print(p)
+    ⌊i0/8⌋ (extent 2)
+    i0 mod 8 (extent 8)
+    i1 (extent 128)
+    """
+    live = []
+    for dim, weight, modulus, stride in digits:
+        p = Position(dim, weight, modulus)
+        if p.size(dims) == 1:
+            continue
+        if stride <= 0:
+            raise NotExpressible(
+                f"the digit {str(p).split(' (')[0]} has stride {stride}: several elements would share a place "
+                f"(a broadcast), which no XLA layout does"
+            )
+        live.append((stride, p))
+    live.sort(key=lambda sp: -sp[0])
+    strides = [s for s, _ in live]
+    if len(set(strides)) != len(strides):
+        raise NotExpressible(f"two digits have the same stride {strides}: elements would share a place")
+    if live and strides[-1] != 1:
+        raise NotExpressible(
+            f"the smallest stride is {strides[-1]}, not 1: the elements are not adjacent, and "
+            f"the layouts recognised here start every tile with consecutive elements"
+        )
+    out = []
+    for k, (stride, p) in enumerate(live):
+        if k == 0:
+            extent = p.size(dims)
+        else:
+            above = strides[k - 1]
+            if above % stride:
+                raise NotExpressible(
+                    f"stride {above} is not a multiple of the next smaller stride {stride}: "
+                    f"the places do not form a tiled (mixed-radix) shape"
+                )
+            extent = above // stride
+        if extent < p.size(dims):
+            raise NotExpressible(
+                f"the digit {str(p).split(' (')[0]} takes {p.size(dims)} values but the next stride "
+                f"leaves room for {extent}: elements would overlap"
+            )
+        out.append(Position(p.dim, p.weight, p.modulus, extent))
+    return tuple(out)
