@@ -28,7 +28,7 @@ from layout_algebra.interop.jax_layouts import numpy_dtype_name
 from layout_algebra.model import ArrayShape
 
 WORKER = Path(__file__).with_name("tpu_worker.py")
-REPORT = Path(__file__).with_name("report.md")
+REPORT = Path(__file__).resolve().parents[2] / "docs" / "oracle_report.md"
 BATCH = 25
 TIMEOUT_S = 600
 
@@ -142,7 +142,7 @@ class Finding:
 
 @dataclass
 class Report:
-    """Counts per category and every disagreement, written to ``report.md``."""
+    """Counts per category and every disagreement, written to ``docs/oracle_report.md``."""
 
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)

@@ -5,7 +5,7 @@ Opt-in: every test here is marked ``oracle``, which the default run deselects
 ``ORACLE_PYTHON`` pointing at a Python that has ``jax[tpu]``. Hypothesis draws the
 cases (``questions.py``); ``harness.ask`` sends them to the compiler in child processes;
 ``compare.py`` holds the package's side and the explanations. Every disagreement is
-written to ``report.md``; a test fails only on a disagreement nobody has explained.
+written to ``docs/oracle_report.md``; a test fails only on a disagreement nobody has explained.
 """
 
 from __future__ import annotations
