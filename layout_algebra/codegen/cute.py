@@ -57,7 +57,7 @@ from layout_algebra.stages.stages import (
     Transpose,
 )
 
-__all__ = ["CuteLayout", "NotExpressible", "cute_expr", "cute_layout", "to_cute"]
+__all__ = ["CuteLayout", "NotExpressible", "cute_expr", "cute_layout", "cute_modes", "to_cute"]
 
 
 class NotExpressible(ValueError):
@@ -273,24 +273,61 @@ def _size_names(m: LayoutMap) -> tuple[str, ...]:
 
 
 # ------------------------------------------------------------------------ reading CuTe text
-def _parse_tuple(tokens: list[str], pos: int, names: dict) -> tuple[Any, int]:
+def _parse_tuple(tokens: list[str], pos: int, text: str, names: dict) -> tuple[Any, int]:
+    if pos >= len(tokens):
+        raise ValueError(f"CuTe text {text!r} ends too early")
     if tokens[pos] == "(":
         items = []
         pos += 1
         while True:
-            item, pos = _parse_tuple(tokens, pos, names)
+            item, pos = _parse_tuple(tokens, pos, text, names)
             items.append(item)
-            if tokens[pos] == ",":
+            if pos < len(tokens) and tokens[pos] == ",":
                 pos += 1
                 continue
-            if tokens[pos] != ")":
-                raise ValueError(f"expected ',' or ')' in CuTe text, found {tokens[pos]!r}")
-            return tuple(items), pos + 1
+            if pos < len(tokens) and tokens[pos] == ")":
+                return tuple(items), pos + 1
+            raise ValueError(f"CuTe text {text!r}: expected ',' or ')' after {item!r}")
+    if re.fullmatch(r"\d+", tokens[pos]):
+        return int(tokens[pos]), pos + 1
+    if not names:
+        raise ValueError(f"CuTe text {text!r}: {tokens[pos]!r} is not a non-negative integer")
     return sympy.parse_expr(tokens[pos], local_dict=names), pos + 1
 
 
 def _leaves(x: Any) -> list[Any]:
     return [y for item in x for y in _leaves(item)] if isinstance(x, tuple) else [x]
+
+
+def cute_modes(text: str, sizes: tuple[str, ...] = ()) -> list[tuple[list[Any], list[Any]]]:
+    """The modes of CuTe ``shape:stride`` text: per logical dimension, its sizes and strides
+    (fastest first). Sizes named in ``sizes`` may appear as symbols; otherwise every entry
+    must be a non-negative integer.
+
+    >>> cute_modes("((8,2),128):((128,1024),1)")
+    [([8, 2], [128, 1024]), ([128], [1])]
+    """
+    names = {s: dim_symbol(s) for s in sizes}
+    tokens = re.findall(r"[()|,:]|[^()|,:]+", text.replace(" ", ""))
+    shape, pos = _parse_tuple(tokens, 0, text, names)
+    if pos >= len(tokens) or tokens[pos] != ":":
+        raise ValueError(f"CuTe text {text!r} needs ':' between the shape and the stride")
+    stride, pos = _parse_tuple(tokens, pos + 1, text, names)
+    if pos != len(tokens):
+        raise ValueError(f"CuTe text {text!r}: unexpected {tokens[pos]!r}")
+    shape_modes = shape if isinstance(shape, tuple) else (shape,)
+    stride_modes = stride if isinstance(stride, tuple) else (stride,)
+    if len(shape_modes) != len(stride_modes):
+        raise ValueError(
+            f"CuTe text {text!r}: {len(shape_modes)} shape modes but {len(stride_modes)} strides"
+        )
+    out = []
+    for s, t in zip(shape_modes, stride_modes, strict=True):
+        mode_sizes, mode_strides = _leaves(s), _leaves(t)
+        if len(mode_sizes) != len(mode_strides):
+            raise ValueError(f"CuTe text {text!r}: the mode {s} and its stride {t} are not congruent")
+        out.append((mode_sizes, mode_strides))
+    return out
 
 
 def cute_expr(text: str, rank: int, sizes: tuple[str, ...] = ()) -> sympy.Expr:
@@ -299,25 +336,13 @@ def cute_expr(text: str, rank: int, sizes: tuple[str, ...] = ()) -> sympy.Expr:
     >>> cute_expr("((8,2),(128,3)):((128,3072),(1,1024))", 2)
     128*(Mod(i0, 8)) + Mod(i1, 128) + 3072*(Mod(floor(i0/8), 2)) + 1024*(Mod(floor(i1/128), 3))
     """
-    names = {s: dim_symbol(s) for s in sizes}
-    tokens = re.findall(r"[()|,:]|[^()|,:]+", text.replace(" ", ""))
-    shape, pos = _parse_tuple(tokens, 0, names)
-    if tokens[pos] != ":":
-        raise ValueError(f"CuTe text {text!r} needs ':' between shape and stride")
-    stride, pos = _parse_tuple(tokens, pos + 1, names)
-    if pos != len(tokens):
-        raise ValueError(f"unexpected {tokens[pos]!r} in CuTe text {text!r}")
+    modes = cute_modes(text, sizes)
     if rank == 0:
         return sympy.Integer(0)
-    modes = shape if isinstance(shape, tuple) else (shape,)
-    mode_strides = stride if isinstance(stride, tuple) else (stride,)
-    if len(modes) != rank or len(mode_strides) != rank:
+    if len(modes) != rank:
         raise ValueError(f"CuTe text {text!r} has {len(modes)} modes for rank {rank}")
     offset = sympy.Integer(0)
-    for i, s, t in zip(index_symbols(rank), modes, mode_strides, strict=True):
-        sizes_, strides_ = _leaves(s), _leaves(t)
-        if len(sizes_) != len(strides_):
-            raise ValueError(f"CuTe text {text!r}: shape and stride are not congruent")
+    for i, (sizes_, strides_) in zip(index_symbols(rank), modes, strict=True):
         weight = sympy.Integer(1)
         for size, step in zip(sizes_, strides_, strict=True):
             offset += step * sympy.Mod(sympy.floor(i / weight), size)

@@ -36,11 +36,9 @@ layout_algebra.interop.recover.NotExpressible: (4,6):(6,2): the smallest stride 
 from __future__ import annotations
 
 import math
-import re
-from typing import Any
 
 from layout_algebra.codegen import cute as codegen_cute
-from layout_algebra.codegen.cute import cute_layout
+from layout_algebra.codegen.cute import cute_layout, cute_modes
 from layout_algebra.interop.recover import NotExpressible, recover_layout, strided_positions
 from layout_algebra.model.shapes import ArrayShape, Shape
 
@@ -61,58 +59,6 @@ def to_cute(shape: Shape | str) -> str:
         return codegen_cute.to_cute(shape)
     except codegen_cute.NotExpressible as err:
         raise NotExpressible(str(err)) from None
-
-
-def _parse(tokens: list[str], pos: int, text: str) -> tuple[Any, int]:
-    if pos >= len(tokens):
-        raise ValueError(f"CuTe text {text!r} ends too early")
-    if tokens[pos] == "(":
-        items = []
-        pos += 1
-        while True:
-            item, pos = _parse(tokens, pos, text)
-            items.append(item)
-            if pos < len(tokens) and tokens[pos] == ",":
-                pos += 1
-                continue
-            if pos < len(tokens) and tokens[pos] == ")":
-                return tuple(items), pos + 1
-            raise ValueError(f"CuTe text {text!r}: expected ',' or ')' after {item!r}")
-    if not re.fullmatch(r"\d+", tokens[pos]):
-        raise ValueError(f"CuTe text {text!r}: {tokens[pos]!r} is not a non-negative integer")
-    return int(tokens[pos]), pos + 1
-
-
-def _leaves(x: Any) -> list[int]:
-    return [y for item in x for y in _leaves(item)] if isinstance(x, tuple) else [x]
-
-
-def cute_modes(text: str) -> list[tuple[list[int], list[int]]]:
-    """The modes of CuTe text: per logical dimension, its sizes and strides (fastest first).
-
-    >>> cute_modes("((8,2),128):((128,1024),1)")
-    [([8, 2], [128, 1024]), ([128], [1])]
-    """
-    tokens = re.findall(r"\d+|[(),:]|\S", text)
-    shape, pos = _parse(tokens, 0, text)
-    if pos >= len(tokens) or tokens[pos] != ":":
-        raise ValueError(f"CuTe text {text!r} needs ':' between the shape and the stride")
-    stride, pos = _parse(tokens, pos + 1, text)
-    if pos != len(tokens):
-        raise ValueError(f"CuTe text {text!r}: unexpected {tokens[pos]!r}")
-    shape_modes = shape if isinstance(shape, tuple) else (shape,)
-    stride_modes = stride if isinstance(stride, tuple) else (stride,)
-    if len(shape_modes) != len(stride_modes):
-        raise ValueError(
-            f"CuTe text {text!r}: {len(shape_modes)} shape modes but {len(stride_modes)} strides"
-        )
-    out = []
-    for s, t in zip(shape_modes, stride_modes, strict=True):
-        sizes, strides = _leaves(s), _leaves(t)
-        if len(sizes) != len(strides):
-            raise ValueError(f"CuTe text {text!r}: the mode {s} and its stride {t} are not congruent")
-        out.append((sizes, strides))
-    return out
 
 
 def from_cute(text: str, dtype: str, *, element_size_in_bits: int = 0, rank: int | None = None) -> ArrayShape:
