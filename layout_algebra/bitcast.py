@@ -179,27 +179,14 @@ def reshape_is_bitcast(src: Shape | str, dst: Shape | str, *, assume: Assumption
     count_a, count_b = math.prod(a.dimensions, start=1), math.prod(b.dimensions, start=1)
     if isinstance(count_a, int) and isinstance(count_b, int) and count_a != count_b:
         raise ValueError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
-    same, why, size_proof = _same_sizes(a, b, assume)
-    if same is False:
-        cex = {"src_bits": layout_map(a).size_in_bits, "dst_bits": layout_map(b).size_in_bits}
-        if size_proof is not None and size_proof.counterexample:
-            cex = {"sizes": size_proof.counterexample}
-        return BitcastVerdict("not a bitcast", operation, a, b, why, cex)
-    if same is None:
-        return BitcastVerdict("unknown", operation, a, b, why)
-    src_bit, dst_bit = _bit_position(a), _bit_position(b)
     src_dims, dst_dims = tuple(a.dimensions), tuple(b.dimensions)
-
-    def through_input(j, ar):
-        i = delinearize_row_major(linear_index_row_major(j, dst_dims, ar), src_dims, ar)
-        return src_bit(i, ar)
-
-    proof = equivalent(
-        function_map(b, lambda j, ar: dst_bit(j, ar), name=f"bit offset in {b}"),
-        function_map(b, through_input, name=f"bit offset of the same element in {a}"),
-        assume=assume,
+    return _decide(
+        operation,
+        a,
+        b,
+        lambda j, ar: delinearize_row_major(linear_index_row_major(j, dst_dims, ar), src_dims, ar),
+        assume,
     )
-    return _checked(_verdict_from(operation, a, b, proof, size_proof), through_input, dst_bit)
 
 
 # ------------------------------------------------------------------------- transpose
@@ -226,25 +213,31 @@ def transpose_is_bitcast(
             f"transposing {a} by {list(perm)} gives dimensions {list(expected)}, not those of {b}"
         )
     operation = f"transpose {list(perm)}"
+
+    def input_index(j, ar):
+        i = [None] * len(perm)
+        for k, p in enumerate(perm):
+            i[p] = j[k]
+        return i
+
+    return _decide(operation, a, b, input_index, assume)
+
+
+def _decide(operation: str, a: ArrayShape, b: ArrayShape, input_index, assume: Assumptions) -> BitcastVerdict:
+    """Same buffer size and memory space, then: output element ``j`` is at the bit of input
+    element ``input_index(j)`` for every ``j`` (proved, or refuted and re-checked)."""
     same, why, size_proof = _same_sizes(a, b, assume)
     if same is False:
-        return BitcastVerdict(
-            "not a bitcast",
-            operation,
-            a,
-            b,
-            why,
-            {"src_bits": layout_map(a).size_in_bits, "dst_bits": layout_map(b).size_in_bits},
-        )
+        cex = {"src_bits": layout_map(a).size_in_bits, "dst_bits": layout_map(b).size_in_bits}
+        if size_proof is not None and size_proof.counterexample:
+            cex = {"sizes": size_proof.counterexample}
+        return BitcastVerdict("not a bitcast", operation, a, b, why, cex)
     if same is None:
         return BitcastVerdict("unknown", operation, a, b, why)
     src_bit, dst_bit = _bit_position(a), _bit_position(b)
 
     def through_input(j, ar):
-        i = [None] * len(perm)
-        for k, p in enumerate(perm):
-            i[p] = j[k]
-        return src_bit(i, ar)
+        return src_bit(input_index(j, ar), ar)
 
     proof = equivalent(
         function_map(b, lambda j, ar: dst_bit(j, ar), name=f"bit offset in {b}"),

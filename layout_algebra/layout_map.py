@@ -262,22 +262,7 @@ class LayoutMap:
         >>> layout_map("f32[N,M]{1,0:T(8,128)}").specialize({"N": 3, "M": 200}).shape
         parse_shape('f32[3,200]{1,0:T(8,128)}')
         """
-        values = {
-            (sympy.Symbol(k, integer=True, nonnegative=True) if isinstance(k, str) else k): v
-            for k, v in sizes.items()
-        }
-        dims = []
-        for d in self.shape.dimensions:
-            if isinstance(d, int):
-                dims.append(d)
-            else:
-                v = sympy.sympify(d).subs(values)
-                if not v.is_Integer:
-                    raise ValueError(f"{self.shape}: no value given for {sorted(map(str, v.free_symbols))}")
-                dims.append(int(v))
-        return layout_map(
-            ArrayShape(self.shape.element_type, tuple(dims), self.shape.dynamic_dimensions, self.shape.layout)
-        )
+        return layout_map(self.shape.specialize(sizes))
 
     # ------------------------------------------------------------- closed forms
     @cached_property

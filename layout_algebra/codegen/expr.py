@@ -173,48 +173,33 @@ class Product(Expr):
 
 
 @dataclass(frozen=True, repr=False)
-class FloorDiv(Expr):
+class _Division(Expr):
+    """A ``num`` by ``den`` node (``den > 0``); the subclass says which operation."""
+
+    num: Expr
+    den: Expr
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.num, self.den)
+
+    def __str__(self) -> str:
+        return f"{self.num!r}, {self.den!r}"
+
+
+@dataclass(frozen=True, repr=False)
+class FloorDiv(_Division):
     """``⌊num / den⌋`` with ``den > 0``."""
 
-    num: Expr
-    den: Expr
-
-    @property
-    def children(self) -> tuple[Expr, ...]:
-        return (self.num, self.den)
-
-    def __str__(self) -> str:
-        return f"{self.num!r}, {self.den!r}"
-
 
 @dataclass(frozen=True, repr=False)
-class Mod(Expr):
+class Mod(_Division):
     """``num mod den`` in ``[0, den)`` with ``den > 0``."""
 
-    num: Expr
-    den: Expr
-
-    @property
-    def children(self) -> tuple[Expr, ...]:
-        return (self.num, self.den)
-
-    def __str__(self) -> str:
-        return f"{self.num!r}, {self.den!r}"
-
 
 @dataclass(frozen=True, repr=False)
-class CeilDiv(Expr):
+class CeilDiv(_Division):
     """``⌈num / den⌉`` with ``den > 0`` (sizes rounded up to whole tiles)."""
-
-    num: Expr
-    den: Expr
-
-    @property
-    def children(self) -> tuple[Expr, ...]:
-        return (self.num, self.den)
-
-    def __str__(self) -> str:
-        return f"{self.num!r}, {self.den!r}"
 
 
 @dataclass(frozen=True, repr=False)

@@ -37,6 +37,7 @@ dimensions (non-negative integers), for the symbolic work of the prover.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
@@ -350,6 +351,29 @@ class ArrayShape(Shape):
 
     def with_layout(self, layout: Layout | None) -> ArrayShape:
         return ArrayShape(self.element_type, self.dimensions, self.dynamic_dimensions, layout)
+
+    def specialize(self, sizes: Mapping[object, int]) -> ArrayShape:
+        """The same shape with symbolic dimensions given values (keys: names or symbols).
+
+        >>> from layout_algebra import parse_shape
+        >>> parse_shape("f32[N,M]{1,0:T(8,128)}").specialize({"N": 3, "M": 200})
+        parse_shape('f32[3,200]{1,0:T(8,128)}')
+        """
+        import sympy
+
+        from layout_algebra.model.symbols import dim_symbol
+
+        values = {(dim_symbol(k) if isinstance(k, str) else k): v for k, v in sizes.items()}
+        dims = []
+        for d in self.dimensions:
+            if isinstance(d, int):
+                dims.append(d)
+                continue
+            v = sympy.sympify(d).subs(values)
+            if not v.is_Integer:
+                raise ValueError(f"{self}: no value given for {sorted(map(str, v.free_symbols))}")
+            dims.append(int(v))
+        return ArrayShape(self.element_type, tuple(dims), self.dynamic_dimensions, self.layout)
 
 
 @dataclass(frozen=True, repr=False)

@@ -289,15 +289,7 @@ def _concrete_injective(m: IndexMap, timeout_ms: int):
     s.add(z3.Or(*[a != b for a, b in zip(x, y, strict=True)]) if x else z3.BoolVal(False))
     s.add(*ar.side)
 
-    def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
-        a = tuple(_model_int(model, v) for v in x)
-        b = tuple(_model_int(model, v) for v in y)
-        pa, pb = m.evaluate(a, ARITHMETIC), m.evaluate(b, ARITHMETIC)
-        if a == b or pa != pb or not _inside(a, m.dimensions) or not _inside(b, m.dimensions):
-            return None
-        return {"element": a, "other_element": b, "position": pa}
-
-    return s, recheck
+    return s, lambda model: _collision(m, model, x, y)
 
 
 def _digit_injective(m: IndexMap, assumptions, timeout_ms: int):
@@ -326,14 +318,7 @@ def _digit_injective(m: IndexMap, assumptions, timeout_ms: int):
     s.add(*ar.side, *ar.obligations)
 
     def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
-        if ar.symbols:
-            return None
-        a = tuple(_model_int(model, v) for v in x)
-        b = tuple(_model_int(model, v) for v in y)
-        pa, pb = m.evaluate(a, ARITHMETIC), m.evaluate(b, ARITHMETIC)
-        if a == b or pa != pb or not _inside(a, m.dimensions) or not _inside(b, m.dimensions):
-            return None
-        return {"element": a, "other_element": b, "position": pa}
+        return None if ar.symbols else _collision(m, model, x, y)
 
     return s, recheck, _side_conditions(ar, context, timeout_ms)
 
@@ -363,6 +348,16 @@ def _symbolic_injective(m: IndexMap, assumptions, timeout_ms: int):
         return {"sizes": _named(values), "element": a, "other_element": b, "position": concrete.evaluate(a)}
 
     return s, recheck, _side_conditions(ar, context, timeout_ms)
+
+
+def _collision(m: IndexMap, model: z3.ModelRef, x: Sequence[Any], y: Sequence[Any]) -> dict[str, Any] | None:
+    """The model's two elements of a concrete map, if they really are distinct and share a position."""
+    a = tuple(_model_int(model, v) for v in x)
+    b = tuple(_model_int(model, v) for v in y)
+    if a == b or not _inside(a, m.dimensions) or not _inside(b, m.dimensions):
+        return None
+    pa, pb = m.evaluate(a, ARITHMETIC), m.evaluate(b, ARITHMETIC)
+    return {"element": a, "other_element": b, "position": pa} if pa == pb else None
 
 
 def _inside(index: Sequence[int], dims: Sequence[Any]) -> bool:

@@ -36,7 +36,6 @@ __all__ = [
     "function_map",
     "layout_index_map",
     "pad_reshape_transpose_reference",
-    "specialize_shape",
 ]
 
 Evaluator = Callable[[ArrayShape, Sequence[Any], Arithmetic], Any]
@@ -69,26 +68,10 @@ class IndexMap:
 
     def specialize(self, values: Mapping[sympy.Symbol, int]) -> IndexMap:
         """The same map with symbolic sizes given values."""
-        return IndexMap(
-            self.name, specialize_shape(self.shape, values), self.evaluator, self.symbolic_ok, self.kind
-        )
+        return IndexMap(self.name, self.shape.specialize(values), self.evaluator, self.symbolic_ok, self.kind)
 
     def __str__(self) -> str:
         return self.name
-
-
-def specialize_shape(shape: ArrayShape, values: Mapping[sympy.Symbol, int]) -> ArrayShape:
-    """``shape`` with each symbolic dimension replaced by its value in ``values``."""
-    dims = []
-    for d in shape.dimensions:
-        if isinstance(d, int):
-            dims.append(d)
-        else:
-            v = sympy.sympify(d).subs(values)
-            if not v.is_Integer:
-                raise ValueError(f"{shape}: no value for {sorted(map(str, v.free_symbols))}")
-            dims.append(int(v))
-    return ArrayShape(shape.element_type, tuple(dims), shape.dynamic_dimensions, shape.layout)
 
 
 def _layout_position(shape: ArrayShape, index: Sequence[Any], ar: Arithmetic) -> Any:

@@ -51,6 +51,7 @@ from layout_algebra.stages.stages import (
     Stage,
     ToBits,
     Transpose,
+    round_up_size,
 )
 
 __all__ = ["Step", "layout_stages", "layout_steps"]
@@ -125,7 +126,7 @@ def tile_stages(dims: tuple[Dim, ...], tile: Tile) -> tuple[Stage, ...]:
         dims = combine.range
     sizes = tuple(t for t in tile.dimensions if t != COMBINE_DIMENSION)
     start = len(dims) - len(sizes)
-    padded = dims[:start] + tuple(_round_up(d, t) for d, t in zip(dims[start:], sizes, strict=True))
+    padded = dims[:start] + tuple(round_up_size(d, t) for d, t in zip(dims[start:], sizes, strict=True))
     if padded != dims:
         stages.append(Pad(domain=dims, padded=padded))
     split = Split(domain=padded, start=start, tile=sizes)
@@ -162,13 +163,3 @@ def combine_groups(start: int, tile: Tile) -> tuple[tuple[int, ...], ...]:
     if run:
         raise ValueError(f"tile {tile} ends with '*': there is no more minor dimension to combine into")
     return tuple(groups)
-
-
-def _round_up(d: Dim, t: int) -> Dim:
-    if isinstance(d, int):
-        return -(-d // t) * t
-    import sympy
-
-    if (sympy.sympify(d) / t).is_integer:
-        return d
-    return sympy.ceiling(d / t) * t

@@ -352,7 +352,7 @@ class AlignTail(Stage):
     @property
     def range(self) -> tuple[Dim, ...]:
         (n,) = self.domain
-        return (_round_up(n, self.alignment),)
+        return (round_up_size(n, self.alignment),)
 
     def forward(self, x, ar=ARITHMETIC):
         return tuple(x)
@@ -409,11 +409,19 @@ def _floordiv(ar: Arithmetic, value: Any, d: Dim) -> Any:
     return value if isinstance(d, int) and d == 0 else ar.floordiv(value, ar.lift(d))
 
 
-def _round_up(n: Dim, m: int) -> Dim:
+def round_up_size(n: Dim, m: int) -> Dim:
+    """The least multiple of ``m`` that is ``>= n``; a symbolic ``n`` that is provably a
+    multiple of ``m`` stays as it is (no ``ceiling`` around it).
+
+    >>> round_up_size(5, 4), round_up_size(8, 4)
+    (8, 8)
+    """
     if isinstance(n, int):
         return -(-n // m) * m
     import sympy
 
+    if (sympy.sympify(n) / m).is_integer:
+        return n
     return sympy.ceiling(n / m) * m
 
 
