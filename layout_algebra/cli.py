@@ -150,6 +150,13 @@ def _parser() -> argparse.ArgumentParser:
         "--assume", action="append", default=[], metavar="TEXT", help="e.g. 'N % 8 == 0' (repeatable)"
     )
     p.add_argument("--allocation", choices=["exact", "xla"], default="exact", help="buffer for in-bounds")
+    p.add_argument(
+        "--method",
+        choices=["auto", "direct"],
+        default="auto",
+        help="injective/in-bounds: 'auto' composes stage lemmas (general ones, proved once for all "
+        "sizes, when sizes are concrete); 'direct' asks the solver one query about the whole map",
+    )
     p.add_argument("--timeout-ms", type=int, default=30_000, help="per solver query (default 30000)")
 
     p = sub.add_parser(
@@ -280,9 +287,9 @@ def _prove(args: argparse.Namespace) -> int:
         raise ValueError(f"'{args.claim}' takes {expected} shape(s), got {len(args.shapes)}")
     options = {"assume": args.assume or None, "timeout_ms": args.timeout_ms}
     if args.claim == "injective":
-        result = prove.injective(args.shapes[0], **options)
+        result = prove.injective(args.shapes[0], method=args.method, **options)
     elif args.claim == "in-bounds":
-        result = prove.in_bounds(args.shapes[0], allocation=args.allocation, **options)
+        result = prove.in_bounds(args.shapes[0], allocation=args.allocation, method=args.method, **options)
     elif args.claim == "tiling":
         result = prove.tiling_is_pad_reshape_transpose(args.shapes[0], **options)
     else:

@@ -63,3 +63,12 @@ def test_cli_prove(capsys) -> None:
     assert "proved" in out and "refuted" in out and "counterexample" in out
     assert main(["prove", "equivalent", "f32[3,5]"]) == 2
     assert "takes 2 shape(s)" in capsys.readouterr().err
+
+
+def test_cli_prove_method(capsys) -> None:
+    shape = "bf16[1000,300]{1,0:T(8,128)(2,1)}"
+    assert main(["prove", "injective", shape]) == 0
+    assert "general stage lemma" in capsys.readouterr().out
+    assert main(["prove", "injective", shape, "--method", "direct"]) == 0
+    out = capsys.readouterr().out
+    assert "proved" in out and "general stage lemma" not in out

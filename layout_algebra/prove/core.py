@@ -1,9 +1,13 @@
 """The prover: injectivity, bounds and equivalence of layout maps, with Z3.
 
-Concrete sizes are decidable, and answered with one bit-vector query each (widths from
-interval bounds, explicit quotient/remainder variables). Symbolic sizes compose per-stage
-lemmas: each stage of the pipeline is proved injective and in bounds on its own, in
-small integer queries, and the composition inherits both properties.
+A layout's injectivity and bounds are proved by composition: each stage of its pipeline
+is injective and maps its box into the next stage's box. With concrete sizes every stage
+is an instance of a general stage whose sizes are symbols (``prove.general``), proved once
+for all sizes and then reused, so a layout costs no solver call. With symbolic sizes each
+stage is proved under the assumptions. Other maps (and ``method="direct"``) get one
+query: linear integer arithmetic on the digits of the tiled index, or bit-vectors sized
+from interval bounds with explicit quotient/remainder variables; concrete questions
+never end ``unknown``.
 
 >>> from layout_algebra import prove
 >>> prove.injective("bf16[16,256]{1,0:T(8,128)(2,1)}").status
@@ -17,6 +21,7 @@ small integer queries, and the composition inherits both properties.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,7 +31,6 @@ from typing import Any
 import sympy
 import z3
 
-from layout_algebra.layout_map import layout_map
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.prove.encode import (
     BitVecArithmetic,
@@ -36,12 +40,14 @@ from layout_algebra.prove.encode import (
     bitvector_width,
     sympy_to_z3,
 )
+from layout_algebra.prove.general import GeneralStage, generalize, is_instance, specialize_stage
 from layout_algebra.prove.maps import (
     IndexMap,
     as_index_map,
     formula_reference,
     layout_index_map,
     pad_reshape_transpose_reference,
+    position_stages,
 )
 from layout_algebra.prove.result import ProofResult
 from layout_algebra.sizes import size_report
@@ -253,17 +259,32 @@ def injective(
     shape: MapLike,
     *,
     assume: Assumptions = None,
+    method: str = "auto",
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> ProofResult:
     """No two elements of ``shape`` (or of an :class:`IndexMap`) share a position.
 
-    Concrete sizes: one bit-vector query. Symbolic sizes: per-stage lemmas composed (for
-    a layout), or one integer query (for another map).
+    ``method="auto"``: a layout is proved by composing its stages' lemmas. With concrete
+    sizes each stage is an instance of a general stage proved once for all sizes (then
+    a proof costs no solver call); with symbolic sizes each stage is proved under the
+    assumptions. Other maps, and layouts whose stages are not instances, get one query:
+    integer on the digits of the tiled index, then bit-vector (concrete sizes), or
+    integer nonlinear (symbolic). ``method="direct"``: that one query, always.
+
+    >>> injective("f32[1280,16384]{1,0:T(8,128)}").encoding.startswith("composition")
+    True
+    >>> injective("f32[1280,16384]{1,0:T(8,128)}", method="direct").status
+    'proved'
     """
     m = as_index_map(shape)
     claim = f"{m} is injective"
     assumptions = parse_assumptions(assume)
+    _check_method(method)
     if not m.is_symbolic:
+        if m.kind == "layout" and method == "auto":
+            by_lemmas = _by_general_lemmas(claim, m, None, timeout_ms)
+            if by_lemmas is not None:
+                return by_lemmas
         if m.kind == "layout" and mixed_radix_pair_lemma(timeout_ms).proved:
             fast = _run(
                 claim,
@@ -273,9 +294,14 @@ def injective(
             if fast.status == "proved":
                 return fast
         return _run(claim, "bit-vector", lambda: _concrete_injective(m, timeout_ms))
-    if m.kind == "layout":
+    if m.kind == "layout" and method == "auto":
         return _composed(claim, m, assumptions, timeout_ms)
     return _run(claim, "integer (nonlinear)", lambda: _symbolic_injective(m, assumptions, timeout_ms))
+
+
+def _check_method(method: str) -> None:
+    if method not in ("auto", "direct"):
+        raise ValueError(f"method {method!r} is not 'auto' or 'direct'")
 
 
 def _concrete_injective(m: IndexMap, timeout_ms: int):
@@ -374,6 +400,7 @@ def in_bounds(
     *,
     allocation: str = "exact",
     assume: Assumptions = None,
+    method: str = "auto",
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> ProofResult:
     """Every element's position is inside the buffer.
@@ -381,10 +408,12 @@ def in_bounds(
     ``allocation="exact"``: the layout's own buffer (every tile level's padding, ``L(n)``).
     ``allocation="xla"``: the buffer XLA and XLA:TPU allocate, padded to the first tile
     only; it is smaller when a later tile does not divide the first, and then some
-    elements fall outside (a refutation names one).
+    elements fall outside (a refutation names one). ``method`` as for :func:`injective`
+    (stage lemmas apply to the exact allocation).
     """
     if allocation not in ("exact", "xla"):
         raise ValueError(f"allocation {allocation!r} is not 'exact' or 'xla'")
+    _check_method(method)
     m = as_index_map(shape)
     assumptions = parse_assumptions(assume)
     if allocation == "xla":
@@ -393,9 +422,13 @@ def in_bounds(
     else:
         slots = m.size_in_elements()
         claim = f"{m} stays inside its buffer ({slots} elements)"
+    auto_layout = m.kind == "layout" and method == "auto" and allocation == "exact"
     if not m.is_symbolic:
+        by_lemmas = _by_general_lemmas(claim, m, int(slots), timeout_ms) if auto_layout else None
+        if by_lemmas is not None:
+            return by_lemmas
         return _run(claim, "bit-vector", lambda: _concrete_bounds(m, int(slots), timeout_ms))
-    if allocation == "exact" and m.kind == "layout":
+    if auto_layout:
         return _composed(claim, m, assumptions, timeout_ms)
     return _run(claim, "integer (nonlinear)", lambda: _symbolic_bounds(m, slots, assumptions, timeout_ms))
 
@@ -621,15 +654,96 @@ def _stage_lemma(stage: Stage, assumptions, timeout_ms: int) -> ProofResult:
         )
         s = _solver(None, timeout_ms)
         s.add(*constraints, *box, z3.Or(collide, escape), *ar.side, *ar.obligations)
-        return s, lambda model: None, _side_conditions(ar, [*constraints, *box], timeout_ms)
+
+        def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+            values = _symbol_values(ar, model)
+            if not _assumptions_hold(assumptions, values):
+                return None
+            try:
+                concrete = specialize_stage(stage, values)
+            except (ValueError, TypeError):
+                return None
+            return _stage_failure(
+                concrete, [_model_int(model, v) for v in x], [_model_int(model, v) for v in y], values
+            )
+
+        return s, recheck, _side_conditions(ar, [*constraints, *box], timeout_ms)
 
     return _run(claim, "integer, one stage", build)
+
+
+def _stage_failure(stage: Stage, a: Sequence[int], b: Sequence[int], values) -> dict[str, Any] | None:
+    """Where a concrete stage leaves its range box or sends two elements to one place, if it does."""
+    a, b = tuple(a), tuple(b)
+    if not _inside(a, stage.domain):
+        return None
+    image = stage.forward(a)
+    found = {"sizes": _named(values), "element": a, "image": image}
+    if not _inside(image, stage.range):
+        return {**found, "range": tuple(stage.range)}
+    if a != b and _inside(b, stage.domain) and stage.forward(b) == image:
+        return {**found, "other_element": b}
+    return None
+
+
+_GENERAL_LEMMAS: dict[GeneralStage, ProofResult] = {}
+
+
+def general_stage_lemma(general: GeneralStage, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProofResult:
+    """A general stage is injective and in bounds for all sizes at least their minima.
+
+    Proved once per general stage (the answer is kept; an ``unknown`` is not, so a later
+    call may try again with more time).
+    """
+    known = _GENERAL_LEMMAS.get(general)
+    if known is not None:
+        return known
+    lemma = _stage_lemma(general.stage, general.relations, timeout_ms)
+    lemma = dataclasses.replace(lemma, claim=f"for all sizes: {general.describe()}; injective and in bounds")
+    if lemma.status != "unknown":
+        _GENERAL_LEMMAS[general] = lemma
+    return lemma
+
+
+def _by_general_lemmas(claim: str, m: IndexMap, slots: int | None, timeout_ms: int) -> ProofResult | None:
+    """Injective (and inside ``slots`` positions, if given) by instances of general stage lemmas.
+
+    The layout's map is its stages up to the element position, composed. When each stage
+    is an instance of a general stage proved injective and in bounds for all sizes, and
+    each stage's range box is exactly the next one's domain box (the first's is the
+    array's, the last's is ``(slots,)``), the composition is injective and in bounds.
+    ``None`` when some step does not apply (the caller then asks the solver directly).
+    """
+    start = time.perf_counter()
+    stages = position_stages(m.shape)
+    box = tuple(m.dimensions)
+    lemmas: dict[GeneralStage, ProofResult] = {}
+    for stage in stages:
+        found = generalize(stage)
+        if tuple(stage.domain) != box or found is None or not is_instance(*found, stage):
+            return None
+        general = found[0]
+        if general not in lemmas:
+            lemmas[general] = general_stage_lemma(general, timeout_ms)
+            if not lemmas[general].proved:
+                return None
+        box = tuple(stage.range)
+    if len(box) != 1 or (slots is not None and box != (slots,)):
+        return None
+    return ProofResult(
+        "proved",
+        claim,
+        time.perf_counter() - start,
+        f"composition of {len(stages)} stages, each an instance of a general stage lemma "
+        f"({len(lemmas)} lemmas, proved for all sizes)",
+        lemmas=tuple(lemmas.values()),
+    )
 
 
 def _composed(claim: str, m: IndexMap, assumptions, timeout_ms: int) -> ProofResult:
     """Injective and in bounds by composition: every stage (but the bit step) is, so the map is."""
     start = time.perf_counter()
-    stages = layout_map(m.shape).stages[:-1]  # up to the element position
+    stages = position_stages(m.shape)
     lemmas = [_stage_lemma(stage, assumptions, timeout_ms) for stage in stages]
     result = _combine(claim, lemmas, start)
     if result.status == "refuted":  # a stage lemma has no re-checked counterexample of the whole map

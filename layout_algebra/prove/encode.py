@@ -363,8 +363,9 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
     """Translate an integer-valued SymPy expression to a Z3 integer term.
 
     Covers what sizes, closed forms and assumptions use: symbols, integers, ``+``, ``*``,
-    integer powers, ``floor`` and ``ceiling`` of (integer expression) / (integer),
-    ``Mod``, and rationals times integer expressions inside ``floor``/``ceiling``.
+    integer powers, ``floor`` and ``ceiling`` of (integer expression) / (integer or
+    positive size expression), ``Mod``, and rationals times integer expressions inside
+    ``floor``/``ceiling``.
 
     >>> import sympy, z3
     >>> n = sympy.Symbol("N", integer=True, nonnegative=True)
@@ -393,17 +394,29 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
     if expr.is_Pow and expr.exp.is_Integer and int(expr.exp) >= 0:
         base = sympy_to_z3(expr.base, ar)
         return math.prod([base] * int(expr.exp), start=1) if int(expr.exp) else 1
-    if isinstance(expr, sympy.floor):
-        terms, denominator = _integer_terms(expr.args[0])
-        return ar.floordiv(_sum_terms(terms, ar), denominator)
-    if isinstance(expr, sympy.ceiling):
-        terms, denominator = _integer_terms(expr.args[0])
-        return ar.floordiv(_sum_terms(terms, ar) + (denominator - 1), denominator)
+    if isinstance(expr, (sympy.floor, sympy.ceiling)):
+        numerator, divisor = _quotient(expr.args[0], ar)
+        if isinstance(expr, sympy.ceiling):  # ⌈a/b⌉ = ⌊(a + b - 1)/b⌋ for b > 0
+            numerator = numerator + divisor - 1
+        return ar.floordiv(numerator, divisor)
     if isinstance(expr, sympy.Mod):
         a, b = expr.args
         b_term = sympy_to_z3(b, ar)
         return ar.mod(sympy_to_z3(a, ar), b_term)
     raise UnsupportedExpression(f"cannot translate {expr} ({type(expr).__name__}) to Z3")
+
+
+def _quotient(expr: sympy.Expr, ar: IntArithmetic) -> tuple[Any, Any]:
+    """``expr`` as (numerator, divisor) terms: an integer divisor, or a symbolic size
+    (``D/t``, as in ``ceiling(D/t)``). A symbolic divisor must be positive: that is an
+    obligation, so a proof that relies on the division also proves ``t > 0``."""
+    numerator, divisor = sympy.fraction(expr)
+    if divisor.free_symbols:
+        divisor_term = sympy_to_z3(divisor, ar)
+        ar.obligations.append(divisor_term > 0)
+        return sympy_to_z3(numerator, ar), divisor_term
+    terms, denominator = _integer_terms(expr)
+    return _sum_terms(terms, ar), denominator
 
 
 def _integer_terms(expr: sympy.Expr) -> tuple[list[tuple[int, sympy.Expr]], int]:

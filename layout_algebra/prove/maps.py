@@ -28,6 +28,7 @@ from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.references import by_formula, by_pad_reshape_transpose
 from layout_algebra.sizes import meaningful_array
 from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.stages.stages import Stage
 
 __all__ = [
     "IndexMap",
@@ -36,6 +37,7 @@ __all__ = [
     "function_map",
     "layout_index_map",
     "pad_reshape_transpose_reference",
+    "position_stages",
 ]
 
 Evaluator = Callable[[ArrayShape, Sequence[Any], Arithmetic], Any]
@@ -74,9 +76,16 @@ class IndexMap:
         return self.name
 
 
+def position_stages(shape: ArrayShape) -> tuple[Stage, ...]:
+    """The stages from a logical index to the element position: all but the last (to bits)."""
+    return layout_map(shape).stages[:-1]
+
+
 def _layout_position(shape: ArrayShape, index: Sequence[Any], ar: Arithmetic) -> Any:
-    m = layout_map(shape)
-    return m.apply(index, ar, through=len(m.stages) - 1)[0]
+    value = tuple(index)
+    for stage in position_stages(shape):
+        value = stage.forward(value, ar)
+    return value[0]
 
 
 def layout_index_map(shape: Shape | str) -> IndexMap:

@@ -288,7 +288,8 @@ class Split(Stage):
     def forward(self, x, ar=ARITHMETIC):
         out = list(x[: self.start])
         for e, t in zip(x[self.start :], self.tile, strict=True):
-            out += [ar.floordiv(e, t), ar.mod(e, t)]
+            size = ar.lift(t)
+            out += [ar.floordiv(e, size), ar.mod(e, size)]
         return tuple(out)
 
     def inverse(self, y, ar=ARITHMETIC):
