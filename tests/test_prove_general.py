@@ -8,6 +8,7 @@ general stages on purpose: a broken general stage must never be proved.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
@@ -155,6 +156,14 @@ def test_alignment_without_a_positive_minimum_is_not_proved(fresh_lemmas) -> Non
     assert core.general_stage_lemma(loose).status != "proved"
     assert core.general_stage_lemma(general).proved
     assert loose not in fresh_lemmas  # an unknown is not kept
+
+
+def test_a_map_that_only_claims_to_be_a_layout_gets_the_direct_query() -> None:
+    real = prove.layout_index_map("f32[5,300]{1,0:T(8,128)}")
+    impostor = dataclasses.replace(real, evaluator=lambda shape, index, ar: 0)
+    assert not impostor.is_layout and real.is_layout
+    result = prove.injective(impostor)
+    assert result.status == "refuted" and not result.lemmas
 
 
 def test_method_is_checked() -> None:

@@ -281,7 +281,7 @@ def injective(
     assumptions = parse_assumptions(assume)
     _check_method(method)
     if not m.is_symbolic:
-        if m.kind == "layout" and method == "auto":
+        if m.is_layout and method == "auto":
             by_lemmas = _by_general_lemmas(claim, m, None, timeout_ms)
             if by_lemmas is not None:
                 return by_lemmas
@@ -294,7 +294,7 @@ def injective(
             if fast.status == "proved":
                 return fast
         return _run(claim, "bit-vector", lambda: _concrete_injective(m, timeout_ms))
-    if m.kind == "layout" and method == "auto":
+    if m.is_layout and method == "auto":
         return _composed(claim, m, assumptions, timeout_ms)
     return _run(claim, "integer (nonlinear)", lambda: _symbolic_injective(m, assumptions, timeout_ms))
 
@@ -422,7 +422,7 @@ def in_bounds(
     else:
         slots = m.size_in_elements()
         claim = f"{m} stays inside its buffer ({slots} elements)"
-    auto_layout = m.kind == "layout" and method == "auto" and allocation == "exact"
+    auto_layout = m.is_layout and method == "auto" and allocation == "exact"
     if not m.is_symbolic:
         by_lemmas = _by_general_lemmas(claim, m, int(slots), timeout_ms) if auto_layout else None
         if by_lemmas is not None:

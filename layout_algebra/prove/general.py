@@ -156,15 +156,18 @@ def _match(pattern: Any, value: Any, values: dict[Any, int]) -> bool:
     if pattern.is_Symbol:
         values.setdefault(pattern, value)
         return True
-    first, second = pattern.args
-    if pattern.is_Add:  # D + E: D is read first, from the domain
-        values[second] = value - values[first]
-        return True
-    known, unknown = (first, second) if first in values else (second, first)
-    if known not in values or values[known] <= 0:  # K*t: the tile t is read first
+    # D + E (D read from the domain first) or K*t (the tile t read first)
+    known = [a for a in pattern.args if a in values]
+    unknown = [a for a in pattern.args if a not in values]
+    if len(pattern.args) != 2 or len(known) != 1 or not unknown[0].is_Symbol:
         return False
-    values[unknown] = value // values[known]
-    return True
+    if pattern.is_Add:
+        values[unknown[0]] = value - values[known[0]]
+        return True
+    if pattern.is_Mul and values[known[0]] > 0:
+        values[unknown[0]] = value // values[known[0]]
+        return True
+    return False
 
 
 def specialize_stage(stage: Stage, values: Mapping[sympy.Symbol, int]) -> Stage:

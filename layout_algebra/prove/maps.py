@@ -61,6 +61,11 @@ class IndexMap:
     def is_symbolic(self) -> bool:
         return not all(isinstance(d, int) for d in self.shape.dimensions)
 
+    @property
+    def is_layout(self) -> bool:
+        """Whether this is a layout's own map, so that proofs may reason on its stages."""
+        return self.kind == "layout" and self.evaluator is _layout_position
+
     def evaluate(self, index: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Any:
         return self.evaluator(self.shape, index, ar)
 
