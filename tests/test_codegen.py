@@ -720,13 +720,58 @@ def test_an_unsound_rewrite_rule_is_caught(monkeypatch) -> None:
 
 
 def test_symbolic_sizes_without_a_proof_are_checked_at_sample_sizes() -> None:
-    g = codegen("f32[N,M]{1,0:T(8,128)}", "c", "inverse", timeout_ms=2000)
-    assert g.certification.status in ("proved", "unknown")
-    if g.certification.status == "unknown":
-        assert g.certification.method == "samples" and "N=130, M=130" in g.certification.detail
+    m = layout_map("f32[N,M]{1,0:T(8,128)}")
+    g = codegen("f32[N,M]{1,0:T(8,128)}", "c", "inverse")
+    r = certify(m, "inverse", "element", g.read_back, use_prover=False)
+    assert (r.status, r.method) == ("unknown", "samples") and "N=130, M=130" in r.detail
     wrong = tuple(e + sympy.floor(OFFSET_SYMBOL / 4000) for e in g.read_back)
-    r = certify(layout_map("f32[N,M]{1,0:T(8,128)}"), "inverse", "element", wrong, timeout_ms=2000)
+    r = certify(m, "inverse", "element", wrong, use_prover=False)
+    assert (r.status, r.method) == ("refuted", "samples")
+
+
+SYMBOLIC_OFFSET_SHAPES = (
+    "f32[N,M]{1,0:T(8,128)}",
+    "f32[N,M]{0,1:T(8,128)}",
+    "bf16[N,M]{1,0:T(8,128)(2,1)}",
+    "s8[N,M,K]{2,1,0:T(32,128)(4,1)}",
+    "s4[N,M]{1,0:T(64,128)(8,1)E(4)}",
+    "pred[N,M]{1,0:T(32,128)(32,1)E(1)}",
+    "f32[N,M]{1,0:T(8,128)(2,1,1,1)}",
+    "f32[N,M,K]{2,1,0:T(2,*,128)}",
+    "f32[N,M]{1,0:T(8,128)L(1024)}",
+)
+
+
+@pytest.mark.parametrize("shape", SYMBOLIC_OFFSET_SHAPES)
+@pytest.mark.parametrize("unit", ["element", "byte", "bit"])
+def test_symbolic_inverse_and_padding_are_proved(shape, unit) -> None:
+    for direction in ("inverse", "padding"):
+        g = codegen(shape, "python", direction, unit)
+        assert (g.certification.status, g.certification.method) == ("proved", "prover"), g.certification
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda e: e + sympy.floor(OFFSET_SYMBOL / 4000),  # wrong far from the start
+        lambda e: e.subs(sympy.Rational(127, 128), 0),  # the tile count ⌈M/128⌉ rounded down
+        lambda e: e.subs(128, 127),  # a wrong tile width
+    ],
+    ids=["extra-term", "round-down", "wrong-width"],
+)
+def test_wrong_symbolic_inverses_are_refuted_with_real_counterexamples(change) -> None:
+    m = layout_map("f32[N,M]{1,0:T(8,128)}")
+    good = codegen("f32[N,M]{1,0:T(8,128)}", "python", "inverse").read_back
+    wrong = tuple(change(sympy.sympify(e)) for e in good)
+    assert wrong != tuple(good)
+    r = certify(m, "inverse", "element", wrong)
     assert r.status == "refuted"
+    sizes = {dim_symbol(k): r.counterexample[k] for k in ("N", "M")}
+    concrete = m.specialize(sizes)
+    p = r.counterexample["p"]
+    at = {**sizes, OFFSET_SYMBOL: p}
+    assert not concrete.is_padding(p)
+    assert tuple(int(sympy.sympify(e).subs(at)) for e in wrong) != concrete.inverse(p)
 
 
 def test_symbolic_forward_maps_are_proved() -> None:

@@ -180,3 +180,22 @@ def test_division_by_a_symbolic_size_needs_it_positive() -> None:
     assert wrong.status == "refuted"
     values = {dim_symbol(name): value for name, value in wrong.counterexample.items()}
     assert values[t] >= 1 and not bool((t * sympy.floor(n / t) >= n).subs(values))
+
+
+# ------------------------------------------------ offsets quantified as mixed-radix digits
+@pytest.mark.parametrize("radix", [(7, 3), (5, 4, 5), (100,), (3, 50)], ids=str)
+def test_offsets_as_digits_cover_every_offset_whatever_the_box(radix) -> None:
+    """Any box is sound: offsets past its product are a second query (here 21, 100, 100, 150 vs 100)."""
+    p = sympy.Symbol("p", integer=True, nonnegative=True)
+    same = prove.expressions_equal(sympy.Mod(p, 21), p - 21 * sympy.floor(p / 21), {p: 100}, radix=radix)
+    assert same.status == "proved"
+    late = prove.expressions_equal(sympy.floor(p / 21), sympy.floor(p / 22), {p: 100}, radix=radix)
+    assert late.status == "refuted"
+    q = late.counterexample["p"]
+    assert 0 <= q < 100 and q // 21 != q // 22
+
+
+def test_offsets_as_digits_need_one_offset() -> None:
+    p, k = sympy.symbols("p k", integer=True, nonnegative=True)
+    with pytest.raises(ValueError, match="exactly one bounded symbol"):
+        prove.expressions_equal(p, k, {p: 4, k: 4}, radix=(2, 2))

@@ -47,6 +47,7 @@ import sympy
 from layout_algebra.codegen.expr import safe_mod
 from layout_algebra.layout_map import OFFSET_SYMBOL, SYMPY_ARITHMETIC, LayoutMap, layout_map
 from layout_algebra.model.shapes import Shape
+from layout_algebra.stages.stages import Linearize
 
 __all__ = ["DIRECTIONS", "EXHAUSTIVE_LIMIT", "PROVER_TIMEOUT_MS", "Certification", "certify", "evaluate"]
 
@@ -331,8 +332,11 @@ def _prove(m: LayoutMap, direction: str, unit: str, emitted: Any, timeout_ms: in
         lhs, rhs, where = sympy.Integer(0), sympy.Integer(1), differ
     else:
         lhs, rhs = emitted, reference
+    radix = _offset_radix(m, unit) if direction != "forward" and m.is_symbolic else None
     try:
-        result = expressions_equal(lhs, rhs, bounds, where=where, assume=assume, timeout_ms=timeout_ms)
+        result = expressions_equal(
+            lhs, rhs, bounds, where=where, assume=assume, radix=radix, timeout_ms=timeout_ms
+        )
     except (ValueError, TypeError, NotImplementedError) as err:
         return Certification("unknown", "prover", f"the prover cannot encode this expression ({err})")
     counterexample = dict(result.counterexample) if result.counterexample else None
@@ -342,6 +346,37 @@ def _prove(m: LayoutMap, direction: str, unit: str, emitted: Any, timeout_ms: in
     if result.reason:
         detail += f": {result.reason}"
     return Certification(result.status, "prover", detail, counterexample)
+
+
+def _offset_radix(m: LayoutMap, unit: str) -> tuple[Any, ...] | None:
+    """Sizes whose row-major numbers are the offsets in ``unit`` below the tiled buffer's end.
+
+    The box the layout linearizes (tile counts, then tile dims), refined by the unit:
+    ``bits`` more digits per element in bits, ``bytes`` per element in bytes, or, for
+    sub-byte elements in bytes, the shortest tail of the box that fills whole bytes
+    merged into one size, divided by the elements per byte. The
+    prover then quantifies an offset as its digits, so every division by a suffix
+    product is exact (any sizes would be sound: offsets past their product are a
+    second query). ``None`` when no such refinement exists.
+    """
+    box = next((tuple(s.domain) for s in reversed(m.stages) if isinstance(s, Linearize)), None)
+    if box is None:
+        return None
+    bits = m.element_bits
+    if unit == "element":
+        return box
+    if unit == "bit":
+        return (*box, bits)
+    if bits % 8 == 0:
+        return (*box, bits // 8)
+    per_byte = 8 // bits if 8 % bits == 0 else 0
+    for k in range(1, len(box) + 1):  # the shortest tail of the box whose elements fill whole bytes
+        tail = box[-k:]
+        if not per_byte or not all(isinstance(d, int) for d in tail):
+            return None
+        if math.prod(tail) % per_byte == 0:
+            return (*box[:-k], math.prod(tail) // per_byte)
+    return None
 
 
 def _size_symbols(m: LayoutMap) -> list[sympy.Symbol]:

@@ -22,6 +22,7 @@ never end ``unknown``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -773,6 +774,7 @@ def expressions_equal(
     *,
     where: Any = None,
     assume: Assumptions = None,
+    radix: Sequence[Any] | None = None,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> ProofResult:
     """Two SymPy expressions (or tuples of them) agree for every value of the bounded symbols.
@@ -780,6 +782,12 @@ def expressions_equal(
     ``bounds`` maps each free index symbol to its exclusive upper bound (an int or an
     expression in dimension symbols); ``where`` restricts the domain further (e.g. "not
     padding"). Other free symbols are sizes, constrained by ``assume``.
+
+    ``radix``: with one bounded symbol ``p`` (an offset), read ``p`` below the product of
+    these sizes as the row-major number of digits in their box. That covers the same
+    offsets (mixed-radix uniqueness) and makes every division of ``p`` by a suffix product
+    of the sizes exact, so offsets into symbolic-size layouts can be decided. Offsets
+    from that product up to the bound are a second query.
 
     >>> import sympy
     >>> i = sympy.Symbol("i", integer=True, nonnegative=True)
@@ -795,6 +803,8 @@ def expressions_equal(
     if len(left) != len(right):
         raise ValueError(f"{len(left)} expressions cannot equal {len(right)}")
     claim = f"{_short(lhs)} == {_short(rhs)}"
+    if radix is not None:
+        return _equal_on_digits(left, right, bounds, where, assumptions, radix, timeout_ms, claim)
 
     def build():
         ar = IntArithmetic()
@@ -811,28 +821,70 @@ def expressions_equal(
         s.add(*constraints, differ, *ar.side, *ar.obligations)
         side = _side_conditions(ar, constraints, timeout_ms)
 
-        def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
-            values = {s: _model_int(model, v) for s, v in ar.symbols.items()}
-            if not _assumptions_hold(assumptions, values):
-                return None
-            for s, bound in bounds.items():
-                if not 0 <= values[s] < int(sympy.sympify(bound).subs(values)):
-                    return None
-            if where is not None and not bool(sympy.sympify(where).subs(values)):
-                return None
-            la = [sympy.sympify(a).subs(values) for a in left]
-            rb = [sympy.sympify(b).subs(values) for b in right]
-            if la == rb:
-                return None
-            return {
-                **{str(k): v for k, v in values.items()},
-                "lhs": tuple(map(int, la)),
-                "rhs": tuple(map(int, rb)),
-            }
-
-        return s, recheck, side
+        return s, _recheck_equal(ar, left, right, bounds, where, assumptions), side
 
     return _run(claim, "integer", build)
+
+
+def _equal_on_digits(
+    left, right, bounds, where, assumptions, radix, timeout_ms: int, claim: str
+) -> ProofResult:
+    """``expressions_equal`` with the one bounded symbol read as a mixed-radix number (see ``radix``)."""
+    if len(bounds) != 1:
+        raise ValueError("radix needs exactly one bounded symbol (the offset)")
+    ((offset, bound),) = bounds.items()
+    sizes = [sympy.sympify(d) for d in radix]
+    product = math.prod(sizes, start=sympy.Integer(1))
+    start = time.perf_counter()
+
+    def build():
+        ar = IntArithmetic()
+        constraints = _assumption_terms(assumptions, ar)
+        digits = [ar.variable(f"d{k}") for k in range(len(sizes))]
+        constraints += [d < ar.lift(size) for d, size in zip(digits, sizes, strict=True)]
+        ar.symbols[offset] = ar._number(digits, sizes)  # the offset is the digits' row-major number
+        constraints.append(ar.symbols[offset] < ar.lift(bound))
+        if where is not None:
+            constraints.append(_z3_condition(where, ar))
+        differ = z3.Or(*[_z3_value(a, ar) != _z3_value(b, ar) for a, b in zip(left, right, strict=True)])
+        s = _solver(None, timeout_ms)
+        s.add(*constraints, differ, *ar.side, *ar.obligations)
+        return (
+            s,
+            _recheck_equal(ar, left, right, bounds, where, assumptions),
+            _side_conditions(ar, constraints, timeout_ms),
+        )
+
+    lemmas = [_run(f"{claim}, {offset} < {_short(product)} as digits", "integer, offset as digits", build)]
+    if sympy.simplify(sympy.sympify(bound) - product) != 0:  # the tail: product <= offset < bound
+        tail = sympy.And(offset >= product, where) if where is not None else offset >= product
+        lemmas.append(
+            expressions_equal(left, right, bounds, where=tail, assume=assumptions, timeout_ms=timeout_ms)
+        )
+    return _combine(claim, lemmas, start)
+
+
+def _recheck_equal(ar: IntArithmetic, left, right, bounds, where, assumptions) -> Callable:
+    def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        values = {s: _model_int(model, v) for s, v in ar.symbols.items()}
+        if not _assumptions_hold(assumptions, values):
+            return None
+        for s, bound in bounds.items():
+            if not 0 <= values[s] < int(sympy.sympify(bound).subs(values)):
+                return None
+        if where is not None and not bool(sympy.sympify(where).subs(values)):
+            return None
+        la = [sympy.sympify(a).subs(values) for a in left]
+        rb = [sympy.sympify(b).subs(values) for b in right]
+        if la == rb:
+            return None
+        return {
+            **{str(k): v for k, v in values.items()},
+            "lhs": tuple(map(int, la)),
+            "rhs": tuple(map(int, rb)),
+        }
+
+    return recheck
 
 
 def holds(

@@ -277,11 +277,12 @@ class IntArithmetic(Arithmetic):
         size = self._size_of(b)
         if size is None:
             return None
+        size = canonical_size(size)
         digits, sizes = self._records[a.get_id()]
         n = len(digits)
         for k in range(-1, n):
             suffix = math.prod(sizes[k + 1 :], start=sympy.Integer(1))
-            if sympy.expand(size - suffix) == 0:
+            if sympy.expand(size - canonical_size(suffix)) == 0:
                 self._digits_in_box(digits, sizes)
                 quotient = self._number(digits[: k + 1], sizes[: k + 1]) if k >= 0 else z3.IntVal(0)
                 remainder = self._number(digits[k + 1 :], sizes[k + 1 :]) if k + 1 < n else z3.IntVal(0)
@@ -359,6 +360,30 @@ class IntArithmetic(Arithmetic):
         return z3.Or(*items) if items else z3.BoolVal(False)
 
 
+def canonical_size(size: Any) -> Any:
+    """A size with every ``floor((a + b - 1)/b)`` written ``ceiling(a/b)`` (the same number).
+
+    Generated code rounds up with ``(a + b - 1) / b``; the stages write ``ceiling(a/b)``.
+
+    >>> m = sympy.Symbol("M", integer=True, nonnegative=True)
+    >>> canonical_size(1024 * sympy.floor((m + 127) / 128))
+    1024*ceiling(M/128)
+    """
+    size = sympy.sympify(size)
+    if not size.has(sympy.floor):
+        return size
+
+    def round_up(f: sympy.Expr) -> sympy.Expr:
+        numerator, denominator = sympy.fraction(sympy.together(f.args[0]))
+        if denominator.is_Integer and denominator > 1:
+            constant, rest = numerator.as_coeff_Add()
+            if constant == denominator - 1 and rest != 0:
+                return sympy.ceiling(rest / denominator)
+        return f
+
+    return size.replace(lambda e: isinstance(e, sympy.floor), round_up)
+
+
 def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
     """Translate an integer-valued SymPy expression to a Z3 integer term.
 
@@ -401,7 +426,7 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
         return ar.floordiv(numerator, divisor)
     if isinstance(expr, sympy.Mod):
         a, b = expr.args
-        b_term = sympy_to_z3(b, ar)
+        b_term = ar.lift(b) if b.free_symbols else sympy_to_z3(b, ar)
         return ar.mod(sympy_to_z3(a, ar), b_term)
     raise UnsupportedExpression(f"cannot translate {expr} ({type(expr).__name__}) to Z3")
 
@@ -412,7 +437,7 @@ def _quotient(expr: sympy.Expr, ar: IntArithmetic) -> tuple[Any, Any]:
     obligation, so a proof that relies on the division also proves ``t > 0``."""
     numerator, divisor = sympy.fraction(expr)
     if divisor.free_symbols:
-        divisor_term = sympy_to_z3(divisor, ar)
+        divisor_term = ar.lift(divisor)  # lifted: a suffix product of a noted number divides exactly
         ar.obligations.append(divisor_term > 0)
         return sympy_to_z3(numerator, ar), divisor_term
     terms, denominator = _integer_terms(expr)
@@ -437,6 +462,8 @@ def _integer_terms(expr: sympy.Expr) -> tuple[list[tuple[int, sympy.Expr]], int]
 
 
 def _sum_terms(terms: list[tuple[int, sympy.Expr]], ar: IntArithmetic) -> Any:
+    if len(terms) == 1 and terms[0][0] == 1:  # the term itself, so a noted number stays noted
+        return 1 if terms[0][1] == 1 else sympy_to_z3(terms[0][1], ar)
     total: Any = 0
     for coefficient, rest in terms:
         value = 1 if rest == 1 else sympy_to_z3(rest, ar)
