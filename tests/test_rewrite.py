@@ -85,6 +85,27 @@ def test_symbolic_rewrite_for_every_n() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("multiple", "status"), [(8, "proved"), (16, "proved"), (4, "refuted"), (1, "refuted")]
+)
+def test_symbolic_bf16_reshape_to_bitcast_needs_whole_tiles(multiple, status) -> None:
+    before = module(
+        "p = bf16[3,N,300]{2,1,0:T(8,128)(2,1)} parameter(0)",
+        "ROOT r = bf16[M,300]{1,0:T(8,128)(2,1)} reshape(p)",
+    )
+    after = before.replace("reshape(p)", "bitcast(p)")
+    r = prove.rewrite(before, after, assume=f"M == 3*N and N % {multiple} == 0")
+    assert r.status == status
+    if status == "refuted":  # the sizes and element are re-checked on the concrete modules
+        sizes = r.counterexample["sizes"]
+        assert sizes["N"] % multiple == 0 and sizes["M"] == 3 * sizes["N"] and sizes["N"] % 8
+        concrete = module(
+            f"p = bf16[3,{sizes['N']},300]{{2,1,0:T(8,128)(2,1)}} parameter(0)",
+            f"ROOT r = bf16[{sizes['M']},300]{{1,0:T(8,128)(2,1)}} reshape(p)",
+        )
+        assert prove.rewrite(concrete, concrete.replace("reshape(p)", "bitcast(p)")).status == "refuted"
+
+
 def test_exhaustive_agreement_on_small_transposes() -> None:
     """Every transpose of f32[2,3]{1,0} rewritten to a bitcast: proved exactly when the layouts say so."""
     for perm in itertools.permutations(range(2)):

@@ -29,7 +29,9 @@ packing count. Padding values are unspecified: reading one is never "the same".
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -311,9 +313,32 @@ def rewrite(
     )
 
 
+def _specialized(comp, values: Mapping[Any, int]):
+    """The computation with every array shape's symbolic sizes given ``values``."""
+
+    def shape_at(shape):
+        return shape.specialize(values) if isinstance(shape, ArrayShape) else shape
+
+    instructions = tuple(
+        dataclasses.replace(
+            instr,
+            shape=shape_at(instr.shape),
+            operands=tuple(dataclasses.replace(o, shape=shape_at(o.shape)) for o in instr.operands),
+        )
+        for instr in comp.instructions
+    )
+    return dataclasses.replace(comp, instructions=instructions)
+
+
 def _recheck(a, b, root_a, root_b, element, values, assumptions) -> dict[str, Any] | None:
-    if values or not _assumptions_hold(assumptions, values):
-        return None  # symbolic sizes: the computations cannot be re-evaluated concretely here
+    if not _assumptions_hold(assumptions, values):
+        return None
+    if values:  # symbolic sizes: re-evaluate both computations at the model's sizes
+        try:
+            a, b = _specialized(a, values), _specialized(b, values)
+            root_a, root_b = root_a.specialize(values), root_b.specialize(values)
+        except (ValueError, TypeError):
+            return None
     if any(not 0 <= e < d for e, d in zip(element, root_a.dimensions, strict=True)):
         return None
     ops = _Ops(ARITHMETIC)
@@ -326,11 +351,8 @@ def _recheck(a, b, root_a, root_b, element, values, assumptions) -> dict[str, An
     same = pa == pb and sa.defined and sb.defined and sa.param == sb.param and sa.bit == sb.bit
     if same:
         return None
-    return {
-        "element": tuple(element),
-        "before": _describe(sa, pa),
-        "after": _describe(sb, pb),
-    }
+    found = {"element": tuple(element), "before": _describe(sa, pa), "after": _describe(sb, pb)}
+    return {"sizes": {str(k): v for k, v in sorted(values.items(), key=str)}, **found} if values else found
 
 
 def _describe(source: _Source, position: int) -> str:
