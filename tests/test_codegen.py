@@ -739,15 +739,30 @@ SYMBOLIC_OFFSET_SHAPES = (
     "f32[N,M]{1,0:T(8,128)(2,1,1,1)}",
     "f32[N,M,K]{2,1,0:T(2,*,128)}",
     "f32[N,M]{1,0:T(8,128)L(1024)}",
+    "bf16[8,N,1280,M]{3,2,0,1:T(8,128)(2,1)}",
 )
 
 
 @pytest.mark.parametrize("shape", SYMBOLIC_OFFSET_SHAPES)
 @pytest.mark.parametrize("unit", ["element", "byte", "bit"])
-def test_symbolic_inverse_and_padding_are_proved(shape, unit) -> None:
-    for direction in ("inverse", "padding"):
+def test_symbolic_code_is_proved_in_every_direction(shape, unit) -> None:
+    for direction in ("forward", "inverse", "padding"):
         g = codegen(shape, "python", direction, unit)
         assert (g.certification.status, g.certification.method) == ("proved", "prover"), g.certification
+
+
+def test_wrong_symbolic_forward_maps_are_refuted_with_real_counterexamples() -> None:
+    shape = "bf16[N,M]{1,0:T(8,128)(2,1)}"
+    m = layout_map(shape)
+    good = codegen(shape, "python").read_back
+    i0, i1 = m.index_symbols
+    for wrong in (good + sympy.floor(i0 / 1000), good.subs(2, 4), good.subs(sympy.Rational(127, 128), 0)):
+        r = certify(m, "forward", "element", wrong)
+        assert r.status == "refuted", wrong
+        sizes = {dim_symbol(k): r.counterexample[k] for k in ("N", "M")}
+        index = (r.counterexample["i0"], r.counterexample["i1"])
+        at = {**sizes, i0: index[0], i1: index[1]}
+        assert int(sympy.sympify(wrong).subs(at)) != m.specialize(sizes).forward(index, "element")
 
 
 @pytest.mark.parametrize(

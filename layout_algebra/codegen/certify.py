@@ -46,7 +46,7 @@ import sympy
 
 from layout_algebra.codegen.expr import safe_mod
 from layout_algebra.layout_map import OFFSET_SYMBOL, SYMPY_ARITHMETIC, LayoutMap, layout_map
-from layout_algebra.model.shapes import Shape
+from layout_algebra.model.shapes import COMBINE_DIMENSION, Shape
 from layout_algebra.stages.stages import Linearize
 
 __all__ = ["DIRECTIONS", "EXHAUSTIVE_LIMIT", "PROVER_TIMEOUT_MS", "Certification", "certify", "evaluate"]
@@ -332,7 +332,9 @@ def _prove(m: LayoutMap, direction: str, unit: str, emitted: Any, timeout_ms: in
         lhs, rhs, where = sympy.Integer(0), sympy.Integer(1), differ
     else:
         lhs, rhs = emitted, reference
-    radix = _offset_radix(m, unit) if direction != "forward" and m.is_symbolic else None
+    radix: Any = None
+    if m.is_symbolic:
+        radix = _offset_radix(m, unit) if direction != "forward" else _index_radix(m)
     try:
         result = expressions_equal(
             lhs, rhs, bounds, where=where, assume=assume, radix=radix, timeout_ms=timeout_ms
@@ -346,6 +348,29 @@ def _prove(m: LayoutMap, direction: str, unit: str, emitted: Any, timeout_ms: in
     if result.reason:
         detail += f": {result.reason}"
     return Certification(result.status, "prover", detail, counterexample)
+
+
+def _index_radix(m: LayoutMap) -> dict[sympy.Symbol, tuple[Any, ...]] | None:
+    """Each logical index as (tile number, place in the first tile), where the tile cuts it.
+
+    The first tile's sizes line up with the minor-most dimensions (``minor_to_major``);
+    index ``i`` of a dim of size ``d`` cut by ``t`` is read as digits of the box
+    ``(ceiling(d/t), t)``, so ``⌊i/t⌋`` and ``i mod t`` (and their refinements by factors
+    of ``t``) are exact. Any box would be sound (the prover checks values past it);
+    ``None`` when the first tile combines dims (``*``) or there is no tile.
+    """
+    layout = m.shape.layout
+    if layout is None or not layout.tiles:
+        return None
+    tile = layout.tiles[0].dimensions
+    if COMBINE_DIMENSION in tile:
+        return None
+    radix: dict[sympy.Symbol, tuple[Any, ...]] = {}
+    for j, dim in enumerate(layout.minor_to_major[: len(tile)]):
+        t, d = tile[len(tile) - 1 - j], m.shape.dimensions[dim]
+        if t > 1:
+            radix[m.index_symbols[dim]] = (sympy.ceiling(sympy.sympify(d) / t), t)
+    return radix or None
 
 
 def _offset_radix(m: LayoutMap, unit: str) -> tuple[Any, ...] | None:

@@ -787,7 +787,8 @@ def expressions_equal(
     these sizes as the row-major number of digits in their box. That covers the same
     offsets (mixed-radix uniqueness) and makes every division of ``p`` by a suffix product
     of the sizes exact, so offsets into symbolic-size layouts can be decided. Offsets
-    from that product up to the bound are a second query.
+    from that product up to the bound are a second query. A mapping ``{symbol: sizes}``
+    does the same for several bounded symbols (a logical index and its tile sizes).
 
     >>> import sympy
     >>> i = sympy.Symbol("i", integer=True, nonnegative=True)
@@ -829,21 +830,27 @@ def expressions_equal(
 def _equal_on_digits(
     left, right, bounds, where, assumptions, radix, timeout_ms: int, claim: str
 ) -> ProofResult:
-    """``expressions_equal`` with the one bounded symbol read as a mixed-radix number (see ``radix``)."""
-    if len(bounds) != 1:
-        raise ValueError("radix needs exactly one bounded symbol (the offset)")
-    ((offset, bound),) = bounds.items()
-    sizes = [sympy.sympify(d) for d in radix]
-    product = math.prod(sizes, start=sympy.Integer(1))
+    """``expressions_equal`` with bounded symbols read as mixed-radix numbers (see ``radix``)."""
+    if not isinstance(radix, Mapping):
+        if len(bounds) != 1:
+            raise ValueError("radix needs exactly one bounded symbol (the offset)")
+        radix = {next(iter(bounds)): radix}
+    unknown = [s for s in radix if s not in bounds]
+    if unknown:
+        raise ValueError(f"radix names symbols without a bound: {unknown}")
+    boxes = {s: [sympy.sympify(d) for d in sizes] for s, sizes in radix.items()}
+    products = {s: math.prod(sizes, start=sympy.Integer(1)) for s, sizes in boxes.items()}
     start = time.perf_counter()
 
     def build():
         ar = IntArithmetic()
         constraints = _assumption_terms(assumptions, ar)
-        digits = [ar.variable(f"d{k}") for k in range(len(sizes))]
-        constraints += [d < ar.lift(size) for d, size in zip(digits, sizes, strict=True)]
-        ar.symbols[offset] = ar._number(digits, sizes)  # the offset is the digits' row-major number
-        constraints.append(ar.symbols[offset] < ar.lift(bound))
+        for s, bound in bounds.items():
+            if s in boxes:  # s is the row-major number of its digits
+                digits = [ar.variable(f"{s}_d{k}") for k in range(len(boxes[s]))]
+                constraints += [d < ar.lift(size) for d, size in zip(digits, boxes[s], strict=True)]
+                ar.symbols[s] = ar._number(digits, boxes[s])
+            constraints.append(ar.symbol(s) < ar.lift(bound))
         if where is not None:
             constraints.append(_z3_condition(where, ar))
         differ = z3.Or(*[_z3_value(a, ar) != _z3_value(b, ar) for a, b in zip(left, right, strict=True)])
@@ -855,13 +862,24 @@ def _equal_on_digits(
             _side_conditions(ar, constraints, timeout_ms),
         )
 
-    lemmas = [_run(f"{claim}, {offset} < {_short(product)} as digits", "integer, offset as digits", build)]
-    if sympy.simplify(sympy.sympify(bound) - product) != 0:  # the tail: product <= offset < bound
-        tail = sympy.And(offset >= product, where) if where is not None else offset >= product
+    shown = ", ".join(f"{s} < {_short(products[s])}" for s in boxes)
+    lemmas = [_run(f"{claim}, {shown} as digits", "integer, bounded symbols as digits", build)]
+    # the tail: values at or past a box's product that are still below their bound
+    past = [s >= products[s] for s in boxes if not _at_most(bounds[s], products[s], assumptions, timeout_ms)]
+    if past:
+        tail = sympy.Or(*past) if where is None else sympy.And(sympy.Or(*past), where)
         lemmas.append(
             expressions_equal(left, right, bounds, where=tail, assume=assumptions, timeout_ms=timeout_ms)
         )
     return _combine(claim, lemmas, start)
+
+
+def _at_most(bound: Any, product: Any, assumptions, timeout_ms: int) -> bool:
+    """Whether ``bound <= product`` is proved (then no value of the symbol lies past its box)."""
+    relation = sympy.sympify(bound) <= product
+    if relation in (sympy.true, sympy.false):
+        return bool(relation)
+    return holds(relation, assume=assumptions, timeout_ms=min(timeout_ms, 5_000)).proved
 
 
 def _recheck_equal(ar: IntArithmetic, left, right, bounds, where, assumptions) -> Callable:

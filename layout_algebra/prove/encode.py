@@ -210,6 +210,7 @@ class IntArithmetic(Arithmetic):
         self._divisions: dict[tuple[int, int], tuple[Any, Any]] = {}
         self._lifted: dict[int, sympy.Expr] = {}
         self._records: dict[int, tuple[list[Any], list[Any]]] = {}
+        self._sizes: dict[sympy.Expr, Any] = {}  # floor/ceiling sizes already translated
         self._alive: list[Any] = []  # Z3 reuses the ids of freed terms: keep keyed terms alive
         self._fresh = 0
 
@@ -420,15 +421,24 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
         base = sympy_to_z3(expr.base, ar)
         return math.prod([base] * int(expr.exp), start=1) if int(expr.exp) else 1
     if isinstance(expr, (sympy.floor, sympy.ceiling)):
-        numerator, divisor = _quotient(expr.args[0], ar)
-        if isinstance(expr, sympy.ceiling):  # ⌈a/b⌉ = ⌊(a + b - 1)/b⌋ for b > 0
-            numerator = numerator + divisor - 1
-        return ar.floordiv(numerator, divisor)
+        # one term per size, whichever way it is written (⌈a/b⌉ or ⌊(a + b - 1)/b⌋)
+        key = canonical_size(expr)
+        known = ar._sizes.get(key)
+        if known is None:
+            known = ar._sizes[key] = _floor_or_ceiling(key, ar)
+        return known
     if isinstance(expr, sympy.Mod):
         a, b = expr.args
         b_term = ar.lift(b) if b.free_symbols else sympy_to_z3(b, ar)
         return ar.mod(sympy_to_z3(a, ar), b_term)
     raise UnsupportedExpression(f"cannot translate {expr} ({type(expr).__name__}) to Z3")
+
+
+def _floor_or_ceiling(expr: sympy.Expr, ar: IntArithmetic) -> Any:
+    numerator, divisor = _quotient(expr.args[0], ar)
+    if isinstance(expr, sympy.ceiling):  # ⌈a/b⌉ = ⌊(a + b - 1)/b⌋ for b > 0
+        numerator = numerator + divisor - 1
+    return ar.floordiv(numerator, divisor)
 
 
 def _quotient(expr: sympy.Expr, ar: IntArithmetic) -> tuple[Any, Any]:
