@@ -104,7 +104,9 @@ The logical array is cut into *blocks*, views that each land as a box of the til
 ``ToBits``          whole-byte elements are copied as they are; sub-byte ones are
                     gathered one byte per element (position by position of a word
                     when the minor dims hold whole bytes, as the ``(8,1)`` of s4
-                    does) and packed ``8/E`` to a byte
+                    does) and packed ``8/E`` to a byte (for words: each byte of
+                    the words computed 8 bytes at a time on 64-bit lanes, then
+                    copied into its place in the words)
 ==================  =================================================================
 
 Every view is a view (NumPy reshapes a sliced dimension into two without copying). The
@@ -112,9 +114,16 @@ data then moves by ``np.copyto`` from each block's view into the box, chunk by c
 output (2 MB, so that what is read and written stays in the cache; ``unpack`` first reads
 each chunk in order into a staging chunk), with dimensions of only a few elements at the
 minor end (the ``(2,1)`` of bf16, the ``(4,1)`` of s8) peeled into separate copies so that
-NumPy's inner loop runs over a long dimension. Extra memory: one chunk (for sub-byte
-elements, one byte per element of a chunk). Only a ``*`` merge of dimensions that are not
-adjacent in memory makes a copy of the part concerned.
+NumPy's inner loop runs over a long dimension. A copy that *transposes* (the tiles lie
+over a transposed array, ``{0,1:T(8,128)}``: along the box's minor dimension the array is
+read 32 KB apart) is not cache-blocked by NumPy, so it goes block by block through a
+256 KB staging buffer laid out like the logical array (:func:`_blocked_copy`): one copy
+moves long runs between the array and the staging buffer, the other transposes between
+the staging buffer, in the cache, and the box; such layouts use 8 MB chunks (longer runs
+in the array) and ``unpack`` reads them without staging the chunk. Extra memory: one
+chunk (for sub-byte elements, one byte per element of a chunk), and the 256 KB staging
+buffer. Only a ``*`` merge of dimensions that are not adjacent in memory makes a copy of
+the part concerned.
 
 ``f32[3,5]`` in 2x2 tiles is four blocks: rows 0-1 by columns 0-3 (whole tiles), rows 0-1
 by column 4, row 2 by columns 0-3, and row 2 by column 4, each placed in the tiled shape
@@ -203,12 +212,26 @@ _BITS_DTYPES = {
     16: np.dtype("V16"),
 }
 
-#: Bytes of output handled per chunk (what is read and written should stay in the cache).
+#: Bytes of output handled per chunk (what is read and written should stay in the cache)...
 _CHUNK_BYTES = 1 << 21
+#: ... or, when the chunk's copies transpose, this many: they are blocked in the cache by
+#: themselves (:func:`_blocked_copy`), and a longer chunk makes longer runs in the array.
+_TRANSPOSING_CHUNK_BYTES = 1 << 23
 #: A minor dimension shorter than this is peeled into separate copies...
 _SHORT = 16
 #: ... as long as the peeled dimensions have at most this many elements together.
 _MAX_PEEL = 64
+#: A copy is *transposing* when, along the destination's innermost dimension, the source
+#: steps by more than this many bytes: NumPy's copy loop would then read one element per
+#: cache line, and at power-of-two strides the lines evict each other.
+_FAR_BYTES = 64
+#: A transposing copy larger than this is done block by block through a staging buffer
+#: of this size (it stays in the L2 cache)...
+_BLOCK_BYTES = 1 << 18
+#: ... whose blocks keep runs of at least this many contiguous bytes on each side.
+_RUN_BYTES = 512
+#: Extra bytes after each run of the staging buffer, so that its rows do not alias in the cache.
+_PAD_BYTES = 64
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -561,16 +584,18 @@ def _merge(view: np.ndarray, shape: tuple[int, ...], writebacks: list | None) ->
 
 
 # --------------------------------------------------------------------- moving data
-def _chunks(box: tuple[int, ...], bits: int) -> Iterator[tuple[tuple[int, ...], int, int, int]]:
+def _chunks(
+    box: tuple[int, ...], bits: int, chunk_bytes: int | None = None
+) -> Iterator[tuple[tuple[int, ...], int, int, int]]:
     """Chunks of the box that each start on a byte: ``(prefix, lo, hi, first_slot)``.
 
     A chunk is ``box[prefix + (slice(lo, hi),)]`` (all of the dims after), contiguous in
-    the output, about ``_CHUNK_BYTES`` long (sub-byte elements: ``_CHUNK_BYTES`` elements,
-    gathered one byte each before packing).
+    the output, about ``chunk_bytes`` (default ``_CHUNK_BYTES``) long (sub-byte elements:
+    that many elements, gathered one byte each before packing).
     """
     if not math.prod(box):
         return  # nothing to move
-    target = max(1, _CHUNK_BYTES * 8 // max(bits, 8))
+    target = max(1, (chunk_bytes or _CHUNK_BYTES) * 8 // max(bits, 8))
     inner = [math.prod(box[a + 1 :]) for a in range(len(box))]
     aligned = [a for a in range(len(box)) if inner[a] <= target and inner[a] * bits % 8 == 0]
     if aligned:
@@ -607,8 +632,26 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
 
     NumPy's copy loop runs over dst's minor-most dimension; when that has 2 elements (the
     ``(2,1)`` of bf16) the loop overhead dominates. Copying each of the 2 positions
-    separately makes the inner loop run over the next, long, dimension.
+    separately makes the inner loop run over the next, long, dimension. A large copy that
+    transposes (:func:`_is_transposing`) goes block by block (:func:`_blocked_copy`).
     """
+    for d, s in _peeled(dst, src):
+        if d.nbytes > _BLOCK_BYTES and _is_transposing(d, s):
+            _blocked_copy(d, s)
+        else:
+            np.copyto(d, s)
+
+
+def _is_large_transpose(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether :func:`_copy` copies ``src`` into ``dst`` block by block."""
+    return dst.nbytes > _BLOCK_BYTES and any(
+        d.nbytes > _BLOCK_BYTES and _is_transposing(d, s) for d, s in _peeled(dst, src)
+    )
+
+
+def _peeled(dst: np.ndarray, src: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The copies that :func:`_copy` makes: ``[(dst, src)]``, or one pair per position of
+    the short minor dims of ``dst`` (when their strides differ from ``src``'s)."""
     n = dst.ndim
     peel, count = 0, 1
     if n >= 2 and dst.shape[-1] < _SHORT:
@@ -616,11 +659,129 @@ def _copy(dst: np.ndarray, src: np.ndarray) -> None:
             count *= dst.shape[n - 1 - peel]
             peel += 1
     if peel == 0 or dst.strides[n - peel :] == src.strides[n - peel :]:
-        np.copyto(dst, src)
+        return [(dst, src)]
+    return [
+        (dst[(Ellipsis, *index)], src[(Ellipsis, *index)])
+        for index in itertools.product(*(range(d) for d in dst.shape[n - peel :]))
+    ]
+
+
+def _inner_first(a: np.ndarray) -> list[int]:
+    """The dimensions of ``a`` with more than one element, smallest stride first."""
+    return sorted((k for k in range(a.ndim) if a.shape[k] > 1), key=lambda k: abs(a.strides[k]))
+
+
+def _is_transposing(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether copying ``src`` into ``dst`` reads ``src`` far apart along ``dst``'s innermost dim.
+
+    >>> x = np.zeros((512, 512), np.float32)
+    >>> _is_transposing(np.zeros((512, 512), np.float32), x.T), _is_transposing(x.copy(), x)
+    (True, False)
+    """
+    order = _inner_first(dst)
+    return bool(order) and order[0] != _inner_first(src)[0] and abs(src.strides[order[0]]) > _FAR_BYTES
+
+
+def _blocked_copy(dst: np.ndarray, src: np.ndarray, limit: int | None = None) -> None:
+    """``np.copyto(dst, src)`` for a transposing copy, block by block through a staging buffer.
+
+    One of the two arrays is *far*: it spans more memory (the logical array, where the
+    other is a chunk of the buffer), and its rows are far apart. The staging buffer is
+    laid out like the far array (:func:`_staging`), so that each block moves between the
+    far array and the staging buffer in long runs, and the transpose happens between the
+    staging buffer, in the cache, and the near array. Blocks have at most ``limit`` bytes
+    (:func:`_block_extents`; default ``_BLOCK_BYTES``).
+
+    >>> x = np.arange(300 * 200, dtype=np.uint32).reshape(300, 200)
+    >>> y = np.empty((200, 300), np.uint32)
+    >>> _blocked_copy(y, x.T, limit=4096); np.array_equal(y, x.T)
+    True
+    """
+    if not dst.size:
         return
-    for index in itertools.product(*(range(d) for d in dst.shape[n - peel :])):
-        where = (Ellipsis, *index)
-        np.copyto(dst[where], src[where])
+    near, far = (dst, src) if _span(dst) <= _span(src) else (src, dst)
+    near_order, far_order = _inner_first(near), _inner_first(far)
+    limit = max(1, (limit or _BLOCK_BYTES) // dst.itemsize)
+    extents = _block_extents(dst.shape, near_order, far_order, limit, dst.itemsize)
+    staging = _staging(extents, near_order, far_order, dst.dtype)
+    for corner in itertools.product(*(range(0, n, e) for n, e in zip(dst.shape, extents, strict=True))):
+        index = tuple(slice(c, c + e) for c, e in zip(corner, extents, strict=True))
+        part = dst[index]
+        stage = staging[tuple(slice(0, n) for n in part.shape)]
+        np.copyto(stage, src[index])
+        np.copyto(part, stage)
+
+
+def _span(a: np.ndarray) -> int:
+    """Bytes between the first and the last element of ``a``, plus one element."""
+    return a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides, strict=True))
+
+
+def _block_extents(
+    shape: tuple[int, ...], near_order: list[int], far_order: list[int], limit: int, itemsize: int
+) -> list[int]:
+    """Extents of a block of a transposing copy: at most ``limit`` elements in all.
+
+    First the runs: the near array's innermost dims, then the far array's, are given
+    enough elements to make ``_RUN_BYTES`` contiguous bytes (a dim cut short ends its
+    run); then the other dims grow, alternating between the two orders, while the block
+    fits.
+
+    >>> _block_extents((8192, 8192), [0, 1], [1, 0], 32768, 4)      # a plain transpose
+    [256, 128]
+    >>> _block_extents((32, 64, 8, 128), [3, 2, 1, 0], [2, 0, 3, 1], 65536, 4)   # f32 {0,1:T(8,128)}
+    [32, 2, 8, 128]
+    """
+    extents = [1] * len(shape)
+    want = max(1, _RUN_BYTES // itemsize)
+
+    def room(k: int) -> int:
+        return max(1, limit // (math.prod(extents) // extents[k]))
+
+    for order in (near_order, far_order):
+        run = 1
+        for k in order:
+            if run >= want:
+                break
+            extents[k] = max(extents[k], min(shape[k], -(-want // run), room(k)))
+            run *= extents[k]
+            if extents[k] < shape[k]:
+                break
+    alternating = [k for pair in itertools.zip_longest(near_order, far_order) for k in pair if k is not None]
+    for k in dict.fromkeys(alternating):
+        extents[k] = max(extents[k], min(shape[k], room(k)))
+    return extents
+
+
+def _staging(extents: list[int], near_order: list[int], far_order: list[int], dtype: np.dtype) -> np.ndarray:
+    """A staging buffer for blocks of ``extents``, laid out so that both copies run long.
+
+    Innermost come the dims that the far array holds inside the near array's innermost
+    one (the copy between far array and staging buffer moves them as runs), then the near
+    array's dims from its innermost out. The stride of the near array's innermost dim is
+    padded by ``_PAD_BYTES``: the transposing copy steps along it, and at a power-of-two
+    stride its accesses would evict each other from the cache.
+
+    >>> s = _staging([32, 2, 8, 128], [3, 2, 1, 0], [2, 0, 3, 1], np.dtype(np.float32))
+    >>> s.shape, [v // 4 for v in s.strides]        # (tile row, column in tile) inside, rows padded
+    ((32, 2, 8, 128), [8, 34816, 1, 272])
+    """
+    near_inner = near_order[0] if near_order else None
+    inside = far_order[: far_order.index(near_inner)] if near_order else []
+    layout = inside + [k for k in near_order if k not in inside]
+    layout += [k for k in range(len(extents)) if k not in layout]
+    pad = max(1, _PAD_BYTES // dtype.itemsize)
+    strides = [0] * len(extents)
+    step = 1
+    for i, k in enumerate(layout):
+        if i and k == near_inner:
+            step += pad
+        strides[k] = step
+        step *= extents[k]
+    base = np.empty(1 + sum((e - 1) * s for e, s in zip(extents, strides, strict=True)), dtype)
+    return np.lib.stride_tricks.as_strided(
+        base, tuple(extents), tuple(s * dtype.itemsize for s in strides), writeable=True
+    )
 
 
 def _pack_whole_bytes(plan: _Plan, out: np.ndarray, fmt: _Format, fill: int, *, padded: bool) -> None:
@@ -628,7 +789,7 @@ def _pack_whole_bytes(plan: _Plan, out: np.ndarray, fmt: _Format, fill: int, *, 
     n_box = math.prod(plan.box)
     slots = out[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
     out[n_box * size :] = fill
-    for prefix, lo, hi, first in _chunks(plan.box, fmt.bits):
+    for prefix, lo, hi, first in _chunks(plan.box, fmt.bits, _chunk_bytes(plan, slots, fmt.bits)):
         chunk = slots[(*prefix, slice(lo, hi))]
         if padded:
             out[first * size : first * size + chunk.size * size] = fill
@@ -638,19 +799,37 @@ def _pack_whole_bytes(plan: _Plan, out: np.ndarray, fmt: _Format, fill: int, *, 
                 _copy(chunk[where[1]], b.view[where[0]])
 
 
+def _chunk_bytes(plan: _Plan, slots: np.ndarray, bits: int) -> int:
+    """How long the chunks of ``slots`` (the box) are: longer if copies into the first one transpose."""
+    if slots.nbytes <= _CHUNK_BYTES or all(b.view.nbytes <= _BLOCK_BYTES for b in plan.blocks):
+        return _CHUNK_BYTES  # one chunk anyway, or no copy large enough to be blocked
+    for prefix, lo, hi, _ in _chunks(plan.box, bits):
+        chunk = slots[(*prefix, slice(lo, hi))]
+        for b in plan.blocks:
+            where = _overlap(b, prefix, lo, hi)
+            if where is not None and _is_large_transpose(chunk[where[1]], b.view[where[0]]):
+                return _TRANSPOSING_CHUNK_BYTES
+        break
+    return _CHUNK_BYTES
+
+
 def _unpack_whole_bytes(plan: _Plan, buf: np.ndarray, fmt: _Format) -> None:
     size = fmt.dtype.itemsize
     n_box = math.prod(plan.box)
-    staging = np.empty(min(n_box, max(1, _CHUNK_BYTES // size)), fmt.bits_dtype)
-    for prefix, lo, hi, first in _chunks(plan.box, fmt.bits):
-        # read the chunk in order first: the scattered reads of the copies then hit the cache
-        shape = (hi - lo, *plan.box[len(prefix) + 1 :])
-        chunk = staging[: math.prod(shape)].reshape(shape)
-        np.copyto(chunk.reshape(-1), buf[first * size : (first + chunk.size) * size].view(fmt.bits_dtype))
-        for b in plan.blocks:
-            where = _overlap(b, prefix, lo, hi)
-            if where is not None:
-                _copy(b.view[where[0]], chunk[where[1]])
+    slots = buf[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
+    chunk_bytes = _chunk_bytes(plan, slots, fmt.bits)
+    staging = np.empty(min(n_box, max(1, chunk_bytes // size)), fmt.bits_dtype)
+    for prefix, lo, hi, _ in _chunks(plan.box, fmt.bits, chunk_bytes):
+        chunk = slots[(*prefix, slice(lo, hi))]
+        copies = [(b.view[w[0]], w[1]) for b in plan.blocks if (w := _overlap(b, prefix, lo, hi)) is not None]
+        if not any(_is_large_transpose(view, chunk[where]) for view, where in copies):
+            # read the chunk in order first: the scattered reads of the copies then hit the cache
+            # (a transposing copy stages its blocks itself)
+            staged = staging[: chunk.size].reshape(chunk.shape)
+            np.copyto(staged, chunk)
+            chunk = staged
+        for view, where in copies:
+            _copy(view, chunk[where])
 
 
 def _word_dims(box: tuple[int, ...], bits: int) -> int:
@@ -723,44 +902,87 @@ def _word_copies(plan: _Plan, prefix: tuple[int, ...], lo: int, hi: int, dims: i
 
 def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None) -> None:
     """Sub-byte elements whose minor dims make words: gather codes word position by word
-    position (contiguous copies), then build each byte of the words from its positions.
+    position (contiguous copies), build each byte of the words from its positions in
+    contiguous arrays (:func:`_pack_lanes`), and copy it into its place in the words.
     ``fill`` is None when the blocks cover every slot."""
     dims = _word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
-    mask = (1 << bits) - 1
     for prefix, lo, hi, first in _chunks(plan.box, bits):
         lead = (hi - lo, *plan.box[len(prefix) + 1 : -dims])
-        codes = np.empty((width, *lead), np.uint8)
+        count = math.prod(lead)
+        codes = np.empty((width, -(-count // 8) * 8), np.uint8)  # rows of whole 64-bit lanes
         if fill is not None:
             codes.fill(fill)
+        rows = codes[:, :count].reshape(width, *lead)
         for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
-            np.copyto(codes[j][dst], view)
-        np.bitwise_and(codes, mask, out=codes)
+            np.copyto(rows[j][dst], view)
         start = first * bits // 8
-        words = out[start : start + codes.size // per_byte].reshape(*lead, width // per_byte)
-        shifted = np.empty(lead, np.uint8)
+        words = out[start : start + count * width // per_byte].reshape(*lead, width // per_byte)
+        byte = np.empty(codes.shape[1], np.uint8)
         for q in range(width // per_byte):
-            byte = words[..., q]
-            np.copyto(byte, codes[q * per_byte])
-            for i in range(1, per_byte):
-                np.left_shift(codes[q * per_byte + i], bits * i, out=shifted)
-                np.bitwise_or(byte, shifted, out=byte)
+            _pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
+            np.copyto(words[..., q], byte[:count].reshape(lead))
 
 
 def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int) -> None:
+    """The inverse of :func:`_pack_words`: each byte of the words is copied out into a
+    contiguous array and split into its positions' codes (:func:`_unpack_lanes`)."""
     dims = _word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
-    mask = (1 << bits) - 1
     for prefix, lo, hi, first in _chunks(plan.box, bits):
         lead = (hi - lo, *plan.box[len(prefix) + 1 : -dims])
-        codes = np.empty((width, *lead), np.uint8)
+        count = math.prod(lead)
+        codes = np.empty((width, -(-count // 8) * 8), np.uint8)
         start = first * bits // 8
-        words = buf[start : start + codes.size // per_byte].reshape(*lead, width // per_byte)
-        for j in range(width):
-            np.right_shift(words[..., j // per_byte], bits * (j % per_byte), out=codes[j])
-            np.bitwise_and(codes[j], mask, out=codes[j])
+        words = buf[start : start + count * width // per_byte].reshape(*lead, width // per_byte)
+        byte = np.empty(codes.shape[1], np.uint8)
+        for q in range(width // per_byte):
+            np.copyto(byte[:count].reshape(lead), words[..., q])
+            _unpack_lanes(byte, bits, codes[q * per_byte : (q + 1) * per_byte])
+        rows = codes[:, :count].reshape(width, *lead)
         for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
-            np.copyto(view, codes[j][dst])
+            np.copyto(view, rows[j][dst])
+
+
+def _lane_mask(bits: int) -> int:
+    """The low ``bits`` of every byte of a 64-bit lane."""
+    return ((1 << bits) - 1) * 0x0101010101010101
+
+
+def _pack_lanes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
+    """``out[k] = sum((codes[i, k] & mask) << (bits * i))``: the bytes made of ``8 // bits``
+    rows of codes, computed on 64-bit lanes (8 bytes at a time; masking each code first
+    keeps every shift inside its byte). Row lengths are multiples of 8.
+
+    >>> out = np.empty(8, np.uint8)
+    >>> _pack_lanes(np.array([[1, 2, 3, 0xFF, 0, 0, 0, 0], [2, 0, 0xF, 1, 0, 0, 0, 0]], np.uint8), 4, out)
+    >>> [hex(v) for v in out[:4]]
+    ['0x21', '0x2', '0xf3', '0x1f']
+    """
+    mask = _lane_mask(bits)
+    lanes, acc = codes.view(np.uint64), out.view(np.uint64)
+    np.bitwise_and(lanes[0], mask, out=acc)
+    shifted = np.empty_like(acc)
+    for i in range(1, codes.shape[0]):
+        np.bitwise_and(lanes[i], mask, out=shifted)
+        np.left_shift(shifted, bits * i, out=shifted)
+        np.bitwise_or(acc, shifted, out=acc)
+
+
+def _unpack_lanes(data: np.ndarray, bits: int, codes: np.ndarray) -> None:
+    """The inverse of :func:`_pack_lanes`: ``codes[i, k] = (data[k] >> (bits * i)) & mask``.
+
+    >>> codes = np.empty((2, 8), np.uint8)
+    >>> _unpack_lanes(np.array([0x21, 0xF3, 0, 0, 0, 0, 0, 0x5A], np.uint8), 4, codes); codes[:, [0, 1, 7]]
+    array([[ 1,  3, 10],
+           [ 2, 15,  5]], dtype=uint8)
+    """
+    mask = _lane_mask(bits)
+    lanes = data.view(np.uint64)
+    for i in range(codes.shape[0]):
+        row = codes[i].view(np.uint64)
+        np.right_shift(lanes, bits * i, out=row)
+        np.bitwise_and(row, mask, out=row)
 
 
 def _codes_to_bytes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:

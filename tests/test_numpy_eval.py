@@ -12,6 +12,7 @@ Two independent references are used:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np
@@ -178,6 +179,12 @@ def test_unpack_of_pack_is_the_array_bitwise_and_pack_matches_the_index_map(shap
         "bf16[299,700]{1,0:T(8,128)(2,1)}",
         "s8[130,900]{1,0:T(32,128)(4,1)}",
         "s4[257,1030]{1,0:T(8,128)(8,1)E(4)}",
+        "s4[130,1030]{1,0:T(64,128)(8,1)E(4)}",  # a partial tile of 64 rows: padding in the words
+        "u2[100,300]{1,0:T(16,128)(16,1)E(2)}",  # four 2-bit codes a byte, words of 4 bytes
+        "pred[64,300]{1,0:T(32,128)(32,1)E(1)}",  # eight 1-bit codes a byte
+        "f32[1001,1030]{0,1:T(8,128)}",  # transposing copies done block by block, padding both ways
+        "bf16[1001,1030]{0,1:T(8,128)(2,1)}",
+        "c128[300,200]{0,1}",  # 16-byte elements, no tiles
         "s4[1000,999]{1,0:E(4)}",  # rows of an odd number of nibbles: chunks of two rows
         "pred[700,1001]{0,1:E(1)}",
         "u2[3,50001]{1,0:E(2)}",
@@ -366,3 +373,142 @@ def test_a_type_missing_from_ml_dtypes_is_named(monkeypatch) -> None:
             pack(np.zeros(2, np.uint8), "f8e3m4[2]")
     finally:
         numpy_eval._dtype.cache_clear()
+
+
+# ------------------------------------------------- transposing copies, block by block
+@st.composite
+def strided_views(draw: st.DrawFn, shape: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarray, Callable]:
+    """A random array and a function making a view of ``shape`` into such an array: its dims
+    in any order, some stepped, offset or reversed."""
+    rank = len(shape)
+    order = draw(st.permutations(range(rank)))
+    steps = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    offsets = draw(st.lists(st.integers(0, 2), min_size=rank, max_size=rank))
+    flips = draw(st.sets(st.integers(0, rank - 1), max_size=rank))
+    full = [n * k + o for n, k, o in zip(shape, steps, offsets, strict=True)]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    base = rng.integers(0, 256, (*(full[k] for k in order), dtype.itemsize), dtype=np.uint8).view(dtype)[
+        ..., 0
+    ]
+
+    def make(array: np.ndarray) -> np.ndarray:
+        view = array.transpose(np.argsort(order))
+        view = view[tuple(slice(o, o + n * k, k) for n, k, o in zip(shape, steps, offsets, strict=True))]
+        for axis in flips:
+            view = np.flip(view, axis)
+        assert view.shape == shape and np.shares_memory(view, array)
+        return view
+
+    return base, make
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_blocked_copy_copies_every_element_for_any_strides_and_block_size(data) -> None:
+    rank = data.draw(st.integers(1, 4))
+    shape = tuple(data.draw(st.lists(st.integers(1, 9), min_size=rank, max_size=rank)))
+    dtype = numpy_eval._BITS_DTYPES[data.draw(st.sampled_from([1, 2, 4, 8, 16]))]
+    src_base, src_view = data.draw(strided_views(shape, dtype))
+    dst_base, dst_view = data.draw(strided_views(shape, dtype))
+    limit = data.draw(st.integers(1, 80)) * dtype.itemsize  # blocks cut every dim somewhere
+    expected = dst_base.copy()
+    np.copyto(dst_view(expected), src_view(src_base))
+    numpy_eval._blocked_copy(dst_view(dst_base), src_view(src_base), limit=limit)
+    # the copied elements, and nothing else of the destination's array, changed
+    np.testing.assert_array_equal(raw_bytes(dst_base), raw_bytes(expected))
+
+
+def test_block_extents_stay_within_the_limit_and_cover_the_runs() -> None:
+    # f32 {0,1:T(8,128)} chunk: (tile row, tile column, row in tile, column in tile)
+    extents = numpy_eval._block_extents((32, 64, 8, 128), [3, 2, 1, 0], [2, 0, 3, 1], 65536, 4)
+    assert math.prod(extents) <= 65536
+    assert extents[3] == 128 and extents[2] * extents[0] >= 128  # 512-byte runs on both sides
+    assert numpy_eval._block_extents((3, 5), [0, 1], [1, 0], 1000, 4) == [3, 5]  # all of it fits
+    assert math.prod(numpy_eval._block_extents((1000, 7, 1000), [2, 1, 0], [0, 1, 2], 4096, 8)) <= 4096
+
+
+def test_staging_rows_are_padded_and_do_not_overlap() -> None:
+    s = numpy_eval._staging([4, 3, 5], [2, 0, 1], [0, 1, 2], np.dtype(np.uint16))
+    assert s.shape == (4, 3, 5)
+    offsets = _offsets_in_bytes(s)
+    assert len(set(offsets)) == s.size  # every slot its own bytes
+    assert s.strides[2] % 64 != 0 and s.strides[2] > 2 * 4  # the near array's inner dim: padded
+
+
+def _offsets_in_bytes(a: np.ndarray) -> list[int]:
+    return [sum(i * st for i, st in zip(index, a.strides, strict=True)) for index in np.ndindex(a.shape)]
+
+
+def spy_blocked_copies(monkeypatch) -> list:
+    """Record the shapes of the copies that go through ``_blocked_copy``."""
+    calls = []
+    real = numpy_eval._blocked_copy
+
+    def spy(dst, src, limit=None):
+        calls.append(dst.shape)
+        real(dst, src, limit)
+
+    monkeypatch.setattr(numpy_eval, "_blocked_copy", spy)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("text", "blocked"),
+    [
+        ("f32[1001,1030]{0,1:T(8,128)}", True),
+        ("f32[1001,1030]{1,0:T(8,128)}", False),  # rows of 128 elements: a plain copy is right
+        ("bf16[1024,1024]{1,0:T(8,128)(2,1)}", False),  # the (2,1) is peeled, not blocked
+        ("u8[700,900]{0,1}", True),
+    ],
+)
+def test_only_transposing_copies_are_blocked(monkeypatch, text: str, blocked: bool) -> None:
+    calls = spy_blocked_copies(monkeypatch)
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(3))
+    buf = pack(x, text, fill=7)
+    assert bool(calls) == blocked
+    calls.clear()
+    np.testing.assert_array_equal(raw_bytes(unpack(buf, text)), raw_bytes(x))
+    assert bool(calls) == blocked
+    np.testing.assert_array_equal(buf, reference_pack(x, text, fill=7))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    shape=packable_shapes(),
+    seed=st.integers(0, 2**32 - 1),
+    block=st.sampled_from([1, 8, 48, 200]),
+    short=st.sampled_from([0, 16]),
+)
+def test_pack_and_unpack_with_tiny_blocks_and_chunks_match_the_index_map(shape, seed, block, short) -> None:
+    # every copy that transposes at all is blocked, in blocks of a few elements, in chunks of
+    # a few slots; with short=0 no minor dims are peeled first, so that small arrays transpose
+    m = layout_map(shape)
+    x = random_array(m, np.random.default_rng(seed))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(numpy_eval, "_SHORT", short)
+        patch.setattr(numpy_eval, "_BLOCK_BYTES", block)
+        patch.setattr(numpy_eval, "_RUN_BYTES", 8)
+        patch.setattr(numpy_eval, "_FAR_BYTES", 0)
+        patch.setattr(numpy_eval, "_CHUNK_BYTES", 64)
+        patch.setattr(numpy_eval, "_TRANSPOSING_CHUNK_BYTES", 96)
+        buf = pack(x, shape, fill=1)
+        y = np.array(random_array(m, np.random.default_rng(seed + 1)), order="F")
+        unpack(buf, shape, out=y)
+    np.testing.assert_array_equal(buf, reference_pack(x, str(shape), fill=1), err_msg=str(shape))
+    np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=str(shape))
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4])
+def test_pack_lanes_and_unpack_lanes_match_a_per_byte_loop(bits: int) -> None:
+    rng = np.random.default_rng(bits)
+    per_byte = 8 // bits
+    codes = rng.integers(0, 256, (per_byte, 64), dtype=np.uint8)  # high bits set: must be ignored
+    out = np.empty(64, np.uint8)
+    numpy_eval._pack_lanes(codes, bits, out)
+    mask = (1 << bits) - 1
+    expected = [sum((int(codes[i, k]) & mask) << (bits * i) for i in range(per_byte)) for k in range(64)]
+    assert out.tolist() == expected
+    back = np.empty_like(codes)
+    numpy_eval._unpack_lanes(out, bits, back)
+    np.testing.assert_array_equal(back, codes & mask)
