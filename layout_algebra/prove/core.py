@@ -225,7 +225,7 @@ def _run(
     elapsed = time.perf_counter() - start
     if answer == z3.unsat:
         if side_conditions is not None:
-            encoding += " + mixed-radix division lemma"
+            encoding += " + side conditions (digits in their box, divisors > 0)"
             check = side_conditions.check()
             elapsed = time.perf_counter() - start
             if check != z3.unsat:
@@ -237,7 +237,7 @@ def _run(
                     claim,
                     elapsed,
                     encoding,
-                    reason=f"the main query is unsat, but a side condition of the mixed-radix rewriting {why}",
+                    reason=f"the main query is unsat, but a side condition it relied on (digits in their box, divisors > 0) {why}",
                 )
         return ProofResult("proved", claim, elapsed, encoding)
     if answer == z3.sat:

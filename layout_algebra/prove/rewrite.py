@@ -291,7 +291,7 @@ def rewrite(
                 claim,
                 time.perf_counter() - start,
                 encoding,
-                reason="a side condition of the mixed-radix rewriting was not proved",
+                reason="a side condition the query relied on (digits in their box, divisors > 0) was not proved",
             )
         return ProofResult("proved", claim, time.perf_counter() - start, encoding)
     if answer == z3.sat:
