@@ -774,7 +774,7 @@ def expressions_equal(
     *,
     where: Any = None,
     assume: Assumptions = None,
-    radix: Sequence[Any] | None = None,
+    radix: Sequence[Any] | Mapping[Any, Sequence[Any]] | None = None,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> ProofResult:
     """Two SymPy expressions (or tuples of them) agree for every value of the bounded symbols.

@@ -210,7 +210,7 @@ class IntArithmetic(Arithmetic):
         self._divisions: dict[tuple[int, int], tuple[Any, Any]] = {}
         self._lifted: dict[int, sympy.Expr] = {}
         self._records: dict[int, tuple[list[Any], list[Any]]] = {}
-        self._sizes: dict[sympy.Expr, Any] = {}  # floor/ceiling sizes already translated
+        self._floors: dict[sympy.Expr, Any] = {}  # floor/ceiling terms by canonical form (one term each)
         self._alive: list[Any] = []  # Z3 reuses the ids of freed terms: keep keyed terms alive
         self._fresh = 0
 
@@ -423,9 +423,9 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
     if isinstance(expr, (sympy.floor, sympy.ceiling)):
         # one term per size, whichever way it is written (⌈a/b⌉ or ⌊(a + b - 1)/b⌋)
         key = canonical_size(expr)
-        known = ar._sizes.get(key)
+        known = ar._floors.get(key)
         if known is None:
-            known = ar._sizes[key] = _floor_or_ceiling(key, ar)
+            known = ar._floors[key] = _floor_or_ceiling(key, ar)
         return known
     if isinstance(expr, sympy.Mod):
         a, b = expr.args
