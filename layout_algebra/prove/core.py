@@ -544,12 +544,8 @@ def _symbolic_equivalent(ma: IndexMap, mb: IndexMap, assumptions, timeout_ms: in
         e = tuple(_model_int(model, v) for v in x)
         if not _inside(e, ca.dimensions) or ca.evaluate(e) == cb.evaluate(e):
             return None
-        return {
-            "sizes": _named(values),
-            "element": e,
-            "position": ca.evaluate(e),
-            "other_position": cb.evaluate(e),
-        }
+        found = {"element": e, "position": ca.evaluate(e), "other_position": cb.evaluate(e)}
+        return {"sizes": _named(values), **found} if values else found  # sizes only when symbolic
 
     return s, recheck, _side_conditions(ar, context, timeout_ms)
 
