@@ -77,34 +77,24 @@ def compare_bytes(shape: ArrayShape, answer: dict) -> list[Outcome]:
     out = []
     params, _ = entry_shapes(answer)
     compiled = params[0]
-    if without_tail(compiled) != shape:
-        expected = la.size_report(compiled).first_tile_bytes
-        if expected == answer["bytes"]:
-            out.append(Outcome("bytes", case, True, note="agree (compiler chose another layout)"))
-        else:
-            out.append(
-                Outcome(
-                    "bytes",
-                    case,
-                    False,
-                    package=f"{expected} bytes for the compiled layout {compiled}",
-                    compiler=f"{answer['bytes']} bytes",
-                )
-            )
+    other = without_tail(compiled) != shape  # the compiler chose another layout: size that one
+    subject = compiled if other else shape
+    expected = la.size_report(subject).first_tile_bytes
+    if expected == answer["bytes"]:
+        out.append(
+            Outcome("bytes", case, True, note="agree (compiler chose another layout)" if other else "agree")
+        )
     else:
-        predicted = la.size_report(shape).first_tile_bytes
-        if predicted == answer["bytes"]:
-            out.append(Outcome("bytes", case, True, note="agree"))
-        else:
-            out.append(
-                Outcome(
-                    "bytes",
-                    case,
-                    False,
-                    package=f"{predicted} bytes (first_tile_bytes)",
-                    compiler=f"{answer['bytes']} bytes",
-                )
+        detail = f"for the compiled layout {compiled}" if other else "(first_tile_bytes)"
+        out.append(
+            Outcome(
+                "bytes",
+                case,
+                False,
+                package=f"{expected} bytes {detail}",
+                compiler=f"{answer['bytes']} bytes",
             )
+        )
     fmt = answer.get("format")
     if fmt is not None:
         fields = interop.JaxLayoutFields(
