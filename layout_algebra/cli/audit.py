@@ -1,0 +1,63 @@
+"""``layout-algebra audit``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+
+from layout_algebra.cli._common import read_text
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the command's parser."""
+    p = subparsers.add_parser(
+        "audit",
+        help="memory and data movement of every instruction of an HLO module",
+        description="Parse an HLO module (XLA's text dump) and audit its layouts:\n"
+        "  - every instruction: shape, layout, logical and physical bytes, padding ratio;\n"
+        "  - buffer totals by memory space S(n) (buffers: the values stored outside fusion\n"
+        "    bodies; the exact rule is in the layout_algebra.hlo.audit documentation);\n"
+        "  - XLA's layout validation;\n"
+        "  - whether each bitcast, reshape, transpose and copy moves data.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  layout-algebra audit examples/tpu_module.hlo\n"
+        "  layout-algebra audit module.hlo --json --top 10",
+    )
+    p.add_argument("module", metavar="MODULE.hlo", help="a file holding HLO text (HloModule ...)")
+    p.add_argument("--json", action="store_true", help="print the audit as one JSON object")
+    p.add_argument(
+        "--top",
+        type=int,
+        metavar="N",
+        help="list the N worst padding offenders (table default 25, 0 = all; JSON default all)",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from layout_algebra.hlo import HloParseError, audit_module, parse_module
+    from layout_algebra.hlo.report import render_audit
+
+    try:
+        module = parse_module(read_text(args.module))
+    except HloParseError as err:
+        raise ValueError(f"{args.module}: {err}") from None
+    if sys.stderr.isatty() and module.instruction_count >= 5000:
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task("auditing", total=module.instruction_count)
+            report = audit_module(module, progress=lambda done, _: bar.update(task, completed=done))
+    else:
+        report = audit_module(module)
+    if args.json:
+        print(json.dumps(report.to_json(top=args.top or None)))
+    else:
+        top = 25 if args.top is None else args.top
+        width = shutil.get_terminal_size((160, 24)).columns
+        print(render_audit(report, top=top, width=width, color=sys.stdout.isatty()), end="")
+    return 0
