@@ -1,0 +1,304 @@
+"""The package's layers, enforced: imports point down, never up, and form no cycle.
+
+``docs/architecture.md`` draws the picture. Every ``import`` statement of every module
+counts, function-level and ``TYPE_CHECKING`` ones included (they are dependencies all
+the same; a function-level import only hides a cycle until the function runs).
+
+The layers, lowest first (a module may import its own layer and the ones below)::
+
+    0 model          data model, text syntax, validation, shape checks
+    1 stages         the small index maps and the pipeline that defines a layout
+    2 interpreters   layout_map, references, sizes, prove, bitcast, numpy_eval, codegen,
+                     draw, explain, tpu, xla
+    3 applications   hlo, interop, proofs (the catalog runner)
+    4 package API    layout_algebra/__init__.py (re-exports)
+    5 command line   cli, __main__
+
+Today's violations are listed in ``KNOWN_*`` below. The lists must only shrink: a test
+fails when a violation not listed appears, and also when a listed one is gone (delete
+it from the list then), so the lists always say exactly what is left to fix.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import layout_algebra
+
+PACKAGE = "layout_algebra"
+PACKAGE_DIR = Path(layout_algebra.__file__).parent
+
+#: Layer of each top-level module or sub-package (the first component after the package).
+LAYERS: dict[str, int] = {
+    "model": 0,
+    "stages": 1,
+    "layout_map": 2,
+    "references": 2,
+    "sizes": 2,
+    "prove": 2,
+    "bitcast": 2,
+    "numpy_eval": 2,
+    "codegen": 2,
+    "draw": 2,
+    "explain": 2,
+    "tpu": 2,
+    "xla": 2,
+    "hlo": 3,
+    "interop": 3,
+    "proofs": 3,
+    "": 4,  # the package's own __init__: re-exports everything below the command line
+    "cli": 5,
+    "__main__": 5,
+}
+LAYER_NAMES = {0: "model", 1: "stages", 2: "interpreters", 3: "applications", 4: "package API", 5: "CLI"}
+
+#: The one documented exception: ``prove.rewrite`` stays importable for old callers as a
+#: lazy alias (module ``__getattr__``) of the rewrite verifier, which lives in ``hlo``.
+ALLOWED_UPWARD: frozenset[tuple[str, str]] = frozenset(
+    {("layout_algebra.prove.rewrite", "layout_algebra.hlo.verify")}
+)
+
+#: Imports that go up a layer today (importer, imported). Must shrink.
+KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("layout_algebra.stages.pipeline", "layout_algebra.sizes"),
+        ("layout_algebra.prove.rewrite", "layout_algebra.hlo"),
+    }
+)
+
+#: Import cycles today, each as the set of modules of one strongly connected component.
+KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
+    {
+        frozenset(
+            {
+                "layout_algebra.bitcast",
+                "layout_algebra.prove",
+                "layout_algebra.prove.rewrite",
+                "layout_algebra.hlo",
+                "layout_algebra.hlo.audit",
+            }
+        )
+    }
+)
+
+#: Private names (``_x``) imported from another module (importer, module, name). Must shrink.
+KNOWN_PRIVATE: frozenset[tuple[str, str, str]] = frozenset(
+    {
+        ("layout_algebra.codegen.simplify", "layout_algebra.codegen.expr", "_term_order"),
+        ("layout_algebra.xla.bitcast_util", "layout_algebra.xla.layout_util", "_shapes_equal"),
+    }
+    | {
+        ("layout_algebra.prove.rewrite", "layout_algebra.prove.core", name)
+        for name in (
+            "_assumption_terms",
+            "_in_box",
+            "_assumptions_hold",
+            "_differ",
+            "_model_int",
+            "_side_conditions",
+            "_solver",
+        )
+    }
+)
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported module (and the names taken from it) at one line of one module."""
+
+    importer: str
+    imported: str
+    names: tuple[str, ...]
+    line: int
+
+
+def module_name(path: Path) -> str:
+    """``layout_algebra/prove/core.py`` -> ``layout_algebra.prove.core``; packages by their ``__init__``."""
+    parts = list(path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def package_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE_DIR.rglob("*.py"))}
+
+
+MODULES = package_modules()
+
+
+def absolute(importer: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module name of a ``from ... import`` (relative ones resolved)."""
+    if not node.level:
+        return node.module or ""
+    base = importer.split(".")
+    if path.name != "__init__.py":
+        base.pop()
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports_of(importer: str, path: Path) -> Iterator[Import]:
+    """Every import of a package module by ``importer``, wherever it appears in the file."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == PACKAGE:
+                    yield Import(importer, alias.name, (), node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            module = absolute(importer, path, node)
+            if module.split(".")[0] != PACKAGE:
+                continue
+            names = tuple(a.name for a in node.names)
+            submodules = {name for name in names if f"{module}.{name}" in MODULES}
+            for name in sorted(submodules):  # ``from package import submodule``
+                yield Import(importer, f"{module}.{name}", (), node.lineno)
+            if set(names) - submodules and module != importer:  # names defined by ``module`` itself
+                yield Import(importer, module, tuple(n for n in names if n not in submodules), node.lineno)
+
+
+ALL_IMPORTS = [imp for name, path in MODULES.items() for imp in imports_of(name, path)]
+
+
+def layer(module: str) -> int:
+    """The layer of a package module, from its first component below the package."""
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else ""
+    if top not in LAYERS:
+        raise KeyError(f"{module} is in no layer: add {top!r} to LAYERS and to docs/architecture.md")
+    return LAYERS[top]
+
+
+def graph() -> dict[str, set[str]]:
+    """Module -> modules it imports (the allowed alias left out)."""
+    edges: dict[str, set[str]] = {m: set() for m in MODULES}
+    for imp in ALL_IMPORTS:
+        if (imp.importer, imp.imported) not in ALLOWED_UPWARD and imp.imported in MODULES:
+            edges[imp.importer].add(imp.imported)
+    return edges
+
+
+def strongly_connected_components(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm (iterative): the components with more than one module, or a self-import."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    counter = 0
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in edges[node]:
+                    found.append(component)
+    return found
+
+
+# ------------------------------------------------------------------ the checker itself
+def test_scc_finds_a_cycle_and_only_cycles():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}, "f": set()}
+    assert sorted(map(sorted, strongly_connected_components(edges))) == [["a", "b", "c"], ["e"]]
+    assert strongly_connected_components({"a": {"b"}, "b": set()}) == []
+
+
+def test_imports_are_found_wherever_they_are_written(tmp_path):
+    source = (
+        "from __future__ import annotations\n"
+        "import layout_algebra.sizes\n"
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from layout_algebra.hlo import ir\n"
+        "def f():\n"
+        "    from ..model.shapes import Tile, _private\n"
+        "    return Tile\n"
+    )
+    path = PACKAGE_DIR / "stages" / "example.py"  # only its name is used; the text is read from tmp
+    fake = tmp_path / "example.py"
+    fake.write_text(source)
+    found = {(i.imported, i.names) for i in imports_of(module_name(path), fake)}
+    assert ("layout_algebra.sizes", ()) in found
+    assert ("layout_algebra.hlo.ir", ()) in found  # a submodule, not the package's __init__
+    assert not any(module == "layout_algebra.hlo" for module, _ in found)
+    assert ("layout_algebra.model.shapes", ("Tile", "_private")) in found
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        layer(module)  # raises with the module's name
+
+
+# ------------------------------------------------------------------- the package's rules
+def upward_imports() -> set[tuple[str, str]]:
+    return {
+        (i.importer, i.imported)
+        for i in ALL_IMPORTS
+        if layer(i.imported) > layer(i.importer) and (i.importer, i.imported) not in ALLOWED_UPWARD
+    }
+
+
+def test_imports_point_down_the_layers():
+    found = upward_imports()
+    new = sorted(found - KNOWN_UPWARD)
+    where = [
+        f"{i.importer} (line {i.line}, layer {LAYER_NAMES[layer(i.importer)]}) imports {i.imported} "
+        f"(layer {LAYER_NAMES[layer(i.imported)]})"
+        for i in ALL_IMPORTS
+        if (i.importer, i.imported) in new
+    ]
+    assert not new, "imports going up a layer:\n" + "\n".join(where)
+    fixed = sorted(KNOWN_UPWARD - found)
+    assert not fixed, f"fixed, so delete from KNOWN_UPWARD: {fixed}"
+
+
+def test_no_import_cycles():
+    found = {frozenset(c) for c in strongly_connected_components(graph())}
+    new = [sorted(c) for c in found - KNOWN_CYCLES]
+    assert not new, f"import cycles (function-level imports included): {new}"
+    fixed = [sorted(c) for c in KNOWN_CYCLES - found]
+    assert not fixed, f"gone or changed, so update KNOWN_CYCLES: {fixed}"
+
+
+def test_no_private_names_imported_from_other_modules():
+    found = {
+        (i.importer, i.imported, name)
+        for i in ALL_IMPORTS
+        for name in i.names
+        if name.startswith("_") and not name.startswith("__")
+    }
+    new = sorted(found - KNOWN_PRIVATE)
+    assert not new, f"private names imported from another module (make them public or move them): {new}"
+    fixed = sorted(KNOWN_PRIVATE - found)
+    assert not fixed, f"fixed, so delete from KNOWN_PRIVATE: {fixed}"
