@@ -1,6 +1,6 @@
 """Speed of ``parse_module`` on ~10 MB of real HLO text, against baselines in the same run.
 
-The text is the largest module shipped in ``shared/data/hlo/`` repeated to about 10 MB, in
+The text is the largest module shipped in ``tests/data/ground_truth/hlo/`` repeated to about 10 MB, in
 two ways:
 
 * **one 10 MB module**: the copies' computations are renamed (``%name`` -> ``%name.copyK``)
@@ -28,7 +28,7 @@ from pathlib import Path
 from layout_algebra.hlo import parse_module
 from layout_algebra.model.syntax import _parse_shape_cached
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "hlo"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "hlo"
 TARGET_BYTES = 10_000_000
 ROUNDS = 3
 _TOKEN = re.compile(r'%?[\w.\-]+|"(?:[^"\\]|\\.)*"|\S')

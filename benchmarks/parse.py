@@ -1,6 +1,6 @@
 """Parsing and printing speed of shape text, against json.loads of the same information.
 
-Parses every shape string of XLA's source tree (shared/data/xla_shape_strings.tsv, ~540
+Parses every shape string of XLA's source tree (tests/data/ground_truth/xla_shape_strings.tsv, ~540
 strings) many times over, cold (cache cleared each pass) and warm, and — as a baseline in the same run — decodes a JSON encoding of
 the same fields (type, dims, minor_to_major, tiles) with the standard library's C-accelerated
 json module. Reports shapes/s, MB/s of input text, and the ratio to the baseline.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import layout_algebra as la
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "xla_shape_strings.tsv"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "xla_shape_strings.tsv"
 
 
 def best_of(fn, rounds: int = 5) -> float:

@@ -1,6 +1,6 @@
 """Prover speed on the real XLA:TPU shapes: injective and in_bounds per layout, bitcast decisions.
 
-For every array shape in ``../shared/data/tpu/*.jsonl`` (default layouts, pinned layouts,
+For every array shape in ``tests/data/ground_truth/tpu/*.jsonl`` (default layouts, pinned layouts,
 the compiler's chosen layouts, both sides of the reshape and transpose rows, rows the
 compiler rejected included) this proves ``injective`` and ``in_bounds``
 and reports the median and 95th-percentile time per proof, first with the default method
@@ -10,7 +10,7 @@ and their time is counted), then with ``method="direct"`` (one solver query per 
 the same layouts, in the same run, and gives the ratio. Then it times the exact bitcast
 decision on every reshape/transpose row.
 
-Run: ``python benchmarks/prove.py`` from the checkout (the data lives in ../shared/data).
+Run: ``python benchmarks/prove.py`` from the checkout (the data lives in tests/data/ground_truth).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from layout_algebra.bitcast import reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.syntax import parse_shape
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tpu"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "tpu"
 
 
 def tpu_shapes() -> list[str]:

@@ -6,9 +6,9 @@ friends, tiles ignored). ``layout_algebra.bitcast`` answers exactly: every eleme
 its bit offset under the full layout (tiles, padding, packing) and the buffers have the
 same size. This script asks both on
 
-* every row of ``../shared/data/tpu/reshape_bitcast.jsonl`` and ``transpose_bitcast.jsonl``
+* every row of ``tests/data/ground_truth/tpu/reshape_bitcast.jsonl`` and ``transpose_bitcast.jsonl``
   (with the XLA:TPU compiler's own answer beside them),
-* the bitcast cases of ``../shared/data/xla_vectors.json``,
+* the bitcast cases of ``tests/data/ground_truth/xla_vectors.json``,
 * the tiled cases in ``CONSTRUCTED`` below,
 
 and writes a table of every disagreement with the exact checker's counterexample, plus
@@ -34,7 +34,7 @@ from layout_algebra.model.shapes import ArrayShape
 
 DOCS = Path(__file__).resolve().parent
 REPORT = DOCS / "bitcasts_xla_vs_exact.md"
-SHARED_DATA = DOCS.parent.parent / "shared" / "data"
+SHARED_DATA = DOCS.parent / "tests" / "data" / "ground_truth"
 
 # The three questions, by name: what XLA answers, what the exact checker answers.
 RESHAPE, TRANSPOSE, EITHER = "reshape", "transpose", "reshape or transpose"

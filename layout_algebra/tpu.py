@@ -2,7 +2,7 @@
 
 XLA's open-source code does not choose TPU layouts (TPU layout assignment is closed
 source); this module states the rule learned from the real compiler's choices
-(``shared/data/tpu/default_layouts.jsonl``: libtpu on a v5e, compile-only), as a few
+(``tests/data/ground_truth/tpu/default_layouts.jsonl``: libtpu on a v5e, compile-only), as a few
 small functions you can read. The rule has two parts: **which tiles** an array of a
 given element width gets, and **which dimensions go minor**.
 

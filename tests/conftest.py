@@ -1,9 +1,11 @@
 """Shared test configuration: where the reference data lives, Hypothesis settings, markers.
 
-The reference data (``xla_shape_strings.tsv``, ``xla_vectors.json``, ...) is ground truth
-from XLA itself and lives *beside* the checkout, in ``../shared/data`` (see that
-directory's README). Tests that need it must FAIL, never skip, when it is missing: a
-green run without the data would claim a conformance that was never checked.
+The reference data (``xla_shape_strings.tsv``, ``xla_vectors.json``, the XLA:TPU rows,
+real HLO modules) is ground truth from XLA itself, kept in the repository under
+``tests/data/ground_truth`` with its provenance (that directory's README and
+``MANIFEST.sha256``; ``scripts/update_ground_truth.py`` refreshes it). Tests that need it
+must FAIL, never skip, when it is missing: a green run without the data would claim a
+conformance that was never checked.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-#: ``<checkout>/../shared/data``: read-only ground-truth files shared with CI.
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: This project's own test data (``tests/data``).
 TEST_DATA = Path(__file__).resolve().parent / "data"
+#: Ground truth from XLA, its tests and the XLA:TPU compiler (read-only copies, with provenance).
+GROUND_TRUTH = TEST_DATA / "ground_truth"
 
 # No example database: keeps test runs from writing ``.hypothesis/`` into the checkout.
 # ``print_blob`` makes a failure reproducible with ``@reproduce_failure``.
@@ -29,26 +31,28 @@ settings.register_profile("ci", database=None, print_blob=True, derandomize=True
 settings.load_profile("ci" if os.environ.get("CI") else "layout_algebra")
 
 
-def shared_data_file(name: str) -> Path:
-    """``SHARED_DATA / name``, failing (never skipping) the calling test if it is missing."""
-    if not SHARED_DATA.is_dir():
+def ground_truth_file(name: str) -> Path:
+    """``GROUND_TRUTH / name``, failing (never skipping) the calling test if it is missing."""
+    path = GROUND_TRUTH / name
+    if not path.is_file():
         pytest.fail(
-            f"reference data directory {SHARED_DATA} is missing. These tests check the package "
-            "against XLA's own outputs and must not pass without them: put the shared data "
-            "beside the checkout as ../shared/data (CI has the same layout).",
+            f"ground-truth file {path} is missing. These tests check the package against XLA's "
+            "own outputs and must not pass without them; restore tests/data/ground_truth from "
+            "git (its README says where the files come from).",
             pytrace=False,
         )
-    path = SHARED_DATA / name
-    if not path.is_file():
-        pytest.fail(f"reference data file {path} is missing from {SHARED_DATA}", pytrace=False)
     return path
 
 
+#: Old name, kept while in-flight work still uses it.
+shared_data_file = ground_truth_file
+
+
 @pytest.fixture
-def shared_data() -> Path:
-    """The ``SHARED_DATA`` directory; the test FAILS (does not skip) if it is missing."""
-    shared_data_file("README.md")
-    return SHARED_DATA
+def ground_truth() -> Path:
+    """The ``GROUND_TRUTH`` directory; the test FAILS (does not skip) if it is missing."""
+    ground_truth_file("README.md")
+    return GROUND_TRUTH
 
 
 def vector_params(*kinds: str) -> list:
@@ -58,9 +62,9 @@ def vector_params(*kinds: str) -> list:
     result is a single ``None`` case: pass it to ``require_vector`` in the test, which
     FAILS with a clear message instead of letting pytest skip an empty parameter set.
     """
-    path = SHARED_DATA / "xla_vectors.json"
+    path = GROUND_TRUTH / "xla_vectors.json"
     if not path.is_file():
-        return [pytest.param(None, id="shared-data-missing")]
+        return [pytest.param(None, id="ground-truth-missing")]
     cases = [c for c in json.loads(path.read_text(encoding="utf-8")) if c.get("kind") in kinds]
     if not cases:
         return [pytest.param(None, id="no-cases")]
@@ -70,6 +74,6 @@ def vector_params(*kinds: str) -> list:
 def require_vector(case: dict | None, *kinds: str) -> dict:
     """The case itself; fails the test if ``vector_params`` found no data."""
     if case is None:
-        shared_data_file("xla_vectors.json")
+        ground_truth_file("xla_vectors.json")
         pytest.fail(f"xla_vectors.json has no case of kind {', '.join(kinds)}", pytrace=False)
     return case

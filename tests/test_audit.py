@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import shared_data_file
+from conftest import ground_truth_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_hlo import all_modules, module_text
@@ -117,7 +117,7 @@ def test_the_example_module_by_hand() -> None:
 
 
 def test_roles_of_computations() -> None:
-    module = parse_module(shared_data_file("hlo/jax_scan_while.optimized.hlo").read_text(encoding="utf-8"))
+    module = parse_module(ground_truth_file("hlo/jax_scan_while.optimized.hlo").read_text(encoding="utf-8"))
     roles = computation_roles(module)
     assert roles["main.9"] == "entry"
     assert roles["while.10_computation"] == roles["region_0.5"] == roles["region_2.6"] == "control flow"

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import TEST_DATA, shared_data_file
+from conftest import TEST_DATA, ground_truth_file
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
@@ -45,7 +45,7 @@ def _disagreements() -> dict[tuple[str, str, str], dict]:
 
 
 def _rows(kind: str) -> list[dict]:
-    path = shared_data_file(f"tpu/{kind}_bitcast.jsonl")
+    path = ground_truth_file(f"tpu/{kind}_bitcast.jsonl")
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA, shared_data_file
+from conftest import GROUND_TRUTH, ground_truth_file
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,24 +34,24 @@ XLA_COUNTS = {
 
 def hlo_file(prefix: str) -> Path:
     """The shipped module ``hlo/<prefix>_*.hlo``; fails (never skips) if it is missing."""
-    shared_data_file("README.md")
-    matches = sorted((SHARED_DATA / "hlo").glob(f"{prefix}*.hlo"))
+    ground_truth_file("README.md")
+    matches = sorted((GROUND_TRUTH / "hlo").glob(f"{prefix}*.hlo"))
     assert len(matches) == 1, f"expected one module hlo/{prefix}*.hlo, found {[m.name for m in matches]}"
-    return shared_data_file(f"hlo/{matches[0].name}")
+    return ground_truth_file(f"hlo/{matches[0].name}")
 
 
 def all_modules() -> list:
     """Every shipped module, as pytest params (one failing param if the data is missing)."""
-    paths = sorted((SHARED_DATA / "hlo").glob("*.hlo"))
+    paths = sorted((GROUND_TRUTH / "hlo").glob("*.hlo"))
     if not paths:
-        return [pytest.param(None, id="shared-data-missing")]
+        return [pytest.param(None, id="ground-truth-missing")]
     return [pytest.param(p.name, id=p.name.split(".")[0][:40]) for p in paths]
 
 
 def module_text(name: str | None) -> str:
     if name is None:
-        shared_data_file("hlo/01_missing.hlo")  # fails with the data directory's message
-    return shared_data_file(f"hlo/{name}").read_text(encoding="utf-8")
+        ground_truth_file("hlo/01_missing.hlo")  # fails with the data directory's message
+    return ground_truth_file(f"hlo/{name}").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------ real modules
@@ -171,7 +171,7 @@ def test_async_shorthand_gets_its_wrapped_computation_as_in_xla() -> None:
 
 
 def test_stack_frame_sections_and_metadata_kept_raw() -> None:
-    module = parse_module(shared_data_file("hlo/jax_bf16_matmul.optimized.hlo").read_text(encoding="utf-8"))
+    module = parse_module(ground_truth_file("hlo/jax_bf16_matmul.optimized.hlo").read_text(encoding="utf-8"))
     assert module.sections["FileNames"] == ((1, '"oracle/gen_cpu_programs.py"'),)
     assert module.sections["StackFrames"][0] == (1, "{file_location_id=1 parent_frame_id=1}")
     dot = module.computation("fused_computation").root

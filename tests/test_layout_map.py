@@ -2,7 +2,7 @@
 
 Expected values here come from outside the code under test: the document's figures
 (rebuilt below by enumerating tiles the way the document describes them), its worked
-examples, closed forms stated in ``../shared/reference/xla-facts.md``, and XLA's own
+examples, closed forms stated in ``tests/data/ground_truth/xla-facts.md``, and XLA's own
 test vectors. The properties compare the stage pipeline with two independently written
 references and with its own SymPy closed forms.
 """

@@ -1,7 +1,7 @@
 """The data model: immutable values, value equality, constructor checks, XLA's printing rules,
 symbolic dimensions and the primitive-type facts.
 
-Expected values come from ``shared/reference/xla-facts.md`` (cited as §n) and the
+Expected values come from ``tests/data/ground_truth/xla-facts.md`` (cited as §n) and the
 ``primitive_type_name`` cases of ``xla_vectors.json``, never from the package's output.
 """
 

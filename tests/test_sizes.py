@@ -9,7 +9,7 @@ import math
 
 import pytest
 import sympy
-from conftest import SHARED_DATA, TEST_DATA
+from conftest import GROUND_TRUTH, TEST_DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,9 +21,9 @@ EXCEPTIONS_FILE = TEST_DATA / "tpu_size_exceptions.tsv"
 
 
 def tpu_rows(name: str, key: str) -> list[tuple[str, dict]]:
-    path = SHARED_DATA / "tpu" / name
+    path = GROUND_TRUTH / "tpu" / name
     if not path.is_file():  # collection-time: raise so the run fails loudly instead of collecting nothing
-        raise FileNotFoundError(f"ground-truth data missing: {path} (shared/ must sit beside the checkout)")
+        raise FileNotFoundError(f"ground-truth data missing: {path} (restore tests/data/ground_truth from git)")
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return [(r[key], r) for r in rows if "error" not in r]
 

@@ -3,7 +3,7 @@
 Expected values come from XLA: ``xla_shape_strings.tsv`` (542 strings run through XLA's
 ``ParseShape`` and printed back), the ``parse_roundtrip``/``parse_error`` cases of
 ``xla_vectors.json`` (XLA's C++ tests), and the grammar and printing rules written up
-in ``shared/reference/xla-facts.md`` (cited as §n). Nothing is copied from this
+in ``tests/data/ground_truth/xla-facts.md`` (cited as §n). Nothing is copied from this
 package's own output.
 """
 
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from conftest import TEST_DATA, require_vector, shared_data_file, vector_params
+from conftest import TEST_DATA, require_vector, ground_truth_file, vector_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import array_shapes, layouts, shapes
@@ -71,7 +71,7 @@ DISAGREEMENTS_FILE = TEST_DATA / "shape_string_disagreements.tsv"
 
 @functools.cache
 def _tsv_rows() -> tuple[dict[str, str], ...]:
-    path = shared_data_file("xla_shape_strings.tsv")
+    path = ground_truth_file("xla_shape_strings.tsv")
     lines = path.read_text(encoding="utf-8").split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import SHARED_DATA, shared_data_file
+from conftest import GROUND_TRUTH, ground_truth_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,16 +24,16 @@ from layout_algebra.tpu import (
 
 def default_layout_rows() -> list:
     """Rows of ``tpu/default_layouts.jsonl`` as params (one failing param if it is missing)."""
-    path = SHARED_DATA / "tpu" / "default_layouts.jsonl"
+    path = GROUND_TRUTH / "tpu" / "default_layouts.jsonl"
     if not path.is_file():
-        return [pytest.param(None, id="shared-data-missing")]
+        return [pytest.param(None, id="ground-truth-missing")]
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [pytest.param(r, id=r["layout"]) for r in rows]
 
 
 def require(row: dict | None) -> dict:
     if row is None:
-        shared_data_file("tpu/default_layouts.jsonl")
+        ground_truth_file("tpu/default_layouts.jsonl")
     return row  # type: ignore[return-value]
 
 

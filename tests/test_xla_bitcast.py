@@ -1,6 +1,6 @@
 """``layout_algebra.xla.bitcast_util`` (XLA's tile-unaware bitcast predicates) and the report.
 
-Expected values come from ``../shared/data/xla_vectors.json`` (XLA's own tests; every case
+Expected values come from ``tests/data/ground_truth/xla_vectors.json`` (XLA's own tests; every case
 of the bitcast kinds is run), from brute force (enumerating every element of small untiled
 arrays), from the properties XLA's code and tests state (xla-facts §7), and from arithmetic
 worked out by hand in a comment next to the assertion.
@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import require_vector, shared_data_file, vector_params
+from conftest import require_vector, ground_truth_file, vector_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import array_shapes, layouts
@@ -450,8 +450,8 @@ def test_report_nested_linear_index_matches_xla_vectors(case: dict | None) -> No
 
 
 def test_report_is_up_to_date_for_the_tpu_rows() -> None:
-    shared_data_file("tpu/reshape_bitcast.jsonl")
-    shared_data_file("tpu/transpose_bitcast.jsonl")
+    ground_truth_file("tpu/reshape_bitcast.jsonl")
+    ground_truth_file("tpu/transpose_bitcast.jsonl")
     report = _report_module()
     cases = report.tpu_cases()
     comparisons = [report.compare(c) for c in cases]

@@ -2,9 +2,9 @@
 
 Expected values come from three places only:
 
-* ``../shared/data/xla_vectors.json``: cases from XLA's C++ tests and docs (every case of
+* ``tests/data/ground_truth/xla_vectors.json``: cases from XLA's C++ tests and docs (every case of
   the kinds this module implements is run);
-* ``../shared/data/tpu/*.jsonl``: bytes the real XLA:TPU compiler allocated, which its
+* ``tests/data/ground_truth/tpu/*.jsonl``: bytes the real XLA:TPU compiler allocated, which its
   README says follow ``ShapeUtil::ArraySize``'s rule;
 * arithmetic worked out by hand in a comment next to the assertion.
 
@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import GROUND_TRUTH
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -46,20 +47,16 @@ from layout_algebra.xla import (
     unpacked_byte_strides,
 )
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-VECTORS_FILE = SHARED_DATA / "xla_vectors.json"
-TPU_DIR = SHARED_DATA / "tpu"
+VECTORS_FILE = GROUND_TRUTH / "xla_vectors.json"
+TPU_DIR = GROUND_TRUTH / "tpu"
 
 
 def _missing_data_message(path: Path) -> str | None:
-    if not SHARED_DATA.is_dir():
-        return (
-            f"reference data directory {SHARED_DATA} is missing. These tests check "
-            "layout_algebra.xla against XLA's own outputs and must not pass without them: "
-            "put the shared data beside the checkout as ../shared/data (CI has the same layout)."
-        )
     if not path.is_file():
-        return f"reference data file {path} is missing from {SHARED_DATA}"
+        return (
+            f"ground-truth file {path} is missing. These tests check layout_algebra.xla against "
+            "XLA's own outputs and must not pass without them; restore tests/data/ground_truth from git."
+        )
     return None
 
 
@@ -236,7 +233,7 @@ def _tpu_rows() -> list:
 @pytest.mark.parametrize(("layout_text", "allocated"), _tpu_rows())
 def test_array_size_matches_xla_tpu_allocation(layout_text: str | None, allocated: int | None) -> None:
     # The compiler's own layout (it may add e.g. L(1024)) sized by ArraySize's rule gives
-    # exactly what XLA:TPU allocated (shared/data/README.md: "the same rule as ArraySize").
+    # exactly what XLA:TPU allocated (tests/data/ground_truth/README.md: "the same rule as ArraySize").
     if layout_text is None:
         pytest.fail(_missing_data_message(TPU_DIR / "padded_bytes.jsonl") or "no TPU rows", pytrace=False)
     assert array_size(layout_text) == allocated

@@ -21,7 +21,7 @@ COMPILER_ABORT = (
 RETILED = (
     "proved byte-compatible (every element keeps its bit offset, and the allocations are equal), but XLA:TPU "
     "chose to copy: a documented compiler choice, it re-tiles pinned layouts it would not pick itself "
-    "(shared/data/README.md)"
+    "(tests/data/ground_truth/README.md)"
 )
 RELAID = "the compiler did not keep the pinned layouts (it compiled others), so it answered another question"
 
