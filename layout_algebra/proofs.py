@@ -43,10 +43,18 @@ class CatalogEntry:
         return "proved" if statuses == {"proved"} else "unknown"
 
 
+#: Where a wheel puts the catalog: ``setup.py`` copies ``proofs/*.py`` into the package.
+SHIPPED_CATALOG = Path(__file__).resolve().parent / "proofs_catalog"
+
+
 def default_catalog() -> Path:
-    """``proofs/`` of the checkout (beside the package), or of the current directory."""
+    """``proofs/`` of the checkout (beside the package); else the copy installed with the
+    package (``layout_algebra/proofs_catalog/``, from a wheel); else ``proofs/`` of the
+    current directory."""
     beside = Path(__file__).resolve().parents[1] / "proofs"
-    return beside if beside.is_dir() else Path.cwd() / "proofs"
+    if beside.is_dir():
+        return beside
+    return SHIPPED_CATALOG if SHIPPED_CATALOG.is_dir() else Path.cwd() / "proofs"
 
 
 def _load(path: Path):
@@ -64,9 +72,18 @@ def _load(path: Path):
 
 def run_catalog(directory: Path | None = None, *, only: Sequence[str] = ()) -> list[CatalogEntry]:
     """Prove every theorem in ``directory`` (default: :func:`default_catalog`)."""
+    given = directory is not None
     directory = Path(directory) if directory else default_catalog()
     if not directory.is_dir():
-        raise ValueError(f"proof catalog {directory} does not exist")
+        hint = (
+            ""
+            if given
+            else (
+                " (the catalog is proofs/ of a source checkout, installed with the package from a wheel;"
+                " give a directory of theorem files with --catalog DIR)"
+            )
+        )
+        raise ValueError(f"proof catalog {directory} does not exist{hint}")
     entries = []
     for path in sorted(directory.glob("[!_]*.py")):
         if only and not any(name in path.stem for name in only):
