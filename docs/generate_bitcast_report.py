@@ -303,7 +303,7 @@ def compare(case: Case) -> Comparison:
         verdict = _exact_function(case.op)(case)
     except ValueError as e:  # not a reshape/transpose at all (types, sizes, permutation)
         return Comparison(case, xla, "refused", " ".join(str(e).split()))
-    status = str(verdict.status)  # type: ignore[attr-defined]
+    status = str(getattr(verdict, "verdict", verdict))
     reason = " ".join(str(verdict.reason).split())  # type: ignore[attr-defined]
     counterexample = getattr(verdict, "counterexample", None) or {}
     if status == "not a bitcast" and counterexample.get("element") is not None:

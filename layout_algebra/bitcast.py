@@ -1,70 +1,184 @@
 """Exact bitcast checks: does a reshape, transpose or bitcast move any data?
 
-An operation moves no data when the output's buffer *is* the input's buffer: every
-output element sits at the same bit offset as the input element it comes from, and the
-two buffers have the same size. Tiles, padding, ``E(n)`` packing and ``L(n)`` all count
-(XLA's own ``ShapeUtil::ReshapeIsBitcast`` ignores tiles; see ``layout_algebra.xla``).
+One meaning, used by every caller (``bitcast_is_valid``, ``reshape_is_bitcast``,
+``transpose_is_bitcast``, the HLO audit, the ``bitcast`` command). Reinterpreting the
+buffer of ``src`` as ``dst`` is a **bitcast** exactly when
 
-* reshape: output element ``j`` is the input element with the same row-major logical
-  position (XLA's reshape semantics);
-* transpose: output dimension ``k`` is input dimension ``permutation[k]``.
+(a) both live in the same memory space ``S(n)``;
+(b) they hold the same number of elements of the same bit width, and under a *logical
+    correspondence* every element keeps its bit offset (tiles, padding, ``E(n)`` packing
+    all count). The correspondences are XLA's (``ShapeUtil::DecomposeBitcast``):
 
-The answer is a :class:`BitcastVerdict`, truthy exactly when the operation is proved to
-move no data; otherwise it carries a counterexample (an output element and its two bit
-offsets) re-checked by evaluating both layouts, or the reason it is unknown.
+    * ``reshape``: output element ``j`` is the input element with the same row-major
+      logical position;
+    * ``transpose``: output dimension ``k`` is input dimension ``permutation[k]``;
+    * ``transpose-reshape-transpose``: both sides read in their *physical* dimension
+      order (major to minor), then row-major — XLA's general decomposition;
+
+(c) XLA allocates buffers of the same size for both: padding to the first tile only,
+    rounded up to ``L(n)`` (``ShapeUtil::ArraySize``, what XLA:TPU allocates). When a later
+    tile does not divide the first, the exact nested buffer is larger; the verdict says so,
+    but the allocation is what decides.
+
+``reshape_is_bitcast`` and ``transpose_is_bitcast`` check one correspondence (the op's);
+``bitcast_is_valid`` answers "is there a correspondence of the three kinds that keeps
+every element's bits?" and names the one it found, or says for each kind why it fails.
+(XLA's own ``ShapeUtil::ReshapeIsBitcast`` ignores tiles; see ``layout_algebra.xla``.)
+
+The answer is a :class:`BitcastVerdict`: ``status`` is ``proved`` / ``refuted`` /
+``unknown`` (the prover's vocabulary) and ``verdict`` is ``bitcast`` / ``not a bitcast`` /
+``unknown``. A refutation carries a counterexample re-checked by evaluating both layouts.
 
 >>> from layout_algebra.bitcast import reshape_is_bitcast, transpose_is_bitcast
 >>> v = reshape_is_bitcast("bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}", "bf16[256,24,200]{2,1,0:T(8,128)(2,1)}")
->>> v.status
-'bitcast'
+>>> v.verdict, v.status
+('bitcast', 'proved')
 >>> v = reshape_is_bitcast("f32[16,256]{1,0:T(8,128)}", "f32[4096]{0}")
->>> v.status, v.counterexample["src_bit"] != v.counterexample["dst_bit"]
+>>> v.verdict, v.counterexample["src_bit"] != v.counterexample["dst_bit"]
 ('not a bitcast', True)
 >>> bool(transpose_is_bitcast("f32[8,128]{1,0:T(8,128)}", "f32[128,8]{0,1:T(8,128)}", (1, 0)))  # same bytes
 True
 >>> bool(transpose_is_bitcast("f32[8,128]{1,0:T(8,128)}", "f32[128,8]{1,0:T(8,128)}", (1, 0)))  # moves data
 False
 
-Symbolic sizes work with assumptions ("for every N divisible by 8"):
+A bitcast that splits the rows of a tiled array and transposes the halves is neither a
+reshape nor a transpose, but it is XLA's third kind:
 
->>> reshape_is_bitcast("f32[N,8,128]{2,1,0:T(8,128)}", "f32[M,128]{1,0:T(8,128)}", assume="M == 8*N").status
+>>> v = bitcast_is_valid("bf16[16,256]{1,0:T(8,128)(2,1)}", "bf16[8,2,256]{2,0,1:T(8,128)(2,1)}")
+>>> v.verdict, v.correspondence
+('bitcast', 'transpose-reshape-transpose')
+
+A memory-space change is never a bitcast, and there is nothing to enumerate:
+
+>>> print(bitcast_is_valid("f32[8,128]{1,0}", "f32[8,128]{1,0:S(1)}").reason)
+different memory spaces S(0) → S(1): a copy between memories
+
+Symbolic sizes work with assumptions ("for every N"); every check of the concrete
+decision (element counts, XLA allocations, bit offsets) is then a Z3 obligation:
+
+>>> reshape_is_bitcast("f32[N,8,128]{2,1,0:T(8,128)}", "f32[M,128]{1,0:T(8,128)}", assume="M == 8*N").verdict
 'bitcast'
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import sympy
 
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
-from layout_algebra.prove.core import Assumptions
+from layout_algebra.prove.core import Assumptions, parse_assumptions
 from layout_algebra.references import delinearize_row_major, linear_index_row_major
 from layout_algebra.sizes import meaningful_array, size_report
+from layout_algebra.stages.arith import ARITHMETIC as _INT
 
 __all__ = [
+    "BITCAST",
+    "NOT_A_BITCAST",
+    "UNKNOWN",
     "BitcastVerdict",
+    "Correspondence",
     "bitcast_is_valid",
+    "decide_movement",
+    "memory_space_reason",
     "reshape_is_bitcast",
     "suggest_bitcast_layout",
     "transpose_is_bitcast",
 ]
 
+BITCAST = "bitcast"
+NOT_A_BITCAST = "not a bitcast"
+UNKNOWN = "unknown"
+_DOMAIN = {"proved": BITCAST, "refuted": NOT_A_BITCAST, "unknown": UNKNOWN}
+#: Arrays up to this many elements are decided by enumerating every element (NumPy);
+#: larger ones by sampled refutation, then Z3.
+ENUMERATION_LIMIT = 1 << 17
 
+
+def memory_space_reason(src_space: int, dst_space: int) -> str:
+    """The one reason given everywhere for a memory-space change.
+
+    >>> memory_space_reason(0, 1)
+    'different memory spaces S(0) → S(1): a copy between memories'
+    """
+    return f"different memory spaces S({src_space}) → S({dst_space}): a copy between memories"
+
+
+# ------------------------------------------------------------------ correspondences
+@dataclass(frozen=True)
+class Correspondence:
+    """Which input element each output element is: read the input's dimensions in the
+    order ``src_order`` and the output's in ``dst_order``, each row-major; elements with
+    the same position correspond.
+
+    * reshape: both orders are the identity;
+    * transpose ``p``: ``src_order = p`` (output dimension ``k`` is input dimension ``p[k]``);
+    * transpose-reshape-transpose: each side's physical order, major to minor.
+    """
+
+    kind: str
+    src_order: tuple[int, ...]
+    dst_order: tuple[int, ...]
+
+    def __str__(self) -> str:
+        if self.kind == "transpose":
+            return f"transpose {list(self.src_order)}"
+        return self.kind
+
+
+def _reshape(a: ArrayShape, b: ArrayShape) -> Correspondence:
+    return Correspondence("reshape", tuple(range(a.rank)), tuple(range(b.rank)))
+
+
+def _transpose(perm: Sequence[int], b: ArrayShape) -> Correspondence:
+    return Correspondence("transpose", tuple(perm), tuple(range(b.rank)))
+
+
+def _major_to_minor(shape: ArrayShape) -> tuple[int, ...]:
+    return tuple(reversed(shape.effective_layout.minor_to_major))
+
+
+def _physical(a: ArrayShape, b: ArrayShape) -> Correspondence:
+    return Correspondence("transpose-reshape-transpose", _major_to_minor(a), _major_to_minor(b))
+
+
+def _input_index(corr: Correspondence, a: ArrayShape, b: ArrayShape) -> Callable:
+    """``j, ar -> i``: the input index of output element ``j`` (any arithmetic)."""
+    src_dims = tuple(a.dimensions[d] for d in corr.src_order)
+    dst_dims = tuple(b.dimensions[d] for d in corr.dst_order)
+    same = src_dims == dst_dims
+
+    def input_index(j, ar):
+        t = [j[d] for d in corr.dst_order]
+        s = t if same else delinearize_row_major(linear_index_row_major(t, dst_dims, ar), src_dims, ar)
+        i: list[Any] = [None] * a.rank
+        for k, d in enumerate(corr.src_order):
+            i[d] = s[k]
+        return i
+
+    return input_index
+
+
+# ------------------------------------------------------------------------- verdict
 @dataclass(frozen=True)
 class BitcastVerdict:
-    """Whether an operation moves no data, and why.
+    """Whether reinterpreting ``src``'s buffer as ``dst`` keeps every element's bits.
 
-    ``status``: ``"bitcast"`` (proved), ``"not a bitcast"`` (with a re-checked
-    ``counterexample``: an output ``element`` and its ``src_bit`` / ``dst_bit`` offsets, or
-    the two buffer sizes), or ``"unknown"`` (the prover gave up; see ``reason``).
+    ``status``: ``"proved"``, ``"refuted"`` (with a re-checked ``counterexample`` where
+    there is one to give) or ``"unknown"`` (see ``reason``); ``verdict`` is the same in
+    the domain's words: ``"bitcast"``, ``"not a bitcast"``, ``"unknown"``.
+    ``correspondence`` names the logical correspondence used (``"reshape"``,
+    ``"transpose [1, 0]"``, ``"transpose-reshape-transpose"``) and ``method`` how the
+    offsets were decided. Truthy exactly when proved.
     """
 
     status: str
@@ -73,123 +187,97 @@ class BitcastVerdict:
     dst: ArrayShape
     reason: str
     counterexample: dict[str, Any] | None = None
-    proofs: tuple[ProofResult, ...] = field(default=())
-    kind: str = ""  # for bitcast_is_valid: "reshape" or "transpose <perm>"
+    proofs: tuple[ProofResult, ...] = field(default=(), repr=False)
+    correspondence: str = ""
+    method: str = ""
+
+    @property
+    def verdict(self) -> str:
+        return _DOMAIN[self.status]
+
+    @property
+    def kind(self) -> str:
+        """The correspondence (the name ``bitcast_is_valid`` used before)."""
+        return self.correspondence
 
     def __bool__(self) -> bool:
-        return self.status == "bitcast"
+        return self.status == "proved"
 
     def __str__(self) -> str:
-        text = f"{self.status}: {self.operation} {self.src} -> {self.dst}\n  {self.reason}"
+        text = f"{self.verdict} ({self.status}): {self.operation} {self.src} -> {self.dst}\n  {self.reason}"
         if self.counterexample:
             text += "\n  counterexample: " + ", ".join(f"{k}={v}" for k, v in self.counterexample.items())
+        if self.method:
+            text += f"\n  decided by: {self.method}"
         return text
 
+    def __repr__(self) -> str:
+        how = f", {self.correspondence!r}" if self.correspondence else ""
+        return f"BitcastVerdict({self.status}: {self.verdict!r}, {self.operation!r}{how})"
 
-# --------------------------------------------------------------------------- helpers
-def _bit_position(shape: ArrayShape):
-    """``index, ar -> bit offset`` of ``shape``'s layout (any arithmetic)."""
-    m = layout_map(shape)
-    through = len(m.stages) - 1
-    bits = m.element_bits
-    return lambda index, ar: m.apply(index, ar, through=through)[0] * bits
-
-
-def _same_sizes(
-    src: ArrayShape, dst: ArrayShape, assume: Assumptions
-) -> tuple[bool | None, str, ProofResult | None]:
-    space_a, space_b = src.effective_layout.memory_space, dst.effective_layout.memory_space
-    if space_a != space_b:
-        return False, f"the buffers are in different memory spaces, S({space_a}) and S({space_b})", None
-    a, b = layout_map(src).size_in_bits, layout_map(dst).size_in_bits
-    if isinstance(a, int) and isinstance(b, int):
-        if a != b:
-            return False, f"the buffers differ in size: {a} bits vs {b} bits", None
-        first_a, first_b = size_report(src).first_tile_bytes, size_report(dst).first_tile_bytes
-        if first_a != first_b:
-            return False, f"XLA allocates different sizes: {first_a} vs {first_b} bytes", None
-        return True, "", None
-    proof = holds(sympy.Eq(sympy.sympify(a), sympy.sympify(b)), assume=assume)
-    if proof.status == "proved":
-        return True, "", proof
-    if proof.status == "refuted":
-        return False, f"the buffer sizes differ for some sizes: {proof.counterexample}", proof
-    return None, f"could not decide whether the buffer sizes agree: {proof.reason}", proof
-
-
-def _verdict_from(
-    operation: str,
-    src: ArrayShape,
-    dst: ArrayShape,
-    proof: ProofResult,
-    size_proof: ProofResult | None,
-) -> BitcastVerdict:
-    proofs = tuple(p for p in (size_proof, proof) if p is not None)
-    if proof.status == "proved":
-        return BitcastVerdict(
-            "bitcast",
-            operation,
-            src,
-            dst,
-            "every element keeps its bit offset and the buffers have the same size",
-            proofs=proofs,
-        )
-    if proof.status == "refuted":
-        cex = proof.counterexample or {}
-        counterexample = {
-            "element": cex.get("element"),
-            "src_bit": cex.get("other_position"),
-            "dst_bit": cex.get("position"),
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the ``bitcast --json`` schema, documented in docs/bitcasts.md)."""
+        return {
+            "verdict": self.verdict,
+            "status": self.status,
+            "operation": self.operation,
+            "src": str(self.src),
+            "dst": str(self.dst),
+            "correspondence": self.correspondence or None,
+            "reason": self.reason,
+            "counterexample": _jsonable(self.counterexample),
+            "method": self.method or None,
         }
-        if "sizes" in cex:
-            counterexample["sizes"] = cex["sizes"]
-        return BitcastVerdict(
-            "not a bitcast",
-            operation,
-            src,
-            dst,
-            f"output element {counterexample['element']} is at bit {counterexample['dst_bit']} of the output "
-            f"but its input element is at bit {counterexample['src_bit']}",
-            counterexample,
-            proofs,
-        )
-    return BitcastVerdict("unknown", operation, src, dst, proof.reason, proofs=proofs)
 
 
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.integer, sympy.Integer)):
+        return int(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+# ------------------------------------------------------------------------- inputs
 def _arrays(src: Shape | str, dst: Shape | str) -> tuple[ArrayShape, ArrayShape]:
     a, b = meaningful_array(as_shape(src)), meaningful_array(as_shape(dst))
     for s in (a, b):
         if s.layout is None:
             raise ValueError(f"{s}: a bitcast question needs a layout on both shapes")
+    for s in (a, b):
+        layout_map(s)  # a clear error now for layouts without one meaning
     return a, b
 
 
-# --------------------------------------------------------------------------- reshape
+def _count(shape: ArrayShape) -> Any:
+    return math.prod(shape.dimensions, start=1)
+
+
+def _symbolic(a: ArrayShape, b: ArrayShape) -> bool:
+    return a.is_symbolic or b.is_symbolic
+
+
+# ---------------------------------------------------------------- public questions
 def reshape_is_bitcast(src: Shape | str, dst: Shape | str, *, assume: Assumptions = None) -> BitcastVerdict:
     """Whether reshaping ``src`` to ``dst`` (both with layouts) moves no data.
 
     Output element ``j`` comes from the input element with the same row-major logical
-    position. Raises ``ValueError`` when the element counts or types differ (not a
-    reshape at all).
+    position. Raises ``ValueError`` when the element types differ or (for concrete
+    sizes) the element counts differ: not a reshape at all.
     """
     a, b = _arrays(src, dst)
-    operation = "reshape"
     if a.element_type != b.element_type:
         raise ValueError(f"reshape cannot change the element type: {a} -> {b}")
-    count_a, count_b = math.prod(a.dimensions, start=1), math.prod(b.dimensions, start=1)
+    count_a, count_b = _count(a), _count(b)
     if isinstance(count_a, int) and isinstance(count_b, int) and count_a != count_b:
         raise ValueError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
-    src_dims, dst_dims = tuple(a.dimensions), tuple(b.dimensions)
-    return _decide(
-        operation,
-        a,
-        b,
-        lambda j, ar: delinearize_row_major(linear_index_row_major(j, dst_dims, ar), src_dims, ar),
-        assume,
-    )
+    return _decided("reshape", a, b, (_reshape(a, b),), parse_assumptions(assume))
 
 
-# ------------------------------------------------------------------------- transpose
 def transpose_is_bitcast(
     src: Shape | str,
     dst: Shape | str,
@@ -202,7 +290,10 @@ def transpose_is_bitcast(
     Output dimension ``k`` is input dimension ``permutation[k]`` (XLA's transpose).
     """
     a, b = _arrays(src, dst)
-    perm = tuple(int(p) for p in permutation)
+    try:
+        perm = tuple(int(p) for p in permutation)
+    except (TypeError, ValueError):
+        raise ValueError(f"permutation {permutation!r} must be a list of dimension numbers") from None
     if sorted(perm) != list(range(a.rank)) or b.rank != a.rank:
         raise ValueError(f"{list(perm)} is not a permutation of the {a.rank} dimensions of {a} -> {b}")
     if a.element_type != b.element_type:
@@ -212,118 +303,483 @@ def transpose_is_bitcast(
         raise ValueError(
             f"transposing {a} by {list(perm)} gives dimensions {list(expected)}, not those of {b}"
         )
-    operation = f"transpose {list(perm)}"
-
-    def input_index(j, ar):
-        i = [None] * len(perm)
-        for k, p in enumerate(perm):
-            i[p] = j[k]
-        return i
-
-    return _decide(operation, a, b, input_index, assume)
+    return _decided(f"transpose {list(perm)}", a, b, (_transpose(perm, b),), parse_assumptions(assume))
 
 
-def _decide(operation: str, a: ArrayShape, b: ArrayShape, input_index, assume: Assumptions) -> BitcastVerdict:
-    """Same buffer size and memory space, then: output element ``j`` is at the bit of input
-    element ``input_index(j)`` for every ``j`` (proved, or refuted and re-checked)."""
-    same, why, size_proof = _same_sizes(a, b, assume)
-    if same is False:
-        cex = {"src_bits": layout_map(a).size_in_bits, "dst_bits": layout_map(b).size_in_bits}
-        if size_proof is not None and size_proof.counterexample:
-            cex = {"sizes": size_proof.counterexample}
-        return BitcastVerdict("not a bitcast", operation, a, b, why, cex)
-    if same is None:
-        return BitcastVerdict("unknown", operation, a, b, why)
+def bitcast_is_valid(src: Shape | str, dst: Shape | str, *, assume: Assumptions = None) -> BitcastVerdict:
+    """Whether ``bitcast(src) -> dst`` reinterprets the same bits as a meaningful array.
+
+    Tries XLA's three correspondences — ``reshape``, each ``transpose`` whose
+    dimensions fit, ``transpose-reshape-transpose`` (physical order) — and proves the
+    first that keeps every element's bits (``correspondence`` names it). If none does,
+    the reason says why for each kind tried. The element types may differ if their bit
+    widths agree.
+    """
+    a, b = _arrays(src, dst)
+    return _decided("bitcast", a, b, _candidates(a, b), parse_assumptions(assume))
+
+
+def decide_movement(
+    opcode: str,
+    src: Shape | str,
+    dst: Shape | str,
+    dimensions: Sequence[int] | None = None,
+    *,
+    assume: Assumptions = None,
+) -> BitcastVerdict:
+    """The one decision for an HLO ``bitcast``/``reshape``/``transpose``/``copy``: does the
+    result keep every element's bits? (``copy`` is read as a reshape to the same dims.)
+
+    For a ``bitcast`` instruction this is ``bitcast_is_valid`` (any correspondence); the
+    rewrite verifier and the audit call it, so they give the same verdict and reason.
+    Memoised per process: the answer depends only on these arguments.
+    """
+    if opcode == "bitcast":
+        return bitcast_is_valid(src, dst, assume=assume)
+    if opcode == "transpose":
+        return transpose_is_bitcast(src, dst, tuple(dimensions or ()), assume=assume)
+    if opcode in ("reshape", "copy"):
+        return reshape_is_bitcast(src, dst, assume=assume)
+    raise ValueError(f"decide_movement handles bitcast, reshape, transpose and copy; got {opcode!r}")
+
+
+def _candidates(a: ArrayShape, b: ArrayShape) -> tuple[Correspondence, ...]:
+    out = [_reshape(a, b)]
+    if a.rank == b.rank and a.rank <= 6:
+        for perm in itertools.permutations(range(a.rank)):
+            if perm != tuple(range(a.rank)) and tuple(a.dimensions[p] for p in perm) == tuple(b.dimensions):
+                out.append(_transpose(perm, b))
+    out.append(_physical(a, b))
+    unique: dict[tuple, Correspondence] = {}
+    for c in out:
+        unique.setdefault((c.src_order, c.dst_order), c)
+    return tuple(unique.values())
+
+
+# ------------------------------------------------------------------------ decision
+@functools.lru_cache(maxsize=8192)
+def _decided(
+    operation: str,
+    a: ArrayShape,
+    b: ArrayShape,
+    candidates: tuple[Correspondence, ...],
+    assumptions: tuple,
+) -> BitcastVerdict:
+    """Memoised: the verdict depends only on these (hashable) arguments."""
+    if _symbolic(a, b):
+        return _decide_symbolic(operation, a, b, candidates, assumptions)
+    return _decide_concrete(operation, a, b, candidates)
+
+
+def _refuted(operation, a, b, reason, cex=None, corr="", method="", proofs=()) -> BitcastVerdict:
+    return BitcastVerdict("refuted", operation, a, b, reason, cex, tuple(proofs), corr, method)
+
+
+def _shared_conditions(operation: str, a: ArrayShape, b: ArrayShape) -> BitcastVerdict | None:
+    """Memory space and element width: the same for every correspondence and every size."""
+    space_a, space_b = a.effective_layout.memory_space, b.effective_layout.memory_space
+    if space_a != space_b:
+        return _refuted(operation, a, b, memory_space_reason(space_a, space_b), method="memory spaces")
+    bits_a, bits_b = layout_map(a).element_bits, layout_map(b).element_bits
+    if bits_a != bits_b:
+        return _refuted(
+            operation,
+            a,
+            b,
+            f"element sizes differ: {bits_a} bits ({a.element_type.text}) vs {bits_b} bits ({b.element_type.text})",
+            method="element sizes",
+        )
+    return None
+
+
+def _allocations(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any, str]:
+    """XLA's allocation of each side, and a note when the exact nested buffer differs."""
+    ra, rb = size_report(a), size_report(b)
+    note = ""
+    if ra.physical_bytes != ra.first_tile_bytes or rb.physical_bytes != rb.first_tile_bytes:
+        note = (
+            f" (the exact nested buffers are {_bytes(ra.physical_bytes)} and {_bytes(rb.physical_bytes)}: "
+            "a later tile does not divide the first; XLA allocates to the first tile only)"
+        )
+    return ra.first_tile_bytes, rb.first_tile_bytes, note
+
+
+def _bytes(n: Any) -> str:
+    return f"{n:,} bytes" if isinstance(n, int) else f"{n} bytes"
+
+
+# ---------------------------------------------------------------- concrete sizes
+def _decide_concrete(
+    operation: str, a: ArrayShape, b: ArrayShape, candidates: tuple[Correspondence, ...]
+) -> BitcastVerdict:
+    shared = _shared_conditions(operation, a, b)
+    if shared is not None:
+        return shared
+    count_a, count_b = _count(a), _count(b)
+    if count_a != count_b:
+        return _refuted(
+            operation,
+            a,
+            b,
+            f"element counts differ: {count_a:,} vs {count_b:,}",
+            {"src_elements": count_a, "dst_elements": count_b},
+            method="element counts",
+        )
+    alloc_a, alloc_b, note = _allocations(a, b)
+    if alloc_a != alloc_b:
+        return _refuted(
+            operation,
+            a,
+            b,
+            f"XLA allocates {_bytes(alloc_a)} for the input and {_bytes(alloc_b)} for the output{note}",
+            {"src_allocated_bytes": alloc_a, "dst_allocated_bytes": alloc_b},
+            method="XLA allocation sizes",
+        )
+    tried: list[BitcastVerdict] = []
+    for corr in candidates:
+        v = _offsets_concrete(operation, a, b, corr, alloc_a, note)
+        if v.status == "proved":
+            return v
+        tried.append(v)
+    return _none_of(operation, a, b, tried)
+
+
+def _none_of(operation: str, a: ArrayShape, b: ArrayShape, tried: list[BitcastVerdict]) -> BitcastVerdict:
+    if len(tried) == 1:
+        return tried[0]
+    unknown = [v for v in tried if v.status == "unknown"]
+    why = "; ".join(f"{v.correspondence}: {v.reason}" for v in tried)
+    if unknown:
+        return BitcastVerdict("unknown", operation, a, b, f"no correspondence proved; {why}")
+    first = tried[0]
+    cex = dict(first.counterexample or {}, correspondence=first.correspondence)
+    return _refuted(
+        operation,
+        a,
+        b,
+        f"no correspondence keeps every element's bits — {why}",
+        cex,
+        method=", ".join(dict.fromkeys(v.method for v in tried)),
+    )
+
+
+def _offsets_concrete(
+    operation: str, a: ArrayShape, b: ArrayShape, corr: Correspondence, allocated: int, note: str
+) -> BitcastVerdict:
+    name = str(corr)
+    proved_reason = (
+        f"{name}: every element keeps its bit offset; XLA allocates {_bytes(allocated)} for both{note}"
+    )
+    if _same_physical_arrangement(a, b, corr):
+        return BitcastVerdict(
+            "proved", operation, a, b, proved_reason, None, (), name, "same physical arrangement (no solver)"
+        )
+    n = _count(a)
+    if n <= ENUMERATION_LIMIT:
+        k = _first_difference(a, b, corr, None)
+        if k is None:
+            return BitcastVerdict(
+                "proved", operation, a, b, proved_reason, None, (), name, f"enumerating all {n:,} elements"
+            )
+        return _difference(operation, a, b, corr, k, f"enumerating all {n:,} elements")
+    k = _first_difference(a, b, corr, _probes(b, corr, n))
+    if k is not None:
+        return _difference(operation, a, b, corr, k, "evaluating sampled elements")
     src_bit, dst_bit = _bit_position(a), _bit_position(b)
+    input_index = _input_index(corr, a, b)
 
     def through_input(j, ar):
         return src_bit(input_index(j, ar), ar)
 
     proof = equivalent(
-        function_map(b, lambda j, ar: dst_bit(j, ar), name=f"bit offset in {b}"),
+        function_map(b, dst_bit, name=f"bit offset in {b}"),
         function_map(b, through_input, name=f"bit offset of the same element in {a}"),
-        assume=assume,
     )
-    return _checked(_verdict_from(operation, a, b, proof, size_proof), through_input, dst_bit)
-
-
-def _checked(verdict: BitcastVerdict, through_input, dst_bit) -> BitcastVerdict:
-    """Re-evaluate a refutation's element concretely; demote it to unknown if it does not hold."""
-    cex = verdict.counterexample
-    if verdict.status != "not a bitcast" or not cex or "element" not in cex or "sizes" in cex:
-        return verdict
-    from layout_algebra.stages.arith import ARITHMETIC
-
-    element = tuple(cex["element"])
-    if (
-        through_input(element, ARITHMETIC) != cex["src_bit"]
-        or dst_bit(element, ARITHMETIC) != cex["dst_bit"]
-        or cex["src_bit"] == cex["dst_bit"]
-    ):
+    if proof.status == "proved":
+        return BitcastVerdict("proved", operation, a, b, proved_reason, None, (proof,), name, "Z3")
+    if proof.status == "refuted" and proof.counterexample and "element" in proof.counterexample:
+        j = tuple(int(x) for x in proof.counterexample["element"])
+        checked = _checked_difference(operation, a, b, corr, j, "Z3", (proof,))
+        if checked is not None:
+            return checked
         return BitcastVerdict(
             "unknown",
-            verdict.operation,
-            verdict.src,
-            verdict.dst,
-            "a counterexample failed re-evaluation",
-            proofs=verdict.proofs,
+            operation,
+            a,
+            b,
+            f"{name}: a counterexample failed re-evaluation",
+            None,
+            (proof,),
+            name,
+            "Z3",
+        )
+    return BitcastVerdict("unknown", operation, a, b, f"{name}: {proof.reason}", None, (proof,), name, "Z3")
+
+
+def _bit_position(shape: ArrayShape) -> Callable:
+    """``index, ar -> bit offset`` of ``shape``'s layout (any arithmetic)."""
+    m = layout_map(shape)
+    through = len(m.stages) - 1
+    bits = m.element_bits
+    return lambda index, ar: m.apply(index, ar, through=through)[0] * bits
+
+
+def _physical_form(shape: ArrayShape) -> tuple:
+    """What the bit offset of an element depends on, given its physical index: the
+    physical dimensions (unit dimensions more major than the first tile dropped: they
+    contribute nothing) and the layout's tiles and element size."""
+    layout = shape.effective_layout
+    order = _major_to_minor(shape)
+    first = len(layout.tiles[0].dimensions) if layout.tiles else 0
+    outer = max(shape.rank - first, 0)
+    dims = tuple(
+        shape.dimensions[d] for p, d in enumerate(order) if not (p < outer and shape.dimensions[d] == 1)
+    )
+    return dims, layout.tiles, layout_map(shape).element_bits
+
+
+def _reading_order(shape: ArrayShape, order: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in order if shape.dimensions[d] != 1)
+
+
+def _same_physical_arrangement(a: ArrayShape, b: ArrayShape, corr: Correspondence) -> bool:
+    """A sufficient condition, decided without a solver: the correspondence pairs
+    elements with the same physical index, and both physical arrangements are the same."""
+    if _reading_order(a, corr.src_order) != _reading_order(a, _major_to_minor(a)):
+        return False
+    if _reading_order(b, corr.dst_order) != _reading_order(b, _major_to_minor(b)):
+        return False
+    return _physical_form(a) == _physical_form(b)
+
+
+def _offsets_at(shape: ArrayShape, index: tuple[np.ndarray, ...]) -> np.ndarray:
+    m = layout_map(shape)
+    if m.rank == 0:
+        return np.full(len(index[0]) if index else 1, m.forward(()) * m.element_bits, dtype=np.int64)
+    return np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64) * m.element_bits
+
+
+def _indices(shape: ArrayShape, order: tuple[int, ...], flat: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The logical indices of the elements at row-major positions ``flat`` when the
+    dimensions are read in ``order``."""
+    dims = tuple(int(shape.dimensions[d]) for d in order)
+    index: list[np.ndarray] = [np.zeros_like(flat)] * shape.rank
+    if dims:
+        for d, coordinate in zip(order, np.unravel_index(flat, dims), strict=True):
+            index[d] = coordinate.astype(np.int64)
+    return tuple(index)
+
+
+def _first_difference(
+    a: ArrayShape, b: ArrayShape, corr: Correspondence, flat: np.ndarray | None
+) -> int | None:
+    """The first position (in the correspondence's reading order) whose two elements
+    have different bit offsets; all positions when ``flat`` is ``None``."""
+    if flat is None:
+        flat = np.arange(_count(a), dtype=np.int64)
+    if flat.size == 0:
+        return None
+    src = _offsets_at(a, _indices(a, corr.src_order, flat))
+    dst = _offsets_at(b, _indices(b, corr.dst_order, flat))
+    bad = np.flatnonzero(src != dst)
+    return int(flat[bad[0]]) if bad.size else None
+
+
+def _probes(b: ArrayShape, corr: Correspondence, n: int) -> np.ndarray:
+    """Positions worth checking first: the ends, every unit step and last index of each
+    output dimension, and a fixed pseudo-random sample."""
+    dims = [int(b.dimensions[d]) for d in corr.dst_order]
+    strides = [math.prod(dims[k + 1 :]) for k in range(len(dims))]
+    picks = {0, n - 1}
+    for d, s in zip(dims, strides, strict=True):
+        for x in (1, 2, d - 1, d // 2):
+            if 0 < x < d:
+                picks.add(x * s)
+    rng = np.random.default_rng(n)
+    sample = rng.integers(0, n, size=4096, dtype=np.int64)
+    return np.unique(np.concatenate([np.fromiter(picks, dtype=np.int64), sample]))
+
+
+def _difference(operation, a, b, corr, k: int, method: str) -> BitcastVerdict:
+    j = tuple(int(x[0]) for x in _indices(b, corr.dst_order, np.array([k], dtype=np.int64)))
+    verdict = _checked_difference(operation, a, b, corr, j, method, ())
+    if verdict is None:  # the vector and scalar evaluations disagree: a bug, never a verdict
+        raise AssertionError(
+            f"bit offsets of {a} -> {b} at {j} differ by vector but not by scalar evaluation"
         )
     return verdict
 
 
-# --------------------------------------------------------------------------- bitcast
-def bitcast_is_valid(src: Shape | str, dst: Shape | str, *, assume: Assumptions = None) -> BitcastVerdict:
-    """Whether ``bitcast(src) -> dst`` reinterprets the same bytes as a meaningful array.
+def _checked_difference(
+    operation, a, b, corr, j: tuple[int, ...], method: str, proofs
+) -> BitcastVerdict | None:
+    """A refutation at output element ``j``, re-evaluated one element at a time."""
+    i = tuple(int(x) for x in _input_index(corr, a, b)(j, _INT))
+    src_bit = layout_map(a).forward(i, unit="bit")
+    dst_bit = layout_map(b).forward(j, unit="bit")
+    if src_bit == dst_bit:
+        return None
+    reason = (
+        f"{corr}: output element {list(j)} is at bit {dst_bit:,} of the output, "
+        f"but its input element {list(i)} is at bit {src_bit:,} of the input"
+    )
+    cex = {"element": j, "src_element": i, "src_bit": src_bit, "dst_bit": dst_bit}
+    return _refuted(operation, a, b, reason, cex, str(corr), method, proofs)
 
-    Valid when the buffers have the same size and the reinterpretation is a reshape or a
-    transpose that moves no data (XLA's bitcasts decompose into these; ``kind`` says which).
-    """
-    a, b = _arrays(src, dst)
-    if a.element_type.bit_width != b.element_type.bit_width:
-        return BitcastVerdict(
-            "not a bitcast",
-            "bitcast",
-            a,
-            b,
-            f"element widths differ ({a.element_type.text} vs {b.element_type.text})",
+
+# ---------------------------------------------------------------- symbolic sizes
+def _decide_symbolic(
+    operation: str,
+    a: ArrayShape,
+    b: ArrayShape,
+    candidates: tuple[Correspondence, ...],
+    assumptions: tuple,
+) -> BitcastVerdict:
+    """Every check of the concrete decision as a Z3 obligation under ``assumptions``; a
+    failed obligation is a refutation only once the concrete decision, at the solver's
+    sizes, agrees."""
+    shared = _shared_conditions(operation, a, b)
+    if shared is not None:
+        return shared
+    proofs: list[ProofResult] = []
+    count = holds(sympy.Eq(sympy.sympify(_count(a)), sympy.sympify(_count(b))), assume=assumptions)
+    proofs.append(count)
+    if count.status != "proved":
+        return _symbolic_failure(operation, a, b, count, "the element counts agree", proofs, assumptions)
+    alloc_a, alloc_b, note = _allocations(a, b)
+    alloc = holds(sympy.Eq(sympy.sympify(alloc_a), sympy.sympify(alloc_b)), assume=assumptions)
+    proofs.append(alloc)
+    if alloc.status != "proved":
+        return _symbolic_failure(
+            operation, a, b, alloc, "XLA allocates the same number of bytes for both", proofs, assumptions
         )
-    a_same = ArrayShape(b.element_type, a.dimensions, a.dynamic_dimensions, a.layout)
-    count_a, count_b = math.prod(a.dimensions, start=1), math.prod(b.dimensions, start=1)
     tried: list[BitcastVerdict] = []
-    if count_a == count_b:
-        verdict = reshape_is_bitcast(a_same, b, assume=assume)
-        if verdict:
+    for corr in candidates:
+        src_bit, dst_bit = _bit_position(a), _bit_position(b)
+        input_index = _input_index(corr, a, b)
+
+        def through_input(j, ar, src_bit=src_bit, input_index=input_index):
+            return src_bit(input_index(j, ar), ar)
+
+        proof = equivalent(
+            function_map(b, dst_bit, name=f"bit offset in {b}"),
+            function_map(b, through_input, name=f"bit offset of the same element in {a}"),
+            assume=assumptions,
+        )
+        if proof.status == "proved":
             return BitcastVerdict(
-                "bitcast",
-                "bitcast",
+                "proved",
+                operation,
                 a,
                 b,
-                "the same bytes as a reshape: " + verdict.reason,
-                proofs=verdict.proofs,
-                kind="reshape",
+                f"{corr}: for all sizes, every element keeps its bit offset and XLA allocates the same "
+                f"number of bytes ({alloc_a}) for both{note}",
+                None,
+                (*proofs, proof),
+                str(corr),
+                "Z3 (symbolic sizes)",
             )
-        tried.append(verdict)
-    if a.rank == b.rank:
-        for perm in itertools.permutations(range(a.rank)):
-            if tuple(a.dimensions[p] for p in perm) == tuple(b.dimensions) and perm != tuple(range(a.rank)):
-                verdict = transpose_is_bitcast(a_same, b, perm, assume=assume)
-                if verdict:
-                    return BitcastVerdict(
-                        "bitcast",
-                        "bitcast",
-                        a,
-                        b,
-                        "the same bytes as a transpose: " + verdict.reason,
-                        proofs=verdict.proofs,
-                        kind=f"transpose {list(perm)}",
-                    )
-                tried.append(verdict)
-    if any(v.status == "unknown" for v in tried):
-        return BitcastVerdict("unknown", "bitcast", a, b, "some reading could not be decided")
-    reason = "neither a reshape nor a transpose of the input keeps every element's bits in place"
+        tried.append(
+            _symbolic_failure(
+                operation,
+                a,
+                b,
+                proof,
+                f"{corr} keeps every element's bit offset",
+                [*proofs, proof],
+                assumptions,
+                corr,
+            )
+        )
+    return _none_of(operation, a, b, tried)
+
+
+def _symbolic_failure(
+    operation: str,
+    a: ArrayShape,
+    b: ArrayShape,
+    proof: ProofResult,
+    claim: str,
+    proofs: list[ProofResult],
+    assumptions: tuple,
+    corr: Correspondence | None = None,
+) -> BitcastVerdict:
+    """Refuted only if the concrete decision at the counterexample's sizes says so."""
+    name = str(corr) if corr else ""
+    cex = proof.counterexample or {}
+    sizes = cex.get("sizes", cex if proof.status == "refuted" else None)
+    if proof.status == "refuted" and sizes:
+        sizes = {str(k): int(v) for k, v in sizes.items()}
+        try:
+            ca, cb = a.specialize(sizes), b.specialize(sizes)
+            if ca.is_symbolic or cb.is_symbolic:
+                raise ValueError("some size has no value")
+            concrete = _concrete_at(operation, ca, cb, corr)
+        except ValueError as err:
+            concrete = None
+            why = str(err)
+        if concrete is not None and concrete.status == "refuted":
+            at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            return _refuted(
+                operation,
+                a,
+                b,
+                f"not for every size: at {at}, {concrete.reason}",
+                dict(concrete.counterexample or {}, sizes=sizes),
+                name or concrete.correspondence,
+                "Z3 (symbolic sizes), re-checked at concrete sizes",
+                proofs,
+            )
+        detail = "the concrete decision at those sizes disagrees" if concrete is not None else why
+        return BitcastVerdict(
+            "unknown",
+            operation,
+            a,
+            b,
+            f"could not prove {claim}: a counterexample {sizes} did not survive ({detail})",
+            None,
+            tuple(proofs),
+            name,
+            "Z3 (symbolic sizes)",
+        )
     return BitcastVerdict(
-        "not a bitcast", "bitcast", a, b, reason, tried[0].counterexample if tried else None
+        "unknown",
+        operation,
+        a,
+        b,
+        f"could not prove {claim}: {proof.reason or proof.status}",
+        None,
+        tuple(proofs),
+        name,
+        "Z3 (symbolic sizes)",
     )
+
+
+def _concrete_at(operation: str, a: ArrayShape, b: ArrayShape, corr: Correspondence | None) -> BitcastVerdict:
+    """The concrete decision for specialised shapes (a count mismatch is a refutation)."""
+    count_a, count_b = _count(a), _count(b)
+    if count_a != count_b:
+        kind = operation.split(" ")[0]
+        return _refuted(
+            operation,
+            a,
+            b,
+            f"{a} has {count_a:,} elements and {b} has {count_b:,}: not a {kind}",
+            {"src_elements": count_a, "dst_elements": count_b},
+        )
+    candidates = (
+        (corr,)
+        if corr is not None
+        else (_candidates(a, b) if operation == "bitcast" else _op_candidates(operation, a, b))
+    )
+    return _decide_concrete(operation, a, b, candidates)
+
+
+def _op_candidates(operation: str, a: ArrayShape, b: ArrayShape) -> tuple[Correspondence, ...]:
+    if operation.startswith("transpose"):
+        perm = tuple(int(x) for x in operation[len("transpose") :].strip(" []").split(",") if x.strip())
+        return (_transpose(perm, b),)
+    return (_reshape(a, b),)
 
 
 # --------------------------------------------------------------------------- suggest
@@ -343,8 +799,8 @@ def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggest
     """A layout for ``reshape(src) -> dst_dims`` under which the reshape moves no data.
 
     Candidates: XLA's ``AlignLayouts`` order (when available) and every ``minor_to_major``
-    for small ranks, each with the input's tiles, without tiles, and with the tiles of the
-    same XLA:TPU format; the first one proved a bitcast is returned.
+    for small ranks, each with the input's tiles and without tiles; the first one proved
+    a bitcast is returned.
 
     >>> s = suggest_bitcast_layout("bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}", (256, 24, 200))
     >>> str(s.shape)
@@ -353,15 +809,25 @@ def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggest
     no layout ... makes the reshape a bitcast: ...
     """
     a = meaningful_array(as_shape(src))
-    dims = tuple(int(d) for d in dst_dims)
+    if a.is_symbolic:
+        raise ValueError(f"{a}: suggesting a layout needs concrete dimensions")
+    try:
+        dims = tuple(int(d) for d in dst_dims)
+    except (TypeError, ValueError):
+        raise ValueError(f"output dimensions {dst_dims!r} must be integers like 256,24,200") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"output dimensions {list(dims)} must not be negative")
     if math.prod(dims, start=1) != math.prod(a.dimensions, start=1):
-        raise ValueError(f"{a} has {math.prod(a.dimensions)} elements; {list(dims)} has {math.prod(dims)}")
+        raise ValueError(
+            f"{a} has {math.prod(a.dimensions, start=1):,} elements; {list(dims)} has "
+            f"{math.prod(dims, start=1):,}: not a reshape"
+        )
     layout = a.effective_layout
     orders: list[tuple[int, ...]] = []
     try:
-        from layout_algebra.xla import align_layouts  # type: ignore[attr-defined]
+        from layout_algebra.xla import align_layouts
 
-        aligned = align_layouts(a, ArrayShape(a.element_type, dims))
+        aligned = align_layouts(a, dims)
         if aligned is not None:
             orders.append(tuple(aligned.minor_to_major))
     except (ImportError, ValueError):
@@ -370,10 +836,9 @@ def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggest
         orders += [tuple(p) for p in itertools.permutations(range(len(dims)))]
     else:
         orders.append(tuple(reversed(range(len(dims)))))
-    tile_options = [layout.tiles, ()]
     seen = set()
     last: BitcastVerdict | None = None
-    for tiles in tile_options:
+    for tiles in (layout.tiles, ()):
         for order in orders:
             candidate = Layout(
                 minor_to_major=order,

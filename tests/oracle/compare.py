@@ -147,7 +147,7 @@ def compare_bitcast(
     compiler = set(answer["ops"]) <= {"parameter", "bitcast"}
     params, result = entry_shapes(answer)
     relaid = without_tail(params[0]) != src or without_tail(result) != dst
-    package = verdict.status
+    package = verdict.verdict
     said = f"ops {answer['ops']}" + (f" on the compiled layouts {answer['entry']}" if relaid else "")
     if (package == "bitcast") == compiler and package != "unknown":
         return [Outcome(category, case, True, note="agree")]
