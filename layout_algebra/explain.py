@@ -31,7 +31,7 @@ f32[3,5]{1,0:T(2,2)}
                   linearize row-major: [2, 3, 2, 2] -> [24]
                   to bits (32 per element): [24] -> [768]
   offset          2*(Mod(i0, 2)) + Mod(i1, 2) + 12*floor(i0/2) + 4*floor(i1/2)
-  memory space    S(0): default device memory
+  memory space    S(0): device memory (HBM)
   logical size    60 bytes (15 elements x 32 bits)
   physical size   96 bytes
   padding         36 bytes (physical / logical = 1.600)
@@ -42,25 +42,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from layout_algebra.model.meaning import MEMORY_SPACE_NAMES, LayoutSemanticsError
 from layout_algebra.model.shapes import UNBOUNDED_SIZE, ArrayShape, BufferShape, Dim, Shape, TupleShape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.model.validation import layout_problems
-from layout_algebra.sizes import (
-    LayoutSemanticsError,
-    apply_tile,
-    physical_dimensions,
-    size_report,
-)
+from layout_algebra.sizes import size_report
+from layout_algebra.stages.pipeline import PHYSICAL_ORDER, TILE, layout_steps
+from layout_algebra.stages.stages import PrependUnitDims
 
 __all__ = ["MEMORY_SPACE_NAMES", "explain"]
 
-#: XLA's named memory spaces (``S(n)``); other numbers are backend-specific.
-MEMORY_SPACE_NAMES = {
-    0: "default device memory",
-    1: "fast memory (VMEM on TPU)",
-    5: "host memory",
-    6: "unpinned host memory",
-}
 
 
 def explain(shape: Shape | str, element: Sequence[int] | None = None) -> str:
@@ -153,16 +144,18 @@ def _array_lines(shape: ArrayShape) -> list[str]:
     except LayoutSemanticsError as err:
         out.append(_row("meaning", f"none: {err.reason}"))
         return out
-    dims = physical_dimensions(shape)
-    for level, tile in enumerate(layout.tiles):
-        k = len(tile.dimensions)
+    tile_steps = [step for step in layout_steps(shape) if step.role == TILE]
+    for level, step in enumerate(tile_steps):
+        assert step.tile is not None  # every tile step carries its tile
+        k = len(step.tile.dimensions)
         label = "tiling" if level == 0 else ""
-        prefix = f"T{tile}" if level == 0 else f" {tile}"
-        note = " (missing leading dims count as 1)" if k > len(dims) else ""
-        before = (1,) * max(0, k - len(dims)) + dims
-        dims = apply_tile(dims, tile)
+        prefix = f"T{step.tile}" if level == 0 else f" {step.tile}"
+        first = step.stages[0]
+        prepended = isinstance(first, PrependUnitDims)
+        note = " (missing leading dims count as 1)" if prepended else ""
+        before = first.range if prepended else step.domain
         shown_before = _dims(before[len(before) - k :])
-        out.append(_row(label, f"{prefix} on the last {k} dims {shown_before}{note} -> {_dims(dims)}"))
+        out.append(_row(label, f"{prefix} on the last {k} dims {shown_before}{note} -> {_dims(step.range)}"))
     if layout.tiles:
         slots = math.prod(report.tiled_dimensions, start=1)
         out.append(_row("tiled shape", f"{_dims(report.tiled_dimensions)}: {_count(slots)} slots"))
@@ -246,12 +239,12 @@ def _element_lines(m, element: tuple[int, ...]) -> list[str]:
     out = [f"element {_tuple(element)}"]
     value: tuple = element
     for step in m.steps:
-        label = step.label.split(" (")[0] if step.tile is None else step.label
+        label = step.label if step.role == TILE else step.role
         lines: list[str] = []
         for stage in step.stages:
             before = value
             value = stage.forward(value)
-            if isinstance(stage, Transpose) and stage.role == "physical order":
+            if isinstance(stage, Transpose) and step.role == PHYSICAL_ORDER:
                 lines.append(f"{_tuple(value)} in {_dims(stage.range)}")
                 label = "physical index"
             elif isinstance(stage, PrependUnitDims):

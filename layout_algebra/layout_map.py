@@ -58,7 +58,7 @@ import sympy
 
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.sizes import meaningful_array
+from layout_algebra.model.meaning import meaningful_array
 from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
 from layout_algebra.stages.pipeline import Step, layout_steps
 from layout_algebra.stages.stages import Linearize, Stage, ToBits

@@ -50,17 +50,22 @@ they pad to the first tile only. ``size_report`` shows both numbers:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from layout_algebra.model.shapes import (
-    COMBINE_DIMENSION,
-    ArrayShape,
-    BufferShape,
-    Dim,
-    Shape,
-    Tile,
+from layout_algebra.model.meaning import LayoutSemanticsError, element_size_in_bits, meaningful_array
+from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
+from layout_algebra.stages.pipeline import (
+    LINEARIZE,
+    PHYSICAL_ORDER,
+    TILE,
+    TO_BITS,
+    Step,
+    combine_groups,
+    layout_steps,
+    tile_stages,
 )
-from layout_algebra.model.syntax import as_shape
+from layout_algebra.stages.stages import Combine, ceil_div, round_up_size
 
 __all__ = [
     "LayoutSemanticsError",
@@ -79,45 +84,57 @@ __all__ = [
     "tiled_dimensions",
 ]
 
-
-class LayoutSemanticsError(ValueError):
-    """The layout has no exact meaning this package can give (e.g. a ``*`` with nothing
-    more minor to combine into, an unbounded ``?`` dimension, an ``E(n)`` too small)."""
-
-    def __init__(self, shape: Shape, reason: str) -> None:
-        self.shape = shape
-        self.reason = reason
-        super().__init__(f"{shape}: {reason}")
+#: The least multiple of ``b`` that is ``>= a`` (exact for symbolic sizes).
+round_up = round_up_size
 
 
-# --------------------------------------------------------------------------- arithmetic
-def ceil_div(a: Dim, b: Dim) -> Dim:
-    """``ceil(a / b)`` for non-negative ints, or a SymPy ``ceiling`` for symbolic sizes."""
-    if isinstance(a, int) and isinstance(b, int):
-        return -(-a // b)
-    import sympy
-
-    return sympy.ceiling(sympy.Integer(a) / b if isinstance(a, int) else a / b)
-
-
-def round_up(a: Dim, b: Dim) -> Dim:
-    """The least multiple of ``b`` that is ``>= a``."""
-    return ceil_div(a, b) * b
-
-
-def _product(values) -> Dim:
+def _product(values: Iterable[Dim]) -> Dim:
     return math.prod(values, start=1)
 
 
-# ------------------------------------------------------------------- the shape pipeline
-def physical_dimensions(shape: ArrayShape) -> tuple[Dim, ...]:
+# ------------------------------------------------------ read off the stage pipeline
+def _step(steps: tuple[Step, ...], role: str) -> Step:
+    return next(step for step in steps if step.role == role)
+
+
+def physical_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
     """The dimension sizes in physical order, most major first (``minor_to_major`` reversed)."""
-    m2m = shape.effective_layout.minor_to_major
-    return tuple(shape.dimensions[d] for d in reversed(m2m))
+    return _step(layout_steps(shape), PHYSICAL_ORDER).range
+
+
+def tiled_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
+    """The physical shape after every tile level (exact nested tiling), major to minor:
+    the domain of the pipeline's ``Linearize``."""
+    return _step(layout_steps(shape), LINEARIZE).domain
+
+
+def first_tile_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
+    """The physical shape after the first tile level only (what XLA and XLA:TPU allocate):
+    the pipeline cut after its first tile step."""
+    return _first_tile_dimensions(layout_steps(shape))
+
+
+def _first_tile_dimensions(steps: tuple[Step, ...]) -> tuple[Dim, ...]:
+    tiles = [step for step in steps if step.role == TILE]
+    return tiles[0].range if tiles else _step(steps, PHYSICAL_ORDER).range
+
+
+def apply_tile(dims: tuple[Dim, ...], tile: Tile) -> tuple[Dim, ...]:
+    """One tiling level (the pipeline's tile step): the last ``len(tile)`` dims ``d_i`` become
+    ``ceil(d_i/t_i)`` then ``t_i``. Missing leading dimensions count as size 1; ``*``
+    entries combine first.
+
+    >>> apply_tile((3, 5), Tile((2, 2)))
+    (2, 3, 2, 2)
+    >>> apply_tile((5,), Tile((8, 128)))
+    (1, 1, 8, 128)
+    """
+    return tile_stages(tuple(dims), tile)[-1].range
 
 
 def combine_dimensions(dims: tuple[Dim, ...], tile: Tile) -> tuple[tuple[Dim, ...], tuple[int, ...]]:
-    """Merge each ``*`` tile entry's dimension into the next more minor one.
+    """Merge each ``*`` tile entry's dimension into the next more minor one (the pipeline's
+    ``Combine`` stage).
 
     ``dims`` must already be aligned with ``tile`` (same length). Returns the merged
     dimensions and the tile without its ``*`` entries.
@@ -127,86 +144,20 @@ def combine_dimensions(dims: tuple[Dim, ...], tile: Tile) -> tuple[tuple[Dim, ..
     """
     if len(dims) != len(tile.dimensions):
         raise ValueError(f"cannot combine {len(dims)} dimensions with a tile of rank {len(tile.dimensions)}")
-    if tile.dimensions and tile.dimensions[-1] == COMBINE_DIMENSION:
-        raise ValueError(f"tile {tile} ends with '*': there is no more minor dimension to combine into")
-    merged: list[Dim] = []
-    sizes: list[int] = []
-    carry: Dim = 1
-    for d, t in zip(dims, tile.dimensions, strict=True):
-        if t == COMBINE_DIMENSION:
-            carry = carry * d
-        else:
-            merged.append(carry * d)
-            sizes.append(t)
-            carry = 1
-    return tuple(merged), tuple(sizes)
+    merged = Combine(domain=tuple(dims), groups=combine_groups(0, tile)).range
+    return merged, tuple(t for t in tile.dimensions if t != COMBINE_DIMENSION)
 
 
-def apply_tile(dims: tuple[Dim, ...], tile: Tile) -> tuple[Dim, ...]:
-    """One tiling level: the last ``len(tile)`` dims ``d_i`` become ``ceil(d_i/t_i)`` then ``t_i``.
-
-    Missing leading dimensions count as size 1; ``*`` entries combine first.
-
-    >>> apply_tile((3, 5), Tile((2, 2)))
-    (2, 3, 2, 2)
-    >>> apply_tile((5,), Tile((8, 128)))
-    (1, 1, 8, 128)
-    """
-    k = len(tile.dimensions)
-    dims = (1,) * max(0, k - len(dims)) + tuple(dims)
-    keep, suffix = dims[: len(dims) - k], dims[len(dims) - k :]
-    merged, sizes = combine_dimensions(suffix, tile)
-    for t in sizes:
-        if t <= 0:
-            raise ValueError(f"tile {tile} has a dimension of size {t}; tile sizes must be positive")
-    return keep + tuple(ceil_div(d, t) for d, t in zip(merged, sizes, strict=True)) + sizes
-
-
-def tiled_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
-    """The physical shape after every tile level (exact nested tiling), major to minor."""
-    array = meaningful_array(shape)
-    dims = physical_dimensions(array)
-    for tile in array.effective_layout.tiles:
-        dims = _checked(array, apply_tile, dims, tile)
-    return dims
-
-
-def first_tile_dimensions(shape: Shape | str) -> tuple[Dim, ...]:
-    """The physical shape after the first tile level only (what XLA and XLA:TPU allocate)."""
-    array = meaningful_array(shape)
-    dims = physical_dimensions(array)
-    tiles = array.effective_layout.tiles
-    return _checked(array, apply_tile, dims, tiles[0]) if tiles else dims
-
-
-def element_size_in_bits(shape: Shape | str) -> int:
-    """Bits per element in memory: ``E(n)`` if set, else a whole number of bytes.
-
-    This is XLA's ``ShapeUtil::ElementSizeInBits``: without ``E(n)`` an element takes
-    ``ByteWidth`` bytes, so ``pred`` and ``s4`` take 8 bits each; ``E(4)`` packs two
-    ``s4`` per byte and ``E(1)`` eight ``pred`` per byte.
-
-    >>> element_size_in_bits("s4[8]"), element_size_in_bits("s4[8]{0:E(4)}"), element_size_in_bits("pred[8]")
-    (8, 4, 8)
-    """
-    array = meaningful_array(shape)
-    e = array.effective_layout.element_size_in_bits
-    t = array.element_type
-    if e == 0:
-        return t.byte_width * 8
-    if e < t.bit_width:
-        raise LayoutSemanticsError(
-            array, f"E({e}) cannot hold a {t.text} element, which needs {t.bit_width} bits"
-        )
-    return e
+def element_bits(steps: tuple[Step, ...]) -> int:
+    """Bits per element: the factor of the pipeline's ``ToBits``."""
+    (to_bits,) = _step(steps, TO_BITS).stages
+    return to_bits.bits  # type: ignore[attr-defined, no-any-return]
 
 
 def physical_size_in_bits(shape: Shape | str) -> Dim:
-    """Bits of the exact physical buffer (before rounding up to whole bytes)."""
-    array = meaningful_array(shape)
-    count = _product(tiled_dimensions(array))
-    count = round_up(count, array.effective_layout.tail_padding_alignment_in_elements)
-    return count * element_size_in_bits(array)
+    """Bits of the exact physical buffer (before rounding up to whole bytes): the range
+    of the pipeline's ``ToBits``."""
+    return _step(layout_steps(shape), TO_BITS).range[0]
 
 
 def physical_size_in_bytes(shape: Shape | str) -> Dim:
@@ -255,13 +206,14 @@ class SizeReport:
 def size_report(shape: Shape | str) -> SizeReport:
     """Logical bytes, exact physical bytes and XLA:TPU's allocation for ``shape``."""
     array = meaningful_array(shape)
+    steps = layout_steps(array)
     layout = array.effective_layout
-    bits = element_size_in_bits(array)
+    bits = element_bits(steps)
     logical = _product(array.dimensions)
-    tiled = tiled_dimensions(array)
+    tiled = _step(steps, LINEARIZE).domain
+    physical = _step(steps, TO_BITS).domain[0]
     alignment = layout.tail_padding_alignment_in_elements
-    physical = round_up(_product(tiled), alignment)
-    first = round_up(_product(first_tile_dimensions(array)), alignment)
+    first = round_up(_product(_first_tile_dimensions(steps)), alignment)
     notes = []
     if first != physical:
         notes.append(
@@ -283,41 +235,3 @@ def size_report(shape: Shape | str) -> SizeReport:
         metadata_prefix_bytes=layout.dynamic_shape_metadata_prefix_bytes,
         notes=tuple(notes),
     )
-
-
-# ----------------------------------------------------------------------------- helpers
-def meaningful_array(shape: Shape | str) -> ArrayShape:
-    """``shape`` as an ``ArrayShape`` whose layout has one exact meaning, or a clear error.
-
-    Accepts shape text or a ``Shape``; a buffer ``b(...)`` gives its array. Raises
-    ``LayoutSemanticsError`` for tuples, tokens, unbounded ``?`` dims, a ``minor_to_major``
-    that is not a permutation, split configs, and empty or size-0 tiles.
-    """
-    s = as_shape(shape)
-    if isinstance(s, BufferShape):
-        s = s.array
-    if not isinstance(s, ArrayShape):
-        kind = type(s).__name__.removesuffix("Shape").lower()
-        raise LayoutSemanticsError(s, f"a {kind} shape has no single array buffer; size its array elements")
-    if s.is_unbounded_dynamic:
-        raise LayoutSemanticsError(s, "an unbounded dynamic dimension '?' has no size; give a bound '<=N'")
-    layout = s.effective_layout
-    if sorted(layout.minor_to_major) != list(range(s.rank)):
-        raise LayoutSemanticsError(
-            s, "minor_to_major must be a permutation of the dimensions (see validate())"
-        )
-    if layout.split_configs:
-        raise LayoutSemanticsError(
-            s, "split configs SC(...) divide the array into separate pieces; not modelled"
-        )
-    for tile in layout.tiles:
-        if not tile.dimensions or 0 in tile.dimensions:
-            raise LayoutSemanticsError(s, f"tile {tile} is empty or has a size-0 dimension")
-    return s
-
-
-def _checked(shape: ArrayShape, fn, *args):
-    try:
-        return fn(*args)
-    except ValueError as e:
-        raise LayoutSemanticsError(shape, str(e)) from None

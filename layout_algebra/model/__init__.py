@@ -4,6 +4,13 @@ Nothing here knows about index maps, solvers or arrays; everything else in the p
 builds on these plain immutable values.
 """
 
+from layout_algebra.model.meaning import (
+    MEMORY_SPACE_NAMES,
+    LayoutSemanticsError,
+    element_size_in_bits,
+    meaningful_array,
+    memory_space_name,
+)
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import (
     COMBINE_DIMENSION,
@@ -23,11 +30,13 @@ from layout_algebra.model.validation import InvalidLayoutError, layout_problems,
 
 __all__ = [
     "COMBINE_DIMENSION",
+    "MEMORY_SPACE_NAMES",
     "UNBOUNDED_SIZE",
     "ArrayShape",
     "BufferShape",
     "InvalidLayoutError",
     "Layout",
+    "LayoutSemanticsError",
     "OpaqueShape",
     "ParseError",
     "PrimitiveType",
@@ -37,7 +46,10 @@ __all__ = [
     "TokenShape",
     "TupleShape",
     "as_shape",
+    "element_size_in_bits",
     "layout_problems",
+    "meaningful_array",
+    "memory_space_name",
     "parse_layout",
     "parse_shape",
     "primitive_type",

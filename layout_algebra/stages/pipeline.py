@@ -35,12 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from layout_algebra.model.meaning import element_size_in_bits, meaningful_array
 from layout_algebra.model.shapes import COMBINE_DIMENSION, Dim, Shape, Tile
-from layout_algebra.sizes import (
-    element_size_in_bits,
-    meaningful_array,
-    tiled_dimensions,
-)
 from layout_algebra.stages.stages import (
     AlignTail,
     Combine,
@@ -54,48 +50,77 @@ from layout_algebra.stages.stages import (
     round_up_size,
 )
 
-__all__ = ["Step", "layout_stages", "layout_steps"]
+__all__ = [
+    "LINEARIZE",
+    "PHYSICAL_ORDER",
+    "TAIL_PADDING",
+    "TILE",
+    "TO_BITS",
+    "Step",
+    "layout_stages",
+    "layout_steps",
+]
+
+#: The role of each step: which feature of the layout it realises (readers match on these).
+PHYSICAL_ORDER = "physical order"
+TILE = "tile"
+LINEARIZE = "linearize"
+TAIL_PADDING = "tail padding"
+TO_BITS = "to bits"
 
 
 @dataclass(frozen=True)
 class Step:
-    """A labelled group of stages: one feature of the layout (a tile level, ``L(n)``, ...)."""
+    """A labelled group of stages: one feature of the layout (a tile level, ``L(n)``, ...).
+
+    ``role`` is one of :data:`PHYSICAL_ORDER`, :data:`TILE`, :data:`LINEARIZE`,
+    :data:`TAIL_PADDING`, :data:`TO_BITS`; ``label`` is the same for people.
+    """
 
     label: str
     stages: tuple[Stage, ...]
     tile: Tile | None = None
+    role: str = ""
+
+    @property
+    def domain(self) -> tuple[Dim, ...]:
+        """The shape this step starts from (the domain of its first stage)."""
+        return self.stages[0].domain
+
+    @property
+    def range(self) -> tuple[Dim, ...]:
+        """The shape this step ends with (the range of its last stage)."""
+        return self.stages[-1].range
 
 
 def layout_steps(shape: Shape | str) -> tuple[Step, ...]:
     """The stage pipeline of ``shape``, grouped by the layout feature each stage realises."""
-    array = meaningful_array(shape)
-    tiled_dimensions(array)  # raises LayoutSemanticsError for a tile ending in '*'
+    array = meaningful_array(shape)  # raises LayoutSemanticsError for shapes without one meaning
     bits = element_size_in_bits(array)  # ... and for an E(n) too small for the type
     layout = array.effective_layout
     m2m = layout.minor_to_major
     order = Transpose(
         domain=tuple(array.dimensions),
         permutation=tuple(reversed(m2m)),
-        role="physical order",
+        role=PHYSICAL_ORDER,
     )
     m2m_text = "{" + ",".join(map(str, m2m)) + "}"
-    steps = [Step(f"physical order (minor_to_major {m2m_text})", (order,))]
+    steps = [Step(f"{PHYSICAL_ORDER} (minor_to_major {m2m_text})", (order,), role=PHYSICAL_ORDER)]
     dims = order.range
     for level, tile in enumerate(layout.tiles, start=1):
         stages = tile_stages(dims, tile)
-        steps.append(Step(f"tile {level}: {tile}", stages, tile))
-        if stages:
-            dims = stages[-1].range
+        steps.append(Step(f"{TILE} {level}: {tile}", stages, tile, role=TILE))
+        dims = stages[-1].range
     linearize = Linearize(domain=dims)
-    steps.append(Step("linearize", (linearize,)))
+    steps.append(Step(LINEARIZE, (linearize,), role=LINEARIZE))
     count = linearize.range
     alignment = layout.tail_padding_alignment_in_elements
     if alignment > 1:
         align = AlignTail(domain=count, alignment=alignment)
         if align.has_holes:
-            steps.append(Step(f"tail padding L({alignment})", (align,)))
+            steps.append(Step(f"{TAIL_PADDING} L({alignment})", (align,), role=TAIL_PADDING))
             count = align.range
-    steps.append(Step("to bits", (ToBits(domain=count, bits=bits),)))
+    steps.append(Step(TO_BITS, (ToBits(domain=count, bits=bits),), role=TO_BITS))
     return tuple(steps)
 
 

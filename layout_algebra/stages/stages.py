@@ -62,6 +62,8 @@ __all__ = [
     "Stage",
     "ToBits",
     "Transpose",
+    "ceil_div",
+    "round_up_size",
 ]
 
 Index = tuple[Any, ...]
@@ -408,6 +410,19 @@ def _mod(ar: Arithmetic, value: Any, d: Dim) -> Any:
 
 def _floordiv(ar: Arithmetic, value: Any, d: Dim) -> Any:
     return value if isinstance(d, int) and d == 0 else ar.floordiv(value, ar.lift(d))
+
+
+def ceil_div(a: Dim, b: Dim) -> Dim:
+    """``ceil(a / b)`` for non-negative ints, or a SymPy ``ceiling`` for symbolic sizes.
+
+    >>> ceil_div(17, 8), ceil_div(16, 8)
+    (3, 2)
+    """
+    if isinstance(a, int) and isinstance(b, int):
+        return -(-a // b)
+    import sympy
+
+    return sympy.ceiling(sympy.Integer(a) / b if isinstance(a, int) else a / b)
 
 
 def round_up_size(n: Dim, m: int) -> Dim:
