@@ -24,7 +24,8 @@ ops move data.
 
 The modules are: ``ir`` (the values), ``parser`` (``parse_module``, ``HloParseError``),
 ``attributes`` (the attribute values layout analysis reads), ``audit`` (the audit and
-``classify_movement``) and ``report`` (the audit as tables, for the command line).
+``classify_movement``), ``report`` (the audit as tables, for the command line) and
+``verify`` (``verify_rewrite``: is a rewrite of a module safe, physically or logically).
 """
 
 from layout_algebra.hlo.attributes import PaddingDimension, SliceDimension
@@ -43,6 +44,7 @@ from layout_algebra.hlo.ir import (
     HloOperand,
 )
 from layout_algebra.hlo.parser import HloParseError, parse_module
+from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo, verify_rewrite
 
 __all__ = [
     "AuditReport",
@@ -53,10 +55,13 @@ __all__ = [
     "HloModule",
     "HloOperand",
     "HloParseError",
+    "InvalidHlo",
     "MovementVerdict",
     "PaddingDimension",
     "SliceDimension",
+    "UnsupportedHlo",
     "audit_module",
     "classify_movement",
     "parse_module",
+    "verify_rewrite",
 ]

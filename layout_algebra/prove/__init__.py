@@ -18,6 +18,7 @@ encoding it names, ``refuted`` only with a counterexample re-evaluated concretel
 True
 """
 
+from layout_algebra.prove.assumptions import AssumptionError, parse_assumptions
 from layout_algebra.prove.core import (
     DEFAULT_TIMEOUT_MS,
     equivalent,
@@ -27,7 +28,6 @@ from layout_algebra.prove.core import (
     in_bounds,
     injective,
     mixed_radix_pair_lemma,
-    parse_assumptions,
     tiling_is_pad_reshape_transpose,
 )
 from layout_algebra.prove.maps import (
@@ -39,10 +39,10 @@ from layout_algebra.prove.maps import (
     pad_reshape_transpose_reference,
 )
 from layout_algebra.prove.result import ProofResult
-from layout_algebra.prove.rewrite import SUPPORTED_OPCODES, rewrite
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
+    "AssumptionError",
     "SUPPORTED_OPCODES",
     "IndexMap",
     "ProofResult",
@@ -62,3 +62,14 @@ __all__ = [
     "rewrite",
     "tiling_is_pad_reshape_transpose",
 ]
+
+
+def __getattr__(name: str):
+    """``prove.rewrite`` and ``prove.SUPPORTED_OPCODES``: the HLO rewrite verifier, kept here
+    for old callers. It lives in ``layout_algebra.hlo.verify`` (an application above the
+    prover), so it is imported on first use, not when ``prove`` is."""
+    if name in ("rewrite", "SUPPORTED_OPCODES"):
+        from layout_algebra.hlo import verify
+
+        return verify.verify_rewrite if name == "rewrite" else verify.SUPPORTED_OPCODES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,1448 @@
+"""Verify an HLO rewrite: ``before`` and ``after`` compute the same root, for every size.
+
+**The contract.** ``verify_rewrite(before, after, mode=...)`` answers one of two questions.
+
+* ``mode="physical"`` (the default): *given the same parameter buffers, the root buffer
+  is the same, bit for bit.* Both modules must have the same parameters, layouts and
+  memory spaces included (otherwise the rewrite changes the interface: a ``ValueError``).
+  The root buffers must agree in memory space ``S(n)``, element size (``E(n)``), exact
+  size in bits and XLA's allocation size (first-tile padding, ``L(n)``) — for symbolic
+  sizes as Z3 obligations under ``assume`` — and every root element must sit at the same
+  bit offset and hold the same value, computed from the same parameter elements.
+* ``mode="logical"``: *the root's logical array is the same function of the
+  parameters' logical arrays*; layouts are free (what layout assignment must preserve),
+  except that a ``bitcast`` means "the same bits", so it is read through the layouts of
+  its operand and result.
+
+Only data movement is interpreted: ``parameter``, ``constant`` (arrays: element k is the
+literal's value k), ``copy``, ``bitcast``, ``reshape``, ``transpose``, ``broadcast``,
+``slice``, ``concatenate``, ``pad``, ``reverse``, ``iota``, ``dynamic-slice`` and
+``dynamic-update-slice`` (offsets that are scalar parameters or constants, clamped as XLA
+clamps them), ``tuple``/``get-tuple-element`` (traced through), ``fusion``/``call``
+(inlined). Every elementwise op — unary, binary, ``convert``, ``bitcast-convert``,
+``compare``, ``select``, ``clamp`` — is an *uninterpreted function* of its opcode,
+attributes and result type, applied element by element: equal inputs give equal outputs,
+and nothing more is assumed (``add(a,b)`` and ``add(b,a)`` are not proved equal).
+
+**The answers.** ``proved``: Z3 answered unsat for every size satisfying ``assume``.
+``refuted``: a counterexample with concrete ``sizes``, a root ``element`` and what each
+side holds there, re-checked by evaluating both modules at those sizes; a difference that
+runs through an uninterpreted op is only reported after the HLO executor
+(:mod:`layout_algebra.hlo.execute`) confirms it with the ops' real semantics. ``unknown``:
+with the reason (solver timeout, a construct the encoding cannot express, or a difference
+under uninterpreted ops that real execution does not show: the rewrite then relies on a
+property of those ops, such as commutativity).
+
+>>> before = '''HloModule m
+... ENTRY e {
+...   p = f32[8,128]{1,0:T(8,128)} parameter(0)
+...   ROOT r = f32[1024]{0} reshape(p)
+... }'''
+>>> verify_rewrite(before, before.replace("reshape", "bitcast")).status  # one tile is row-major
+'proved'
+>>> wide = before.replace("f32[8,128]{1,0:T(8,128)}", "f32[8,128]{1,0:T(8,64)}")
+>>> r = verify_rewrite(wide, wide.replace("reshape", "bitcast"))        # 8x64 tiles split rows
+>>> r.status, r.counterexample["element"], r.counterexample["after"]
+('refuted', (64,), 'bit 2048: parameter 0 element (1, 0)')
+
+Symbolic sizes: moving a transpose below an elementwise op (what XLA's algebraic
+simplifier does) is proved for every N, M; a copy into a tiled layout changes the root's
+size unless whole tiles fit, which ``assume`` can say:
+
+>>> sunk = '''HloModule m
+... ENTRY e {
+...   p = f32[N,M]{1,0} parameter(0)
+...   t = f32[M,N]{1,0} transpose(p), dimensions={1,0}
+...   ROOT n = f32[M,N]{1,0} negate(t)
+... }'''
+>>> hoisted = '''HloModule m
+... ENTRY e {
+...   p = f32[N,M]{1,0} parameter(0)
+...   n = f32[N,M]{1,0} negate(p)
+...   ROOT t = f32[M,N]{1,0} transpose(n), dimensions={1,0}
+... }'''
+>>> verify_rewrite(sunk, hoisted).status
+'proved'
+>>> tiled = '''HloModule m
+... ENTRY e {
+...   p = f32[N,128]{1,0} parameter(0)
+...   ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)
+... }'''
+>>> plain = tiled.replace("{1,0:T(8,128)} copy", "{1,0} copy")
+>>> r = verify_rewrite(tiled, plain)
+>>> r.status, r.counterexample["property"], r.counterexample["sizes"]["N"] % 8 != 0
+('refuted', 'size in bits', True)
+>>> verify_rewrite(tiled, plain, assume="N % 8 == 0").status
+'proved'
+>>> verify_rewrite(tiled, plain, mode="logical").status   # the same logical array
+'proved'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import sympy
+import z3
+
+from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
+from layout_algebra.layout_map import layout_map
+from layout_algebra.model.primitive_types import PrimitiveType
+from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
+from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, parse_assumptions
+from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
+from layout_algebra.prove.query import as_bool, differ, in_box, model_int, side_conditions, solver_for
+from layout_algebra.prove.result import ProofResult
+from layout_algebra.references import delinearize_row_major, linear_index_row_major
+from layout_algebra.sizes import size_report
+from layout_algebra.stages.arith import ARITHMETIC
+
+try:  # the assumptions grammar is moving to its own module
+    from layout_algebra.prove.assumptions import assumption_terms, assumptions_hold  # type: ignore
+except ImportError:  # pragma: no cover - until it lands
+    from layout_algebra.prove.core import _assumption_terms as assumption_terms
+    from layout_algebra.prove.core import _assumptions_hold as assumptions_hold
+
+__all__ = [
+    "ELEMENTWISE_OPCODES",
+    "MODES",
+    "SUPPORTED_OPCODES",
+    "InvalidHlo",
+    "UnsupportedHlo",
+    "verify_rewrite",
+]
+
+#: The two questions a rewrite check can answer.
+MODES = ("physical", "logical")
+
+#: Ops read as uninterpreted functions applied element by element.
+ELEMENTWISE_OPCODES = frozenset(
+    """abs add and atan2 cbrt ceil clamp compare complex convert cos count-leading-zeros clz
+    divide erf exp exponential exponential-minus-one expm1 floor imag is-finite log log-plus-one
+    log1p logistic maximum minimum multiply negate not or popcnt population-count power real
+    reduce-precision remainder round-nearest-afz round-nearest-even rsqrt select shift-left
+    shift-right-arithmetic shift-right-logical sign sine sin sqrt subtract tan tanh xor""".split()
+)
+
+#: Ops whose index semantics the verifier states exactly.
+MOVEMENT_OPCODES = (
+    "parameter",
+    "constant",
+    "copy",
+    "bitcast",
+    "bitcast-convert",
+    "reshape",
+    "transpose",
+    "broadcast",
+    "slice",
+    "concatenate",
+    "pad",
+    "reverse",
+    "iota",
+    "dynamic-slice",
+    "dynamic-update-slice",
+    "tuple",
+    "get-tuple-element",
+    "fusion",
+    "call",
+)
+
+#: Every opcode the verifier understands.
+SUPPORTED_OPCODES = tuple(sorted({*MOVEMENT_OPCODES, *ELEMENTWISE_OPCODES}))
+
+# Elementwise ops whose operands and result all have one element type.
+_SAME_TYPE_OPS = frozenset(
+    "add subtract multiply divide maximum minimum power remainder and or xor negate abs "
+    "shift-left shift-right-arithmetic shift-right-logical clamp".split()
+)
+# Attributes that do not change what an op computes.
+_INERT_ATTRIBUTES = frozenset(
+    {"metadata", "backend_config", "frontend_attributes", "sharding", "statistics", "origin"}
+)
+#: Constants with more elements than this are not expanded (answer: unknown).
+MAX_CONSTANT_ELEMENTS = 4096
+
+
+class InvalidHlo(ValueError):
+    """HLO that XLA would reject: the message names the instruction and the problem."""
+
+
+class UnsupportedHlo(ValueError):
+    """HLO the verifier does not read (an opcode, or control flow); the message names it."""
+
+
+class _Inexpressible(Exception):
+    """A construct the encoding cannot express here: the answer is unknown with this reason."""
+
+
+# ------------------------------------------------------------------------------- values
+# The value of one element, as a small tree. Conditions and index terms are Python
+# values (concrete evaluation) or Z3 terms (the query).
+@dataclass(frozen=True, eq=False)
+class Param:
+    """Element ``index`` of parameter ``key`` = (number, tuple path)."""
+
+    key: tuple
+    index: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class ParamPadding:
+    """Physical mode: the bits of slot ``slot`` of parameter ``key``'s buffer, which hold no element."""
+
+    key: tuple
+    slot: Any
+
+
+@dataclass(frozen=True, eq=False)
+class Number:
+    """A number of element type ``type``: an exact rational, an index term, or ``'nan'``/``'inf'``/``'-inf'``/``'-0'``."""
+
+    type: str
+    value: Any
+
+
+@dataclass(frozen=True, eq=False)
+class App:
+    """An uninterpreted elementwise op applied to element values."""
+
+    op: str
+    args: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Choice:
+    """``then`` where ``cond`` holds, else ``other`` (index-dependent selection)."""
+
+    cond: Any
+    then: Any
+    other: Any
+
+
+@dataclass(frozen=True, eq=False)
+class Undefined:
+    """Unspecified bits (padding written by an op): never equal to anything."""
+
+    why: str
+
+
+# ---------------------------------------------------------------- conditions, both kinds
+def _and(*conditions: Any) -> Any:
+    items = []
+    for c in conditions:
+        if c is False or (isinstance(c, bool) is False and z3.is_false(c)):
+            return False
+        if c is not True and not (not isinstance(c, bool) and z3.is_true(c)):
+            items.append(c)
+    if not items:
+        return True
+    return items[0] if len(items) == 1 else z3.And(*items)
+
+
+def _or(*conditions: Any) -> Any:
+    items = []
+    for c in conditions:
+        if c is True or (not isinstance(c, bool) and z3.is_true(c)):
+            return True
+        if c is not False and not (not isinstance(c, bool) and z3.is_false(c)):
+            items.append(c)
+    if not items:
+        return False
+    return items[0] if len(items) == 1 else z3.Or(*items)
+
+
+def _not(c: Any) -> Any:
+    return (not c) if isinstance(c, bool) else z3.Not(c)
+
+
+def _ite(c: Any, x: Any, y: Any) -> Any:
+    if isinstance(c, bool):
+        return x if c else y
+    if x is y or (isinstance(x, bool) and isinstance(y, bool) and x == y):
+        return x
+    if isinstance(x, (int, bool)) and isinstance(y, (int, bool)) is False and not isinstance(y, z3.ExprRef):
+        return z3.If(c, x, y)  # pragma: no cover
+    return z3.If(c, as_bool(x) if isinstance(x, bool) else x, as_bool(y) if isinstance(y, bool) else y)
+
+
+def _bool(x: Any) -> Any:
+    """A comparison result as bool or Z3 Bool (ints compare to bools)."""
+    return bool(x) if isinstance(x, (bool, int)) or x.__class__.__name__ == "bool_" else x
+
+
+# ---------------------------------------------------------------------- comparing values
+def _differ_values(a: Any, b: Any) -> Any:
+    """A condition under which the two element values can differ (uninterpreted ops free)."""
+    if isinstance(a, Choice):
+        return _ite(a.cond, _differ_values(a.then, b), _differ_values(a.other, b))
+    if isinstance(b, Choice):
+        return _ite(b.cond, _differ_values(a, b.then), _differ_values(a, b.other))
+    if isinstance(a, Undefined) or isinstance(b, Undefined):
+        return True
+    if isinstance(a, Param) and isinstance(b, Param):
+        if a.key != b.key:
+            return True
+        return _or(*(_bool(x != y) for x, y in zip(a.index, b.index, strict=True)))
+    if isinstance(a, ParamPadding) and isinstance(b, ParamPadding):
+        return True if a.key != b.key else _bool(a.slot != b.slot)
+    if isinstance(a, Number) and isinstance(b, Number):
+        return _numbers_differ(a, b)
+    if isinstance(a, App) and isinstance(b, App):
+        if a.op != b.op or len(a.args) != len(b.args):
+            return True
+        return _or(*(_differ_values(x, y) for x, y in zip(a.args, b.args, strict=True)))
+    return True
+
+
+def _numbers_differ(a: Number, b: Number) -> Any:
+    if a.type != b.type:
+        return True
+    x, y = a.value, b.value
+    if isinstance(x, str) or isinstance(y, str):
+        return x != y if isinstance(x, str) and isinstance(y, str) else True
+    if isinstance(x, (int, Fraction)) and isinstance(y, (int, Fraction)):
+        return x != y
+    return _bool(_real(x) != _real(y))
+
+
+def _real(x: Any) -> Any:
+    if isinstance(x, Fraction):
+        return z3.RealVal(f"{x.numerator}/{x.denominator}")
+    if isinstance(x, int):
+        return z3.RealVal(x)
+    return z3.ToReal(x) if x.sort() == z3.IntSort() else x
+
+
+def _difference_kind(a: Any, b: Any) -> str | None:
+    """Concrete values: ``None`` if equal, ``'data'`` if they differ by data movement alone
+    (a real difference), ``'op'`` if the difference runs through an uninterpreted op."""
+    if _differ_values(a, b) is False:
+        return None
+    if isinstance(a, App) or isinstance(b, App):
+        return "op"
+    return "data"
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, Param):
+        number, path = v.key
+        where = f"parameter {number}" + "".join(f".{k}" for k in path)
+        return f"{where} element {tuple(int(i) for i in v.index)}"
+    if isinstance(v, ParamPadding):
+        return f"padding slot {v.slot} of parameter {v.key[0]}'s buffer"
+    if isinstance(v, Number):
+        value = v.value
+        text = (
+            str(value) if not isinstance(value, Fraction) or value.denominator != 1 else str(value.numerator)
+        )
+        return f"{v.type} {text}"
+    if isinstance(v, App):
+        return f"{v.op.split('|')[0]}({', '.join(_show(a) for a in v.args)})"
+    if isinstance(v, Undefined):
+        return f"unspecified bits ({v.why})"
+    if isinstance(v, Choice):  # pragma: no cover - concrete values have no choices
+        return "a choice"
+    return repr(v)
+
+
+# --------------------------------------------------------------------------- literals
+_LITERAL_TOKEN = re.compile(r"\s*(\{|\}|,|[^\s{},]+)")
+
+
+def _literal_elements(text: str, shape: ArrayShape, name: str) -> list:
+    """The values of a constant's literal, row-major, checked against its shape."""
+    if not all(isinstance(d, int) for d in shape.dimensions):
+        raise InvalidHlo(f"constant {name} has symbolic dimensions {shape}")
+    count = math.prod(shape.dimensions)
+    if count > MAX_CONSTANT_ELEMENTS:
+        raise _Inexpressible(f"constant {name} has {count} elements (more than {MAX_CONSTANT_ELEMENTS})")
+    tokens = [m.group(1) for m in _LITERAL_TOKEN.finditer(text)]
+    pos = 0
+
+    def nested(depth: int) -> Any:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise InvalidHlo(f"constant {name}: the literal {text!r} ends early")
+        if tokens[pos] == "{":
+            pos += 1
+            items = []
+            while pos < len(tokens) and tokens[pos] != "}":
+                items.append(nested(depth + 1))
+                if pos < len(tokens) and tokens[pos] == ",":
+                    pos += 1
+            if pos >= len(tokens):
+                raise InvalidHlo(f"constant {name}: '{{' is never closed in {text!r}")
+            pos += 1
+            return items
+        token = tokens[pos]
+        pos += 1
+        return token
+
+    tree = nested(0)
+    if pos != len(tokens):
+        raise InvalidHlo(f"constant {name}: unexpected {tokens[pos]!r} in the literal {text!r}")
+    flat: list[str] = []
+
+    def walk(node: Any, dims: tuple) -> None:
+        if not dims:
+            if isinstance(node, list):
+                if len(node) == 1 and not isinstance(node[0], list) and shape.rank == 0:
+                    flat.append(node[0])
+                    return
+                raise InvalidHlo(f"constant {name}: the literal {text!r} nests deeper than {shape}")
+            flat.append(node)
+            return
+        if not isinstance(node, list) or len(node) != dims[0]:
+            got = len(node) if isinstance(node, list) else "a scalar"
+            raise InvalidHlo(
+                f"constant {name}: the literal {text!r} has {got} entries where {shape} needs {dims[0]}"
+            )
+        for item in node:
+            walk(item, dims[1:])
+
+    walk(tree, tuple(shape.dimensions))
+    return [_literal_value(t, shape.element_type, name) for t in flat]
+
+
+_ML_DTYPES = {
+    "bf16": "bfloat16",
+    "f8e5m2": "float8_e5m2",
+    "f8e4m3": "float8_e4m3",
+    "f8e4m3fn": "float8_e4m3fn",
+    "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
+    "f8e3m4": "float8_e3m4",
+    "f8e5m2fnuz": "float8_e5m2fnuz",
+    "f8e4m3fnuz": "float8_e4m3fnuz",
+    "f4e2m1fn": "float4_e2m1fn",
+    "f8e8m0fnu": "float8_e8m0fnu",
+}
+
+
+def _float_dtype(type_text: str):
+    import numpy as np
+
+    if type_text in ("f16", "f32", "f64"):
+        return {"f16": np.float16, "f32": np.float32, "f64": np.float64}[type_text]
+    import ml_dtypes
+
+    name = _ML_DTYPES.get(type_text)
+    return getattr(ml_dtypes, name, None) if name else None
+
+
+def _literal_value(token: str, etype: PrimitiveType, name: str) -> Any:
+    """One literal entry as this element type's value: ints exact, floats rounded to the type."""
+    t = token.strip().lower()
+    kind = etype.value.kind
+    if kind == "pred":
+        if t in ("true", "1"):
+            return 1
+        if t in ("false", "0"):
+            return 0
+        raise InvalidHlo(f"constant {name}: {token!r} is not a pred value (true or false)")
+    if kind in ("signed", "unsigned"):
+        try:
+            value = int(t)
+        except ValueError:
+            raise InvalidHlo(f"constant {name}: {token!r} is not an integer ({etype.text})") from None
+        bits = etype.bit_width
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if kind == "signed" else (0, (1 << bits) - 1)
+        if not lo <= value <= hi:
+            raise InvalidHlo(f"constant {name}: {value} is out of the range of {etype.text}")
+        return value
+    if kind == "float":
+        dtype = _float_dtype(etype.text)
+        if dtype is None:
+            raise _Inexpressible(f"constant {name}: no exact rounding known for {etype.text}")
+        if t in ("nan", "-nan", "+nan"):
+            return "nan"
+        try:
+            number = float(t)
+        except ValueError:
+            raise InvalidHlo(f"constant {name}: {token!r} is not a number ({etype.text})") from None
+        import numpy as np
+
+        with np.errstate(over="ignore", invalid="ignore"):
+            rounded = float(np.asarray(number).astype(dtype))
+        if math.isnan(rounded):
+            return "nan"
+        if math.isinf(rounded):
+            return "inf" if rounded > 0 else "-inf"
+        if rounded == 0 and math.copysign(1.0, rounded) < 0:
+            return "-0"
+        return Fraction(rounded)
+    raise _Inexpressible(f"constant {name}: {etype.text} literals are not read")
+
+
+# ----------------------------------------------------------------------------- the module
+def _as_module(text_or_module: str | HloModule) -> HloModule:
+    from layout_algebra.hlo.parser import parse_module
+
+    return parse_module(text_or_module) if isinstance(text_or_module, str) else text_or_module
+
+
+def _array(shape: Shape, where: str) -> ArrayShape:
+    if not isinstance(shape, ArrayShape):
+        raise UnsupportedHlo(f"{where} has the non-array shape {shape}")
+    return shape
+
+
+def _dims_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0
+
+
+def _shape_at(shape: Shape, path: tuple[int, ...], where: str) -> Shape:
+    for k in path:
+        if not isinstance(shape, TupleShape) or not 0 <= k < len(shape.elements):
+            raise InvalidHlo(f"{where}: tuple index {k} does not exist in {shape}")
+        shape = shape.elements[k]
+    return shape
+
+
+def _memory_space(shape: ArrayShape) -> int:
+    return shape.layout.memory_space if shape.layout is not None else 0
+
+
+@dataclass
+class _Scope:
+    """A computation being evaluated; a fused/called one maps its parameters to operands."""
+
+    computation: HloComputation
+    bindings: tuple[str, ...] | None = None
+    parent: _Scope | None = None
+
+
+class _Evaluator:
+    """The value of any element of any instruction, for index terms of one arithmetic."""
+
+    def __init__(self, module: HloModule, mode: str, ar: Any, inputs: dict) -> None:
+        self.module = module
+        self.mode = mode
+        self.ar = ar
+        self.symbolic = isinstance(ar, IntArithmetic)
+        self.inputs = inputs  # scalar integer parameters used as offsets: number -> term or value
+        self.reshapes: list[tuple[Any, Any, str]] = []  # element counts that must agree
+        self._checked: set[tuple[str, str]] = set()
+
+    # -------------------------------------------------------------- helpers
+    def lift(self, d: Any) -> Any:
+        return self.ar.lift(d) if self.symbolic else d
+
+    def choose(self, cond: Any, then: Callable[[], Any], other: Callable[[], Any]) -> Any:
+        if isinstance(cond, bool):
+            return then() if cond else other()
+        if z3.is_true(cond):
+            return then()
+        if z3.is_false(cond):
+            return other()
+        return Choice(cond, then(), other())
+
+    def operand(self, scope: _Scope, instr: HloInstruction, k: int) -> HloInstruction:
+        if k >= len(instr.operands):
+            raise InvalidHlo(f"{instr.opcode} {instr.name} needs at least {k + 1} operands")
+        return scope.computation.instruction(instr.operands[k].name)
+
+    def shape_of(self, scope: _Scope, instr: HloInstruction, path: tuple = ()) -> ArrayShape:
+        return _array(_shape_at(instr.shape, path, instr.name), f"{instr.opcode} {instr.name}")
+
+    # -------------------------------------------------------------- elements
+    def element(self, scope: _Scope, name: str, index: Sequence[Any], path: tuple = ()) -> Any:
+        instr = scope.computation.instruction(name)
+        op = instr.opcode
+        if op not in SUPPORTED_OPCODES:
+            raise UnsupportedHlo(
+                f"instruction {instr.name} is a {op}, which the rewrite verifier does not read "
+                f"(it reads {', '.join(MOVEMENT_OPCODES)} and elementwise ops)"
+            )
+        if op == "tuple":
+            if not path:
+                raise UnsupportedHlo(f"tuple {instr.name} is used as an array")
+            return self.element(scope, self.operand(scope, instr, path[0]).name, index, path[1:])
+        if op == "get-tuple-element":
+            if instr.index is None:
+                raise InvalidHlo(f"get-tuple-element {instr.name} has no index")
+            return self.element(scope, self.operand(scope, instr, 0).name, index, (instr.index, *path))
+        if op == "parameter":
+            if scope.bindings is not None:
+                n = instr.parameter_number
+                if n is None or n >= len(scope.bindings):
+                    raise InvalidHlo(f"parameter {instr.name} of {scope.computation.name} has no operand")
+                return self.element(scope.parent, scope.bindings[n], index, path)  # type: ignore[arg-type]
+            _shape_at(instr.shape, path, instr.name)
+            return Param((instr.parameter_number, tuple(path)), tuple(index))
+        if op in ("fusion", "call"):
+            callee = instr.calls[0] if instr.calls else instr.to_apply
+            if callee is None:
+                raise InvalidHlo(f"{op} {instr.name} names no computation")
+            inner = _Scope(self.module.computation(callee), instr.operand_names, scope)
+            return self.element(inner, inner.computation.root.name, index, path)
+        if path:
+            raise InvalidHlo(f"{op} {instr.name} is not a tuple but is read as one")
+        shape = self.shape_of(scope, instr)
+        if len(index) != shape.rank:
+            raise InvalidHlo(f"{instr.name} is read with {len(index)} indices but has rank {shape.rank}")
+        return getattr(self, "op_" + op.replace("-", "_"), self.op_elementwise)(
+            scope, instr, shape, list(index)
+        )
+
+    def sub(self, scope: _Scope, instr: HloInstruction, k: int, index: Sequence[Any]) -> Any:
+        return self.element(scope, self.operand(scope, instr, k).name, index)
+
+    def operand_shape(self, scope: _Scope, instr: HloInstruction, k: int) -> ArrayShape:
+        o = self.operand(scope, instr, k)
+        return self.shape_of(scope, o)
+
+    # -------------------------------------------------------------- data movement
+    def op_constant(self, scope, instr, shape, index):
+        values = _literal_elements(instr.literal or "", shape, instr.name)
+        etype = shape.element_type.text
+        if not self.symbolic or all(isinstance(i, int) for i in index):
+            flat = 0
+            for i, d in zip(index, shape.dimensions, strict=True):
+                flat = flat * d + i
+            return Number(etype, values[flat])
+        flat_term: Any = 0
+        for i, d in zip(index, shape.dimensions, strict=True):
+            flat_term = flat_term * d + i
+        result: Any = Number(etype, values[-1])
+        for k in range(len(values) - 2, -1, -1):
+            result = Choice(flat_term == k, Number(etype, values[k]), result)
+        return result
+
+    def op_copy(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        self.check_same_dims(instr, source, shape)
+        return self.sub(scope, instr, 0, index)
+
+    def op_iota(self, scope, instr, shape, index):
+        raw = instr.attributes.get("iota_dimension")
+        if raw is None or not raw.strip().isdigit() or int(raw) >= shape.rank:
+            raise InvalidHlo(f"iota {instr.name} needs iota_dimension in [0, {shape.rank}), got {raw!r}")
+        value = Number("index", index[int(raw)])
+        if shape.element_type.value.kind in ("signed", "unsigned"):
+            return Number(shape.element_type.text, index[int(raw)])
+        return App(f"convert->{shape.element_type.text}", (value,))
+
+    def op_reshape(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        self.check_count(instr, source, shape)
+        position = linear_index_row_major(index, tuple(shape.dimensions), self.ar)
+        return self.sub(
+            scope, instr, 0, list(delinearize_row_major(position, tuple(source.dimensions), self.ar))
+        )
+
+    def op_transpose(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        perm = instr.dimensions or ()
+        if sorted(perm) != list(range(source.rank)) or shape.rank != source.rank:
+            raise InvalidHlo(
+                f"transpose {instr.name}: dimensions={{{','.join(map(str, perm))}}} is not a permutation of {source.rank} dimensions"
+            )
+        for k, p in enumerate(perm):
+            if not _dims_equal(shape.dimensions[k], source.dimensions[p]):
+                raise InvalidHlo(
+                    f"transpose {instr.name}: result dimension {k} is {shape.dimensions[k]}, operand dimension {p} is {source.dimensions[p]}"
+                )
+        src: list[Any] = [None] * len(perm)
+        for k, p in enumerate(perm):
+            src[p] = index[k]
+        return self.sub(scope, instr, 0, src)
+
+    def op_broadcast(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        dims = instr.dimensions or ()
+        if (
+            len(dims) != source.rank
+            or len(set(dims)) != len(dims)
+            or any(not 0 <= d < shape.rank for d in dims)
+        ):
+            raise InvalidHlo(
+                f"broadcast {instr.name}: dimensions={{{','.join(map(str, dims))}}} does not map the operand's {source.rank} dimensions into {shape.rank}"
+            )
+        for k, d in enumerate(dims):
+            if not _dims_equal(source.dimensions[k], shape.dimensions[d]):
+                raise InvalidHlo(
+                    f"broadcast {instr.name}: operand dimension {k} is {source.dimensions[k]}, result dimension {d} is {shape.dimensions[d]}"
+                )
+        return self.sub(scope, instr, 0, [index[d] for d in dims])
+
+    def op_reverse(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        self.check_same_dims(instr, source, shape)
+        dims = instr.dimensions or ()
+        if any(not 0 <= d < shape.rank for d in dims) or len(set(dims)) != len(dims):
+            raise InvalidHlo(
+                f"reverse {instr.name}: dimensions={{{','.join(map(str, dims))}}} out of range for rank {shape.rank}"
+            )
+        src = [self.lift(shape.dimensions[k]) - 1 - j if k in dims else j for k, j in enumerate(index)]
+        return self.sub(scope, instr, 0, src)
+
+    def op_slice(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        spec = instr.slice or ()
+        if len(spec) != source.rank:
+            raise InvalidHlo(
+                f"slice {instr.name} has {len(spec)} ranges for an operand of rank {source.rank}"
+            )
+        for k, s in enumerate(spec):
+            d = source.dimensions[k]
+            if s.stride <= 0 or s.start < 0 or s.limit < s.start or (isinstance(d, int) and s.limit > d):
+                raise InvalidHlo(
+                    f"slice {instr.name}: [{s.start}:{s.limit}:{s.stride}] is out of range for dimension {k} of size {d}"
+                )
+            if not _dims_equal(shape.dimensions[k], -(-(s.limit - s.start) // s.stride)):
+                raise InvalidHlo(
+                    f"slice {instr.name}: result dimension {k} is {shape.dimensions[k]}, the range [{s.start}:{s.limit}:{s.stride}] has {-(-(s.limit - s.start) // s.stride)}"
+                )
+        return self.sub(scope, instr, 0, [s.start + j * s.stride for s, j in zip(spec, index, strict=True)])
+
+    def op_concatenate(self, scope, instr, shape, index):
+        if not instr.dimensions or len(instr.dimensions) != 1:
+            raise InvalidHlo(f"concatenate {instr.name} needs one dimension")
+        (d,) = instr.dimensions
+        pieces = []
+        offset: Any = 0
+        for k in range(len(instr.operands)):
+            o_shape = self.operand_shape(scope, instr, k)
+            if o_shape.rank != shape.rank or any(
+                not _dims_equal(a, b)
+                for i, (a, b) in enumerate(zip(o_shape.dimensions, shape.dimensions, strict=False))
+                if i != d
+            ):
+                raise InvalidHlo(
+                    f"concatenate {instr.name}: operand {k} {o_shape} does not match {shape} outside dimension {d}"
+                )
+            pieces.append((k, offset))
+            offset = offset + o_shape.dimensions[d]
+        if not _dims_equal(offset, shape.dimensions[d]):
+            raise InvalidHlo(
+                f"concatenate {instr.name}: the operands add up to {offset} in dimension {d}, the result has {shape.dimensions[d]}"
+            )
+
+        def from_piece(n: int) -> Any:
+            k, start = pieces[n]
+            src = list(index)
+            src[d] = index[d] - self.lift(start)
+            if n == len(pieces) - 1:
+                return self.sub(scope, instr, k, src)
+            end = self.lift(pieces[n + 1][1])
+            return self.choose(
+                _bool(index[d] < end), lambda: self.sub(scope, instr, k, src), lambda: from_piece(n + 1)
+            )
+
+        return from_piece(0)
+
+    def op_pad(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        config = instr.padding or ()
+        if len(config) != source.rank:
+            raise InvalidHlo(f"pad {instr.name} has {len(config)} padding entries for rank {source.rank}")
+        if self.operand_shape(scope, instr, 1).rank != 0:
+            raise InvalidHlo(f"pad {instr.name}: the padding value must be a scalar")
+        for k, (p, d) in enumerate(zip(config, source.dimensions, strict=True)):
+            expected = (
+                p.low + p.high + d + p.interior * (d - 1)
+                if not (isinstance(d, int) and d == 0)
+                else p.low + p.high
+            )
+            if p.interior < 0 or not _dims_equal(shape.dimensions[k], expected):
+                raise InvalidHlo(
+                    f"pad {instr.name}: dimension {k} of {d} padded {p.low}_{p.high}_{p.interior} has {expected} elements, the result has {shape.dimensions[k]}"
+                )
+        inside: Any = True
+        src = []
+        for j, p, size in zip(index, config, source.dimensions, strict=True):
+            shifted = j - p.low
+            step = p.interior + 1
+            size_t = self.lift(size)
+            if step > 1:
+                q = self.ar.floordiv(shifted + step * (size_t + 1), step) - (size_t + 1)
+                ok = _and(
+                    _bool(shifted >= 0),
+                    _bool(q < size_t),
+                    _bool(self.ar.mod(shifted + step * (size_t + 1), step) == 0),
+                )
+            else:
+                q = shifted
+                ok = _and(_bool(shifted >= 0), _bool(q < size_t))
+            inside = _and(inside, ok)
+            src.append(q)
+        return self.choose(
+            inside, lambda: self.sub(scope, instr, 0, src), lambda: self.sub(scope, instr, 1, [])
+        )
+
+    def offsets(self, scope, instr, first: int, count: int, limits: Sequence[Any]) -> list[Any]:
+        """Start indices from scalar operands, clamped to [0, limit] as XLA does."""
+        out = []
+        for k in range(count):
+            start = self.scalar_int(scope, self.operand(scope, instr, first + k))
+            limit = self.lift(limits[k])
+            if isinstance(start, int) and isinstance(limit, int):
+                out.append(min(max(start, 0), limit))
+            else:
+                start = z3.IntVal(start) if isinstance(start, int) else start
+                out.append(z3.If(start < 0, 0, z3.If(start > limit, limit, start)))
+        return out
+
+    def scalar_int(self, scope: _Scope, instr: HloInstruction) -> Any:
+        shape = self.shape_of(scope, instr)
+        if shape.rank != 0 or shape.element_type.value.kind not in ("signed", "unsigned"):
+            raise InvalidHlo(f"{instr.name} is used as a start index but is {shape}, not an integer scalar")
+        if instr.opcode == "constant":
+            (value,) = _literal_elements(instr.literal or "", shape, instr.name)
+            return value
+        if instr.opcode == "copy":
+            return self.scalar_int(scope, self.operand(scope, instr, 0))
+        if instr.opcode == "parameter":
+            if scope.bindings is not None:
+                return self.scalar_int(
+                    scope.parent, scope.parent.computation.instruction(scope.bindings[instr.parameter_number])
+                )  # type: ignore[union-attr,index]
+            n = instr.parameter_number
+            if n not in self.inputs:
+                if not self.symbolic:
+                    raise _Inexpressible(f"no value for start-index parameter {n}")
+                self.inputs[n] = z3.Int(f"param{n}")
+            return self.inputs[n]
+        raise _Inexpressible(
+            f"start index {instr.name} is computed by a {instr.opcode}; only parameters and constants are read"
+        )
+
+    def op_dynamic_slice(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        raw = instr.attributes.get("dynamic_slice_sizes")
+        from layout_algebra.hlo.attributes import parse_int_list
+
+        sizes = parse_int_list(raw) if raw else tuple(shape.dimensions)
+        if len(sizes) != source.rank or len(instr.operands) != 1 + source.rank:
+            raise InvalidHlo(
+                f"dynamic-slice {instr.name} needs {source.rank} sizes and {source.rank} start indices"
+            )
+        for k, (s, d) in enumerate(zip(sizes, shape.dimensions, strict=True)):
+            if not _dims_equal(s, d):
+                raise InvalidHlo(
+                    f"dynamic-slice {instr.name}: size {s} of dimension {k} but the result has {d}"
+                )
+        starts = self.offsets(
+            scope, instr, 1, source.rank, [sd - s for sd, s in zip(source.dimensions, sizes, strict=True)]
+        )
+        return self.sub(scope, instr, 0, [s + j for s, j in zip(starts, index, strict=True)])
+
+    def op_dynamic_update_slice(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        update = self.operand_shape(scope, instr, 1)
+        self.check_same_dims(instr, source, shape)
+        if update.rank != source.rank or len(instr.operands) != 2 + source.rank:
+            raise InvalidHlo(
+                f"dynamic-update-slice {instr.name} needs an update of rank {source.rank} and {source.rank} start indices"
+            )
+        starts = self.offsets(
+            scope,
+            instr,
+            2,
+            source.rank,
+            [sd - ud for sd, ud in zip(source.dimensions, update.dimensions, strict=True)],
+        )
+        inside = _and(
+            *(
+                _and(_bool(j >= s), _bool(j < s + self.lift(u)))
+                for j, s, u in zip(index, starts, update.dimensions, strict=True)
+            )
+        )
+        return self.choose(
+            inside,
+            lambda: self.sub(scope, instr, 1, [j - s for j, s in zip(index, starts, strict=True)]),
+            lambda: self.sub(scope, instr, 0, index),
+        )
+
+    def op_bitcast(self, scope, instr, shape, index):
+        operand = self.operand(scope, instr, 0)
+        source = self.shape_of(scope, operand)
+        out, src = layout_map(shape), layout_map(source)
+        if out.element_bits != src.element_bits:
+            raise UnsupportedHlo(
+                f"bitcast {instr.name} changes the element size ({src.element_bits} to {out.element_bits} bits)"
+            )
+        if self.mode == "physical" and _memory_space(shape) != _memory_space(source):
+            return Undefined(
+                f"bitcast {instr.name} reads a buffer in S({_memory_space(source)}) as if it were in "
+                f"S({_memory_space(shape)}): a bitcast cannot move data between memories"
+            )
+        position = out.apply(index, self.ar, through=len(out.stages) - 1)[0]
+        src_index, is_padding = src.unapply((position,), self.ar, start=len(src.stages) - 1)
+        outside = _bool(position >= self.lift(src.size_in_elements))
+        hole = _or(_bool(is_padding), outside)
+
+        def padding() -> Any:
+            unspecified = Undefined(
+                f"bitcast {instr.name} reads a slot of {operand.name}'s buffer that holds no element"
+            )
+            if self.mode == "physical" and operand.opcode == "parameter" and scope.bindings is None:
+                # the same parameter buffer's padding bits are the same bits on both sides
+                key = (operand.parameter_number, ())
+                return self.choose(outside, lambda: unspecified, lambda: ParamPadding(key, position))
+            return unspecified
+
+        value = self.choose(hole, padding, lambda: self.sub(scope, instr, 0, list(src_index)))
+        if shape.element_type != source.element_type:
+            return App(f"bitcast-convert->{shape.element_type.text}", (value,))
+        return value
+
+    def op_bitcast_convert(self, scope, instr, shape, index):
+        source = self.operand_shape(scope, instr, 0)
+        a, b = source.element_type.bit_width, shape.element_type.bit_width
+        to = shape.element_type.text
+        if source.element_type == shape.element_type:
+            self.check_same_dims(instr, source, shape)
+            return self.sub(scope, instr, 0, index)
+        if a == b:
+            self.check_same_dims(instr, source, shape)
+            return App(f"bitcast-convert->{to}", (self.sub(scope, instr, 0, index),))
+        if a > b:  # narrower result: one more minor dimension, of size a/b
+            ratio = a // b
+            if (
+                a % b
+                or shape.rank != source.rank + 1
+                or not _dims_equal(shape.dimensions[-1], ratio)
+                or any(not _dims_equal(x, y) for x, y in zip(source.dimensions, shape.dimensions, strict=False))
+            ):
+                raise InvalidHlo(
+                    f"bitcast-convert {instr.name}: {source} to {shape} must add a minor dimension of {ratio}"
+                )
+            inner = self.sub(scope, instr, 0, index[:-1])
+            k = index[-1]
+            result: Any = App(f"bitcast-convert[{ratio - 1}]->{to}", (inner,))
+            for piece in range(ratio - 2, -1, -1):
+                result = self.choose(
+                    _bool(k == piece),
+                    lambda p=piece: App(f"bitcast-convert[{p}]->{to}", (inner,)),
+                    lambda r=result: r,
+                )
+            return result
+        ratio = b // a
+        if (
+            b % a
+            or source.rank != shape.rank + 1
+            or not _dims_equal(source.dimensions[-1], ratio)
+            or any(not _dims_equal(x, y) for x, y in zip(source.dimensions, shape.dimensions, strict=False))
+        ):
+            raise InvalidHlo(
+                f"bitcast-convert {instr.name}: {source} to {shape} must remove a minor dimension of {ratio}"
+            )
+        return App(
+            f"bitcast-convert->{to}", tuple(self.sub(scope, instr, 0, [*index, p]) for p in range(ratio))
+        )
+
+    def op_elementwise(self, scope, instr, shape, index):
+        op = instr.opcode
+        shapes = [self.operand_shape(scope, instr, k) for k in range(len(instr.operands))]
+        if not shapes:
+            raise InvalidHlo(f"{op} {instr.name} has no operands")
+        for k, s in enumerate(shapes):
+            scalar_ok = op == "select" and k == 0 and s.rank == 0
+            if not scalar_ok and (
+                s.rank != shape.rank
+                or any(not _dims_equal(x, y) for x, y in zip(s.dimensions, shape.dimensions, strict=False))
+            ):
+                raise InvalidHlo(
+                    f"{op} {instr.name}: operand {k} is {s}, the result is {shape} (elementwise ops keep the dimensions)"
+                )
+        if op in _SAME_TYPE_OPS and any(s.element_type != shape.element_type for s in shapes):
+            raise InvalidHlo(
+                f"{op} {instr.name}: operand types {[s.element_type.text for s in shapes]} differ from the result's {shape.element_type.text}"
+            )
+        if op == "convert" and shapes[0].element_type == shape.element_type:
+            return self.sub(scope, instr, 0, index)
+        attributes = ",".join(
+            f"{k}={v}" for k, v in sorted(instr.attributes.items()) if k not in _INERT_ATTRIBUTES
+        )
+        key = f"{op}|{attributes}|{shape.element_type.text}"
+        args = tuple(
+            self.sub(scope, instr, k, [] if s.rank == 0 and shape.rank else index)
+            for k, s in enumerate(shapes)
+        )
+        return App(key, args)
+
+    # -------------------------------------------------------------- checks
+    def check_same_dims(self, instr, source: ArrayShape, shape: ArrayShape) -> None:
+        if source.rank != shape.rank or any(
+            not _dims_equal(x, y) for x, y in zip(source.dimensions, shape.dimensions, strict=False)
+        ):
+            raise InvalidHlo(
+                f"{instr.opcode} {instr.name}: operand {source} and result {shape} differ in dimensions"
+            )
+
+    def check_count(self, instr, source: ArrayShape, shape: ArrayShape) -> None:
+        a = math.prod(source.dimensions, start=sympy.Integer(1)) if source.dimensions else 1
+        b = math.prod(shape.dimensions, start=sympy.Integer(1)) if shape.dimensions else 1
+        difference = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
+        if difference.is_Integer and difference != 0:
+            raise InvalidHlo(f"reshape {instr.name}: {source} has {a} elements, {shape} has {b}")
+        if not difference.is_Integer:
+            self.reshapes.append((a, b, instr.name))
+
+
+# ------------------------------------------------------------------- specialization
+def _specialize_module(module: HloModule, values: Mapping[Any, int]) -> HloModule:
+    """The module with every array shape's symbolic sizes given ``values``."""
+
+    def shape_at(shape: Any) -> Any:
+        if isinstance(shape, ArrayShape):
+            return shape.specialize(values)
+        if isinstance(shape, TupleShape):
+            return dataclasses.replace(shape, elements=tuple(shape_at(s) for s in shape.elements))
+        return shape
+
+    def computation(c: HloComputation) -> HloComputation:
+        instructions = tuple(
+            dataclasses.replace(
+                i,
+                shape=shape_at(i.shape),
+                operands=tuple(dataclasses.replace(o, shape=shape_at(o.shape)) for o in i.operands),
+            )
+            for i in c.instructions
+        )
+        return dataclasses.replace(c, instructions=instructions)
+
+    computations = tuple(computation(c) for c in module.computations)
+    entry = next(c for c in computations if c.name == module.entry.name)
+    return dataclasses.replace(module, computations=computations, entry=entry)
+
+
+# ------------------------------------------------------------------------ the checks
+def _parameters(module: HloModule) -> dict[int, Shape]:
+    return {i.parameter_number: i.shape for i in module.entry.instructions if i.opcode == "parameter"}  # type: ignore[misc]
+
+
+def _check_interface(a: HloModule, b: HloModule, mode: str) -> None:
+    pa, pb = _parameters(a), _parameters(b)
+    if sorted(pa) != sorted(pb):
+        raise ValueError(f"the rewrite changes the interface: parameters {sorted(pa)} vs {sorted(pb)}")
+    for n in sorted(pa):
+        x, y = pa[n], pb[n]
+        if mode == "physical":
+            same = str(x) == str(y)
+            what = "shape, layout or memory space"
+        else:
+            same = _logically_equal(x, y)
+            what = "element type or dimensions"
+        if not same:
+            raise ValueError(
+                f"the rewrite changes the interface: parameter {n} is {x} before and {y} after (its {what} differ)"
+            )
+
+
+def _logically_equal(x: Shape, y: Shape) -> bool:
+    if isinstance(x, ArrayShape) and isinstance(y, ArrayShape):
+        return (
+            x.element_type == y.element_type
+            and x.rank == y.rank
+            and all(_dims_equal(p, q) for p, q in zip(x.dimensions, y.dimensions, strict=False))
+        )
+    if isinstance(x, TupleShape) and isinstance(y, TupleShape):
+        return len(x.elements) == len(y.elements) and all(
+            _logically_equal(p, q) for p, q in zip(x.elements, y.elements, strict=False)
+        )
+    return str(x) == str(y)
+
+
+def _leaves(shape: Shape, path: tuple = ()) -> list[tuple[tuple, ArrayShape]]:
+    if isinstance(shape, TupleShape):
+        return [leaf for k, s in enumerate(shape.elements) for leaf in _leaves(s, (*path, k))]
+    if isinstance(shape, ArrayShape):
+        return [(path, shape)]
+    raise UnsupportedHlo(f"the root has the shape {shape}, which is neither an array nor a tuple of arrays")
+
+
+def _symbols_of(*modules: HloModule) -> set[sympy.Symbol]:
+    found: set[sympy.Symbol] = set()
+    for m in modules:
+        for _, i in m.instructions():
+            for _, leaf in _leaves_any(i.shape):
+                for d in leaf.dimensions:
+                    if not isinstance(d, int):
+                        found |= sympy.sympify(d).free_symbols
+    return found
+
+
+def _leaves_any(shape: Shape) -> list[tuple[tuple, ArrayShape]]:
+    try:
+        return _leaves(shape)
+    except UnsupportedHlo:
+        return []
+
+
+@dataclass
+class _Context:
+    before: HloModule
+    after: HloModule
+    mode: str
+    assumptions: tuple
+    timeout_ms: int
+    claim: str
+    start: float
+
+    def result(self, status: str, encoding: str, **kwargs: Any) -> ProofResult:
+        return ProofResult(status, self.claim, time.perf_counter() - self.start, encoding, **kwargs)  # type: ignore[arg-type]
+
+
+def _concrete_sizes(ctx: _Context, values: Mapping[Any, int] | None = None) -> dict[str, int] | None:
+    """Sizes satisfying the assumptions: ``values`` if given, else any (a model)."""
+    symbols = _symbols_of(ctx.before, ctx.after)
+    if not symbols:
+        return {}
+    if values is None:
+        ar = IntArithmetic()
+        s = solver_for(None, ctx.timeout_ms)
+        s.add(*assumption_terms(ctx.assumptions, ar), *ar.side, *(ar.symbol(x) >= 0 for x in symbols))
+        if s.check() != z3.sat:
+            return None
+        model = s.model()
+        values = {x: model_int(model, ar.symbol(x)) for x in symbols}
+    return {str(k): int(v) for k, v in sorted(values.items(), key=lambda kv: str(kv[0]))}
+
+
+def _property_differs(ctx: _Context, a: Any, b: Any) -> tuple[str, dict | None]:
+    """Whether two size expressions can differ under the assumptions: ('equal'|'differ'|'unknown', sizes)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return ("equal", None) if a == b else ("differ", _concrete_sizes(ctx))
+    if sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0:
+        return "equal", None
+    ar = IntArithmetic()
+    context = assumption_terms(ctx.assumptions, ar)
+    try:
+        ta, tb = sympy_to_z3(sympy.sympify(a), ar), sympy_to_z3(sympy.sympify(b), ar)
+    except UnsupportedExpression as err:
+        return f"unknown: {err}", None
+    s = solver_for(None, ctx.timeout_ms)
+    s.add(*context, *ar.side, ta != tb)
+    answer = s.check()
+    if answer == z3.unsat:
+        side = side_conditions(ar, context, ctx.timeout_ms)
+        if side is not None and side.check() != z3.unsat:
+            return "unknown: a side condition of the size comparison (divisors > 0) was not proved", None
+        return "equal", None
+    if answer == z3.sat:
+        model = s.model()
+        values = {sym: model_int(model, v) for sym, v in ar.symbols.items()}
+        for sym in _symbols_of(ctx.before, ctx.after):
+            values.setdefault(sym, 1)
+        if not assumptions_hold(ctx.assumptions, values):
+            return "unknown: the solver's sizes do not satisfy the assumptions", None
+        ca, cb = sympy.sympify(a).subs(values), sympy.sympify(b).subs(values)
+        if ca != cb:
+            return "differ", _concrete_sizes(ctx, values)
+        return "unknown: the solver's sizes give equal values when evaluated", None
+    return f"unknown: solver: {s.reason_unknown()}", None
+
+
+def _buffer_properties(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShape) -> ProofResult | None:
+    """Physical mode: memory space, element size, exact and allocated sizes of the two roots."""
+    ma, mb = layout_map(ra), layout_map(rb)
+    checks = [
+        ("memory space", _memory_space(ra), _memory_space(rb), "S({})"),
+        ("element size in bits", ma.element_bits, mb.element_bits, "{} bits per element"),
+        ("size in bits", ma.size_in_bits, mb.size_in_bits, "{} bits"),
+        (
+            "allocation in bytes",
+            size_report(ra).first_tile_bytes,
+            size_report(rb).first_tile_bytes,
+            "{} bytes (XLA's allocation)",
+        ),
+    ]
+    for name, a, b, form in checks:
+        verdict, sizes = _property_differs(ctx, a, b)
+        if verdict == "equal":
+            continue
+        encoding = f"buffer property: {name}"
+        if verdict == "differ" and sizes is not None:
+            values = {k: v for k, v in sizes.items()}
+            ca = sympy.sympify(a).subs(
+                {sympy.Symbol(k, integer=True, nonnegative=True): v for k, v in values.items()}
+            )
+            cb = sympy.sympify(b).subs(
+                {sympy.Symbol(k, integer=True, nonnegative=True): v for k, v in values.items()}
+            )
+            cex = {
+                "sizes": sizes,
+                "element": None,
+                "output": path,
+                "property": name,
+                "before": form.format(ca),
+                "after": form.format(cb),
+            }
+            return ctx.result("refuted", encoding, counterexample=cex)
+        if verdict == "differ":
+            return ctx.result(
+                "unknown", encoding, reason=f"the {name} differs, but no sizes satisfy the assumptions"
+            )
+        return ctx.result("unknown", encoding, reason=verdict.removeprefix("unknown: "))
+    return None
+
+
+def _root_slot(shape: ArrayShape, index: Sequence[Any], ar: Any) -> Any:
+    m = layout_map(shape)
+    return m.apply(index, ar, through=len(m.stages) - 1)[0]
+
+
+def _check_reshape_counts(ctx: _Context, evaluators: Sequence[_Evaluator]) -> None:
+    """A reshape with symbolic sizes must keep the element count for every size allowed."""
+    for ev in evaluators:
+        for a, b, name in ev.reshapes:
+            verdict, sizes = _property_differs(ctx, a, b)
+            if verdict == "differ":
+                raise InvalidHlo(f"reshape {name} changes the element count ({a} vs {b}), e.g. at {sizes}")
+
+
+def _element_query(
+    ctx: _Context, a: HloModule, b: HloModule, path: tuple, ra: ArrayShape, rb: ArrayShape, concrete: bool
+):
+    """Solve for a root element where the two modules differ. Returns (answer, details)."""
+    ar = IntArithmetic()
+    context = assumption_terms(ctx.assumptions, ar)
+    j = [ar.variable(f"j{k}") for k in range(ra.rank)]
+    context += in_box(j, ra.dimensions, ar)
+    inputs: dict = {}
+    ea, eb = _Evaluator(a, ctx.mode, ar, inputs), _Evaluator(b, ctx.mode, ar, inputs)
+    va = ea.element(_Scope(a.entry), a.entry.root.name, j, path)
+    vb = eb.element(_Scope(b.entry), b.entry.root.name, j, path)
+    if not concrete:
+        _check_reshape_counts(ctx, (ea, eb))
+    condition = _differ_values(va, vb)
+    if ctx.mode == "physical":
+        condition = _or(condition, differ(_root_slot(ra, j, ar), _root_slot(rb, j, ar), ar))
+    solver = solver_for(None, ctx.timeout_ms)
+    solver.add(*context, as_bool(condition), *ar.side, *ar.obligations)
+    side = side_conditions(ar, context, ctx.timeout_ms)
+    answer = solver.check()
+    if answer == z3.unsat:
+        if side is not None and side.check() != z3.unsat:
+            return (
+                "unknown",
+                "the main query is unsat, but a side condition it relied on (digits in their box, divisors > 0) was not proved",
+            )
+        return "proved", None
+    if answer == z3.sat:
+        model = solver.model()
+        values = {s: model_int(model, v) for s, v in ar.symbols.items()}
+        element = tuple(model_int(model, v) for v in j)
+        offsets = {n: model_int(model, t) for n, t in inputs.items()}
+        return "sat", (values, element, offsets)
+    return "unknown", f"solver: {solver.reason_unknown()}"
+
+
+def _concrete_difference(
+    ctx: _Context,
+    a: HloModule,
+    b: HloModule,
+    path: tuple,
+    ra: ArrayShape,
+    rb: ArrayShape,
+    element: tuple,
+    offsets: dict,
+):
+    """Evaluate both (concrete) modules at ``element``: None if equal there, else (kind, cex)."""
+    if any(not 0 <= e < d for e, d in zip(element, ra.dimensions, strict=True)):
+        return None
+    ea = _Evaluator(a, ctx.mode, ARITHMETIC, dict(offsets))
+    eb = _Evaluator(b, ctx.mode, ARITHMETIC, dict(offsets))
+    va = ea.element(_Scope(a.entry), a.entry.root.name, list(element), path)
+    vb = eb.element(_Scope(b.entry), b.entry.root.name, list(element), path)
+    cex: dict[str, Any] = {"element": tuple(element), "output": path}
+    if offsets:
+        cex["start_indices"] = {f"parameter {n}": v for n, v in sorted(offsets.items())}
+    if ctx.mode == "physical":
+        bits = layout_map(ra).element_bits
+        sa, sb = _root_slot(ra, element, ARITHMETIC), _root_slot(rb, element, ARITHMETIC)
+        if sa != sb:
+            # element j is at different bits: compare what each module stores at j's bits in "before"
+            other = layout_map(rb).inverse(sa)
+            cex["before"] = f"bit {sa * bits}: {_show(va)}"
+            if other is None:
+                cex["after"] = f"bit {sa * bits}: padding (element {element} is at bit {sb * bits})"
+                return "data", cex
+            vo = eb.element(_Scope(b.entry), b.entry.root.name, list(other), path)
+            kind = _difference_kind(va, vo)
+            cex["after"] = (
+                f"bit {sa * bits}: {_show(vo)} (element {other}; element {element} is at bit {sb * bits})"
+            )
+            if kind is None:
+                return "uniform", cex
+            return kind, cex
+        cex["before"] = f"bit {sa * bits}: {_show(va)}"
+        cex["after"] = f"bit {sb * bits}: {_show(vb)}"
+    else:
+        cex["before"], cex["after"] = _show(va), _show(vb)
+    kind = _difference_kind(va, vb)
+    return None if kind is None else (kind, cex)
+
+
+def _ops_of(value_text: str) -> list[str]:
+    return sorted(set(re.findall(r"([a-z][a-z\-]*(?:->\w+)?)\(", value_text)))
+
+
+def _confirm_by_execution(ctx: _Context, a: HloModule, b: HloModule, sizes: dict, cex: dict) -> ProofResult:
+    """A difference under uninterpreted ops: real only if executing the modules shows one."""
+    ops = ", ".join(_ops_of(cex.get("before", "") + " " + cex.get("after", ""))) or "elementwise ops"
+    encoding = "integer + uninterpreted elementwise ops, confirmed by execution"
+    try:
+        from layout_algebra.hlo.execute import compare  # the independent NumPy executor
+    except ImportError:
+        return ctx.result(
+            "unknown",
+            encoding,
+            reason=f"the modules differ under uninterpreted {ops} at {sizes or 'these sizes'}, element {cex['element']}, "
+            "but no executor is available to confirm the difference with the real ops",
+        )
+    try:
+        comparison = compare(a, b, mode=ctx.mode, sizes=sizes or None)
+    except (ValueError, NotImplementedError) as err:
+        return ctx.result("unknown", encoding, reason=f"the executor could not run the modules: {err}")
+    if comparison.same is False:
+        confirmed = dict(cex)
+        if comparison.element is not None:
+            confirmed["element"] = tuple(comparison.element)
+        confirmed["sizes"] = dict(sizes)
+        confirmed["execution"] = comparison.detail
+        return ctx.result("refuted", encoding, counterexample=confirmed)
+    if comparison.same is None:
+        return ctx.result(
+            "unknown", encoding, reason=f"the executor does not run these modules: {comparison.detail}"
+        )
+    return ctx.result(
+        "unknown",
+        encoding,
+        reason=f"the modules differ only as uninterpreted functions ({ops}); executing them with the real ops "
+        f"at {sizes or 'these sizes'} shows no difference: the rewrite relies on properties of {ops} "
+        "(e.g. commutativity) that the verifier does not assume",
+    )
+
+
+def _verify_leaf(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShape) -> ProofResult:
+    encoding = "integer (layout stages of every instruction) + uninterpreted elementwise ops"
+    a, b = ctx.before, ctx.after
+    symbolic = bool(_symbols_of(a, b))
+    try:
+        answer, details = _element_query(ctx, a, b, path, ra, rb, concrete=not symbolic)
+    except (UnsupportedExpression, _Inexpressible) as err:
+        return ctx.result("unknown", encoding, reason=str(err))
+    if answer == "proved":
+        return ctx.result("proved", encoding)
+    if answer == "unknown":
+        return ctx.result("unknown", encoding, reason=details)
+    values, element, offsets = details
+    for sym in _symbols_of(a, b):
+        values.setdefault(sym, 1)
+    if not assumptions_hold(ctx.assumptions, values):
+        return ctx.result(
+            "unknown", encoding, reason=f"the solver's sizes {values} do not satisfy the assumptions"
+        )
+    sizes = _concrete_sizes(ctx, values) if symbolic else {}
+    try:
+        ca, cb = (_specialize_module(a, values), _specialize_module(b, values)) if symbolic else (a, b)
+        cra = _leaves(ca.entry.root.shape)[[p for p, _ in _leaves(a.entry.root.shape)].index(path)][1]
+        crb = _leaves(cb.entry.root.shape)[[p for p, _ in _leaves(b.entry.root.shape)].index(path)][1]
+        found = _concrete_difference(ctx, ca, cb, path, cra, crb, element, offsets)
+        if found is None and symbolic:  # the symbolic model's element is not one: solve again at its sizes
+            sub = dataclasses.replace(ctx, before=ca, after=cb)
+            answer, details = _element_query(sub, ca, cb, path, cra, crb, concrete=True)
+            if answer == "proved":
+                return ctx.result(
+                    "unknown",
+                    encoding,
+                    reason=f"the symbolic query found a difference at {sizes}, but the modules at those sizes are proved equal",
+                )
+            if answer == "unknown":
+                return ctx.result("unknown", encoding, reason=f"at {sizes}: {details}")
+            _, element, offsets = details
+            found = _concrete_difference(ctx, ca, cb, path, cra, crb, element, offsets)
+    except (UnsupportedExpression, _Inexpressible) as err:
+        return ctx.result("unknown", encoding, reason=str(err))
+    if found is None:
+        return ctx.result(
+            "unknown",
+            encoding,
+            reason="the solver's element shows no difference when the modules are evaluated (an encoding gap)",
+        )
+    kind, cex = found
+    cex = {"sizes": sizes, **cex} if symbolic else {"sizes": {}, **cex}
+    if kind == "data":
+        return ctx.result("refuted", encoding, counterexample=cex)
+    if kind == "uniform":
+        return ctx.result(
+            "unknown",
+            encoding,
+            reason="an element sits at different bits in the two roots, but the values stored there agree "
+            "(the verifier compares element by element, not slot by slot)",
+        )
+    return _confirm_by_execution(ctx, ca, cb, sizes, cex)
+
+
+def verify_rewrite(
+    before: str | HloModule,
+    after: str | HloModule,
+    *,
+    assume: Assumptions = None,
+    mode: str = "physical",
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> ProofResult:
+    """Prove or refute that rewriting ``before`` into ``after`` is safe (module docstring: the contract).
+
+    ``before``/``after``: HLO module texts or parsed modules. ``assume``: conditions on the
+    symbolic sizes (``"N % 8 == 0"``). ``mode``: ``"physical"`` (same root buffer, bit for
+    bit) or ``"logical"`` (same root array, layouts free). Raises ``ValueError``
+    (``InvalidHlo``, ``UnsupportedHlo``, ``HloParseError``) for bad input, quoting it.
+    A refutation's counterexample has ``sizes`` (name -> int), ``element`` (a root index,
+    or ``None`` when a buffer property differs) and ``before``/``after`` descriptions.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    start = time.perf_counter()
+    a, b = _as_module(before), _as_module(after)
+    _check_interface(a, b, mode)
+    leaves_a, leaves_b = _leaves(a.entry.root.shape), _leaves(b.entry.root.shape)
+    if [p for p, _ in leaves_a] != [p for p, _ in leaves_b]:
+        raise ValueError(
+            f"the roots have different tuple structures: {a.entry.root.shape} vs {b.entry.root.shape}"
+        )
+    for (_, ra), (_, rb) in zip(leaves_a, leaves_b, strict=True):
+        if (
+            ra.element_type != rb.element_type
+            or ra.rank != rb.rank
+            or not all(_dims_equal(x, y) for x, y in zip(ra.dimensions, rb.dimensions, strict=False))
+        ):
+            raise ValueError(f"the roots differ in element type or dimensions: {ra} vs {rb}")
+    ctx = _Context(
+        a,
+        b,
+        mode,
+        parse_assumptions(assume),
+        timeout_ms,
+        f"rewrite of {a.entry.name} preserves the root {'buffer' if mode == 'physical' else 'array'}",
+        start,
+    )
+    results = []
+    for (path, ra), (_, rb) in zip(leaves_a, leaves_b, strict=True):
+        if mode == "physical":
+            refused = _buffer_properties(ctx, path, ra, rb)
+            if refused is not None:
+                if refused.status == "refuted":
+                    return refused
+                results.append(refused)
+                continue
+        result = _verify_leaf(ctx, path, ra, rb)
+        if result.status == "refuted":
+            return result
+        results.append(result)
+    unknown = [r for r in results if r.status == "unknown"]
+    if unknown:
+        return unknown[0]
+    return ctx.result("proved", results[0].encoding if results else "no outputs")

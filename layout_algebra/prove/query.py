@@ -1,0 +1,111 @@
+"""The prover's small public query API: solvers, models, boxes, side conditions.
+
+Everything that asks Z3 a question goes through these few functions, so that solver
+settings (fixed seed, timeout), model read-off and the side conditions of the integer
+encoding are the same for every claim — the layout proofs of :mod:`.core` and the HLO
+rewrite verifier (:mod:`layout_algebra.hlo.verify`) alike.
+
+A query is built so that *unsat means the claim holds*: the solver gets the context
+(assumptions, the index box), the negated claim, and the encoding's side constraints.
+
+>>> import z3
+>>> from layout_algebra.prove.encode import IntArithmetic
+>>> ar = IntArithmetic()
+>>> i = ar.variable("i")
+>>> s = solver_for(None, 1000)
+>>> s.add(*in_box([i], [8], ar), ar.floordiv(i, 8) != 0, *ar.side)   # ⌊i/8⌋ = 0 on 0 <= i < 8
+>>> s.check()
+unsat
+>>> s = solver_for(None, 1000)
+>>> s.add(*in_box([i], [9], ar), ar.floordiv(i, 8) != 0, *ar.side)   # not on 0 <= i < 9
+>>> s.check(), model_int(s.model(), i)
+(sat, 8)
+
+When two positions are mixed-radix numbers over the same sizes, :func:`differ` compares
+their digits, which stays linear where the numbers are not (symbolic strides):
+
+>>> from layout_algebra.model.symbols import dim_symbol
+>>> N = dim_symbol("N")
+>>> a, b = ar.variable("a"), ar.variable("b")
+>>> x = ar.mixed_radix(a * ar.lift(N) + b, [a, b], [2, N])
+>>> y = ar.mixed_radix(b * ar.lift(N) + a, [b, a], [2, N])
+>>> differ(x, y, ar)
+Or(a != b, b != a)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sympy
+import z3
+
+from layout_algebra.prove.encode import IntArithmetic
+
+__all__ = [
+    "as_bool",
+    "differ",
+    "in_box",
+    "model_int",
+    "side_conditions",
+    "solver_for",
+    "symbol_values",
+]
+
+
+def solver_for(logic: str | None, timeout_ms: int) -> z3.Solver:
+    """A solver for ``logic`` (``None``: Z3's default) with a timeout and a fixed random seed."""
+    s = z3.SolverFor(logic) if logic else z3.Solver()
+    s.set("timeout", int(timeout_ms))
+    s.set("random_seed", 0)
+    return s
+
+
+def as_bool(value: Any) -> Any:
+    """A Z3 boolean for a Python ``bool`` (conditions may fold to constants); other terms as they are."""
+    return z3.BoolVal(value) if isinstance(value, bool) else value
+
+
+def model_int(model: z3.ModelRef, term: Any) -> int:
+    """The integer value of ``term`` in ``model`` (a Python int stays as it is)."""
+    if isinstance(term, int):
+        return term
+    return model.eval(term, model_completion=True).as_long()
+
+
+def in_box(index: Sequence[Any], dims: Sequence[Any], ar) -> list[Any]:
+    """``index[k] < dims[k]`` for every k (the lower bound 0 comes with each variable)."""
+    return [ar.lt(x, ar.lift(d)) for x, d in zip(index, dims, strict=True)]
+
+
+def side_conditions(ar: IntArithmetic, context: Sequence[Any], timeout_ms: int) -> z3.Solver | None:
+    """A solver that is unsat iff every obligation of ``ar``'s rewrites holds in ``context``.
+
+    ``None`` when the encoding relied on nothing (no digits read off, no symbolic divisor).
+    """
+    if not ar.obligations:
+        return None
+    s = solver_for(None, timeout_ms)
+    s.add(*context, *ar.side, z3.Not(z3.And(*ar.obligations)))
+    return s
+
+
+def symbol_values(ar: IntArithmetic, model: z3.ModelRef) -> dict[sympy.Symbol, int]:
+    """The model's value of every size symbol the encoding met."""
+    return {s: model_int(model, v) for s, v in ar.symbols.items()}
+
+
+def differ(fa: Any, fb: Any, ar: IntArithmetic) -> Any:
+    """``fa != fb``; for two mixed-radix numbers over the same sizes, some digit differs.
+
+    Equal digits give equal numbers, so "no digit differs" is a sufficient condition for
+    equality that stays linear where the numbers themselves are not (symbolic strides). If
+    the digits can differ while the numbers agree, the solver's model fails re-checking
+    and the answer is unknown, never a false refutation.
+    """
+    ra, rb = ar.record_of(fa), ar.record_of(fb)
+    if ra and rb and len(ra[1]) == len(rb[1]):
+        if all(sympy.expand(p - q) == 0 for p, q in zip(ra[1], rb[1], strict=True)):
+            return z3.Or(*[as_bool(u != v) for u, v in zip(ra[0], rb[0], strict=True)])
+    return as_bool(fa != fb)

@@ -1,0 +1,510 @@
+"""The HLO rewrite verifier (``hlo.verify``): each answer checked against an executable oracle.
+
+Every ``proved`` sample is cross-checked by running both modules on random packed bytes at
+small sizes (``hlo.execute.compare``, written independently); every ``refuted`` carries
+concrete sizes and an element, and the modules at those sizes are re-run. Each defect of
+issue 15 has a regression test (``test_issue15_*``) that failed on the old ``prove.rewrite``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from layout_algebra import prove
+from layout_algebra.hlo import InvalidHlo, UnsupportedHlo, verify_rewrite
+from layout_algebra.hlo.execute import compare
+from layout_algebra.layout_map import layout_map
+
+
+def module(*lines: str) -> str:
+    return "HloModule m\nENTRY e {\n" + "\n".join("  " + line for line in lines) + "\n}"
+
+
+def at(text: str, sizes: dict[str, int]) -> str:
+    """The module text with its symbolic sizes replaced (N, M -> numbers)."""
+    for name, value in sorted(sizes.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(f"[{name},", f"[{value},").replace(f",{name}]", f",{value}]")
+        text = text.replace(f"[{name}]", f"[{value}]").replace(f",{name},", f",{value},")
+    return text
+
+
+def oracle_same(before: str, after: str, mode: str = "physical", sizes=None) -> bool | None:
+    return compare(before, after, mode=mode, sizes=sizes, trials=3).same
+
+
+def assert_proved_and_executed(before: str, after: str, *, mode="physical", assume=None, sizes_list=({},)):
+    r = verify_rewrite(before, after, mode=mode, assume=assume)
+    assert r.status == "proved", str(r)
+    for sizes in sizes_list:
+        assert oracle_same(at(before, sizes), at(after, sizes), mode) is True, sizes
+    return r
+
+
+def assert_refuted_and_executed(before: str, after: str, *, mode="physical", assume=None):
+    r = verify_rewrite(before, after, mode=mode, assume=assume)
+    assert r.status == "refuted", str(r)
+    cex = r.counterexample
+    assert isinstance(cex["sizes"], dict) and "before" in cex and "after" in cex
+    assert oracle_same(at(before, cex["sizes"]), at(after, cex["sizes"]), mode) is False, cex
+    return r
+
+
+# ------------------------------------------------------------------ the old behaviour, kept
+def test_reshape_to_bitcast_proved_where_the_tile_is_row_major_and_refuted_where_not() -> None:
+    ok = module("p = f32[8,128]{1,0:T(8,128)} parameter(0)", "ROOT r = f32[1024]{0} reshape(p)")
+    assert_proved_and_executed(ok, ok.replace("reshape", "bitcast"))
+    bad = module("p = f32[16,256]{1,0:T(8,128)} parameter(0)", "ROOT r = f32[4096]{0} reshape(p)")
+    r = assert_refuted_and_executed(bad, bad.replace("reshape", "bitcast"))
+    (j,) = r.counterexample["element"]
+    src = layout_map("f32[16,256]{1,0:T(8,128)}")
+    assert src.forward((j // 256, j % 256)) != j  # reshape reads row-major element j, bitcast reads slot j
+
+
+def test_transpose_rewrites() -> None:
+    two = module(
+        "p = f32[2,3,4]{2,1,0} parameter(0)",
+        "a = f32[3,4,2]{2,1,0} transpose(p), dimensions={1,2,0}",
+        "ROOT b = f32[4,2,3]{2,1,0} transpose(a), dimensions={1,2,0}",
+    )
+    one = module(
+        "p = f32[2,3,4]{2,1,0} parameter(0)", "ROOT b = f32[4,2,3]{2,1,0} transpose(p), dimensions={2,0,1}"
+    )
+    assert_proved_and_executed(two, one)
+    wrong = one.replace("transpose(p), dimensions={2,0,1}", "bitcast(p)")
+    assert_refuted_and_executed(two, wrong)
+
+
+def test_slice_pad_concatenate_broadcast() -> None:
+    sliced = module(
+        "p = f32[6,5]{1,0} parameter(0)",
+        "a = f32[3,5]{1,0} slice(p), slice={[0:3], [0:5]}",
+        "b = f32[3,5]{1,0} slice(p), slice={[3:6], [0:5]}",
+        "ROOT c = f32[6,5]{1,0} concatenate(a, b), dimensions={0}",
+    )
+    identity = module("p = f32[6,5]{1,0} parameter(0)", "ROOT c = f32[6,5]{1,0} copy(p)")
+    assert_proved_and_executed(sliced, identity)
+    r = assert_refuted_and_executed(sliced.replace("concatenate(a, b)", "concatenate(b, a)"), identity)
+    assert r.counterexample["element"][0] in range(6)
+    padded = module(
+        "p = f32[3,5]{1,0} parameter(0)",
+        "z = f32[] constant(0)",
+        "q = f32[4,6]{1,0:T(2,2)} pad(p, z), padding=0_1x0_1",
+        "ROOT s = f32[3,5]{1,0} slice(q), slice={[0:3], [0:5]}",
+    )
+    assert_proved_and_executed(
+        padded, module("p = f32[3,5]{1,0} parameter(0)", "ROOT s = f32[3,5]{1,0} copy(p)")
+    )
+    bcast = module("p = f32[5]{0} parameter(0)", "ROOT b = f32[3,5]{1,0} broadcast(p), dimensions={1}")
+    assert_proved_and_executed(bcast, bcast)
+    assert_refuted_and_executed(bcast, bcast.replace("f32[3,5]{1,0}", "f32[3,5]{0,1}"))
+    # logically the same array: only the root layout differs
+    assert_proved_and_executed(bcast, bcast.replace("f32[3,5]{1,0}", "f32[3,5]{0,1}"), mode="logical")
+
+
+def test_symbolic_transpose_to_bitcast_for_every_n() -> None:
+    before = module(
+        "p = f32[N,M]{1,0:T(8,128)} parameter(0)",
+        "ROOT t = f32[M,N]{0,1:T(8,128)} transpose(p), dimensions={1,0}",
+    )
+    assert_proved_and_executed(
+        before,
+        before.replace("transpose(p), dimensions={1,0}", "bitcast(p)"),
+        sizes_list=({"N": 3, "M": 5}, {"N": 9, "M": 130}),
+    )
+
+
+@pytest.mark.parametrize(
+    ("multiple", "status"), [(8, "proved"), (16, "proved"), (4, "refuted"), (1, "refuted")]
+)
+def test_symbolic_bf16_reshape_to_bitcast_needs_whole_tiles(multiple, status) -> None:
+    before = module(
+        "p = bf16[3,N,300]{2,1,0:T(8,128)(2,1)} parameter(0)",
+        "ROOT r = bf16[M,300]{1,0:T(8,128)(2,1)} reshape(p)",
+    )
+    after = before.replace("reshape(p)", "bitcast(p)")
+    r = verify_rewrite(before, after, assume=f"M == 3*N and N % {multiple} == 0")
+    assert r.status == status, str(r)
+    if status == "refuted":
+        sizes = r.counterexample["sizes"]
+        assert sizes["N"] % multiple == 0 and sizes["M"] == 3 * sizes["N"] and sizes["N"] % 8
+        assert oracle_same(at(before, sizes), at(after, sizes)) is False
+    else:
+        assert oracle_same(at(before, {"N": 8, "M": 24}), at(after, {"N": 8, "M": 24})) is True
+
+
+def test_exhaustive_agreement_on_small_transposes() -> None:
+    """Every transpose of f32[2,3]{1,0} rewritten to a bitcast: proved exactly when the layouts say so."""
+    for perm in itertools.permutations(range(2)):
+        for m2m in ((1, 0), (0, 1)):
+            dims = [[2, 3][p] for p in perm]
+            dst = f"f32[{dims[0]},{dims[1]}]{{{m2m[0]},{m2m[1]}}}"
+            before = module(
+                "p = f32[2,3]{1,0} parameter(0)",
+                f"ROOT t = {dst} transpose(p), dimensions={{{perm[0]},{perm[1]}}}",
+            )
+            after = module("p = f32[2,3]{1,0} parameter(0)", f"ROOT t = {dst} bitcast(p)")
+            src, out = layout_map("f32[2,3]{1,0}"), layout_map(dst)
+            truth = all(
+                out.forward(j) == src.forward(tuple(j[perm.index(k)] for k in range(2)))
+                for j in out.elements()
+            )
+            assert verify_rewrite(before, after).status == ("proved" if truth else "refuted")
+
+
+def test_prove_rewrite_is_the_same_function() -> None:
+    assert prove.rewrite is verify_rewrite
+    assert "reverse" in prove.SUPPORTED_OPCODES
+
+
+# ------------------------------------------------------------ issue 15, item 1: memory spaces
+@pytest.mark.parametrize("space", [1, 5])
+def test_issue15_memory_spaces_are_compared(space) -> None:
+    copy = module(
+        "p = f32[N,M]{1,0:T(8,128)} parameter(0)",
+        f"ROOT c = f32[N,M]{{1,0:T(8,128)S({space})}} copy(p)",
+    )
+    bitcast = copy.replace("copy(p)", "bitcast(p)")
+    r = verify_rewrite(copy, bitcast)
+    assert r.status == "refuted" and "memor" in r.counterexample["after"], str(r)
+    assert set(r.counterexample["sizes"]) == {"N", "M"}
+    dropped = module("p = f32[N,M]{1,0:T(8,128)} parameter(0)", "ROOT c = f32[N,M]{1,0:T(8,128)} copy(p)")
+    r = verify_rewrite(copy, dropped)
+    assert r.status == "refuted" and r.counterexample["property"] == "memory space"
+    assert (r.counterexample["before"], r.counterexample["after"]) == (f"S({space})", "S(0)")
+    # logically the copy to another memory changes nothing
+    assert verify_rewrite(copy, dropped, mode="logical").status == "proved"
+
+
+# ------------------------------------------------------- issue 15, item 2: symbolic buffer sizes
+def test_issue15_symbolic_sizes_are_compared() -> None:
+    tiled = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)")
+    plain = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0} copy(p)")
+    r = verify_rewrite(tiled, plain)
+    assert r.status == "refuted" and r.counterexample["property"] == "size in bits"
+    n = r.counterexample["sizes"]["N"]
+    assert n % 8 and r.counterexample["before"] == f"{-(-n // 8) * 8 * 128 * 32} bits"
+    assert r.counterexample["after"] == f"{n * 128 * 32} bits"
+    five = verify_rewrite(at(tiled, {"N": 5}), at(plain, {"N": 5}))
+    assert five.status == "refuted" and (five.counterexample["before"], five.counterexample["after"]) == (
+        "32768 bits",
+        "20480 bits",
+    )
+    assert_proved_and_executed(tiled, plain, assume="N % 8 == 0", sizes_list=({"N": 8}, {"N": 16}))
+    tail = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:L(1024)} copy(p)")
+    assert verify_rewrite(tail, plain).status == "refuted"
+    assert verify_rewrite(tail, plain, assume="N % 8 == 0").status == "proved"
+
+
+def test_issue15_allocation_size_is_compared() -> None:
+    # (8,128)(2,1) nests exactly at 8 rows, but XLA allocates by the first tile only
+    a = module("p = s16[3,128]{1,0} parameter(0)", "ROOT c = s16[3,128]{1,0:T(8,128)(2,1)} copy(p)")
+    b = module("p = s16[3,128]{1,0} parameter(0)", "ROOT c = s16[3,128]{1,0:T(8,128)} copy(p)")
+    r = verify_rewrite(a, b)
+    assert r.status == "refuted"
+
+
+# ------------------------------------------- issue 15, item 3: wrong symbolic claims are refuted
+def test_issue15_symbolic_transpose_kept_layout_is_refuted() -> None:
+    before = module("p = f32[N,N]{1,0} parameter(0)", "ROOT t = f32[N,N]{1,0} transpose(p), dimensions={1,0}")
+    after = module("p = f32[N,N]{1,0} parameter(0)", "ROOT t = f32[N,N]{1,0} bitcast(p)")
+    r = assert_refuted_and_executed(before, after)
+    n = r.counterexample["sizes"]["N"]
+    i, j = r.counterexample["element"]
+    assert 0 <= i < n and 0 <= j < n and i != j
+
+
+def test_issue15_bf16_merge_of_major_dims_without_whole_tiles_is_refuted() -> None:
+    before = module(
+        "p = bf16[2,N,256]{2,1,0:T(8,128)(2,1)} parameter(0)",
+        "ROOT r = bf16[M,256]{1,0:T(8,128)(2,1)} reshape(p)",
+    )
+    after = before.replace("reshape(p)", "bitcast(p)")
+    r = verify_rewrite(before, after, assume="M == 2*N")
+    assert r.status == "refuted", str(r)
+    sizes = r.counterexample["sizes"]
+    assert sizes["M"] == 2 * sizes["N"] and sizes["N"] % 8 and r.counterexample["element"] is not None
+    assert oracle_same(at(before, sizes), at(after, sizes)) is False
+    assert verify_rewrite(before, after, assume="M == 2*N and N % 8 == 0").status == "proved"
+
+
+# ------------------------------------------------------------- issue 15, item 5: coverage
+SUNK = module(
+    "p = f32[N,M]{1,0} parameter(0)",
+    "t = f32[M,N]{1,0} transpose(p), dimensions={1,0}",
+    "ROOT n = f32[M,N]{1,0} negate(t)",
+)
+HOISTED = module(
+    "p = f32[N,M]{1,0} parameter(0)",
+    "n = f32[N,M]{1,0} negate(p)",
+    "ROOT t = f32[M,N]{1,0} transpose(n), dimensions={1,0}",
+)
+
+
+def test_transpose_moved_across_an_elementwise_op() -> None:
+    assert_proved_and_executed(SUNK, HOISTED, sizes_list=({"N": 3, "M": 4},))
+    wrong = HOISTED.replace("dimensions={1,0}", "dimensions={0,1}").replace(
+        "f32[M,N]{1,0} transpose", "f32[M,N]{1,0} bitcast"
+    )
+    wrong = wrong.replace("bitcast(n), dimensions={0,1}", "bitcast(n)")
+    r = verify_rewrite(SUNK, wrong)
+    assert r.status == "refuted", str(r)
+    assert oracle_same(at(SUNK, r.counterexample["sizes"]), at(wrong, r.counterexample["sizes"])) is False
+
+
+def test_reshape_moved_across_a_binary_op() -> None:
+    before = module(
+        "p = f32[4,6]{1,0} parameter(0)",
+        "q = f32[4,6]{1,0} parameter(1)",
+        "a = f32[24]{0} reshape(p)",
+        "b = f32[24]{0} reshape(q)",
+        "ROOT s = f32[24]{0} subtract(a, b)",
+    )
+    after = module(
+        "p = f32[4,6]{1,0} parameter(0)",
+        "q = f32[4,6]{1,0} parameter(1)",
+        "d = f32[4,6]{1,0} subtract(p, q)",
+        "ROOT s = f32[24]{0} reshape(d)",
+    )
+    assert_proved_and_executed(before, after)
+    swapped = after.replace("subtract(p, q)", "subtract(q, p)")
+    assert_refuted_and_executed(before, swapped)
+
+
+def test_commuted_add_is_not_proved_and_not_refuted() -> None:
+    """add(a,b) vs add(b,a): different as uninterpreted functions, equal when executed."""
+    a = module("p = f32[8]{0} parameter(0)", "q = f32[8]{0} parameter(1)", "ROOT s = f32[8]{0} add(p, q)")
+    r = verify_rewrite(a, a.replace("add(p, q)", "add(q, p)"))
+    assert r.status == "unknown" and "add" in r.reason and "propert" in r.reason
+
+
+def test_reverse_of_reverse_and_reverse() -> None:
+    twice = module(
+        "p = f32[N,M]{1,0} parameter(0)",
+        "a = f32[N,M]{1,0} reverse(p), dimensions={0,1}",
+        "ROOT b = f32[N,M]{1,0} reverse(a), dimensions={1,0}",
+    )
+    identity = module("p = f32[N,M]{1,0} parameter(0)", "ROOT b = f32[N,M]{1,0} copy(p)")
+    assert_proved_and_executed(twice, identity, sizes_list=({"N": 3, "M": 2},))
+    once = twice.replace("dimensions={1,0}", "dimensions={1}")
+    assert_refuted_and_executed(once, identity)
+
+
+def test_dynamic_slice_with_symbolic_offsets() -> None:
+    ds = module(
+        "p = f32[8,16]{1,0} parameter(0)",
+        "i = s32[] parameter(1)",
+        "z = s32[] constant(0)",
+        "ROOT d = f32[4,16]{1,0} dynamic-slice(p, i, z), dynamic_slice_sizes={4,16}",
+    )
+    assert verify_rewrite(ds, ds).status == "proved"
+    # writing the slice back where it came from changes nothing, for every (clamped) offset
+    dus = module(
+        "p = f32[8,16]{1,0} parameter(0)",
+        "i = s32[] parameter(1)",
+        "z = s32[] constant(0)",
+        "d = f32[4,16]{1,0} dynamic-slice(p, i, z), dynamic_slice_sizes={4,16}",
+        "ROOT u = f32[8,16]{1,0} dynamic-update-slice(p, d, i, z)",
+    )
+    identity = module(
+        "p = f32[8,16]{1,0} parameter(0)", "i = s32[] parameter(1)", "ROOT u = f32[8,16]{1,0} copy(p)"
+    )
+    assert_proved_and_executed(dus, identity)
+    fixed = ds.replace(
+        "dynamic-slice(p, i, z), dynamic_slice_sizes={4,16}", "slice(p), slice={[0:4], [0:16]}"
+    )
+    r = verify_rewrite(ds, fixed)
+    assert r.status == "refuted" and r.counterexample["start_indices"]["parameter 1"] != 0
+
+
+def test_iota_select_tuple_and_fusion() -> None:
+    iota = module("ROOT i = s32[4,3]{1,0} iota(), iota_dimension=0")
+    assert verify_rewrite(iota, iota).status == "proved"
+    transposed = module(
+        "j = s32[3,4]{1,0} iota(), iota_dimension=1",
+        "ROOT i = s32[4,3]{1,0} transpose(j), dimensions={1,0}",
+    )
+    assert verify_rewrite(iota, transposed).status == "proved"
+    assert verify_rewrite(iota, iota.replace("iota_dimension=0", "iota_dimension=1")).status == "refuted"
+    sel = module(
+        "c = pred[6]{0} parameter(0)",
+        "p = f32[6]{0} parameter(1)",
+        "q = f32[6]{0} parameter(2)",
+        "ROOT s = f32[6]{0} select(c, p, q)",
+    )
+    assert verify_rewrite(sel, sel).status == "proved"
+    tup = module(
+        "p = f32[6]{0} parameter(0)",
+        "t = (f32[6]{0}, f32[6]{0}) tuple(p, p)",
+        "g = f32[6]{0} get-tuple-element(t), index=1",
+        "ROOT r = f32[6]{0} negate(g)",
+    )
+    assert_proved_and_executed(tup, module("p = f32[6]{0} parameter(0)", "ROOT r = f32[6]{0} negate(p)"))
+    fused = (
+        "HloModule m\n"
+        "fused {\n  x = f32[2,3]{1,0} parameter(0)\n  t = f32[3,2]{1,0} transpose(x), dimensions={1,0}\n"
+        "  ROOT n = f32[3,2]{1,0} negate(t)\n}\n"
+        "ENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n  ROOT f = f32[3,2]{1,0} fusion(p), kind=kLoop, calls=fused\n}"
+    )
+    plain = module(
+        "p = f32[2,3]{1,0} parameter(0)",
+        "n = f32[2,3]{1,0} negate(p)",
+        "ROOT t = f32[3,2]{1,0} transpose(n), dimensions={1,0}",
+    )
+    assert_proved_and_executed(fused, plain)
+    pair = module(
+        "p = f32[6]{0} parameter(0)",
+        "n = f32[6]{0} negate(p)",
+        "ROOT t = (f32[6]{0}, f32[6]{0}) tuple(p, n)",
+    )
+    assert verify_rewrite(pair, pair).status == "proved"
+    assert verify_rewrite(pair, pair.replace("tuple(p, n)", "tuple(n, p)")).status != "proved"
+
+
+def test_bitcast_convert() -> None:
+    same = module("p = f32[4]{0} parameter(0)", "ROOT b = s32[4]{0} bitcast-convert(p)")
+    assert verify_rewrite(same, same).status == "proved"
+    narrow = module("p = f32[4]{0} parameter(0)", "ROOT b = s16[4,2]{1,0} bitcast-convert(p)")
+    assert verify_rewrite(narrow, narrow).status == "proved"
+    back = module(
+        "p = f32[4]{0} parameter(0)",
+        "b = s16[4,2]{1,0} bitcast-convert(p)",
+        "r = s16[4,2]{1,0} reverse(b), dimensions={1}",
+        "ROOT c = f32[4]{0} bitcast-convert(r)",
+    )
+    assert (
+        verify_rewrite(back, module("p = f32[4]{0} parameter(0)", "ROOT c = f32[4]{0} copy(p)")).status
+        != "proved"
+    )
+    with pytest.raises(InvalidHlo, match="minor dimension"):
+        verify_rewrite(narrow.replace("s16[4,2]", "s16[4,3]"), narrow.replace("s16[4,2]", "s16[4,3]"))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} reduce-window(p)"), "reduce-window"),
+        (
+            module("p = f32[4]{0} parameter(0)", 'ROOT r = f32[4]{0} custom-call(p), custom_call_target="x"'),
+            "custom-call",
+        ),
+    ],
+)
+def test_unsupported_ops_are_named(text, message) -> None:
+    with pytest.raises(UnsupportedHlo, match=message):
+        verify_rewrite(text, text)
+
+
+# ---------------------------------------------- issue 15, item 7: constants and packed roots
+def test_issue15_constants_are_arrays() -> None:
+    three = module("c = s32[3]{0} constant({1, 2, 3})", "ROOT s = s32[2]{0} slice(c), slice={[0:2]}")
+    r = verify_rewrite(three, three.replace("[0:2]", "[1:3]"))
+    assert r.status == "refuted" and r.counterexample["element"] in ((0,), (1,))
+    assert verify_rewrite(three, module("ROOT s = s32[2]{0} constant({1, 2})")).status == "proved"
+    square = "c = f32[2,2]{1,0} constant({ { 1, 2 }, { 3, 4 } })"
+    copied = module(square, "ROOT r = f32[2,2]{1,0} copy(c)")
+    transposed = module(square, "ROOT r = f32[2,2]{1,0} transpose(c), dimensions={1,0}")
+    r = verify_rewrite(copied, transposed)
+    assert r.status == "refuted" and r.counterexample["element"] in ((0, 1), (1, 0))
+    symmetric = copied.replace("{ 3, 4 }", "{ 2, 4 }")
+    assert (
+        verify_rewrite(symmetric, symmetric.replace("copy(c)", "transpose(c), dimensions={1,0}")).status
+        == "proved"
+    )
+
+
+def test_issue15_float_constants_compare_by_value() -> None:
+    one = module("ROOT c = f32[] constant(1)")
+    assert verify_rewrite(one, module("ROOT c = f32[] constant(1.0)")).status == "proved"
+    assert verify_rewrite(one, module("ROOT c = f32[] constant(2)")).status == "refuted"
+    # 0.1 and 0.10000000149 round to the same f32; -0 and 0 have different bits
+    assert (
+        verify_rewrite(
+            module("ROOT c = f32[] constant(0.1)"), module("ROOT c = f32[] constant(0.10000000149)")
+        ).status
+        == "proved"
+    )
+    assert (
+        verify_rewrite(module("ROOT c = f32[] constant(-0)"), module("ROOT c = f32[] constant(0)")).status
+        == "refuted"
+    )
+    assert (
+        verify_rewrite(
+            module("ROOT c = pred[2]{0} constant({true, false})"),
+            module("ROOT c = pred[2]{0} constant({1, 0})"),
+        ).status
+        == "proved"
+    )
+
+
+def test_issue15_root_elements_compared_at_their_bits() -> None:
+    packed = module("p = s4[4]{0} parameter(0)", "ROOT c = s4[4]{0:L(8)E(4)} copy(p)")
+    plain = module("p = s4[4]{0} parameter(0)", "ROOT c = s4[4]{0} copy(p)")
+    r = verify_rewrite(packed, plain)
+    assert r.status == "refuted" and r.counterexample["property"] == "element size in bits"
+    assert verify_rewrite(packed, plain, mode="logical").status == "proved"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} reshape(p)"), "4 elements"),
+        (
+            module("p = f32[2,3]{1,0} parameter(0)", "ROOT r = f32[3,2]{1,0} transpose(p), dimensions={0,0}"),
+            "permutation",
+        ),
+        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} slice(p), slice={[3:5]}"), "out of range"),
+        (
+            module(
+                "p = f32[4]{0} parameter(0)", "q = s32[4]{0} parameter(1)", "ROOT r = f32[4]{0} add(p, q)"
+            ),
+            "operand types",
+        ),
+        (
+            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} negate(p)").replace(
+                "f32[4]{0} negate", "f32[5]{0} negate"
+            ),
+            "dimensions",
+        ),
+        (module("ROOT c = s32[3]{0} constant({1, 2})"), "needs 3"),
+        (module("ROOT c = s8[] constant(300)"), "out of the range"),
+    ],
+)
+def test_issue15_invalid_hlo_is_rejected(text, message) -> None:
+    with pytest.raises(InvalidHlo, match=message):
+        verify_rewrite(text, text)
+
+
+def test_symbolic_reshape_must_keep_the_element_count() -> None:
+    bad = module("p = f32[N]{0} parameter(0)", "ROOT r = f32[M]{0} reshape(p)")
+    with pytest.raises(InvalidHlo, match="element count"):
+        verify_rewrite(bad, bad)
+    assert verify_rewrite(bad, bad, assume="M == N").status == "proved"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "message"),
+    [
+        (
+            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
+            module("p = f32[5]{0} parameter(0)", "ROOT r = f32[4]{0} slice(p), slice={[0:4]}"),
+            "interface",
+        ),
+        (
+            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
+            module("p = f32[4]{0:S(1)} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
+            "memory space",
+        ),
+        (
+            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
+            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2,2]{1,0} reshape(p)"),
+            "dimensions",
+        ),
+    ],
+)
+def test_bad_rewrites_are_clear_errors(before, after, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        verify_rewrite(before, after)
+    with pytest.raises(ValueError, match="mode"):
+        verify_rewrite(before, before, mode="bits")
