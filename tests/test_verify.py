@@ -508,3 +508,40 @@ def test_bad_rewrites_are_clear_errors(before, after, message) -> None:
         verify_rewrite(before, after)
     with pytest.raises(ValueError, match="mode"):
         verify_rewrite(before, before, mode="bits")
+
+
+# ------------------------------------------------------------------------ the command line
+@pytest.mark.parametrize(
+    ("after_layout", "extra", "status"),
+    [
+        ("{1,0} copy", [], 1),
+        ("{1,0} copy", ["--assume", "N % 8 == 0"], 0),
+        ("{1,0} copy", ["--mode", "logical"], 0),
+    ],
+)
+def test_cli_verify_exit_status(tmp_path, capsys, after_layout, extra, status) -> None:
+    import json
+
+    from layout_algebra.cli import main
+
+    before = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)")
+    (tmp_path / "b.hlo").write_text(before)
+    (tmp_path / "a.hlo").write_text(before.replace("{1,0:T(8,128)} copy", after_layout))
+    assert main(["verify", str(tmp_path / "b.hlo"), str(tmp_path / "a.hlo"), "--json", *extra]) == status
+    record = json.loads(capsys.readouterr().out)
+    assert record["status"] == {0: "proved", 1: "refuted"}[status]
+    if status == 1:
+        assert record["counterexample"]["sizes"]["N"] % 8 != 0
+
+
+def test_cli_verify_unknown_and_bad_input(tmp_path, capsys) -> None:
+    from layout_algebra.cli import main
+
+    added = module("p = f32[8]{0} parameter(0)", "q = f32[8]{0} parameter(1)", "ROOT s = f32[8]{0} add(p, q)")
+    (tmp_path / "b.hlo").write_text(added)
+    (tmp_path / "a.hlo").write_text(added.replace("add(p, q)", "add(q, p)"))
+    assert main(["verify", str(tmp_path / "b.hlo"), str(tmp_path / "a.hlo")]) == 3
+    assert "unknown" in capsys.readouterr().out
+    (tmp_path / "bad.hlo").write_text(module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} reshape(p)"))
+    assert main(["verify", str(tmp_path / "bad.hlo"), str(tmp_path / "bad.hlo")]) == 2
+    assert "reshape r" in capsys.readouterr().err

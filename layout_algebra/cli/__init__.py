@@ -46,6 +46,7 @@ COMMANDS = (
     "audit",
     "tpu_layout",
     "prove",
+    "verify",
     "bitcast",
     "proofs",
     "pack",
