@@ -42,8 +42,8 @@ from layout_algebra.prove.result import ProofResult
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
-    "AssumptionError",
     "SUPPORTED_OPCODES",
+    "AssumptionError",
     "IndexMap",
     "ProofResult",
     "as_index_map",

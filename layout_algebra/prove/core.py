@@ -23,16 +23,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
 import sympy
 import z3
 
-from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.prove.assumptions import (
+    Assumptions,
+    UndefinedValue,
+    assumption_terms,
+    assumptions_hold,
+    condition_holds,
+    condition_term,
+    parse_assumptions,
+    read_claim,
+    value_of,
+)
 from layout_algebra.prove.encode import (
     BitVecArithmetic,
     IntArithmetic,
@@ -70,87 +79,14 @@ __all__ = [
 #: Per-query solver timeout; a timeout gives ``unknown``, never a guess.
 DEFAULT_TIMEOUT_MS = 30_000
 
-Assumptions = str | sympy.Basic | Iterable[str | sympy.Basic] | None
 MapLike = IndexMap | str | Any
 
 
 # ------------------------------------------------------------------------- assumptions
-_RELATION = re.compile(r"^(?P<lhs>.+?)\s*(?P<op>==|!=|>=|<=|>|<)\s*(?P<rhs>.+)$")
-_OPERATORS = {
-    "==": sympy.Eq,
-    "!=": sympy.Ne,
-    ">=": sympy.Ge,
-    "<=": sympy.Le,
-    ">": sympy.Gt,
-    "<": sympy.Lt,
-}
-
-
-def parse_assumptions(assume: Assumptions) -> tuple[sympy.Basic, ...]:
-    """Assumptions as SymPy relations. Text like ``"M % 128 == 0"`` or ``"N >= 1"``.
-
-    Names become the same dimension symbols as in shape text (``f32[N,M]``); several
-    assumptions may be given as a list or joined by ``and`` / ``,``.
-
-    >>> parse_assumptions("M % 128 == 0 and N >= 1")
-    (Eq(Mod(M, 128), 0), N >= 1)
-    """
-    if assume is None:
-        return ()
-    if isinstance(assume, (str, sympy.Basic)):
-        assume = [assume]
-    out: list[sympy.Basic] = []
-    for item in assume:
-        if isinstance(item, sympy.Basic):
-            out.append(item)
-            continue
-        for part in re.split(r"\band\b|,", item):
-            part = part.strip()
-            if part:
-                out.append(_parse_relation(part))
-    return tuple(out)
-
-
-def _parse_relation(text: str) -> sympy.Basic:
-    match = _RELATION.match(text)
-    if not match:
-        raise ValueError(f"assumption {text!r} is not a comparison like 'N % 8 == 0' or 'N >= 1'")
-    sides = []
-    for side in (match["lhs"], match["rhs"]):
-        names = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", side))
-        local = {name: dim_symbol(name) for name in names}
-        try:
-            sides.append(sympy.parse_expr(side.replace("//", " // "), local_dict=local, evaluate=True))
-        except (SyntaxError, TypeError, ValueError, sympy.SympifyError) as err:
-            raise ValueError(f"assumption {text!r}: cannot read {side.strip()!r} ({err})") from None
-    return _OPERATORS[match["op"]](*sides)
-
-
-def _assumption_terms(assumptions: Sequence[sympy.Basic], ar: IntArithmetic) -> list[Any]:
-    terms = []
-    for relation in assumptions:
-        if relation is sympy.true:
-            continue
-        if relation is sympy.false:
-            terms.append(z3.BoolVal(False))
-            continue
-        op = type(relation)
-        lhs, rhs = (sympy_to_z3(side, ar) for side in relation.args)
-        terms.append(
-            {
-                sympy.Eq: lambda a, b: a == b,
-                sympy.Ne: lambda a, b: a != b,
-                sympy.Ge: lambda a, b: a >= b,
-                sympy.Le: lambda a, b: a <= b,
-                sympy.Gt: lambda a, b: a > b,
-                sympy.Lt: lambda a, b: a < b,
-            }[op](lhs, rhs)
-        )
-    return terms
-
-
-def _assumptions_hold(assumptions: Sequence[sympy.Basic], values: Mapping[sympy.Symbol, int]) -> bool:
-    return all(bool(relation.subs(values)) for relation in assumptions)
+# Read by ``prove.assumptions`` (a grammar, never evaluated); the private names stay for
+# the modules that still import them.
+_assumption_terms = assumption_terms
+_assumptions_hold = assumptions_hold
 
 
 # ----------------------------------------------------------------------------- solving
@@ -439,16 +375,17 @@ def _concrete_bounds(m: IndexMap, slots: int, timeout_ms: int):
     x = [ar.variable(f"x{k}") for k in range(len(m.dimensions))]
     fx = m.evaluate(x, ar)
     s = _solver("QF_BV", timeout_ms)
+    # unsigned: a negative position wraps to a large one, so ">= slots" also catches it
     s.add(
         *_in_box(x, m.dimensions, ar),
-        ar.ge(fx, slots) if not isinstance(fx, int) else z3.BoolVal(fx >= slots),
+        ar.ge(fx, slots) if not isinstance(fx, int) else z3.BoolVal(not 0 <= fx < slots),
     )
     s.add(*ar.side)
 
     def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
         a = tuple(_model_int(model, v) for v in x)
         p = m.evaluate(a, ARITHMETIC)
-        if not _inside(a, m.dimensions) or p < slots:
+        if not _inside(a, m.dimensions) or 0 <= p < slots:
             return None
         return {"element": a, "position": p, "allocated": slots}
 
@@ -462,7 +399,7 @@ def _symbolic_bounds(m: IndexMap, slots: Any, assumptions, timeout_ms: int):
     s = _solver(None, timeout_ms)
     context = [*constraints, *_in_box(x, m.dimensions, ar)]
     limit = ar.lift(slots)
-    s.add(*context, fx >= limit, *ar.side, *ar.obligations)
+    s.add(*context, z3.Or(fx < 0, fx >= limit), *ar.side, *ar.obligations)
 
     def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
         values = _symbol_values(ar, model)
@@ -471,7 +408,7 @@ def _symbolic_bounds(m: IndexMap, slots: Any, assumptions, timeout_ms: int):
         concrete = m.specialize(values)
         a = tuple(_model_int(model, v) for v in x)
         limit = int(sympy.sympify(slots).subs(values))
-        if not _inside(a, concrete.dimensions) or concrete.evaluate(a) < limit:
+        if not _inside(a, concrete.dimensions) or 0 <= concrete.evaluate(a) < limit:
             return None
         return {"sizes": _named(values), "element": a, "position": concrete.evaluate(a), "allocated": limit}
 
@@ -908,35 +845,60 @@ def holds(
     assume: Assumptions = None,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> ProofResult:
-    """A SymPy condition (or text such as ``"N*M >= 0"``) holds for every value of its symbols.
+    """A condition holds for every value of its symbols (``0 <= s < bound`` for those in ``bounds``).
+
+    ``condition`` is a SymPy condition or text in the grammar of ``prove.assumptions``
+    (never evaluated). Names in text are sizes: integers >= 0. A SymPy symbol means what
+    it is declared to be: ``integer=True`` alone may be negative, ``nonnegative`` or
+    ``positive`` add what they say; a symbol not declared an integer gives ``unknown``.
+    A claim that divides by a symbolic ``d`` (``N % M``, ``ceiling(N/M)``) means nothing
+    where ``d`` is 0: ``d >= 1`` is a side condition that must follow from the
+    assumptions, else the answer is ``unknown`` (never ``proved``, nor a crash).
 
     >>> import sympy
     >>> n = sympy.Symbol("N", integer=True, nonnegative=True)
     >>> holds(1024 * sympy.ceiling(n / 1024) >= n).status
     'proved'
+    >>> holds("ceiling(N/128)*128 >= N").status
+    'proved'
     >>> holds("N % 8 == 0", assume="N % 16 == 0").status
     'proved'
+    >>> holds("N % M < M").status
+    'unknown'
+    >>> holds("N % M < M", assume="M >= 1").status
+    'proved'
+    >>> k = sympy.Symbol("k", integer=True)
+    >>> r = holds(k * k >= k + 1)
+    >>> r.status, r.counterexample
+    ('refuted', {'k': 0})
     """
     assumptions = parse_assumptions(assume)
     bounds = dict(bounds or {})
-    if isinstance(condition, str):
-        (condition,) = parse_assumptions(condition)
+    condition, domain = read_claim(condition)
     claim = f"{_short(condition)} for all sizes"
+    hypotheses = (*assumptions, *domain)
 
     def build():
-        ar = IntArithmetic()
-        constraints = _assumption_terms(assumptions, ar)
+        ar = IntArithmetic(declared_signs=True)
+        constraints = assumption_terms(assumptions, ar)
         for s, bound in bounds.items():
-            constraints.append(ar.symbol(s) < ar.lift(bound))
-        goal = _z3_condition(condition, ar)
+            constraints += [ar.symbol(s) >= 0, ar.symbol(s) < ar.lift(bound)]
+        ar.obligations += assumption_terms(domain, ar)  # divisors >= 1: proved from the context
+        goal = condition_term(condition, ar)
         solver = _solver(None, timeout_ms)
         solver.add(*constraints, z3.Not(goal), *ar.side, *ar.obligations)
 
         def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
             values = {s: _model_int(model, v) for s, v in ar.symbols.items()}
-            if not _assumptions_hold(assumptions, values) or bool(sympy.sympify(condition).subs(values)):
+            try:
+                if not assumptions_hold(hypotheses, values) or condition_holds(condition, values):
+                    return None
+                if any(not 0 <= values[s] < value_of(bound, values) for s, bound in bounds.items()):
+                    return None
+            except UndefinedValue:
                 return None
-            return {str(k): v for k, v in values.items()}
+            # a claim without symbols (``1 >= 2``) is refuted by its own value
+            return {str(k): v for k, v in values.items()} or {"value": False}
 
         return solver, recheck, _side_conditions(ar, constraints, timeout_ms)
 
@@ -949,18 +911,7 @@ def _z3_value(expr: Any, ar: IntArithmetic) -> Any:
 
 
 def _z3_condition(cond: Any, ar: IntArithmetic) -> Any:
-    cond = sympy.sympify(cond)
-    if cond is sympy.true:
-        return z3.BoolVal(True)
-    if cond is sympy.false:
-        return z3.BoolVal(False)
-    if isinstance(cond, sympy.Or):
-        return z3.Or(*[_z3_condition(c, ar) for c in cond.args])
-    if isinstance(cond, sympy.And):
-        return z3.And(*[_z3_condition(c, ar) for c in cond.args])
-    if isinstance(cond, sympy.Not):
-        return z3.Not(_z3_condition(cond.args[0], ar))
-    return _assumption_terms([cond], ar)[0]
+    return condition_term(sympy.sympify(cond), ar)
 
 
 def _short(value: Any, limit: int = 80) -> str:

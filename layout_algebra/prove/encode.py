@@ -47,22 +47,32 @@ class UnsupportedExpression(ValueError):
 
 # ------------------------------------------------------------------------- intervals
 class Interval:
-    """A non-negative integer interval ``[lo, hi]``; ``+`` and ``*`` work on bounds.
+    """An integer interval ``[lo, hi]``; ``+``, ``-`` and ``*`` work on bounds.
 
-    Used to size bit-vectors: the stages run on intervals first, and every result's upper
-    bound is recorded in ``tracker`` (a one-element list holding the maximum so far).
+    Used to size bit-vectors: the stages run on intervals first, and the largest magnitude
+    of any result is recorded in ``tracker`` (a one-element list holding the maximum so
+    far). Other operators are :class:`UnsupportedExpression` (the prover answers unknown).
+
+    >>> tracker = [1]
+    >>> x = Interval(0, 3, tracker)
+    >>> y = 4 - 2 * x
+    >>> (y.lo, y.hi), tracker
+    ((-2, 4), [6])
     """
 
     __slots__ = ("hi", "lo", "tracker")
 
     def __init__(self, lo: int, hi: int, tracker: list[int]) -> None:
         self.lo, self.hi, self.tracker = lo, hi, tracker
-        if hi > tracker[0]:
-            tracker[0] = hi
+        tracker[0] = max(tracker[0], hi, -lo)
 
     def _other(self, other: Any) -> Interval:
         if isinstance(other, Interval):
             return other
+        if isinstance(other, bool) or not isinstance(other, (int, sympy.Integer)):
+            raise UnsupportedExpression(
+                f"interval bounds cover integers, not {type(other).__name__} {other!r}"
+            )
         value = int(other)
         return Interval(value, value, self.tracker)
 
@@ -72,6 +82,15 @@ class Interval:
 
     __radd__ = __add__
 
+    def __neg__(self) -> Interval:
+        return Interval(-self.hi, -self.lo, self.tracker)
+
+    def __sub__(self, other: Any) -> Interval:
+        return self + (-self._other(other))
+
+    def __rsub__(self, other: Any) -> Interval:
+        return self._other(other) + (-self)
+
     def __mul__(self, other: Any) -> Interval:
         o = self._other(other)
         products = [self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi]
@@ -79,9 +98,25 @@ class Interval:
 
     __rmul__ = __mul__
 
+    def _unsupported(self, *_: Any) -> Any:
+        raise UnsupportedExpression(
+            "the map uses an operator interval bounds do not cover (only +, -, * and the "
+            "arithmetic's floordiv, mod, ge are; write ar.floordiv(a, b) for a // b)"
+        )
+
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unsupported
+    __pow__ = __rpow__ = __lt__ = __le__ = __gt__ = __ge__ = __abs__ = _unsupported
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __lshift__ = __rshift__ = _unsupported
+    __index__ = __int__ = _unsupported
+
 
 class IntervalArithmetic(Arithmetic):
-    """Bounds of every intermediate value, for choosing bit-vector widths."""
+    """Bounds of every intermediate value, for choosing bit-vector widths.
+
+    The bit-vectors are unsigned: a value that may be negative can be added, subtracted,
+    multiplied and compared for equality (all exact modulo the width, which the bounds
+    make large enough), but not divided or ordered; that is an :class:`UnsupportedExpression`.
+    """
 
     name = "interval"
 
@@ -91,21 +126,38 @@ class IntervalArithmetic(Arithmetic):
     def variable(self, hi: int) -> Interval:
         return Interval(0, max(hi, 0), self.tracker)
 
+    def _as_interval(self, a: Any) -> Interval:
+        return a if isinstance(a, Interval) else Interval(0, 0, self.tracker)._other(a)
+
+    def _nonnegative(self, operation: str, *values: Interval) -> None:
+        for v in values:
+            if v.lo < 0:
+                raise UnsupportedExpression(
+                    f"a value that may be negative (down to {v.lo}) reaches {operation}; "
+                    "unsigned bit-vectors cannot encode it"
+                )
+
     def floordiv(self, a: Any, b: Any) -> Any:
-        if not isinstance(a, Interval):
+        if not isinstance(a, Interval) and not isinstance(b, Interval):
             return a // b
-        b_lo = b.lo if isinstance(b, Interval) else int(b)
-        b_lo = max(b_lo, 1)
-        return Interval(0, a.hi // b_lo, self.tracker)
+        a, b = self._as_interval(a), self._as_interval(b)
+        self._nonnegative("a division", a, b)
+        return Interval(0, a.hi // max(b.lo, 1), self.tracker)
 
     def mod(self, a: Any, b: Any) -> Any:
-        if not isinstance(a, Interval):
+        if not isinstance(a, Interval) and not isinstance(b, Interval):
             return a % b
-        b_hi = b.hi if isinstance(b, Interval) else int(b)
-        return Interval(0, max(min(a.hi, b_hi - 1), 0), self.tracker)
+        a, b = self._as_interval(a), self._as_interval(b)
+        self._nonnegative("a remainder", a, b)
+        return Interval(0, max(min(a.hi, b.hi - 1), 0), self.tracker)
 
     def ge(self, a: Any, b: Any) -> Any:
+        if isinstance(a, Interval) or isinstance(b, Interval):
+            self._nonnegative("a comparison", self._as_interval(a), self._as_interval(b))
         return True
+
+    def lt(self, a: Any, b: Any) -> Any:
+        return self.ge(a, b)
 
     def any_of(self, conditions) -> Any:
         list(conditions)
@@ -202,7 +254,9 @@ class IntArithmetic(Arithmetic):
 
     name = "integer"
 
-    def __init__(self) -> None:
+    def __init__(self, declared_signs: bool = False) -> None:
+        #: Symbols are sizes (>= 0), or with ``declared_signs`` what their SymPy assumptions say.
+        self.declared_signs = declared_signs
         self.side: list[Any] = []
         self.symbols: dict[sympy.Symbol, Any] = {}
         #: Conditions the rewrites below relied on; a proof must show they hold on the whole box.
@@ -314,8 +368,22 @@ class IntArithmetic(Arithmetic):
         if s not in self.symbols:
             v = z3.Int(str(s))
             self.symbols[s] = v
-            self.side.append(v >= 0)
+            self.side.extend(self._sign_of(s, v))
         return self.symbols[s]
+
+    def _sign_of(self, s: sympy.Symbol, v: Any) -> list[Any]:
+        """``v >= 0`` (a size), or with ``declared_signs`` what ``s`` is declared to be."""
+        if not self.declared_signs:
+            return [v >= 0]
+        if s.is_integer is not True:
+            raise UnsupportedExpression(
+                f"the symbol {s} is not declared an integer (sympy.Symbol(..., integer=True))"
+            )
+        if any(other is not s and str(other) == str(s) for other in self.symbols):
+            raise UnsupportedExpression(f"two different symbols are named {s} (declared differently)")
+        if s.is_positive:
+            return [v >= 1]
+        return [v >= 0] if s.is_nonnegative else []
 
     def _divide(self, a: Any, b: Any) -> tuple[Any, Any]:
         a_t = a if isinstance(a, z3.ArithRef) else z3.IntVal(int(a))
@@ -389,7 +457,7 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
     """Translate an integer-valued SymPy expression to a Z3 integer term.
 
     Covers what sizes, closed forms and assumptions use: symbols, integers, ``+``, ``*``,
-    integer powers, ``floor`` and ``ceiling`` of (integer expression) / (integer or
+    integer powers, ``Min``/``Max``, ``floor`` and ``ceiling`` of (integer expression) / (integer or
     positive size expression), ``Mod``, and rationals times integer expressions inside
     ``floor``/``ceiling``.
 
@@ -427,11 +495,26 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
         if known is None:
             known = ar._floors[key] = _floor_or_ceiling(key, ar)
         return known
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        return _extremum(expr, ar)
     if isinstance(expr, sympy.Mod):
         a, b = expr.args
         b_term = ar.lift(b) if b.free_symbols else sympy_to_z3(b, ar)
         return ar.mod(sympy_to_z3(a, ar), b_term)
     raise UnsupportedExpression(f"cannot translate {expr} ({type(expr).__name__}) to Z3")
+
+
+def _extremum(expr: sympy.Expr, ar: IntArithmetic) -> Any:
+    """``Min``/``Max`` as nested ``If`` terms (plain ``min``/``max`` when every argument is a number)."""
+    terms = [sympy_to_z3(a, ar) for a in expr.args]
+    smaller = isinstance(expr, sympy.Min)
+    if all(isinstance(t, int) for t in terms):
+        return min(terms) if smaller else max(terms)
+    result = terms[0]
+    for t in terms[1:]:
+        keep = result <= t if smaller else result >= t
+        result = z3.If(keep, result, t) if not isinstance(keep, bool) else (result if keep else t)
+    return result
 
 
 def _floor_or_ceiling(expr: sympy.Expr, ar: IntArithmetic) -> Any:
