@@ -31,6 +31,7 @@ from typing import Any
 import sympy
 import z3
 
+from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.assumptions import (
     Assumptions,
     UndefinedValue,
@@ -148,13 +149,24 @@ def _run(
     claim: str,
     encoding: str,
     build: Callable[[], tuple[z3.Solver, Callable[[z3.ModelRef], dict[str, Any] | None]]],
+    cache: bool = False,
 ) -> ProofResult:
-    """Check a query whose unsat means the claim holds; sat models are re-checked by ``build``'s checker."""
+    """Check a query whose unsat means the claim holds; sat models are re-checked by ``build``'s checker.
+
+    ``cache``: read and store the unsat answer in the lemma cache (``prove.lemma_cache``),
+    keyed by the exact text of the query and side conditions and the Z3 version.
+    """
     start = time.perf_counter()
+    key = None
     try:
         built = build()
         solver, recheck = built[0], built[1]
         side_conditions = built[2] if len(built) > 2 else None
+        if cache:
+            key = lemma_cache.query_key(solver, side_conditions)
+            if lemma_cache.is_known_proved(key):
+                encoding += " (unsat answer read from the lemma cache: same query text, same Z3 version)"
+                return ProofResult("proved", claim, time.perf_counter() - start, encoding)
         answer = solver.check()
     except UnsupportedExpression as err:
         return ProofResult("unknown", claim, time.perf_counter() - start, encoding, reason=str(err))
@@ -175,6 +187,8 @@ def _run(
                     encoding,
                     reason=f"the main query is unsat, but a side condition it relied on (digits in their box, divisors > 0) {why}",
                 )
+        if key is not None:
+            lemma_cache.record_proved(key)
         return ProofResult("proved", claim, elapsed, encoding)
     if answer == z3.sat:
         counterexample = recheck(solver.model())
@@ -552,11 +566,11 @@ def mixed_radix_pair_lemma(timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProofResult:
         s.add(*box, z3.Or(collide, escape))
         return s, lambda model: None
 
-    return _run(claim, "integer (nonlinear), general sizes", build)
+    return _run(claim, "integer (nonlinear), general sizes", build, cache=True)
 
 
-def _stage_lemma(stage: Stage, assumptions, timeout_ms: int) -> ProofResult:
-    """One stage is injective on its domain box and maps it into its range box."""
+def _stage_lemma(stage: Stage, assumptions, timeout_ms: int, cache: bool = False) -> ProofResult:
+    """One stage is injective on its domain box and maps it into its range box (``cache``: see ``_run``)."""
     claim = f"stage {stage.describe()} is injective and in bounds"
     if isinstance(stage, (Linearize, Combine)):
         general = mixed_radix_pair_lemma(timeout_ms)
@@ -603,7 +617,7 @@ def _stage_lemma(stage: Stage, assumptions, timeout_ms: int) -> ProofResult:
 
         return s, recheck, _side_conditions(ar, [*constraints, *box], timeout_ms)
 
-    return _run(claim, "integer, one stage", build)
+    return _run(claim, "integer, one stage", build, cache=cache)
 
 
 def _stage_failure(stage: Stage, a: Sequence[int], b: Sequence[int], values) -> dict[str, Any] | None:
@@ -632,7 +646,7 @@ def general_stage_lemma(general: GeneralStage, timeout_ms: int = DEFAULT_TIMEOUT
     known = _GENERAL_LEMMAS.get(general)
     if known is not None:
         return known
-    lemma = _stage_lemma(general.stage, general.relations, timeout_ms)
+    lemma = _stage_lemma(general.stage, general.relations, timeout_ms, cache=True)
     lemma = dataclasses.replace(lemma, claim=f"for all sizes: {general.describe()}; injective and in bounds")
     if lemma.status != "unknown":
         _GENERAL_LEMMAS[general] = lemma

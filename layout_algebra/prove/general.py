@@ -82,7 +82,8 @@ class GeneralStage:
     @property
     def relations(self) -> tuple[sympy.Basic, ...]:
         """The minima above 0 as SymPy relations (the lemma's assumptions; sizes are >= 0 anyway)."""
-        return tuple(sympy.Ge(s, low) for s, low in self.minimum if low > 0)
+        # unevaluated: evaluating asks SymPy's assumption system, which costs a lazy import
+        return tuple(sympy.Ge(s, low, evaluate=False) for s, low in self.minimum if low > 0)
 
     def describe(self) -> str:
         """The stage and the conditions beyond ``size >= 0``.
