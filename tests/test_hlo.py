@@ -381,3 +381,202 @@ def test_long_lines_are_shown_as_a_window_around_the_fault() -> None:
 def test_parse_module_rejects_non_text() -> None:
     with pytest.raises(TypeError):
         parse_module(b"HloModule m")  # type: ignore[arg-type]
+
+
+# ------------------------------------------- the one-match reader agrees with the careful one
+def _by_parts(text: str, monkeypatch):
+    """``parse_module`` with the whole-line fast path turned off (every instruction piece by piece)."""
+    from layout_algebra.hlo import parser
+
+    with monkeypatch.context() as patch:
+        patch.setattr(parser, "_FLAT_INSTRUCTION", re.compile(r"(?!)"))
+        return _outcome(text)
+
+
+def _outcome(text: str):
+    """The parsed module, or the error message: what a caller of ``parse_module`` sees."""
+    try:
+        return parse_module(text)
+    except HloParseError as err:
+        return str(err)
+
+
+def test_the_fast_reader_takes_most_instructions_of_real_dumps() -> None:
+    from layout_algebra.hlo.parser import _FLAT_INSTRUCTION
+
+    lines = [
+        line.strip()
+        for path in sorted((GROUND_TRUTH / "hlo").glob("*.hlo"))
+        for line in ground_truth_file(f"hlo/{path.name}").read_text().splitlines()
+        if re.match(r"\s*(ROOT\s+)?%?[\w.\-]+\s*=\s*[a-z]", line)
+    ]
+    taken = sum(1 for line in lines if (m := _FLAT_INSTRUCTION.match(line)) and m.end() == len(line))
+    assert len(lines) > 500 and taken / len(lines) > 0.8
+
+
+@pytest.mark.parametrize("path", sorted((GROUND_TRUTH / "hlo").glob("*.hlo")), ids=lambda p: p.name[:12])
+def test_the_fast_reader_gives_the_same_module_as_the_careful_one(path, monkeypatch) -> None:
+    text = ground_truth_file(f"hlo/{path.name}").read_text()
+    fast = _outcome(text)
+    assert not isinstance(fast, str), fast
+    assert fast == _by_parts(text, monkeypatch)
+
+
+_VALUES = st.sampled_from(
+    [
+        "kLoop",
+        "%fused_computation.1",
+        "{}",
+        "{1,0}",
+        "{0:2}",
+        '"a, b=c {[("',
+        '{op_name="jit(f)/x" stack_frame_id=3}',
+        '{"flag_configs":[],"a":{"lists":[{"indices":["0","4"]}]}}',
+        "{{}: (0, {})}",
+        "{{0}, {1}}",
+        "bf_io->bf",
+        "[2,4]<=[8]",
+        "devices=[2,1]0,1",
+        "{maximal device=0}",
+        "{[}]",
+        "{a(b]}",
+        '"unterminated',
+        "{ /* c */ 1}",
+        "{1,\n 0}",
+        "a/b",
+        "0%s",
+        "{a}x",
+        "x[1]",
+    ]
+)
+_KEYS = st.sampled_from(
+    [
+        "kind",
+        "calls",
+        "to_apply",
+        "dimensions",
+        "metadata",
+        "backend_config",
+        "slice",
+        "index",
+        "sharding",
+        "k",
+    ]
+)
+_GAPS = st.sampled_from(["", " ", "  ", "\t", "\n  ", " /*c*/ ", " // c\n "])
+
+
+@st.composite
+def _instruction_lines(draw) -> str:
+    shape = draw(
+        st.sampled_from(
+            [
+                "f32[2]{0}",
+                "bf16[4,8]{1,0:T(8,128)(2,1)}",
+                "f32[]",
+                "pred[2]",
+                "(f32[2], s32[])",
+                "f32[2] {0}",
+                "f32[2]{0:P(s32[2]{0})}",
+            ]
+        )
+    )
+    opcode = draw(
+        st.sampled_from(["add", "fusion", "parameter", "constant", "copy-start", "call-start", "tuple"])
+    )
+    names = draw(
+        st.lists(
+            st.sampled_from(["%p", "p", "%p", "p", "%p", "%q", "0", "-1", "1.5", "f32[2] %p", "{1,2}"]),
+            max_size=3,
+        )
+    )
+    gap = lambda: draw(_GAPS)  # noqa: E731
+    attributes = "".join(
+        f"{gap()},{gap()}{draw(_KEYS)}{gap()}={gap()}{draw(_VALUES)}" for _ in range(draw(st.integers(0, 3)))
+    )
+    root = draw(st.sampled_from(["", "ROOT ", "ROOT  "]))
+    return f"{root}%x{gap()}={gap()}{shape} {opcode}({gap()}{', '.join(names)}{gap()}){attributes}"
+
+
+_TRICKY_ATTRIBUTES = [
+    ", k=x[1]",
+    ", k=bf_io->bf",
+    ", sharding={devices=[2,1]0,1}, k=[2,4]<=[8]",
+    ", k=x(1)",
+    ", k={a}x",
+    ", k=0%s",
+    ", k={[}]",
+    ", k={a(b]}",
+    ', k="a, b=c", j=1',
+    ', k="unterminated',
+    ", k=a, k=b",
+    ", k={1,\n 0}",
+    ",\n  k=1",
+    ", k=1 // comment\n  , j=2",
+    ", k=1 /* c */",
+    ", k={ /* c */ 1}",
+    ', backend_config={"a":{"b":[{"c":{"d":[{"e":1}]}}]}}',
+    ', backend_config={"a":{"b":[{"c":[1]}]}}, calls=%f',
+    ", calls={%f, %f}",
+    ", calls=%f, to_apply=%f",
+    ", to_apply={%f, %f}",
+    ", dimensions={1,0}",
+    ", dimensions={x}",
+    ", slice={[0:2]}",
+    ", index=-1",
+    ", k=",
+    ", =1",
+    "",
+]
+
+
+@pytest.mark.parametrize("attributes", _TRICKY_ATTRIBUTES)
+@pytest.mark.parametrize(
+    "head", ["%x = f32[2]{0} add(%p, %p)", "ROOT %x = f32[] constant(-1.5)", "%x = f32[2]{0} parameter(1)"]
+)
+def test_the_fast_reader_agrees_on_tricky_attribute_values(head, attributes, monkeypatch) -> None:
+    text = f"HloModule m\n%f {{\n  ROOT %r = f32[] parameter(0)\n}}\nENTRY %e {{\n  %p = f32[2]{{0}} parameter(0)\n  {head}{attributes}\n}}\n"
+    assert _outcome(text) == _by_parts(text, monkeypatch)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_instruction_lines(), min_size=1, max_size=3), closing=_GAPS)
+def test_the_fast_reader_agrees_on_generated_instructions(lines, closing, monkeypatch) -> None:
+    body = "\n".join(f"  {line.replace('%x', f'%x{k}', 1)}" for k, line in enumerate(lines))
+    text = f"HloModule m\n%f {{\n  ROOT %r = f32[] parameter(0)\n}}\nENTRY %e {{\n  %p = f32[2]{{0}} parameter(0)\n{body}{closing}\n}}\n"
+    assert _outcome(text) == _by_parts(text, monkeypatch)
+
+
+# ------------------------------------------------------------------ deep nesting (issue 15)
+def _nested(depth: int) -> dict[str, str]:
+    shape = "(" * depth + "f32[2]" + ")" * depth
+    return {
+        "instruction shape": f"HloModule m\nENTRY e {{\n  p = {shape} parameter(0)\n}}",
+        "operand shape": f"HloModule m\nENTRY e {{\n  p = f32[2] parameter(0)\n  c = f32[2] add({shape} p, p)\n}}",
+        "entry layout": f"HloModule m, entry_computation_layout={{({shape})->f32[2]}}\nENTRY e {{\n  p = f32[2] parameter(0)\n}}",
+        "long tuple": "HloModule m\nENTRY e {\n  p = "
+        + "(f32[3], " * depth
+        + "f32[2]"
+        + ", f32[3]" * 100
+        + ")" * depth
+        + " parameter(0)\n}",
+    }
+
+
+@pytest.mark.parametrize("depth", [101, 499, 5000])
+@pytest.mark.parametrize("where", list(_nested(1)))
+def test_deeply_nested_shapes_are_a_parse_error_not_a_recursion_error(where, depth) -> None:
+    text = _nested(depth)[where]
+    with pytest.raises(HloParseError, match="nested more than 100 levels deep") as info:
+        parse_module(text)
+    err = info.value
+    assert text[err.position] == "(" and text[: err.position].count("(") >= 100
+
+
+def test_shapes_nested_100_deep_still_parse() -> None:
+    module = parse_module(_nested(100)["instruction shape"])
+    shape = module.entry.root.shape
+    for _ in range(100):
+        (shape,) = shape.elements
+    assert shape == parse_shape("f32[2]")
+    assert parse_module(_nested(100)["long tuple"]).entry.root.shape is not None

@@ -120,6 +120,53 @@ _BARE = re.compile(
 # An operand list of plain names, e.g. "(%a, %b)" (the common case, one regex).
 _SIMPLE_OPERANDS = re.compile(r"[ \t]*((?:%?[\w.\-]+[ \t]*,[ \t]*)*%?[\w.\-]+)?[ \t]*\)")
 _CLOSER = {")": "(", "]": "[", "}": "{"}
+_PAREN = re.compile(r"[()]")
+#: Deepest nesting of parentheses (tuples, layout attributes) accepted in one shape; XLA's
+#: real shapes nest a few levels. Deeper text would exhaust the recursive reader's stack.
+MAX_SHAPE_NESTING = 100
+# The whole of a common one-line instruction in one match: "[ROOT] name = shape opcode(names)"
+# and attributes whose values are a bare word, a string or a flat "{...}" group (no
+# brackets or comments inside outside strings). Anything else is parsed piece by piece.
+_STRING_BODY = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'
+
+
+def _group_contents(depth: int, round_depth: int) -> str:
+    """A regex for the contents of a group on one line: other groups nested at most ``depth``
+    deep ('(...)' only in the outer ``round_depth`` levels: JSON nests '{' and '[' deeper).
+
+    Each opener is closed by its own closer, strings are skipped, comments are not allowed:
+    where a group ``'{' contents '}'`` matches, it ends where ``_Parser.balanced_end`` does.
+    """
+    inner = r"(?:[^{}()\[\]\"/\n]++|/(?![/*])|" + _STRING_BODY
+    if depth > 0:
+        nested = _group_contents(depth - 1, round_depth - 1)
+        inner += r"|\{" + nested + r"\}|\[" + nested + r"\]"
+        if round_depth > 0:
+            inner += r"|\(" + nested + r"\)"
+    return inner + r")*+"
+
+
+_FLAT_VALUE = (
+    r"(?:%?(?:[^\s,(){}\[\]\"%/]|/(?![/*]))++"  # a bare word (what _BARE reads, no groups)
+    r"|" + _STRING_BODY + r"|\{" + _group_contents(5, 2) + r"\})"
+)
+_FLAT_ATTRIBUTE = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r")")
+_FLAT_INSTRUCTION = re.compile(
+    r"(ROOT[ \t]+)?%?([A-Za-z0-9_][\w.\-]*)[ \t]*=[ \t]*"  # [ROOT] name =
+    r"([a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)[^{}\n]*\})?)"  # an array shape
+    r"[ \t]+([a-z][a-z0-9\-]*)\("  # opcode(
+    r"[ \t]*((?:%?[\w.\-]+[ \t]*,[ \t]*)*%?[\w.\-]+)?[ \t]*\)"  # plain operand names)
+    r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+)"  # , key=value
+    r"[ \t\r\n]*",  # and the line break after it
+    re.S,
+)
+_OPERAND_NAMES = re.compile(r"%?([\w.\-]+)")
+_DIGITS = re.compile(r"[0-9]+")
+_COMPUTATION_NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")  # one name, as hlo.attributes reads it
+#: The attributes whose values are read into fields of ``HloInstruction`` (or checked).
+_READ_ATTRIBUTES = frozenset(
+    {"dimensions", "slice", "padding", "index", "to_apply", "calls", *COMPUTATION_REFERENCE_ATTRIBUTES}
+)
 #: ``*-start`` opcodes that are instructions of their own. Any other ``X-start`` is XLA's
 #: shorthand for ``async-start`` wrapping an ``X`` (see ``_Parser.async_wrappers``).
 NATIVE_START_OPCODES = frozenset(
@@ -321,6 +368,14 @@ class _Parser:
         return shape
 
     def parse_shape_at(self, source: str, start: int) -> Shape:
+        if source.count("(") > MAX_SHAPE_NESTING:
+            deepest = _deepest_opener(source)
+            if deepest is not None:
+                raise self.error(
+                    f"shape nested more than {MAX_SHAPE_NESTING} levels deep (tuples in tuples); "
+                    "XLA's shapes are far shallower",
+                    start + deepest,
+                )
         if source.startswith("(") and len(source) > 512:
             # Long tuples: parse element by element, so that parse_shape's cache serves
             # the elements (repeated everywhere in a module) instead of one long text.
@@ -570,13 +625,22 @@ class _Parser:
         seen: dict[str, Shape] = {}
         roots = 0
         opened = self.pos - 1
-        while not self.accept("}"):
-            if self.pos >= len(self.text):
+        text = self.text
+        while True:
+            pos = self.skip()
+            if text.startswith("}", pos):
+                self.pos = pos + 1
+                break
+            if pos >= len(text):
                 raise self.error(
                     f"computation '{name}' (its '{{' is at {self.where(opened)}) is never closed: expected '}}'"
                 )
-            start = self.pos
-            instruction = self.instruction()
+            start = pos
+            flat = _FLAT_INSTRUCTION.match(text, pos)
+            instruction = self.flat_instruction(flat) if flat is not None else None
+            if instruction is None:
+                self.pos = pos
+                instruction = self.instruction_by_parts(pos)
             if instruction.name in seen:
                 raise self.error(f"instruction '{instruction.name}' is defined twice in '{name}'", start)
             seen[instruction.name] = instruction.shape
@@ -622,8 +686,63 @@ class _Parser:
 
     # --------------------------------------------------------------- instructions
     def instruction(self) -> HloInstruction:
-        text = self.text
         pos = self.skip()
+        flat = _FLAT_INSTRUCTION.match(self.text, pos)
+        if flat is not None:
+            instruction = self.flat_instruction(flat)
+            if instruction is not None:
+                return instruction
+            self.pos = pos
+        return self.instruction_by_parts(pos)
+
+    def flat_instruction(self, m: re.Match[str]) -> HloInstruction | None:
+        """The instruction ``_FLAT_INSTRUCTION`` matched, or ``None`` where the match is not
+        the whole instruction (the caller then reads it piece by piece): what
+        ``instruction_by_parts`` gives on the same text, from one match."""
+        root, name, _shape, opcode, names, attribute_text = m.groups()
+        operands: tuple[HloOperand, ...] = ()
+        parameter_number = literal = None
+        if opcode == "parameter":
+            if names is None or _DIGITS.fullmatch(names) is None:
+                return None
+            parameter_number = int(names)
+        elif opcode == "constant":
+            literal = names or ""
+        elif names:
+            operands = tuple(map(HloOperand, _OPERAND_NAMES.findall(names)))
+        attributes: dict[str, str] = {}
+        starts: dict[str, int] = {}
+        if attribute_text:
+            for a in _FLAT_ATTRIBUTE.finditer(self.text, m.start(6), m.end(6)):
+                key = a.group(1)
+                if key in attributes:
+                    return None  # an error: reported by the piece-by-piece reader
+                attributes[key] = a.group(2)
+                starts[key] = a.start(2)
+        end = m.end(6)
+        if self.text.startswith(("(", "["), end):
+            return None  # the last value goes on with a group: 'bf_io->bf', '[2,4]<=[8]'
+        self.pos = after = m.end()  # the match took the line break after it
+        if self.text.startswith(
+            ",", after if self.text[after : after + 1] not in _GAP_START else self.skip()
+        ):
+            return None  # more attributes (on the next line, or a value the match stopped in)
+        shape = self.shape_text(m.start(3), m.end(3))
+        parsed = self.parsed_attributes(attributes, starts) if attributes else {}
+        return HloInstruction(
+            name,
+            shape,
+            opcode,
+            operands,
+            attributes,
+            root is not None,
+            parameter_number,
+            literal,
+            **parsed,
+        )
+
+    def instruction_by_parts(self, pos: int) -> HloInstruction:
+        text = self.text
         head = _INSTRUCTION_HEAD.match(text, pos)  # "[ROOT] name = " on one line
         if head is not None:
             is_root, name = head.group(1) is not None, head.group(2)
@@ -708,6 +827,16 @@ class _Parser:
         parsed: dict[str, object] = {}
         calls: list[str] = []
         for key, value in attributes.items():
+            if key not in _READ_ATTRIBUTES:
+                continue
+            if key == "calls" or key == "to_apply":
+                plain = _COMPUTATION_NAME.fullmatch(value)  # '%name': what computation_names reads
+                if plain is not None:
+                    if key == "calls":
+                        calls.append(plain.group(1))
+                    else:
+                        parsed["to_apply"] = plain.group(1)
+                    continue
             try:
                 if key == "dimensions":
                     parsed["dimensions"] = parse_int_list(value)
@@ -728,6 +857,19 @@ class _Parser:
         if calls:
             parsed["calls"] = tuple(calls)
         return parsed
+
+
+def _deepest_opener(source: str) -> int | None:
+    """Where ``source`` opens a parenthesis ``MAX_SHAPE_NESTING + 1`` deep, if it does."""
+    depth = 0
+    for m in _PAREN.finditer(source):
+        if m.group() == "(":
+            depth += 1
+            if depth > MAX_SHAPE_NESTING:
+                return m.start()
+        else:
+            depth -= 1
+    return None
 
 
 def _unique(base: str, taken: set[str], number: int = 0) -> str:
