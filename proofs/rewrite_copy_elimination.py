@@ -5,7 +5,7 @@ leaves the root buffer unchanged. Proved for every N, M with bf16 ``(8,128)(2,1)
 with a slice of the copy.
 """
 
-from layout_algebra import prove
+from layout_algebra.hlo import verify_rewrite
 
 CLAIM = "rewrite: copy between identical layouts -> removed (symbolic sizes)"
 
@@ -30,8 +30,8 @@ ENTRY e {
 
 def prove_claim():
     return [
-        prove.rewrite(BEFORE, AFTER),
-        prove.rewrite(
+        verify_rewrite(BEFORE, AFTER),
+        verify_rewrite(
             SLICE_BEFORE,
             SLICE_BEFORE.replace("  c = f32[16,256]{1,0:T(8,128)} copy(p)\n", "").replace(
                 "slice(c)", "slice(p)"

@@ -7,7 +7,7 @@ mixed-radix digits, so the divisions by symbolic strides are exact), and for N =
 as concrete modules. The exact bitcast check agrees for symbolic N.
 """
 
-from layout_algebra import prove
+from layout_algebra.hlo import verify_rewrite
 from layout_algebra.bitcast import reshape_is_bitcast
 
 CLAIM = "rewrite: reshape merging major dims of (8,128)(2,1) bf16 -> bitcast when N % 8 == 0"
@@ -22,13 +22,13 @@ ENTRY e {{
 def prove_claim():
     symbolic = MODULE.format(n="N", m="M")
     results = [
-        prove.rewrite(
+        verify_rewrite(
             symbolic, symbolic.replace("reshape(p)", "bitcast(p)"), assume="M == 3*N and N % 8 == 0"
         )
     ]
     for n in (8, 16, 40):
         before = MODULE.format(n=n, m=3 * n)
-        results.append(prove.rewrite(before, before.replace("reshape(p)", "bitcast(p)")))
+        results.append(verify_rewrite(before, before.replace("reshape(p)", "bitcast(p)")))
     exact = reshape_is_bitcast(
         "bf16[3,N,300]{2,1,0:T(8,128)(2,1)}",
         "bf16[M,300]{1,0:T(8,128)(2,1)}",

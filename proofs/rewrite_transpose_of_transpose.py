@@ -4,7 +4,7 @@ Two transposes in a row are one transpose by the composed permutation
 (``dims[i] = p1[p2[i]]``). Proved for every N, M, K, with tiled layouts on every value.
 """
 
-from layout_algebra import prove
+from layout_algebra.hlo import verify_rewrite
 
 CLAIM = "rewrite: transpose of transpose -> one transpose (symbolic sizes)"
 
@@ -22,4 +22,4 @@ ENTRY e {
 
 
 def prove_claim():
-    return [prove.rewrite(BEFORE, AFTER)]
+    return [verify_rewrite(BEFORE, AFTER)]

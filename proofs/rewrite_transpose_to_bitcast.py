@@ -3,10 +3,10 @@
 XLA replaces ``transpose(p)`` by ``bitcast(p)`` when the result's layout is
 ``PermuteDimensions(perm, p.layout)``: the same bytes, read with relabelled dimensions.
 Proved, tiles included, for every N, M (and K) with the rewrite verifier
-(``prove.rewrite``): every root element is the same bit of the same parameter.
+(``hlo.verify_rewrite``): every root element is the same bit of the same parameter.
 """
 
-from layout_algebra import prove
+from layout_algebra.hlo import verify_rewrite
 
 CLAIM = "rewrite: transpose with the permuted layout -> bitcast (symbolic sizes, tiled)"
 
@@ -22,5 +22,5 @@ def prove_claim():
     for src, dst, perm in CASES:
         before = f"HloModule m\nENTRY e {{\n  p = {src} parameter(0)\n  ROOT t = {dst} transpose(p), dimensions={{{perm}}}\n}}"
         after = f"HloModule m\nENTRY e {{\n  p = {src} parameter(0)\n  ROOT t = {dst} bitcast(p)\n}}"
-        results.append(prove.rewrite(before, after))
+        results.append(verify_rewrite(before, after))
     return results
