@@ -104,7 +104,7 @@ def test_the_example_module_by_hand() -> None:
     )
     assert report.totals_by_memory_space[0].physical_bytes == hbm
     assert report.totals_by_memory_space[1].physical_bytes == 1024 * 512 * 2
-    assert report.totals_by_memory_space[1].buffers == 1
+    assert report.totals_by_memory_space[1].arrays == 1
     verdicts = {r.name: r.movement.verdict for r in report.movements()}
     assert verdicts == {
         "w.vmem": "moves data",
@@ -138,7 +138,7 @@ def test_unsized_shapes_and_invalid_layouts_are_reported_not_fatal() -> None:
     assert p.physical_bytes is None and p.padding_ratio is None
     assert any("'?'" in problem for problem in p.problems)
     assert any("permutation" in problem for problem in q.problems)
-    assert report.totals_by_memory_space[0].unsized == 2 and report.totals_by_memory_space[0].buffers == 2
+    assert report.totals_by_memory_space[0].unsized == 2 and report.totals_by_memory_space[0].arrays == 2
     assert report.worst_padding() == []
 
 
@@ -153,7 +153,7 @@ def test_json_summary() -> None:
     report = audit_module(parse_module(EXAMPLE.read_text(encoding="utf-8")))
     record = json.loads(json.dumps(report.to_json(top=3)))
     assert record["totals"]["physical_bytes"] == report.physical_bytes
-    assert record["by_memory_space"]["S(1)"]["buffers"] == 1
+    assert record["by_memory_space"]["S(1)"]["arrays"] == 1
     assert [r["name"] for r in record["rows"]] == [r.name for r in report.worst_padding(3)]
     assert len(report.to_json()["rows"]) == len(report.rows)
 
@@ -266,12 +266,14 @@ def test_movement_cases() -> None:
     assert verdict("f32[1024]{0:T(1024)}", "reshape", "f32[8,128]{1,0:T(8,128)}") == "no data movement"
     assert verdict("f32[4096]{0:T(1024)}", "reshape", "f32[16,256]{1,0:T(8,128)}") == "moves data"
     assert verdict("f32[8,128]{1,0}", "bitcast", None) == "unknown"
-    assert verdict("s32[8,128]{1,0}", "bitcast", "f32[8,128]{1,0}") == "unknown"
+    # a bitcast may change the element type when the bits per element agree
+    assert verdict("s32[8,128]{1,0}", "bitcast", "f32[8,128]{1,0}") == "no data movement"
+    assert verdict("s32[8,128]{1,0}", "reshape", "f32[8,128]{1,0}") == "unknown"
     assert verdict("(f32[2])", "copy", "(f32[2])") == "unknown"
     reason = classify_movement(
         HloInstruction("x", s("f32[1024]{0:T(1024)}"), "reshape"), s("f32[8,128]{1,0:T(8,128)}")
     ).reason
-    assert reason.startswith("proved: every element keeps its bit offset")
+    assert reason.startswith("proved: reshape: every element keeps its bit offset")
     with pytest.raises(ValueError, match="handles bitcast"):
         classify_movement(HloInstruction("x", s("f32[2]"), "add"), s("f32[2]"))
 
@@ -286,7 +288,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def test_audit_prints_tables(capsys) -> None:
     code, out, err = run(capsys, "audit", str(EXAMPLE))
     assert code == 0 and err == ""
-    assert out.startswith("module jit_dense_layer: 19 instructions, 9 buffers")
+    assert out.startswith("module jit_dense_layer: 19 instructions, 9 buffers holding 9 arrays")
     for text in (
         "S(0) device memory",
         "S(1) fast memory",
@@ -346,3 +348,143 @@ def test_long_modules_show_a_progress_bar_on_a_terminal(capsys, tmp_path: Path, 
     assert code == 0
     assert "module long: 5,000 instructions, 5,000 buffers" in out
     assert f"{5000 * 8 * 128 * 4:,}" in out
+
+
+# ------------------------------------------------------- one meaning, at scale
+@pytest.mark.parametrize("name", all_modules())
+def test_movement_verdicts_are_the_bitcast_decision(name: str | None) -> None:
+    """The audit's verdict and reason are those of layout_algebra.bitcast for the same pair."""
+    from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+
+    module = parse_module(module_text(name))
+    report = audit_module(module)
+    for computation in module.computations:
+        shapes = {i.name: i.shape for i in computation.instructions}
+        for instruction in computation.instructions:
+            row = report.row(computation.name, instruction.name)
+            if row.movement is None or row.movement.bitcast is None:
+                continue
+            src = shapes[instruction.operands[0].name]
+            if instruction.opcode == "bitcast":
+                fresh = bitcast_is_valid(src, instruction.shape)
+            elif instruction.opcode == "transpose":
+                fresh = transpose_is_bitcast(src, instruction.shape, instruction.dimensions)
+            else:
+                fresh = reshape_is_bitcast(src, instruction.shape)
+            assert (fresh.status, fresh.reason) == (row.movement.bitcast.status, row.movement.bitcast.reason)
+            assert fresh.reason in row.movement.reason
+
+
+def _repeated(text: str, copies: int) -> str:
+    """``text``'s computations ``copies`` times, renamed; one ENTRY (the first copy's)."""
+    import re
+
+    header, _, body = text.partition("\n")
+    while not header.startswith("HloModule"):
+        header, _, body = body.partition("\n")
+    out = [header]
+    for k in range(copies):
+        renamed = re.sub(r"%([A-Za-z_][\w.\-]*)", rf"%\1.r{k}", body)
+        if k:
+            renamed = renamed.replace("ENTRY ", "")
+        out.append(renamed)
+    return "\n".join(out)
+
+
+def test_memoised_audit_gives_the_verdicts_of_fresh_decisions() -> None:
+    """Audit of a module repeated 4 times (memoised decisions, one pass) = the verdict of
+    every movement instruction decided afresh, cache cleared."""
+    from layout_algebra import bitcast
+    from layout_algebra.hlo import audit as audit_mod
+
+    name = "03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"
+    once = audit_module(parse_module(module_text(name)))
+    module = parse_module(_repeated(module_text(name), 4))
+    report = audit_module(module)
+    assert len(report.rows) == 4 * len(once.rows)
+    movements = [r.movement.verdict for r in report.movements()]
+    assert movements == 4 * [r.movement.verdict for r in once.movements()]
+    shapes = {(c.name, i.name): i for c in module.computations for i in c.instructions}
+    for row in report.movements():
+        instruction = shapes[(row.computation, row.name)]
+        operand = shapes[(row.computation, instruction.operands[0].name)].shape
+        audit_mod._classify.cache_clear()
+        bitcast._decided.cache_clear()
+        assert classify_movement(instruction, operand) == row.movement
+
+
+def test_symbolic_module_is_audited_not_a_traceback(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "sym.hlo"
+    path.write_text(
+        "HloModule sym\nENTRY main {\n  p = f32[N,128]{1,0:T(8,128)} parameter(0)\n"
+        "  r = f32[N,2,64]{2,1,0} reshape(p)\n  ROOT c = f32[N,2,64]{2,1,0} copy(r)\n}\n",
+        encoding="utf-8",
+    )
+    code, _, err = run(capsys, "audit", str(path))
+    assert code == 0 and "Traceback" not in err
+    report = audit_module(parse_module(path.read_text(encoding="utf-8")))
+    assert report.row("main", "c").movement.verdict == "no data movement"
+    assert report.row("main", "r").movement.verdict == "moves data"  # at N=7: 4,096 vs 3,584 bytes
+    assert report.totals_by_memory_space[0].unsized == 3  # p, r, c: sizes are formulas in N
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("  p = f32[8]{0} parameter(0)\n  ROOT c = f32[8]{0} copy(q)\n", "operand 'q' is not an instruction"),
+        ("  a = f32[8]{0} add(b, b)\n  ROOT b = f32[8]{0} add(a, a)\n", "depend on themselves: a -> b -> a"),
+    ],
+    ids=["undefined-operand", "cycle"],
+)
+def test_malformed_modules_exit_2(capsys, tmp_path: Path, body, expected) -> None:
+    path = tmp_path / "bad.hlo"
+    path.write_text(f"HloModule bad\nENTRY main {{\n{body}}}\n", encoding="utf-8")
+    code, out, err = run(capsys, "audit", str(path))
+    assert code == 2 and out == "" and expected in err and "Traceback" not in err
+
+
+def test_strict_fails_on_problems_and_all_lists_every_movement(capsys, tmp_path: Path) -> None:
+    path = tmp_path / "m.hlo"
+    path.write_text(
+        "HloModule m\nENTRY main {\n  p = f32[8,128]{1,0} parameter(0)\n"
+        "  b = f32[8,128]{1,0:S(1)} bitcast(p)\n"
+        "  t = f32[128,8]{0,1} transpose(p), dimensions={1,0}\n"
+        "  ROOT r = f32[1024]{0} reshape(p)\n}\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, "audit", str(path), "--top", "1")
+    assert code == 0 and "(1 of 3 shown; --all lists every one)" in out
+    code, out, _ = run(capsys, "audit", str(path), "--top", "1", "--all", "--strict")
+    assert code == 1 and "(3 of 3 shown)" in out
+    assert "invalid bitcast: different memory spaces S(0) → S(1): a copy between memories" in out
+    code, _, _ = run(capsys, "audit", str(EXAMPLE), "--strict")
+    assert code == 0
+
+
+def test_memory_space_counts_add_up_to_the_total() -> None:
+    module = parse_module(
+        "HloModule m\nENTRY main {\n  p = f32[8]{0} parameter(0)\n  q = f32[8]{0:S(1)} parameter(1)\n"
+        '  ROOT t = (f32[8]{0}, f32[8]{0:S(1)}) custom-call(p, q), custom_call_target="x"\n}\n'
+    )
+    report = audit_module(module)
+    assert {s: t.arrays for s, t in report.totals_by_memory_space.items()} == {0: 2, 1: 2}
+    assert report.buffer_arrays == 4 and len(report.buffers) == 3
+    from layout_algebra.hlo.report import render_audit
+
+    text = render_audit(report, width=200)
+    total_line = next(line for line in text.splitlines() if "total" in line)
+    assert " 4 " in total_line
+
+
+def test_layouts_wrap_never_cut() -> None:
+    from layout_algebra.hlo.report import render_audit
+
+    shape = "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)S(1)}"
+    module = parse_module(f"HloModule m\nENTRY main {{\n  ROOT p = {shape} parameter(0)\n}}\n")
+    text = render_audit(audit_module(module), width=80)
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert "…" not in text
+    lines = text.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("worst padding"))
+    column = [line.split("│")[3].strip() for line in lines[start:] if line.startswith("│")]
+    assert "".join(column) == shape  # the shape column, read top to bottom: the whole layout

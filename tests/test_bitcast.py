@@ -498,3 +498,34 @@ def test_suggest_rejects_bad_dims_clearly() -> None:
         suggest_bitcast_layout("f32[4,6]{1,0}", (5, 5))
     with pytest.raises(ValueError, match="negative"):
         suggest_bitcast_layout("f32[4,6]{1,0}", (-4, -6))
+
+
+# --------------------------------------------------------------------------- CLI
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from layout_algebra.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_json_is_the_verdicts_dict(capsys) -> None:
+    src, dst = "bf16[16,256]{1,0:T(8,128)(2,1)}", "bf16[8,2,256]{2,0,1:T(8,128)(2,1)}"
+    code, out, _ = _cli(capsys, "bitcast", src, dst, "--reinterpret", "--json")
+    record = json.loads(out)
+    expected = bitcast_is_valid(src, dst).to_dict()
+    assert code == 0 and {k: record[k] for k in expected} == expected
+    assert record["xla_shape_util"] == "not a bitcast"  # XLA's reshape/transpose test misses the third kind
+
+
+def test_cli_memory_space_change_one_reason_no_counterexample(capsys) -> None:
+    code, out, _ = _cli(capsys, "bitcast", "f32[8,128]{1,0}", "f32[8,128]{1,0:S(1)}", "--reinterpret")
+    assert code == 1
+    assert "different memory spaces S(0) → S(1): a copy between memories" in out
+    assert "counterexample" not in out
+
+
+@pytest.mark.parametrize("dims", ["a,b", "5,5", "2,-12"])
+def test_cli_suggest_bad_dims_exit_2(capsys, dims) -> None:
+    code, out, err = _cli(capsys, "bitcast", "f32[4,6]{1,0}", dims, "--suggest")
+    assert code == 2 and out == "" and "Traceback" not in err and err.count("\n") == 1

@@ -24,8 +24,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "  - XLA's layout validation;\n"
         "  - whether each bitcast, reshape, transpose and copy moves data.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  layout-algebra audit examples/tpu_module.hlo\n"
-        "  layout-algebra audit module.hlo --json --top 10",
+        epilog="exit status: 0 audited (with --strict: and no problem found), 1 with --strict when some\n"
+        "layout problem or invalid bitcast was found, 2 bad input (unreadable or malformed module:\n"
+        "undefined operands, dependency cycles).\n\n"
+        "examples:\n  layout-algebra audit examples/tpu_module.hlo\n"
+        "  layout-algebra audit module.hlo --json --top 10\n"
+        "  layout-algebra audit module.hlo --all --strict",
     )
     p.add_argument("module", metavar="MODULE.hlo", help="a file holding HLO text (HloModule ...)")
     p.add_argument("--json", action="store_true", help="print the audit as one JSON object")
@@ -34,6 +38,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         metavar="N",
         help="list the N worst padding offenders (table default 25, 0 = all; JSON default all)",
+    )
+    p.add_argument(
+        "--all", action="store_true", help="list every data-movement verdict (default: as many as --top)"
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 1 if any layout problem or invalid bitcast is found",
     )
     p.set_defaults(run=run)
 
@@ -46,6 +58,12 @@ def run(args: argparse.Namespace) -> int:
         module = parse_module(read_text(args.module))
     except HloParseError as err:
         raise ValueError(f"{args.module}: {err}") from None
+    from layout_algebra.hlo.audit import module_errors
+
+    errors = module_errors(module)
+    if errors:
+        more = f" (and {len(errors) - 5:,} more)" if len(errors) > 5 else ""
+        raise ValueError(f"{args.module}: malformed module: " + "; ".join(errors[:5]) + more)
     if sys.stderr.isatty() and module.instruction_count >= 5000:
         from rich.progress import Progress
 
@@ -59,5 +77,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         top = 25 if args.top is None else args.top
         width = shutil.get_terminal_size((160, 24)).columns
-        print(render_audit(report, top=top, width=width, color=sys.stdout.isatty()), end="")
-    return 0
+        text = render_audit(report, top=top, width=width, color=sys.stdout.isatty(), all_movements=args.all)
+        print(text, end="")
+    return 1 if args.strict and report.has_problems else 0

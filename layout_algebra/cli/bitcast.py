@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from layout_algebra.cli._common import parse_index
 
@@ -14,14 +15,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "bitcast",
         help="does a reshape, transpose or bitcast move data? (exact: tiles, padding, packing)",
-        description="Decide exactly whether reshaping (or, with --permutation, transposing) SRC into DST "
-        "moves any data: every element must keep its bit offset and the buffers must have the same size. "
-        "Tiles, padding, E(n) packing and L(n) all count (XLA's own ShapeUtil::ReshapeIsBitcast ignores "
-        "tiles; its answer is shown beside). Prints the verdict with its reason, a re-checked "
-        "counterexample, or a suggested layout (--suggest). Exit status 0 bitcast, 1 not, 2 bad input.",
+        description="Decide exactly whether reshaping SRC into DST (with --permutation: transposing; with "
+        "--reinterpret: any of XLA's bitcast correspondences, reshape, transpose or "
+        "transpose-reshape-transpose) keeps every element's bits: same memory space, every element at "
+        "the same bit offset, and the same XLA allocation. Tiles, padding, E(n) packing and L(n) all "
+        "count (XLA's own ShapeUtil::ReshapeIsBitcast ignores tiles; its answer is shown beside). "
+        "Prints the verdict (proved / refuted / unknown) with its reason and a re-checked "
+        "counterexample, the verdict as JSON (--json), or a suggested layout (--suggest).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  layout-algebra bitcast 'f32[16,256]{1,0:T(8,128)}' 'f32[4096]{0}'\n"
+        epilog="exit status: 0 bitcast (proved), 1 not a bitcast (refuted), 2 bad input, 3 unknown.\n\n"
+        "examples:\n  layout-algebra bitcast 'f32[16,256]{1,0:T(8,128)}' 'f32[4096]{0}'\n"
         "  layout-algebra bitcast 'f32[5,3]{1,0}' 'f32[3,5]{0,1}' --permutation 1,0\n"
+        "  layout-algebra bitcast 'bf16[16,256]{1,0:T(8,128)(2,1)}' 'bf16[8,2,256]{2,0,1:T(8,128)(2,1)}' "
+        "--reinterpret --json\n"
         "  layout-algebra bitcast 'bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}' 256,24,200 --suggest",
     )
     p.add_argument("src", metavar="SRC", help="input shape with layout")
@@ -30,13 +36,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DST",
         help="output shape with layout (with --suggest: the output dims, e.g. 256,24,200)",
     )
-    p.add_argument(
+    how = p.add_mutually_exclusive_group()
+    how.add_argument(
         "--permutation", type=parse_index, metavar="P0,P1,...", help="a transpose's dimensions attribute"
     )
-    p.add_argument(
+    how.add_argument(
+        "--reinterpret",
+        action="store_true",
+        help="an HLO bitcast: try every correspondence XLA allows and name the one that keeps the bits",
+    )
+    how.add_argument(
         "--suggest",
         action="store_true",
         help="suggest a layout for DST dims that makes the reshape a bitcast",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the verdict as one JSON object (see docs/bitcasts.md)"
     )
     p.add_argument(
         "--assume", action="append", default=[], metavar="TEXT", help="for symbolic dims, e.g. 'M == 8*N'"
@@ -44,27 +59,66 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+_EXIT = {"proved": 0, "refuted": 1, "unknown": 3}
+
+
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.bitcast import reshape_is_bitcast, suggest_bitcast_layout, transpose_is_bitcast
+    from layout_algebra.bitcast import (
+        bitcast_is_valid,
+        reshape_is_bitcast,
+        suggest_bitcast_layout,
+        transpose_is_bitcast,
+    )
 
     if args.suggest:
-        suggestion = suggest_bitcast_layout(args.src, parse_index(args.dst))
-        print(f"{suggestion.shape}: {suggestion.reason}" if suggestion else suggestion.reason)
+        try:
+            dims = parse_index(args.dst)
+        except argparse.ArgumentTypeError as err:
+            raise ValueError(f"--suggest needs DST as output dimensions like 256,24,200: {err}") from None
+        suggestion = suggest_bitcast_layout(args.src, dims)
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "suggestion": None if suggestion.shape is None else str(suggestion.shape),
+                        "reason": suggestion.reason,
+                        "verdict": None if suggestion.verdict is None else suggestion.verdict.to_dict(),
+                    }
+                )
+            )
+        else:
+            print(f"{suggestion.shape}: {suggestion.reason}" if suggestion else suggestion.reason)
         return 0 if suggestion else 1
     assume = args.assume or None
     if args.permutation is not None:
         verdict = transpose_is_bitcast(args.src, args.dst, args.permutation, assume=assume)
+    elif args.reinterpret:
+        verdict = bitcast_is_valid(args.src, args.dst, assume=assume)
     else:
         verdict = reshape_is_bitcast(args.src, args.dst, assume=assume)
-    print(verdict)
-    try:
-        from layout_algebra import xla
+    theirs = _xla_answer(args)
+    if args.json:
+        out = verdict.to_dict()
+        out["xla_shape_util"] = theirs
+        print(json.dumps(out))
+    else:
+        print(verdict)
+        if theirs is not None:
+            print(f"  XLA's tile-unaware ShapeUtil check says: {theirs}")
+    return _EXIT[verdict.status]
 
+
+def _xla_answer(args: argparse.Namespace) -> str | None:
+    """XLA's own (tile-unaware) predicate for the same question, when it applies."""
+    from layout_algebra import xla
+
+    try:
         if args.permutation is not None:
             theirs = xla.transpose_is_bitcast(args.src, args.dst, args.permutation)
+        elif args.reinterpret:
+            theirs = xla.is_reshape_or_transpose_bitcast(args.src, args.dst)
         else:
             theirs = xla.reshape_is_bitcast(args.src, args.dst)
-        print(f"  XLA's tile-unaware ShapeUtil check says: {'bitcast' if theirs else 'not a bitcast'}")
     except (AttributeError, ValueError):
-        pass
-    return 0 if verdict else 1
+        return None
+    return "bitcast" if theirs else "not a bitcast"

@@ -21,7 +21,7 @@ over its array leaves.
 >>> report.totals_by_memory_space[0].physical_bytes, report.totals_by_memory_space[1].physical_bytes
 (16384, 8192)
 >>> report.row("main", "c").movement
-MovementVerdict(verdict='moves data', reason='copies from memory space S(0) to S(1): the bytes travel between memories')
+MovementVerdict(verdict='moves data', reason='different memory spaces S(0) → S(1): a copy between memories')
 >>> report.row("main", "t").movement.verdict
 'no data movement'
 
@@ -44,22 +44,38 @@ Each buffer's physical bytes are ``physical_size_in_bytes`` summed over its arra
 take, not XLA's buffer assignment (which reuses memory between values that are not
 live at the same time).
 
+The per-memory-space totals count *arrays* (a tuple buffer counts each leaf in its own
+space), so they add up to the total row; ``len(report.buffers)`` counts instructions.
+Leaves with symbolic dimensions have formulas, not numbers, for sizes: they are counted
+as unsized.
+
 **Data movement.** Each ``bitcast``, ``reshape``, ``transpose`` and ``copy`` gets a
 ``MovementVerdict`` from ``classify_movement``: ``"moves data"``, ``"no data movement"``
-(every element keeps its byte offset: the op could be a bitcast) or ``"unknown"``, with
-the reason. The verdicts come from the exact check of ``layout_algebra.bitcast`` (tiles,
-padding and packing included, proved or refuted with a counterexample); ``"unknown"`` is
-left for element-type changes, dynamic or symbolic sizes and operands of unknown shape.
+(every element keeps its bit offset: the op could be a bitcast) or ``"unknown"``, with
+the reason. The verdicts come from ``layout_algebra.bitcast.decide_movement`` — the same
+decision, verdict and reason as ``bitcast_is_valid`` and the ``bitcast`` command (tiles,
+padding and packing included, proved or refuted with a counterexample), attached as
+``MovementVerdict.bitcast``. They are memoised per (opcode, operand shape, result shape,
+dimensions): a real module asks few distinct questions, however many instructions it
+has. ``"unknown"`` is left for element-type changes, dynamic sizes and operands of
+unknown shape. A ``bitcast`` instruction never moves bytes; one that is not a valid
+bitcast is also listed as a problem (``audit --strict`` fails on it).
+
+**Malformed modules.** ``module_errors`` lists operands that name no instruction and
+dependency cycles; they are in ``AuditReport.errors`` (the ``audit`` command refuses
+such a module with exit status 2).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from layout_algebra.bitcast import BitcastVerdict, decide_movement, memory_space_reason
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import NATIVE_START_OPCODES
-from layout_algebra.model.shapes import ArrayShape, BufferShape, Layout, Shape, TupleShape
+from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.validation import layout_problems
 from layout_algebra.sizes import LayoutSemanticsError, SizeReport, size_report
 
@@ -77,7 +93,9 @@ __all__ = [
     "audit_module",
     "classify_movement",
     "computation_roles",
+    "invalid_bitcast",
     "is_buffer",
+    "module_errors",
 ]
 
 MOVES_DATA = "moves data"
@@ -89,27 +107,35 @@ MOVEMENT_OPCODES = ("bitcast", "reshape", "transpose", "copy")
 ALIASING_OPCODES = frozenset(
     {"bitcast", "get-tuple-element", "tuple", "while", "call", "conditional", "optimization-barrier"}
 )
-_NOT_IMPLEMENTED = "not decided by the exact check (it compares arrays of one element type and static sizes)"
+_NOT_IMPLEMENTED = (
+    "not decided by the exact check (a reshape, transpose or copy keeps its element type, "
+    "and a dynamic size has no fixed buffer)"
+)
 
 
 # ------------------------------------------------------------------------- movement
 @dataclass(frozen=True)
 class MovementVerdict:
     """Whether a layout-changing op moves data: ``verdict`` is ``"moves data"``,
-    ``"no data movement"`` or ``"unknown"``; ``reason`` says why, for people."""
+    ``"no data movement"`` or ``"unknown"``; ``reason`` says why, for people; ``bitcast``
+    is the exact decision it rests on (``layout_algebra.bitcast.BitcastVerdict``:
+    proved/refuted/unknown, the correspondence, the counterexample), if one was made."""
 
     verdict: str
     reason: str
+    bitcast: BitcastVerdict | None = field(default=None, compare=False, repr=False)
 
 
 def classify_movement(instruction: HloInstruction, operand_shape: Shape | None) -> MovementVerdict:
     """Does this ``bitcast``/``reshape``/``transpose``/``copy`` move data?
 
     ``operand_shape`` is the shape of its (only) operand, ``None`` if unknown. The
-    answer is ``"no data movement"`` only when every element provably keeps its byte
+    answer is ``"no data movement"`` only when every element provably keeps its bit
     offset, ``"moves data"`` only when the bytes provably cannot stay where they are,
-    and ``"unknown"`` otherwise (with the reason). This is the one place the exact
-    bitcast check plugs in.
+    and ``"unknown"`` otherwise (with the reason). The decision is
+    ``layout_algebra.bitcast.decide_movement`` — the same verdict and reason as the
+    ``bitcast`` command and ``bitcast_is_valid`` — memoised on (opcode, operand shape,
+    result shape, dimensions), so a module costs its number of distinct questions.
 
     >>> from layout_algebra.hlo import HloInstruction
     >>> from layout_algebra import parse_shape
@@ -127,7 +153,13 @@ def classify_movement(instruction: HloInstruction, operand_shape: Shape | None) 
     opcode = instruction.opcode
     if opcode not in MOVEMENT_OPCODES:
         raise ValueError(f"classify_movement handles {', '.join(MOVEMENT_OPCODES)}; got '{opcode}'")
-    result = instruction.shape
+    return _classify(opcode, operand_shape, instruction.shape, instruction.dimensions)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _classify(
+    opcode: str, operand_shape: Shape | None, result: Shape, dimensions: tuple[int, ...] | None
+) -> MovementVerdict:
     if operand_shape is None:
         return MovementVerdict(
             UNKNOWN, "the operand's shape is not known (an untyped operand not defined here)"
@@ -135,72 +167,35 @@ def classify_movement(instruction: HloInstruction, operand_shape: Shape | None) 
     src, dst = _as_array(operand_shape), _as_array(result)
     if src is None or dst is None:
         return MovementVerdict(UNKNOWN, f"{opcode} between {operand_shape} and {result}: not two arrays")
-    src_layout, dst_layout = src.effective_layout, dst.effective_layout
-    if opcode == "copy" and src_layout.memory_space != dst_layout.memory_space:
-        return MovementVerdict(
-            MOVES_DATA,
-            f"copies from memory space S({src_layout.memory_space}) to S({dst_layout.memory_space}): "
-            "the bytes travel between memories",
-        )
-    if src.element_type != dst.element_type:
+    space_a, space_b = src.effective_layout.memory_space, dst.effective_layout.memory_space
+    if opcode == "copy" and space_a != space_b:
+        return MovementVerdict(MOVES_DATA, memory_space_reason(space_a, space_b))
+    if opcode != "bitcast" and src.element_type != dst.element_type:
         return MovementVerdict(
             UNKNOWN,
             f"element types differ ({src.element_type.text} vs {dst.element_type.text}); {_NOT_IMPLEMENTED}",
         )
-    if not (src.is_static and dst.is_static) or src.is_symbolic or dst.is_symbolic:
-        return MovementVerdict(UNKNOWN, f"dynamic or symbolic dimensions; {_NOT_IMPLEMENTED}")
-    if _elements(src) != _elements(dst):
-        return MovementVerdict(
-            UNKNOWN,
-            f"{_elements(src)} elements in, {_elements(dst)} out: not a {opcode} of the same elements",
-        )
-    if _same_arrangement(instruction, src, dst):
-        return MovementVerdict(NO_DATA_MOVEMENT, _same_arrangement_reason(opcode))
+    if not (src.is_static and dst.is_static):
+        return MovementVerdict(UNKNOWN, f"dynamic dimensions; {_NOT_IMPLEMENTED}")
     try:
-        src_bytes = size_report(src).first_tile_bytes
-        dst_bytes = size_report(dst).first_tile_bytes
-    except LayoutSemanticsError as e:
-        return MovementVerdict(UNKNOWN, f"no exact size for {e.shape}: {e.reason}")
-    if src_bytes != dst_bytes:
-        if opcode == "bitcast":
-            return MovementVerdict(
-                UNKNOWN,
-                f"a bitcast between buffers of {src_bytes} and {dst_bytes} bytes, which XLA's verifier "
-                f"rejects; {_NOT_IMPLEMENTED}",
-            )
-        return MovementVerdict(
-            MOVES_DATA,
-            f"the operand's buffer is {src_bytes} bytes and the result's {dst_bytes} (XLA:TPU allocation): "
-            "the same bytes cannot be both, and XLA allows a bitcast only between buffers of equal size",
-        )
-    return _exact_verdict(instruction, src, dst)
-
-
-def _exact_verdict(instruction: HloInstruction, src: ArrayShape, dst: ArrayShape) -> MovementVerdict:
-    """The exact check (``layout_algebra.bitcast``): every element keeps its bit offset, or not."""
-    from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
-
-    opcode = instruction.opcode
-    try:
-        if opcode == "bitcast":
-            verdict = bitcast_is_valid(src, dst)
-            if verdict.status == "bitcast":
-                return MovementVerdict(NO_DATA_MOVEMENT, f"a bitcast; {verdict.reason} ({verdict.kind})")
-            return MovementVerdict(
-                NO_DATA_MOVEMENT if verdict.status == "not a bitcast" else UNKNOWN,
-                f"a bitcast never moves bytes, but this one is not a reshape or transpose of its operand: {verdict.reason}",
-            )
-        if opcode == "transpose":
-            verdict = transpose_is_bitcast(src, dst, instruction.dimensions or ())
-        else:  # reshape, and copy (a reshape to the same dimensions)
-            verdict = reshape_is_bitcast(src, dst)
+        verdict = decide_movement(opcode, src, dst, dimensions or ())
     except ValueError as err:
         return MovementVerdict(UNKNOWN, f"the exact check does not apply: {err}")
-    if verdict.status == "bitcast":
-        return MovementVerdict(NO_DATA_MOVEMENT, f"proved: {verdict.reason}")
-    if verdict.status == "not a bitcast":
-        return MovementVerdict(MOVES_DATA, verdict.reason)
-    return MovementVerdict(UNKNOWN, verdict.reason)
+    if opcode == "bitcast":
+        if verdict.status == "proved":
+            return MovementVerdict(NO_DATA_MOVEMENT, f"a valid bitcast; {verdict.reason}", verdict)
+        if verdict.status == "refuted":
+            return MovementVerdict(
+                NO_DATA_MOVEMENT,
+                f"a bitcast reinterprets its operand's bytes in place, but this one is not valid: {verdict.reason}",
+                verdict,
+            )
+        return MovementVerdict(UNKNOWN, verdict.reason, verdict)
+    if verdict.status == "proved":
+        return MovementVerdict(NO_DATA_MOVEMENT, f"proved: {verdict.reason}", verdict)
+    if verdict.status == "refuted":
+        return MovementVerdict(MOVES_DATA, verdict.reason, verdict)
+    return MovementVerdict(UNKNOWN, verdict.reason, verdict)
 
 
 def _as_array(shape: Shape) -> ArrayShape | None:
@@ -209,42 +204,64 @@ def _as_array(shape: Shape) -> ArrayShape | None:
     return shape if isinstance(shape, ArrayShape) else None
 
 
-def _elements(shape: ArrayShape) -> int:
-    n = 1
-    for d in shape.dimensions:
-        n *= d  # type: ignore[operator]
-    return n
+def invalid_bitcast(movement: MovementVerdict | None) -> str | None:
+    """The problem to report for a ``bitcast`` instruction proved invalid, else ``None``."""
+    if movement is None or movement.bitcast is None or movement.bitcast.operation != "bitcast":
+        return None
+    if movement.bitcast.status != "refuted":
+        return None
+    return f"invalid bitcast: {movement.bitcast.reason}"
 
 
-def _same_arrangement(instruction: HloInstruction, src: ArrayShape, dst: ArrayShape) -> bool:
-    """Both sides have the same physical dimensions in the same order and the same
-    layout apart from dimension names: the byte offset of every element is unchanged."""
-    if instruction.opcode != "transpose":
-        return src.dimensions == dst.dimensions and src.effective_layout == dst.effective_layout
-    perm = instruction.dimensions
-    if perm is None or sorted(perm) != list(range(src.rank)) or dst.rank != src.rank:
-        return False
-    if any(dst.dimensions[i] != src.dimensions[perm[i]] for i in range(dst.rank)):
-        return False
-    src_layout, dst_layout = src.effective_layout, dst.effective_layout
-    # Output dimension d is input dimension perm[d]: the same physical order means the
-    # output's minor_to_major, renamed, is the input's.
-    if tuple(perm[d] for d in dst_layout.minor_to_major) != src_layout.minor_to_major:
-        return False
-    return dst_layout == _with_minor_to_major(src_layout, dst_layout.minor_to_major)
+# ----------------------------------------------------------------------- well-formed
+def module_errors(module: HloModule) -> tuple[str, ...]:
+    """What makes a module meaningless to audit: operands that name no instruction of
+    their computation, and instructions that depend on themselves (a cycle).
+
+    >>> from layout_algebra.hlo import parse_module
+    >>> module_errors(parse_module("HloModule m\\nENTRY e {\\n  ROOT c = f32[2]{0} copy(q)\\n}"))
+    ("e/c: operand 'q' is not an instruction of computation e",)
+    """
+    errors: list[str] = []
+    for computation in module.computations:
+        defined = {i.name: i for i in computation.instructions}
+        for instruction in computation.instructions:
+            for operand in instruction.operands:
+                if operand.name not in defined:
+                    errors.append(
+                        f"{computation.name}/{instruction.name}: operand {operand.name!r} is not an "
+                        f"instruction of computation {computation.name}"
+                    )
+        cycle = _a_cycle(defined)
+        if cycle:
+            errors.append(f"{computation.name}: instructions depend on themselves: {' -> '.join(cycle)}")
+    return tuple(errors)
 
 
-def _with_minor_to_major(layout: Layout, minor_to_major: tuple[int, ...]) -> Layout:
-    return replace(layout, minor_to_major=tuple(minor_to_major))
-
-
-def _same_arrangement_reason(opcode: str) -> str:
-    if opcode == "transpose":
-        return (
-            "the transpose only renames dimensions: the physical order of the dimensions, their "
-            "sizes and the tiling are the same on both sides, so every element keeps its byte offset"
-        )
-    return "operand and result have the same shape and layout: every element keeps its byte offset"
+def _a_cycle(defined: dict[str, HloInstruction]) -> list[str] | None:
+    """One dependency cycle among ``defined`` (iterative depth-first search), or ``None``."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    for start in defined:
+        if start in state:
+            continue
+        path = [start]
+        state[start] = 1
+        stack = [iter(o.name for o in defined[start].operands)]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                state[path.pop()] = 2
+                continue
+            if child not in defined:
+                continue
+            if state.get(child) == 1:
+                return [*path[path.index(child) :], child]
+            if child not in state:
+                state[child] = 1
+                path.append(child)
+                stack.append(iter(o.name for o in defined[child].operands))
+    return None
 
 
 # ----------------------------------------------------------------------------- roles
@@ -306,7 +323,7 @@ def array_leaves(shape: Shape) -> Iterator[ArrayShape]:
         yield shape
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AuditRow:
     """One instruction's layout and memory. Sizes are ``None`` when some leaf has no exact
     size (an unbounded ``?`` dimension, split configs...); ``problems`` says why."""
@@ -341,10 +358,13 @@ class AuditRow:
 
 @dataclass(frozen=True)
 class MemorySpaceTotals:
-    """Sums over the buffer leaves that live in one memory space ``S(n)``."""
+    """Sums over the arrays of buffers that live in one memory space ``S(n)``.
+
+    ``arrays`` counts array leaves (a tuple-shaped buffer with leaves in two spaces counts
+    in both), so the spaces' ``arrays`` add up to ``AuditReport.buffer_arrays``."""
 
     memory_space: int
-    buffers: int = 0
+    arrays: int = 0
     logical_bytes: int = 0
     physical_bytes: int = 0
     allocated_bytes: int = 0
@@ -358,10 +378,22 @@ class AuditReport:
     module: str
     rows: tuple[AuditRow, ...]
     totals_by_memory_space: dict[int, MemorySpaceTotals] = field(hash=False)
+    errors: tuple[str, ...] = ()
 
     @property
     def buffers(self) -> tuple[AuditRow, ...]:
         return tuple(r for r in self.rows if r.is_buffer)
+
+    @property
+    def buffer_arrays(self) -> int:
+        """Array leaves of all buffers: the sum of the memory spaces' ``arrays``."""
+        return sum(t.arrays for t in self.totals_by_memory_space.values())
+
+    @property
+    def has_problems(self) -> bool:
+        """Whether ``audit --strict`` fails: a layout problem, an invalid bitcast or a
+        malformed module."""
+        return bool(self.errors) or any(r.problems for r in self.rows)
 
     @property
     def physical_bytes(self) -> int:
@@ -405,6 +437,8 @@ class AuditReport:
             "module": self.module,
             "instructions": len(self.rows),
             "buffers": len(self.buffers),
+            "buffer_arrays": self.buffer_arrays,
+            "errors": list(self.errors),
             "totals": {
                 "logical_bytes": self.logical_bytes,
                 "physical_bytes": self.physical_bytes,
@@ -412,7 +446,7 @@ class AuditReport:
             },
             "by_memory_space": {
                 f"S({t.memory_space})": {
-                    "buffers": t.buffers,
+                    "arrays": t.arrays,
                     "logical_bytes": t.logical_bytes,
                     "physical_bytes": t.physical_bytes,
                     "xla_allocated_bytes": t.allocated_bytes,
@@ -438,50 +472,71 @@ def _row_json(r: AuditRow) -> dict:
         "padding_ratio": r.padding_ratio,
         "memory_spaces": list(r.memory_spaces),
         "problems": list(r.problems),
-        "movement": None
-        if r.movement is None
-        else {"verdict": r.movement.verdict, "reason": r.movement.reason},
+        "movement": None if r.movement is None else _movement_json(r.movement),
     }
 
 
+def _movement_json(m: MovementVerdict) -> dict:
+    out: dict = {"verdict": m.verdict, "reason": m.reason}
+    if m.bitcast is not None:
+        out["bitcast"] = m.bitcast.to_dict()
+    return out
+
+
 def audit_module(module: HloModule, progress: Callable[[int, int], None] | None = None) -> AuditReport:
-    """Audit every instruction of ``module``; ``progress(done, total)`` is called as it goes."""
+    """Audit every instruction of ``module``; ``progress(done, total)`` is called as it goes.
+
+    One pass over the instructions; sizes, validation problems and movement verdicts
+    are computed once per distinct shape (or question) and shared, so the cost grows
+    with the number of distinct shapes, not of instructions.
+    """
     roles = computation_roles(module)
-    sizes: dict[ArrayShape, SizeReport | str] = {}
+    sizes: dict[ArrayShape, SizeReport | str | None] = {}
     problems_of: dict[Shape, tuple[str, ...]] = {}
     rows: list[AuditRow] = []
+    totals: dict[int, list[int]] = {}  # space -> [arrays, logical, physical, allocated, unsized]
     total = module.instruction_count
     done = 0
     for computation in module.computations:
         role = roles[computation.name]
         shapes = {i.name: i.shape for i in computation.instructions}
         for instruction in computation.instructions:
-            rows.append(
-                _row(computation, instruction, role, shapes, sizes, problems_of),
-            )
+            row = _row(computation, instruction, role, shapes, sizes, problems_of)
+            rows.append(row)
+            if row.is_buffer:
+                _add_to_totals(totals, row)
             done += 1
             if progress is not None and (done % 256 == 0 or done == total):
                 progress(done, total)
-    totals: dict[int, dict[str, int]] = {}
-    for row in rows:
-        if not row.is_buffer:
-            continue
-        for space, report in row.leaf_sizes:
-            t = totals.setdefault(
-                space, dict.fromkeys(("buffers", "logical", "physical", "allocated", "unsized"), 0)
-            )
-            t["buffers"] += 1
-            if report is None:
-                t["unsized"] += 1
-            else:
-                t["logical"] += int(report.logical_bytes)
-                t["physical"] += int(report.physical_bytes)
-                t["allocated"] += int(report.first_tile_bytes)
-    by_space = {
-        s: MemorySpaceTotals(s, t["buffers"], t["logical"], t["physical"], t["allocated"], t["unsized"])
-        for s, t in sorted(totals.items())
-    }
-    return AuditReport(module.name, tuple(rows), by_space)
+    by_space = {s: MemorySpaceTotals(s, *t) for s, t in sorted(totals.items())}
+    return AuditReport(module.name, tuple(rows), by_space, module_errors(module))
+
+
+def _add_to_totals(totals: dict[int, list[int]], row: AuditRow) -> None:
+    for space, report in row.leaf_sizes:
+        t = totals.setdefault(space, [0, 0, 0, 0, 0])
+        t[0] += 1
+        if report is None:
+            t[4] += 1
+        else:
+            t[1] += int(report.logical_bytes)
+            t[2] += int(report.physical_bytes)
+            t[3] += int(report.first_tile_bytes)
+
+
+def _leaf_size(leaf: ArrayShape, sizes: dict) -> SizeReport | str | None:
+    """The leaf's size report; a problem text if it has none; ``None`` if its sizes are
+    formulas (symbolic dimensions): not a problem, but nothing to add up."""
+    if leaf in sizes:
+        return sizes[leaf]
+    try:
+        report: SizeReport | str | None = size_report(leaf)
+        if leaf.is_symbolic:
+            report = None
+    except LayoutSemanticsError as e:
+        report = f"no exact size for {leaf}: {e.reason}"
+    sizes[leaf] = report
+    return report
 
 
 def _row(
@@ -489,9 +544,10 @@ def _row(
     instruction: HloInstruction,
     role: str,
     shapes: dict[str, Shape],
-    sizes: dict[ArrayShape, SizeReport | str],
+    sizes: dict[ArrayShape, SizeReport | str | None],
     problems_of: dict[Shape, tuple[str, ...]],
 ) -> AuditRow:
+    """One instruction's row (``sizes`` and ``problems_of`` are caches shared by the module)."""
     shape = instruction.shape
     problems = problems_of.get(shape)
     if problems is None:
@@ -499,12 +555,7 @@ def _row(
     problems = list(problems)
     leaves: list[tuple[int, SizeReport | None]] = []
     for leaf in array_leaves(shape):
-        report = sizes.get(leaf)
-        if report is None:
-            try:
-                report = sizes[leaf] = size_report(leaf)
-            except LayoutSemanticsError as e:
-                report = sizes[leaf] = f"no exact size for {leaf}: {e.reason}"
+        report = _leaf_size(leaf, sizes)
         space = leaf.effective_layout.memory_space
         if isinstance(report, str):
             if report not in problems:
@@ -526,6 +577,11 @@ def _row(
             operand = instruction.operands[0]
             operand_shape = operand.shape if operand.shape is not None else shapes.get(operand.name)
         movement = classify_movement(instruction, operand_shape)
+        invalid = invalid_bitcast(movement)
+        if invalid and role in ("entry", "control flow"):
+            # Inside fusion bodies XLA:TPU writes memory-space-changing "bitcast fusions";
+            # the fusion as a whole is the copy, so only program computations are flagged.
+            problems.append(invalid)
     return AuditRow(
         computation=computation.name,
         name=instruction.name,

@@ -45,9 +45,17 @@ def _buffer_column(r: AuditRow) -> str:
     return "alias" if r.role in ("entry", "control flow") else r.role
 
 
-def render_audit(report: AuditReport, top: int = 25, width: int | None = None, color: bool = False) -> str:
+def render_audit(
+    report: AuditReport,
+    top: int = 25,
+    width: int | None = None,
+    color: bool = False,
+    all_movements: bool = False,
+) -> str:
     """The audit as text tables: totals by memory space, the ``top`` worst padding
-    offenders, data-movement verdicts and layout problems."""
+    offenders, data-movement verdicts (``top`` of them, all with ``all_movements``) and
+    layout problems. Shapes and layouts wrap, never get cut; every table that lists
+    fewer rows than it has says "N of M"."""
     from rich.console import Console
     from rich.table import Table
 
@@ -57,22 +65,28 @@ def render_audit(report: AuditReport, top: int = 25, width: int | None = None, c
     )
     console.print(
         f"[bold]module {report.module}[/bold]: {len(report.rows):,} instructions, "
-        f"{len(report.buffers):,} buffers (values stored outside fusion bodies; see layout_algebra.hlo.audit)"
+        f"{len(report.buffers):,} buffers holding {report.buffer_arrays:,} arrays "
+        "(values stored outside fusion bodies; see layout_algebra.hlo.audit)",
+        overflow="fold",
     )
+    if report.errors:
+        console.print(f"[bold]malformed module[/bold] ({len(report.errors):,} errors):", overflow="fold")
+        for e in report.errors:
+            console.print(f"  {e}", overflow="fold", markup=False)
 
     totals = Table(title="buffers by memory space", title_justify="left")
     for name in (
         "memory space",
-        "buffers",
+        "arrays",
         "logical bytes",
         "physical bytes",
         "XLA allocates",
         "physical/logical",
     ):
-        totals.add_column(name, justify="left" if name == "memory space" else "right")
+        totals.add_column(name, justify="left" if name == "memory space" else "right", overflow="fold")
     for t in sorted(report.totals_by_memory_space.values(), key=lambda t: t.memory_space):
         ratio = f"{t.physical_bytes / t.logical_bytes:.2f}" if t.logical_bytes else "-"
-        buffers = f"{t.buffers:,}" + (f" ({t.unsized} unsized)" if t.unsized else "")
+        buffers = f"{t.arrays:,}" + (f" ({t.unsized:,} unsized)" if t.unsized else "")
         totals.add_row(
             f"S({t.memory_space}) {memory_space_name(t.memory_space)}",
             buffers,
@@ -84,7 +98,7 @@ def render_audit(report: AuditReport, top: int = 25, width: int | None = None, c
     ratio = f"{report.physical_bytes / report.logical_bytes:.2f}" if report.logical_bytes else "-"
     totals.add_row(
         "[bold]total[/bold]",
-        f"{len(report.buffers):,}",
+        f"{report.buffer_arrays:,}",
         _bytes(report.logical_bytes),
         _bytes(report.physical_bytes),
         _bytes(report.allocated_bytes),
@@ -95,10 +109,18 @@ def render_audit(report: AuditReport, top: int = 25, width: int | None = None, c
     worst = report.worst_padding()
     shown = worst if top <= 0 else worst[:top]
     table = Table(
-        title=f"worst padding first ({len(shown)} of {len(worst)} sized instructions)", title_justify="left"
+        title=f"worst padding first ({len(shown):,} of {len(worst):,} sized instructions)",
+        title_justify="left",
     )
     for name in ("instruction", "opcode", "shape and layout", "logical", "physical", "ratio", "buffer"):
-        table.add_column(name, justify="right" if name in ("logical", "physical", "ratio") else "left")
+        right = name in ("logical", "physical", "ratio")
+        table.add_column(
+            name,
+            justify="right" if right else "left",
+            overflow="fold",
+            no_wrap=right,
+            ratio=3 if name == "shape and layout" else None,
+        )
     for r in shown:
         table.add_row(
             f"{r.computation}/{r.name}",
@@ -118,24 +140,31 @@ def render_audit(report: AuditReport, top: int = 25, width: int | None = None, c
         counts: dict[str, int] = {}
         for r in moves:
             counts[r.movement.verdict] = counts.get(r.movement.verdict, 0) + 1  # type: ignore[union-attr]
-        listed = moves if top <= 0 else moves[:top]
-        summary = ", ".join(f"{n} {v}" for v, n in counts.items())
+        listed = moves if (top <= 0 or all_movements) else moves[:top]
+        summary = ", ".join(f"{n:,} {v}" for v, n in counts.items())
+        more = "" if len(listed) == len(moves) else "; --all lists every one"
         table = Table(
-            title=f"data movement of bitcast/reshape/transpose/copy: {summary}", title_justify="left"
+            title=f"data movement of bitcast/reshape/transpose/copy ({len(listed):,} of {len(moves):,} "
+            f"shown{more}): {summary}",
+            title_justify="left",
         )
         for name in ("instruction", "opcode", "result", "verdict", "reason"):
-            table.add_column(name)
+            table.add_column(name, overflow="fold", ratio=3 if name in ("result", "reason") else None)
         for r in listed:
             table.add_row(
-                f"{r.computation}/{r.name}", r.opcode, str(r.shape), r.movement.verdict, r.movement.reason
-            )  # type: ignore[union-attr]
+                f"{r.computation}/{r.name}",
+                r.opcode,
+                str(r.shape),
+                r.movement.verdict,  # type: ignore[union-attr]
+                r.movement.reason,  # type: ignore[union-attr]
+            )
         console.print(table)
 
     problems = report.problem_rows()
     if problems:
-        table = Table(title=f"layout problems ({len(problems)} instructions)", title_justify="left")
-        table.add_column("instruction")
-        table.add_column("problem")
+        table = Table(title=f"layout problems ({len(problems):,} instructions)", title_justify="left")
+        table.add_column("instruction", overflow="fold")
+        table.add_column("problem", overflow="fold", ratio=3)
         for r in problems:
             table.add_row(f"{r.computation}/{r.name}", "\n".join(r.problems))
         console.print(table)
