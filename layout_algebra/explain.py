@@ -4,13 +4,13 @@ Give an element to see the worked arithmetic of where it lands, in the style of 
 tiled-layout document (tile index ⌊e/t⌋, position in the tile e mod t, then the row-major
 linear index of the combined vector):
 
->>> print(explain("f32[3,5]{1,0:T(2,2)}", element=(2, 3)).split("element (2, 3)")[1])
+>>> print(str(explain("f32[3,5]{1,0:T(2,2)}", element=(2, 3))).split("element (2, 3)")[1])
 <BLANKLINE>
   physical index  (2, 3) in [3, 5]
   tile 1: (2,2)   pad the bounds to [4, 6]
                   tile index (⌊2/2⌋, ⌊3/2⌋) = (1, 1), in the tile (2 mod 2, 3 mod 2) = (0, 1)
                   -> (1, 1, 0, 1) in [2, 3, 2, 2]
-  linear index    linear_index((1, 1, 0, 1), (2, 3, 2, 2)) = 1·12 + 1·4 + 0·2 + 1·1 = 17
+  linear index    linear_index((1, 1, 0, 1), (2, 3, 2, 2)) = 1·12 + 1·4 + 0·2 + 1·1 = 17 (elements)
   bit offset      17 × 32 bits = 544: byte 68, bit 0
 
 The whole account of a layout:
@@ -30,17 +30,33 @@ f32[3,5]{1,0:T(2,2)}
                   tiles outside, positions inside: order (0, 2, 1, 3), [2, 2, 3, 2] -> [2, 3, 2, 2]
                   linearize row-major: [2, 3, 2, 2] -> [24]
                   to bits (32 per element): [24] -> [768]
-  offset          2*(Mod(i0, 2)) + Mod(i1, 2) + 12*floor(i0/2) + 4*floor(i1/2)
+  element offset  12*(i0 // 2) + 4*(i1 // 2) + 2*(i0 % 2) + i1 % 2
   memory space    S(0): device memory (HBM)
   logical size    60 bytes (15 elements x 32 bits)
   physical size   96 bytes
   padding         36 bytes (physical / logical = 1.600)
+
+Every offset says its unit: the *element offset* counts element slots, written in
+Python's integer arithmetic (``//`` floor division, ``%`` remainder) and simplified by
+code generation's rules (:mod:`layout_algebra.codegen.simplify`; ``layout-algebra codegen``
+prints it certified); the worked *linear index* is in elements, the *bit offset* in bits
+and bytes. Symbolic sizes give symbolic offsets, a sum in parentheses before ``×``:
+
+>>> print(str(explain("f32[N,M]{1,0:T(8,128)}", element=(9, 130))).splitlines()[-1])
+  bit offset      (1024*ceiling(M/128) + 1154) × 32 bits = 32768*ceiling(M/128) + 36928: byte 4096*ceiling(M/128) + 4616, bit 0
+
+``explain`` returns an :class:`Explanation`: ``print`` it (or ``str``) for the text; in a
+notebook it shows as a preformatted block, and ``to_dict()`` gives the facts as data (the
+``--json`` output of ``layout-algebra explain``).
 """
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from layout_algebra.model.meaning import MEMORY_SPACE_NAMES, LayoutSemanticsError
 from layout_algebra.model.shapes import UNBOUNDED_SIZE, ArrayShape, BufferShape, Dim, Shape, TupleShape
@@ -50,32 +66,84 @@ from layout_algebra.sizes import size_report
 from layout_algebra.stages.pipeline import PHYSICAL_ORDER, TILE, layout_steps
 from layout_algebra.stages.stages import PrependUnitDims
 
-__all__ = ["MEMORY_SPACE_NAMES", "explain"]
+__all__ = ["MEMORY_SPACE_NAMES", "Explanation", "explain"]
 
 
+@dataclass(frozen=True, repr=False)
+class Explanation:
+    """The account of one shape's layout: ``str()`` (or ``print``) gives the text.
 
-def explain(shape: Shape | str, element: Sequence[int] | None = None) -> str:
-    """A step-by-step text account of how ``shape``'s layout places it in memory.
+    ``shape`` is the parsed shape, ``element`` the logical index whose arithmetic is
+    worked (or ``None``), ``text`` the account. In a notebook it shows as the text in a
+    preformatted block; :meth:`to_dict` gives the facts as JSON-ready data.
+
+    >>> e = explain("f32[3,5]{1,0:T(2,2)}")
+    >>> e
+    <Explanation of f32[3,5]{1,0:T(2,2)}: 18 lines, print() to read>
+    >>> e.to_dict()["physical_bytes"], e.to_dict()["element_offset"]
+    (96, '12*(i0 // 2) + 4*(i1 // 2) + 2*(i0 % 2) + i1 % 2')
+    """
+
+    shape: Shape
+    element: tuple[int, ...] | None
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"<Explanation of {self.shape}: {len(self.text.splitlines())} lines, print() to read>"
+
+    def _repr_html_(self) -> str:
+        return f"<pre>{html.escape(self.text)}</pre>"
+
+    def _repr_markdown_(self) -> str:
+        return f"```text\n{self.text}\n```"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The facts of the account as JSON-ready data (the schema of ``explain --json``).
+
+        Keys: ``shape`` (canonical text), ``kind`` (``array``, ``tuple``, ``buffer``,
+        ``token``, ``opaque``), ``text`` (the account); for arrays the fields of
+        :func:`_array_facts`; ``elements`` (tuples) or ``array`` (buffers) nest the same
+        record; with an element, ``element`` holds its worked offsets. Integers stay
+        integers; symbolic sizes are SymPy text.
+        """
+        record = _facts(self.shape)
+        if self.element is not None:
+            record["element"] = _element_facts(self.shape, self.element)
+        record["text"] = self.text
+        return record
+
+
+def explain(shape: Shape | str, element: Sequence[int] | None = None) -> Explanation:
+    """A step-by-step account of how ``shape``'s layout places it in memory.
 
     With ``element`` (a logical index of an array shape), the account ends with the
-    worked arithmetic that takes that element to its offset.
+    worked arithmetic that takes that element to its offset. ``print()`` the result to
+    read it; ``.to_dict()`` gives the same facts as data.
     """
     parsed = as_shape(shape)
+    index = None if element is None else tuple(element)
+    return Explanation(parsed, index, _account(parsed, index))
+
+
+def _account(parsed: Shape, element: tuple[int, ...] | None = None) -> str:
     if element is not None:
         from layout_algebra.layout_map import layout_map
 
         m = layout_map(parsed)  # a clear error for shapes without one map
         m.forward(element)  # ... and for an index that is not in the shape
-        return explain(m.shape) + "\n" + "\n".join(_element_lines(m, tuple(element)))
+        return _account(m.shape) + "\n" + "\n".join(_element_lines(m, element))
     lines = [str(parsed)]
     if isinstance(parsed, TupleShape):
         lines.append(f"  a tuple of {len(parsed.elements)} shapes; each element has its own buffer:")
-        for i, element in enumerate(parsed.elements):
-            lines.extend("  " + line for line in _indexed(i, explain(element)))
+        for i, member in enumerate(parsed.elements):
+            lines.extend("  " + line for line in _indexed(i, _account(member)))
         return "\n".join(lines)
     if isinstance(parsed, BufferShape):
         lines.append("  a buffer holding one array:")
-        lines.extend("  " + line for line in explain(parsed.array).splitlines())
+        lines.extend("  " + line for line in _account(parsed.array).splitlines())
         return "\n".join(lines)
     if not isinstance(parsed, ArrayShape):
         lines.append(f"  {type(parsed).__name__.removesuffix('Shape').lower()} shape: no elements, no layout")
@@ -213,10 +281,33 @@ def _map_lines(shape: ArrayShape) -> list[str]:
     for k, stage in enumerate(m.stages):
         out.append(_row("stages" if k == 0 else "", stage.describe()))
     if m.rank and math.prod(1 if not isinstance(d, int) else max(d, 1) for d in m.logical_dimensions):
-        expr = str(m.forward_expr())
+        expr = element_offset_text(m)
         if len(expr) <= MAX_SHOWN_EXPRESSION:
-            out.append(_row("offset", expr))
+            out.append(_row("element offset", expr))
     return out
+
+
+def element_offset_text(m) -> str:
+    """The element offset of layout map ``m`` at index ``(i0, i1, ...)``, simplified, as
+    Python text (``//`` floor division, ``%`` remainder): codegen's simplifier, uncertified
+    here (``layout-algebra codegen`` certifies it).
+
+    >>> from layout_algebra.layout_map import layout_map
+    >>> element_offset_text(layout_map("bf16[16,256]{1,0:T(8,128)(2,1)}"))
+    '2048*(i0 // 8) + 1024*(i1 // 128) + 256*((i0 // 2) % 4) + 2*(i1 % 128) + i0 % 2'
+    """
+    from layout_algebra.codegen import codegen
+
+    try:
+        return codegen(m.shape, "python", "forward", "element", check=False).expression_texts[0]
+    except ValueError:  # e.g. a dimension named like an index variable: the stages' own form
+        return str(m.forward_expr())
+
+
+def _factor(x) -> str:
+    """``x`` as a factor of a product: sums and products in parentheses."""
+    text = str(x)
+    return text if isinstance(x, int) or getattr(x, "is_Atom", False) else f"({text})"
 
 
 def _tuple(values) -> str:
@@ -264,18 +355,97 @@ def _element_lines(m, element: tuple[int, ...]) -> list[str]:
                 lines.append(f"-> {_tuple(value)} in {_dims(stage.range)}")
             elif isinstance(stage, Linearize):
                 strides = [math.prod(stage.domain[k + 1 :], start=1) for k in range(len(stage.domain))]
-                terms = " + ".join(f"{x}·{s}" for x, s in zip(before, strides, strict=True)) or "0"
-                lines.append(f"linear_index({_tuple(before)}, {_tuple(stage.domain)}) = {terms} = {value[0]}")
+                terms = " + ".join(f"{x}·{_factor(s)}" for x, s in zip(before, strides, strict=True)) or "0"
+                lines.append(
+                    f"linear_index({_tuple(before)}, {_tuple(stage.domain)}) = {terms} = {value[0]} (elements)"
+                )
                 label = "linear index"
             elif isinstance(stage, AlignTail):
-                lines.append(f"L({stage.alignment}) pads only the tail: position {value[0]} unchanged")
+                lines.append(
+                    f"L({stage.alignment}) pads only the tail: position {value[0]} (elements) unchanged"
+                )
                 label = "tail padding"
             elif isinstance(stage, ToBits):
                 bit = value[0]
-                lines.append(f"{before[0]} × {stage.bits} bits = {bit}: byte {bit // 8}, bit {bit % 8}")
+                lines.append(
+                    f"{_factor(before[0])} × {stage.bits} bits = {bit}: byte {bit // 8}, bit {bit % 8}"
+                )
                 label = "bit offset"
         if lines and isinstance(step.stages[-1], Split):
             lines.append(f"-> {_tuple(value)} in {_dims(step.stages[-1].range)}")
         for k, line in enumerate(lines):
             out.append(_row(label if k == 0 else "", line))
     return out
+
+
+# ------------------------------------------------------------------------------ as data
+def _json(x: Any) -> Any:
+    """A size as JSON: an int stays an int, a symbolic size becomes its SymPy text."""
+    return x if isinstance(x, int) else str(x)
+
+
+def _facts(shape: Shape) -> dict[str, Any]:
+    record: dict[str, Any] = {"shape": str(shape)}
+    if isinstance(shape, TupleShape):
+        return record | {"kind": "tuple", "elements": [_facts(e) for e in shape.elements]}
+    if isinstance(shape, BufferShape):
+        return record | {"kind": "buffer", "array": _facts(shape.array)}
+    if not isinstance(shape, ArrayShape):
+        return record | {"kind": type(shape).__name__.removesuffix("Shape").lower()}
+    return record | {"kind": "array"} | _array_facts(shape)
+
+
+def _array_facts(shape: ArrayShape) -> dict[str, Any]:
+    """An array's fields, and, when its layout has a meaning, its stages and sizes.
+
+    Sizes are in bytes, ``element_offset`` in elements (Python text of ``i0, i1, ...``);
+    ``meaning`` is ``null`` or why the layout has none (then the size fields are ``null``).
+    """
+    from layout_algebra.layout_map import layout_map
+
+    layout = shape.effective_layout
+    facts: dict[str, Any] = {
+        "element_type": shape.element_type.text,
+        "dimensions": [_json(d) for d in shape.dimensions],
+        "dynamic_dimensions": list(shape.dynamic_dimensions),
+        "minor_to_major": list(layout.minor_to_major),
+        "tiles": [str(t) for t in layout.tiles],
+        "memory_space": layout.memory_space,
+        "problems": list(layout_problems(shape)),
+        "meaning": None,
+    }
+    size_fields = "element_bits tiled_dimensions stages element_offset logical_bytes physical_bytes"
+    sized = dict.fromkeys((size_fields + " xla_allocated_bytes padding_bytes notes").split())
+    if facts["problems"]:
+        return facts | sized
+    try:
+        report = size_report(shape)
+    except LayoutSemanticsError as err:
+        return facts | sized | {"meaning": err.reason}
+    m = layout_map(shape)
+    return facts | {
+        "element_bits": report.element_bits,
+        "tiled_dimensions": [_json(d) for d in report.tiled_dimensions],
+        "stages": [stage.describe() for stage in m.stages],
+        "element_offset": element_offset_text(m) if m.rank else "0",
+        "logical_bytes": _json(report.logical_bytes),
+        "physical_bytes": _json(report.physical_bytes),
+        "xla_allocated_bytes": _json(report.first_tile_bytes),
+        "padding_bytes": _json(report.padding_bytes),
+        "notes": list(report.notes),
+    }
+
+
+def _element_facts(shape: Shape, element: tuple[int, ...]) -> dict[str, Any]:
+    """Where ``element`` lands: its offset in elements, bits and bytes (the bit within the byte)."""
+    from layout_algebra.layout_map import layout_map
+
+    m = layout_map(shape)
+    bit = m.forward(element, "bit")
+    return {
+        "index": list(element),
+        "offset_in_elements": _json(m.forward(element)),
+        "offset_in_bits": _json(bit),
+        "byte": _json(bit // 8),
+        "bit_in_byte": _json(bit % 8),
+    }

@@ -60,7 +60,7 @@ def test_size_json_agrees_with_size_report(capsys) -> None:
     texts = ["f32[3,5]{1,0:T(2,2)}", "s4[9,7]{0,1:T(8,128)(8,1)E(4)}"]
     code, out, _ = run(capsys, "size", "--json", *texts)
     assert code == 0
-    records = [json.loads(line) for line in out.splitlines()]
+    records = json.loads(out)  # one JSON list, a record per shape
     for text, record in zip(texts, records, strict=True):
         report = la.size_report(text)
         assert record["shape"] == str(la.parse_shape(text))
@@ -106,7 +106,7 @@ def test_explain_element_shows_the_documents_worked_example(capsys) -> None:
     code, out, _ = run(capsys, "explain", "f32[3,5]{1,0:T(2,2)}", "--element", "2,3")
     assert code == 0
     assert "tile index (⌊2/2⌋, ⌊3/2⌋) = (1, 1)" in out
-    assert out.rstrip().splitlines()[-2].endswith("= 17")
+    assert out.rstrip().splitlines()[-2].endswith("= 17 (elements)")
 
 
 @pytest.mark.parametrize(("element", "message"), [("3,3", "out of bounds"), ("1", "has 1 entries")])

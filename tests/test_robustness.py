@@ -16,7 +16,7 @@ from layout_algebra.cli import main
 @settings(max_examples=150, deadline=None)
 @given(shapes(symbolic=True, layout=None, max_tile_levels=3))  # layout=None: sometimes unset
 def test_explain_works_on_every_shape(shape: la.Shape) -> None:
-    text = la.explain(shape)
+    text = str(la.explain(shape))
     assert text.splitlines()[0] == str(shape)
 
 

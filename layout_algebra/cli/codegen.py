@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 __all__ = ["register", "run"]
 
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which.add_argument("--padding", action="store_true", help="offset -> is it padding")
     p.add_argument("--unit", choices=["element", "byte", "bit"], default="element", help="offset unit")
     p.add_argument("--name", metavar="FN", help="function name (default from the direction)")
+    p.add_argument("--json", action="store_true", help="print the code and its checks as one JSON object")
     p.set_defaults(run=run)
 
 
@@ -35,6 +37,37 @@ def run(args: argparse.Namespace) -> int:
 
     direction = "inverse" if args.inverse else "padding" if args.padding else "forward"
     code = codegen(args.shape, args.lang, direction, args.unit, args.name)
-    print(code.text.rstrip("\n"))
-    print(code.comment())
+    if args.json:
+        from layout_algebra.cli._batch import print_json
+
+        print_json(_record(code))
+    else:
+        print(code.text.rstrip("\n"))
+        print(code.comment())
     return 1 if code.certification.status == "refuted" else 0
+
+
+def _record(code) -> dict[str, Any]:
+    """Generated code as JSON (docs/cli.md): the text, each expression, counts, the check."""
+    c = code.certification
+    return {
+        "shape": code.shape,
+        "lang": code.lang,
+        "direction": code.direction,
+        "unit": code.unit,
+        "name": code.name,
+        "parameters": list(code.parameters),
+        "text": code.text,
+        "expressions": list(code.expression_texts),
+        "op_counts": list(code.op_counts),
+        "unsimplified_op_counts": list(code.unsimplified_op_counts),
+        "rules": list(code.rules),
+        "certification": {
+            "status": c.status,
+            "method": c.method,
+            "detail": c.detail,
+            "counterexample": None
+            if c.counterexample is None
+            else {str(k): str(v) for k, v in c.counterexample.items()},
+        },
+    }

@@ -41,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sizes, when sizes are concrete); 'direct' asks the solver one query about the whole map",
     )
     p.add_argument("--timeout-ms", type=int, default=30_000, help="per solver query (default 30000)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object (docs/cli.md)")
     p.set_defaults(run=run)
 
 
@@ -59,5 +60,10 @@ def run(args: argparse.Namespace) -> int:
         result = prove.tiling_is_pad_reshape_transpose(args.shapes[0], **options)
     else:
         result = prove.equivalent(args.shapes[0], args.shapes[1], **options)
-    print(result)
+    if args.json:
+        from layout_algebra.cli._batch import print_json
+
+        print_json(result.to_dict())
+    else:
+        print(result)
     return 0 if result.proved else 1

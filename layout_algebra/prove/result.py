@@ -5,12 +5,25 @@
 (True, 'proved')
 >>> print(r)
 proved: f32[3,5]{1,0:T(2,2)} is injective [bit-vector (12 bits), 4.0 ms]
+
+In a notebook or a REPL a result is one short line (``print`` gives every detail); as
+data (``to_dict()``, the ``--json`` of ``layout-algebra prove``) it nests its lemmas:
+
+>>> r
+<ProofResult proved: f32[3,5]{1,0:T(2,2)} is injective>
+>>> r.to_dict()["status"], r.to_dict()["milliseconds"]
+('proved', 4.0)
+>>> print(r._repr_markdown_())
+**proved**: f32[3,5]{1,0:T(2,2)} is injective *(bit-vector (12 bits), 4.0 ms)*
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+#: Longest claim a ``repr`` shows before cutting it with an ellipsis.
+REPR_CLAIM_LENGTH = 100
 
 __all__ = ["STATUSES", "ProofResult"]
 
@@ -19,7 +32,7 @@ Status = Literal["proved", "refuted", "unknown"]
 STATUSES: tuple[str, ...] = ("proved", "refuted", "unknown")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ProofResult:
     """The answer to one claim.
 
@@ -57,3 +70,58 @@ class ProofResult:
         if self.reason:
             text += f"\n  reason: {self.reason}"
         return text
+
+    def __repr__(self) -> str:
+        claim = self.claim
+        if len(claim) > REPR_CLAIM_LENGTH:
+            claim = claim[: REPR_CLAIM_LENGTH - 3] + "..."
+        more = f" ({len(self.lemmas)} lemmas)" if self.lemmas else ""
+        return f"<ProofResult {self.status}: {claim}{more}>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (the schema of ``layout-algebra prove --json``).
+
+        ``status``, ``claim``, ``encoding``, ``milliseconds`` (rounded to 0.1 ms),
+        ``counterexample`` (``null`` or its values: integers, lists for indices, text for
+        anything symbolic), ``reason`` (``""`` when none) and ``lemmas`` (the same records).
+        """
+        return {
+            "status": self.status,
+            "claim": self.claim,
+            "encoding": self.encoding,
+            "milliseconds": round(self.seconds * 1000, 1),
+            "counterexample": None
+            if self.counterexample is None
+            else {str(k): _json_value(v) for k, v in self.counterexample.items()},
+            "reason": self.reason,
+            "lemmas": [lemma.to_dict() for lemma in self.lemmas],
+        }
+
+    def _repr_markdown_(self) -> str:
+        lines = [f"**{self.status}**: {self.claim} *({self.encoding}, {self.seconds * 1000:.1f} ms)*"]
+        if self.counterexample:
+            values = ", ".join(f"`{k}={v}`" for k, v in self.counterexample.items())
+            lines.append(f"- counterexample: {values}")
+        if self.reason:
+            lines.append(f"- reason: {self.reason}")
+        if self.lemmas:
+            lines.append(
+                f"- {len(self.lemmas)} lemmas: " + ", ".join(sorted({lemma.status for lemma in self.lemmas}))
+            )
+        return "\n".join(lines)
+
+
+def _json_value(value: Any) -> Any:
+    """A counterexample value as JSON: ints, bools and text as they are, sequences as lists,
+    anything else (SymPy numbers, NumPy integers) as an int when it is one, else its text."""
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, tuple | list):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    try:
+        as_int = int(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return as_int if as_int == value else str(value)

@@ -1,0 +1,57 @@
+"""Commands that take several shapes: every shape is checked, a bad one does not stop the rest.
+
+Each input gives either its result or its error (printed on stderr, quoting the input); the
+command exits 2 if any input was bad. With ``--json`` the command prints one JSON list, one
+record per input in order, a bad input as ``{"input": TEXT, "error": MESSAGE}``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+__all__ = ["Outcome", "each", "error_message", "error_record", "print_json", "report_error"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[T]):
+    """One input and what became of it: its ``result``, or the ``error`` it raised."""
+
+    text: str
+    result: T | None = None
+    error: ValueError | None = None
+
+
+def each(texts: Sequence[str], compute: Callable[[str], T]) -> Iterator[Outcome[T]]:
+    """``compute`` on every text, in order; a ``ValueError`` is recorded and the rest go on."""
+    for text in texts:
+        try:
+            yield Outcome(text, result=compute(text))
+        except ValueError as err:
+            yield Outcome(text, error=err)
+
+
+def error_message(text: str, err: ValueError) -> str:
+    """The error, with the input quoted unless the message already shows it."""
+    message = str(err)
+    return message if text in message else f"{text!r}: {message}"
+
+
+def report_error(command: str, outcome: Outcome) -> None:
+    assert outcome.error is not None
+    print(f"layout-algebra {command}: error: {error_message(outcome.text, outcome.error)}", file=sys.stderr)
+
+
+def error_record(outcome: Outcome) -> dict[str, Any]:
+    assert outcome.error is not None
+    return {"input": outcome.text, "error": error_message(outcome.text, outcome.error)}
+
+
+def print_json(value: Any) -> None:
+    """One JSON document on stdout (symbolic sizes, if any slipped through, as text)."""
+    print(json.dumps(value, indent=2, default=str, ensure_ascii=False))
