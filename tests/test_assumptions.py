@@ -531,3 +531,44 @@ def test_injectivity_is_never_proved_where_brute_force_finds_a_collision(formula
         for sizes in _sizes_admitted(formula):
             seen = [4 * i + j for i in range(sizes["N"]) for j in range(sizes["M"])]
             assert len(seen) == len(set(seen)), (text, sizes)
+
+
+# ----------------------------------------------------------------------- command line
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from layout_algebra.cli import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_:  # argparse's --help
+        status = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_prove_help_shows_the_percent_sign(capsys) -> None:
+    status, out, err = _cli(capsys, "prove", "--help")
+    assert status == 0 and "N % 8 == 0" in out and not err
+
+
+@pytest.mark.parametrize(
+    ("assume", "message"),
+    [("N % 0 == 0", "division by 0"), ("N >= 1/0", "exact division"), ("N = 8", "equality is '=='")],
+)
+def test_a_bad_assume_exits_2_with_the_message(capsys, assume, message) -> None:
+    status, out, err = _cli(capsys, "prove", "injective", "f32[N]{0}", "--assume", assume)
+    assert status == 2 and message in err and assume in err and "Traceback" not in err
+    assert "proved" not in out
+
+
+def test_an_assume_with_or_reaches_the_prover(capsys) -> None:
+    status, out, _ = _cli(
+        capsys, "prove", "equivalent", "f32[N,M]{0,1}", "f32[N,M]{1,0}", "--assume", "N == 1 or N == 2"
+    )
+    assert status == 1 and out.startswith("refuted")
+
+
+@pytest.mark.parametrize("where", ["missing/report.md", "a_file/report.md", "."])
+def test_proofs_write_to_a_bad_path_exits_2(capsys, tmp_path: Path, where) -> None:
+    (tmp_path / "a_file").write_text("")
+    status, _, err = _cli(capsys, "proofs", "row_major", "--write", str(tmp_path / where))
+    assert status == 2 and "--write" in err and "Traceback" not in err

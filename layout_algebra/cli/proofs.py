@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 __all__ = ["register", "run"]
 
@@ -29,5 +31,23 @@ def run(args: argparse.Namespace) -> int:
     if args.catalog:
         argv += ["--catalog", args.catalog]
     if args.write:
+        _check_writable(args.write)  # before the catalog runs, not after
         argv += ["--write", args.write]
-    return run_proofs(argv)
+    try:
+        return run_proofs(argv)
+    except OSError as err:
+        if args.write and err.filename is not None and Path(err.filename) == Path(args.write):
+            raise ValueError(f"cannot write the report to {args.write!r}: {err.strerror}") from None
+        raise
+
+
+def _check_writable(path: str) -> None:
+    """A clear error (exit 2) when the report cannot be written to ``path``."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"--write {path!r} is a directory; give a file name")
+    folder = target.parent
+    if not folder.is_dir():
+        raise ValueError(f"--write {path!r}: the directory {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ValueError(f"--write {path!r}: not writable")

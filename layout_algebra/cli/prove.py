@@ -30,7 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("claim", choices=["injective", "in-bounds", "tiling", "equivalent"], help="what to prove")
     p.add_argument("shapes", nargs="+", metavar="SHAPE", help="shape text (two for 'equivalent')")
     p.add_argument(
-        "--assume", action="append", default=[], metavar="TEXT", help="e.g. 'N % 8 == 0' (repeatable)"
+        "--assume",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a condition on the sizes, e.g. 'N %% 8 == 0 or N == 3' (repeatable; grammar: docs/assumptions.md)",
     )
     p.add_argument("--allocation", choices=["exact", "xla"], default="exact", help="buffer for in-bounds")
     p.add_argument(
