@@ -182,19 +182,31 @@ def test_issue15_symbolic_sizes_are_compared() -> None:
     tiled = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)")
     plain = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0} copy(p)")
     r = verify_rewrite(tiled, plain)
-    assert r.status == "refuted" and r.counterexample["property"] == "size in bits"
+    assert r.status == "refuted" and r.counterexample["property"] == "size in bytes"
     n = r.counterexample["sizes"]["N"]
-    assert n % 8 and r.counterexample["before"] == f"{-(-n // 8) * 8 * 128 * 32} bits"
-    assert r.counterexample["after"] == f"{n * 128 * 32} bits"
+    assert n % 8 and r.counterexample["before"] == f"{-(-n // 8) * 8 * 128 * 4} bytes"
+    assert r.counterexample["after"] == f"{n * 128 * 4} bytes"
     five = verify_rewrite(at(tiled, {"N": 5}), at(plain, {"N": 5}))
     assert five.status == "refuted" and (five.counterexample["before"], five.counterexample["after"]) == (
-        "32768 bits",
-        "20480 bits",
+        "4096 bytes",
+        "2560 bytes",
     )
     assert_proved_and_executed(tiled, plain, assume="N % 8 == 0", sizes_list=({"N": 8}, {"N": 16}))
     tail = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:L(1024)} copy(p)")
     assert verify_rewrite(tail, plain).status == "refuted"
     assert verify_rewrite(tail, plain, assume="N % 8 == 0").status == "proved"
+
+
+def test_a_buffer_is_sized_in_bytes() -> None:
+    """s4[1] in E(4): 4 bits in one byte; with T(2): two 4-bit slots, the same byte (found by the fuzz)."""
+    one = module("p = s4[1]{0:E(4)} parameter(0)", "ROOT r = s4[1]{0:E(4)} reshape(p)")
+    assert_proved_and_executed(one, one.replace("{0:E(4)} reshape", "{0:T(2)E(4)} bitcast"))
+
+
+def test_reading_padding_is_never_the_same() -> None:
+    """A bitcast that reads a parameter's padding slot: unspecified bits, even against itself (fuzz)."""
+    padded = module("p = f32[1,1,2]{0,1,2:T(2,2)} parameter(0)", "ROOT r = f32[2]{0} bitcast(p)")
+    assert_refuted_and_executed(padded, padded)
 
 
 def test_issue15_allocation_size_is_compared() -> None:

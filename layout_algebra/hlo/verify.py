@@ -6,7 +6,7 @@
   is the same, bit for bit.* Both modules must have the same parameters, layouts and
   memory spaces included (otherwise the rewrite changes the interface: a ``ValueError``).
   The root buffers must agree in memory space ``S(n)``, element size (``E(n)``), exact
-  size in bits and XLA's allocation size (first-tile padding, ``L(n)``) — for symbolic
+  size in bytes and XLA's allocation size (first-tile padding, ``L(n)``) — for symbolic
   sizes as Z3 obligations under ``assume`` — and every root element must sit at the same
   bit offset and hold the same value, computed from the same parameter elements.
 * ``mode="logical"``: *the root's logical array is the same function of the
@@ -71,7 +71,7 @@ size unless whole tiles fit, which ``assume`` can say:
 >>> plain = tiled.replace("{1,0:T(8,128)} copy", "{1,0} copy")
 >>> r = verify_rewrite(tiled, plain)
 >>> r.status, r.counterexample["property"], r.counterexample["sizes"]["N"] % 8 != 0
-('refuted', 'size in bits', True)
+('refuted', 'size in bytes', True)
 >>> verify_rewrite(tiled, plain, assume="N % 8 == 0").status
 'proved'
 >>> verify_rewrite(tiled, plain, mode="logical").status   # the same logical array
@@ -194,14 +194,6 @@ class Param:
 
 
 @dataclass(frozen=True, eq=False)
-class ParamPadding:
-    """Physical mode: the bits of slot ``slot`` of parameter ``key``'s buffer, which hold no element."""
-
-    key: tuple
-    slot: Any
-
-
-@dataclass(frozen=True, eq=False)
 class Number:
     """A number of element type ``type``: an exact rational, an index term, or ``'nan'``/``'inf'``/``'-inf'``/``'-0'``."""
 
@@ -290,8 +282,6 @@ def _differ_values(a: Any, b: Any) -> Any:
         if a.key != b.key:
             return True
         return _or(*(_bool(x != y) for x, y in zip(a.index, b.index, strict=True)))
-    if isinstance(a, ParamPadding) and isinstance(b, ParamPadding):
-        return True if a.key != b.key else _bool(a.slot != b.slot)
     if isinstance(a, Number) and isinstance(b, Number):
         return _numbers_differ(a, b)
     if isinstance(a, App) and isinstance(b, App):
@@ -335,8 +325,6 @@ def _show(v: Any) -> str:
         number, path = v.key
         where = f"parameter {number}" + "".join(f".{k}" for k in path)
         return f"{where} element {tuple(int(i) for i in v.index)}"
-    if isinstance(v, ParamPadding):
-        return f"padding slot {v.slot} of parameter {v.key[0]}'s buffer"
     if isinstance(v, Number):
         value = v.value
         text = (
@@ -882,14 +870,10 @@ class _Evaluator:
         hole = _or(_bool(is_padding), outside)
 
         def padding() -> Any:
-            unspecified = Undefined(
+            # padding values are unspecified (DESIGN.md), even a parameter's: never "the same"
+            return Undefined(
                 f"bitcast {instr.name} reads a slot of {operand.name}'s buffer that holds no element"
             )
-            if self.mode == "physical" and operand.opcode == "parameter" and scope.bindings is None:
-                # the same parameter buffer's padding bits are the same bits on both sides
-                key = (operand.parameter_number, ())
-                return self.choose(outside, lambda: unspecified, lambda: ParamPadding(key, position))
-            return unspecified
 
         value = self.choose(hole, padding, lambda: self.sub(scope, instr, 0, list(src_index)))
         if shape.element_type != source.element_type:
@@ -912,7 +896,9 @@ class _Evaluator:
                 a % b
                 or shape.rank != source.rank + 1
                 or not _dims_equal(shape.dimensions[-1], ratio)
-                or any(not _dims_equal(x, y) for x, y in zip(source.dimensions, shape.dimensions, strict=False))
+                or any(
+                    not _dims_equal(x, y) for x, y in zip(source.dimensions, shape.dimensions, strict=False)
+                )
             ):
                 raise InvalidHlo(
                     f"bitcast-convert {instr.name}: {source} to {shape} must add a minor dimension of {ratio}"
@@ -1150,7 +1136,7 @@ def _buffer_properties(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShap
     checks = [
         ("memory space", _memory_space(ra), _memory_space(rb), "S({})"),
         ("element size in bits", ma.element_bits, mb.element_bits, "{} bits per element"),
-        ("size in bits", ma.size_in_bits, mb.size_in_bits, "{} bits"),
+        ("size in bytes", ma.size_in_bytes, mb.size_in_bytes, "{} bytes"),
         (
             "allocation in bytes",
             size_report(ra).first_tile_bytes,
