@@ -35,6 +35,12 @@ from layout_algebra.model.syntax import parse_shape
 ELEMENTS = (("f32", 0), ("bf16", 0), ("s8", 0), ("s4", 4), ("pred", 0), ("s32", 0), ("u8", 0))
 #: Unary elementwise ops that keep the type, per kind.
 UNARY = {"float": ("negate", "abs", "exp"), "int": ("negate", "abs", "not"), "pred": ("not",)}
+#: Binary elementwise ops, per kind.
+BINARY = {
+    "float": ("add", "subtract", "multiply", "maximum"),
+    "int": ("add", "multiply", "xor", "minimum"),
+    "pred": ("and", "or"),
+}
 #: Tile choices by rank (and sub-tiles for narrow types).
 TILES_2D = ("", "T(2,2)", "T(2,4)", "T(4,2)", "T(2,1)", "T(8,128)", "T(2,128)")
 SUB_TILES = {
@@ -357,8 +363,9 @@ def relayout(draw) -> Case:
     dims = draw(dims_strategy)
     p_layout = draw(layouts(element, e, dims))
     steps = draw(st.integers(1, 6))
-    chain: list[tuple[str, tuple[int, ...], str]] = []  # (name, dims, op text)
+    chain: list[tuple] = []  # (name, dims, op text[, element, fixed layout])
     current, cur_dims = "p", dims
+    parameters = 1
     for k in range(steps):
         rank = len(cur_dims)
         choice = draw(
@@ -374,6 +381,8 @@ def relayout(draw) -> Case:
                     "unary",
                     "bitcast",
                     "copy",
+                    "binary",
+                    "dynamic-slice",
                 )
             )
         )
@@ -415,6 +424,26 @@ def relayout(draw) -> Case:
             op = f"pad({current}, z{k}), padding={'x'.join(f'{lo}_{hi}_{i}' for lo, hi, i in cfg)}"
         elif choice == "bitcast":
             new_dims, op = (math.prod(cur_dims),), f"bitcast({current})"
+        elif choice == "binary":  # with a new parameter of the current dimensions
+            other = f"q{parameters}"
+            chain.append(
+                (other, cur_dims, f"parameter({parameters})", element, draw(layouts(element, e, cur_dims)))
+            )
+            parameters += 1
+            fn = draw(st.sampled_from(BINARY[kind_of(element)]))
+            new_dims, op = (
+                cur_dims,
+                f"{fn}({current}, {other})" if draw(st.booleans()) else f"{fn}({other}, {current})",
+            )
+        elif choice == "dynamic-slice":  # constant starts, some past the end (clamped)
+            sizes = [draw(st.integers(1, d)) for d in cur_dims]
+            starts = [draw(st.integers(-1, d)) for d in cur_dims]
+            names = []
+            for j, start in enumerate(starts):
+                names.append(f"o{k}_{j}")
+                chain.append((names[-1], (), f"constant({start})", "s32", ""))
+            new_dims = tuple(sizes)
+            op = f"dynamic-slice({current}, {', '.join(names)}), dynamic_slice_sizes={{{','.join(map(str, sizes))}}}"
         elif choice == "copy":
             new_dims, op = cur_dims, f"copy({current})"
         else:
@@ -423,12 +452,12 @@ def relayout(draw) -> Case:
             continue
         chain.append((name, new_dims, op))
         current, cur_dims = name, new_dims
-    if not chain or chain[-1][1] == ():
+    if not chain or len(chain[-1]) > 3 or chain[-1][1] == ():
         chain.append(("last", dims, "copy(p)"))
-    lay_before = [draw(layouts(element, e, d)) if d else "" for _, d, _ in chain]
+    lay_before = [c[4] if len(c) > 3 else draw(layouts(element, e, c[1])) if c[1] else "" for c in chain]
     lay_after = [
-        draw(layouts(element, e, d)) if d and draw(st.booleans()) else lb
-        for (_, d, _), lb in zip(chain, lay_before, strict=True)
+        draw(layouts(element, e, c[1])) if c[1] and len(c) == 3 and draw(st.booleans()) else lb
+        for c, lb in zip(chain, lay_before, strict=True)
     ]
     mode = draw(st.sampled_from(("physical", "logical")))
     if mode == "physical":
@@ -436,8 +465,8 @@ def relayout(draw) -> Case:
     before, after = Module(), Module()
     for m, lays in ((before, lay_before), (after, lay_after)):
         m.add("p", shape_text(element, dims, p_layout), "parameter(0)")
-        for (name, d, op), lay in zip(chain, lays, strict=True):
-            m.add(name, shape_text(element, d, lay), op)
+        for c, lay in zip(chain, lays, strict=True):
+            m.add(c[0], shape_text(c[3] if len(c) > 3 else element, c[1], lay), c[2])
     return Case(before.text(), after.text(), mode, "relayout chain")
 
 

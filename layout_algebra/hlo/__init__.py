@@ -25,7 +25,9 @@ ops move data.
 The modules are: ``ir`` (the values), ``parser`` (``parse_module``, ``HloParseError``),
 ``attributes`` (the attribute values layout analysis reads), ``audit`` (the audit and
 ``classify_movement``), ``report`` (the audit as tables, for the command line) and
-``verify`` (``verify_rewrite``: is a rewrite of a module safe, physically or logically).
+``verify`` (``verify_rewrite``: is a rewrite of a module safe, physically or logically)
+and ``execute`` (``run`` a module on real packed bytes, ``compare`` two modules by running
+them: the verifier's independent executable oracle).
 """
 
 from layout_algebra.hlo.attributes import PaddingDimension, SliceDimension
@@ -36,6 +38,7 @@ from layout_algebra.hlo.audit import (
     audit_module,
     classify_movement,
 )
+from layout_algebra.hlo.execute import Buffer, Comparison, ExecutionError, compare, run
 from layout_algebra.hlo.ir import (
     EntryComputationLayout,
     HloComputation,
@@ -49,7 +52,10 @@ from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo, verify_rewrite
 __all__ = [
     "AuditReport",
     "AuditRow",
+    "Buffer",
+    "Comparison",
     "EntryComputationLayout",
+    "ExecutionError",
     "HloComputation",
     "HloInstruction",
     "HloModule",
@@ -62,6 +68,8 @@ __all__ = [
     "UnsupportedHlo",
     "audit_module",
     "classify_movement",
+    "compare",
     "parse_module",
+    "run",
     "verify_rewrite",
 ]
