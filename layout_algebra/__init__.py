@@ -27,17 +27,11 @@ same positions independently), ``sizes`` and ``explain``, XLA's own C++ helpers 
 quirks kept apart in ``xla``, and the command line ``cli`` on top.
 """
 
-from layout_algebra import hlo, interop, prove, tpu, xla
-from layout_algebra.bitcast import (
-    bitcast_is_valid,
-    reshape_is_bitcast,
-    suggest_bitcast_layout,
-    transpose_is_bitcast,
-)
-from layout_algebra.codegen import codegen
-from layout_algebra.draw import draw
-from layout_algebra.explain import explain
-from layout_algebra.layout_map import LayoutMap, delinearize, layout_map, linear_index
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING
+
 from layout_algebra.model import (
     COMBINE_DIMENSION,
     UNBOUNDED_SIZE,
@@ -45,6 +39,7 @@ from layout_algebra.model import (
     BufferShape,
     InvalidLayoutError,
     Layout,
+    LayoutSemanticsError,
     OpaqueShape,
     ParseError,
     PrimitiveType,
@@ -60,15 +55,93 @@ from layout_algebra.model import (
     primitive_type,
     validate,
 )
-from layout_algebra.numpy_eval import pack, unpack
-from layout_algebra.sizes import (
-    LayoutSemanticsError,
-    SizeReport,
-    physical_size_in_bits,
-    physical_size_in_bytes,
-    size_report,
-    tiled_dimensions,
-)
+
+#: Public names loaded on first use (module ``__getattr__``), so that ``import layout_algebra``
+#: stays fast: SymPy, Z3, NumPy and matplotlib are imported only when something asks for them.
+_LAZY: dict[str, str] = {
+    "hlo": "layout_algebra.hlo",
+    "interop": "layout_algebra.interop",
+    "prove": "layout_algebra.prove",
+    "tpu": "layout_algebra.tpu",
+    "xla": "layout_algebra.xla",
+    "bitcast_is_valid": "layout_algebra.bitcast",
+    "reshape_is_bitcast": "layout_algebra.bitcast",
+    "suggest_bitcast_layout": "layout_algebra.bitcast",
+    "transpose_is_bitcast": "layout_algebra.bitcast",
+    "codegen": "layout_algebra.codegen",
+    "draw": "layout_algebra.draw",
+    "explain": "layout_algebra.explain",
+    "LayoutMap": "layout_algebra.layout_map",
+    "delinearize": "layout_algebra.layout_map",
+    "layout_map": "layout_algebra.layout_map",
+    "linear_index": "layout_algebra.layout_map",
+    "pack": "layout_algebra.numpy_eval",
+    "unpack": "layout_algebra.numpy_eval",
+    "SizeReport": "layout_algebra.sizes",
+    "physical_size_in_bits": "layout_algebra.sizes",
+    "physical_size_in_bytes": "layout_algebra.sizes",
+    "size_report": "layout_algebra.sizes",
+    "tiled_dimensions": "layout_algebra.sizes",
+}
+
+
+#: Sub-packages exported as themselves (every other lazy name is a function or class).
+_SUBPACKAGES = frozenset({"hlo", "interop", "prove", "tpu", "xla"})
+
+
+def __getattr__(name: str) -> object:
+    """Load a lazily exported name (a sub-package, or a name from its module) on first use."""
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(module_name)
+    value = module if name in _SUBPACKAGES else getattr(module, name)
+    globals()[name] = value  # later look-ups find it without calling this function
+    return value
+
+
+class _Package(types.ModuleType):
+    """This package's module object: a sub-module never hides the function of its name.
+
+    ``layout_algebra.draw`` is the function :func:`~layout_algebra.draw.draw`, not the module
+    ``layout_algebra/draw.py``; the import system would rebind the name to the module when
+    that module is first imported (``from layout_algebra.draw import ...``), so such
+    bindings are ignored here and the name keeps resolving through ``__getattr__``.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, types.ModuleType) and name in _LAZY and name not in _SUBPACKAGES:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not run __getattr__
+    from layout_algebra import hlo, interop, prove, tpu, xla
+    from layout_algebra.bitcast import (
+        bitcast_is_valid,
+        reshape_is_bitcast,
+        suggest_bitcast_layout,
+        transpose_is_bitcast,
+    )
+    from layout_algebra.codegen import codegen
+    from layout_algebra.draw import draw
+    from layout_algebra.explain import explain
+    from layout_algebra.layout_map import LayoutMap, delinearize, layout_map, linear_index
+    from layout_algebra.numpy_eval import pack, unpack
+    from layout_algebra.sizes import (
+        SizeReport,
+        physical_size_in_bits,
+        physical_size_in_bytes,
+        size_report,
+        tiled_dimensions,
+    )
 
 __version__ = "0.1.0"
 

@@ -52,16 +52,20 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import sympy
-
+from layout_algebra.model.meaning import meaningful_array
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.model.meaning import meaningful_array
 from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
 from layout_algebra.stages.pipeline import Step, layout_steps
-from layout_algebra.stages.stages import Linearize, Stage, ToBits
+from layout_algebra.stages.stages import Linearize, Stage, ToBits, ceil_div
+
+if TYPE_CHECKING:  # pragma: no cover - loaded lazily by __getattr__ below
+    import sympy
+
+    from layout_algebra.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMETIC, index_symbols
 
 __all__ = [
     "OFFSET_SYMBOL",
@@ -78,45 +82,24 @@ __all__ = [
 UNITS = ("element", "bit", "byte")
 
 
-def index_symbols(rank: int) -> tuple[sympy.Symbol, ...]:
-    """The SymPy symbols ``i0, i1, ...`` for a logical index (integer, non-negative)."""
-    return tuple(sympy.Symbol(f"i{k}", integer=True, nonnegative=True) for k in range(rank))
+def __getattr__(name: str) -> Any:
+    """The SymPy side (``OFFSET_SYMBOL``, ``SYMPY_ARITHMETIC``, ``index_symbols``, ...), loaded
+    from :mod:`layout_algebra.stages.symbolic` on first use so that SymPy is imported only
+    when a formula is asked for."""
+    if name in _SYMBOLIC:
+        from layout_algebra.stages import symbolic
+
+        return getattr(symbolic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class SympyArithmetic(Arithmetic):
-    """SymPy closed forms, with nested floors merged: ``⌊⌊x⌋/c⌋ = ⌊x/c⌋`` for integer ``c > 0``.
-
-    >>> p = OFFSET_SYMBOL
-    >>> SYMPY_ARITHMETIC.floordiv(SYMPY_ARITHMETIC.floordiv(p, 2), 4)
-    floor(p/8)
-    """
-
-    name = "sympy"
-
-    def floordiv(self, a: Any, b: Any) -> Any:
-        if isinstance(a, sympy.floor):
-            return sympy.floor(a.args[0] / b)
-        return sympy.floor(sympy.sympify(a) / b)
-
-    def mod(self, a: Any, b: Any) -> Any:
-        if isinstance(a, int) and isinstance(b, int):
-            return a % b
-        if isinstance(a, sympy.Basic) and a.has(sympy.Mod):
-            # SymPy 1.14 simplifies Mod(2*Mod(i, 3), 3) to 2*Mod(i, 3), which is wrong for i = 2
-            # (4 mod 3 is 1); keep remainders of remainders unevaluated.
-            return sympy.Mod(a, b, evaluate=False)
-        return sympy.Mod(a, b)
-
-    def any_of(self, conditions) -> Any:
-        return sympy.Or(*conditions)
+_SYMBOLIC = ("OFFSET_SYMBOL", "SYMPY_ARITHMETIC", "SympyArithmetic", "index_symbols")
 
 
-#: The symbol for an offset in the physical buffer (in the unit asked for).
-OFFSET_SYMBOL = sympy.Symbol("p", integer=True, nonnegative=True)
+def _symbolic() -> ModuleType:
+    from layout_algebra.stages import symbolic
 
-
-#: Arithmetic for closed forms.
-SYMPY_ARITHMETIC = SympyArithmetic()
+    return symbolic
 
 
 @dataclass(frozen=True, repr=False)
@@ -178,7 +161,7 @@ class LayoutMap:
     @property
     def size_in_bytes(self) -> Dim:
         bits = self.size_in_bits
-        return -(-bits // 8) if isinstance(bits, int) else sympy.ceiling(bits / 8)
+        return ceil_div(bits, 8)
 
     @property
     def is_symbolic(self) -> bool:
@@ -274,6 +257,8 @@ class LayoutMap:
     # ------------------------------------------------------------- closed forms
     @cached_property
     def index_symbols(self) -> tuple[sympy.Symbol, ...]:
+        from layout_algebra.stages.symbolic import index_symbols
+
         return index_symbols(self.rank)
 
     def forward_expr(self, unit: str = "element") -> sympy.Expr:
@@ -283,24 +268,26 @@ class LayoutMap:
         if unit == "element":
             return element
         bits = element * self.element_bits
-        return bits if unit == "bit" else sympy.floor(bits / 8)
+        return bits if unit == "bit" else _symbolic().SYMPY_ARITHMETIC.floordiv(bits, 8)
 
     def tiled_index_exprs(self) -> tuple[sympy.Expr, ...]:
         """The index in the tiled shape (``physical_dimensions``), one expression per dim."""
-        return self.apply(self.index_symbols, SYMPY_ARITHMETIC, through=self._linearize_at)
+        return self.apply(self.index_symbols, _symbolic().SYMPY_ARITHMETIC, through=self._linearize_at)
 
     @cached_property
     def _symbolic_forward(self) -> tuple[sympy.Expr, ...]:
-        return self.apply(self.index_symbols, SYMPY_ARITHMETIC, through=len(self.stages) - 1)
+        return self.apply(self.index_symbols, _symbolic().SYMPY_ARITHMETIC, through=len(self.stages) - 1)
 
     def inverse_exprs(self) -> tuple[sympy.Expr, ...]:
         """The logical index stored at element offset ``p``, one expression per dim."""
-        index, _ = self.unapply((OFFSET_SYMBOL,), SYMPY_ARITHMETIC, start=len(self.stages) - 1)
+        sym = _symbolic()
+        index, _ = self.unapply((sym.OFFSET_SYMBOL,), sym.SYMPY_ARITHMETIC, start=len(self.stages) - 1)
         return tuple(index)
 
     def padding_expr_at_offset(self) -> Any:
         """Whether element slot ``p`` is padding, as a SymPy condition on ``p``."""
-        _, is_padding = self.unapply((OFFSET_SYMBOL,), SYMPY_ARITHMETIC, start=len(self.stages) - 1)
+        sym = _symbolic()
+        _, is_padding = self.unapply((sym.OFFSET_SYMBOL,), sym.SYMPY_ARITHMETIC, start=len(self.stages) - 1)
         return is_padding
 
     def padding_expr(self) -> Any:
@@ -309,8 +296,9 @@ class LayoutMap:
         Its symbols index ``physical_dimensions``; ``padding_expr_at_offset`` is the same
         predicate over the linear offset.
         """
-        symbols = index_symbols(len(self.physical_dimensions))
-        _, is_padding = self.unapply(symbols, SYMPY_ARITHMETIC, start=self._linearize_at)
+        sym = _symbolic()
+        symbols = sym.index_symbols(len(self.physical_dimensions))
+        _, is_padding = self.unapply(symbols, sym.SYMPY_ARITHMETIC, start=self._linearize_at)
         return is_padding
 
     # ------------------------------------------------------------------ checking
