@@ -117,7 +117,7 @@ minor end (the ``(2,1)`` of bf16, the ``(4,1)`` of s8) peeled into separate copi
 NumPy's inner loop runs over a long dimension. A copy that *transposes* (the tiles lie
 over a transposed array, ``{0,1:T(8,128)}``: along the box's minor dimension the array is
 read 32 KB apart) is not cache-blocked by NumPy, so it goes block by block through a
-256 KB staging buffer laid out like the logical array (:func:`_blocked_copy`): one copy
+256 KB staging buffer laid out like the logical array (:func:`~layout_algebra.copy_engine.blocked_copy`): one copy
 moves long runs between the array and the staging buffer, the other transposes between
 the staging buffer, in the cache, and the box; such layouts use 8 MB chunks (longer runs
 in the array) and ``unpack`` reads them without staging the chunk. Extra memory: one
@@ -143,6 +143,7 @@ import itertools
 import math
 import operator
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -150,6 +151,7 @@ from typing import Any
 
 import numpy as np
 
+from layout_algebra import copy_engine as engine
 from layout_algebra.layout_map import LayoutMap, layout_map
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import Shape
@@ -215,23 +217,8 @@ _BITS_DTYPES = {
 #: Bytes of output handled per chunk (what is read and written should stay in the cache)...
 _CHUNK_BYTES = 1 << 21
 #: ... or, when the chunk's copies transpose, this many: they are blocked in the cache by
-#: themselves (:func:`_blocked_copy`), and a longer chunk makes longer runs in the array.
+#: themselves (``copy_engine.blocked_copy``), and a longer chunk makes longer runs in the array.
 _TRANSPOSING_CHUNK_BYTES = 1 << 23
-#: A minor dimension shorter than this is peeled into separate copies...
-_SHORT = 16
-#: ... as long as the peeled dimensions have at most this many elements together.
-_MAX_PEEL = 64
-#: A copy is *transposing* when, along the destination's innermost dimension, the source
-#: steps by more than this many bytes: NumPy's copy loop would then read one element per
-#: cache line, and at power-of-two strides the lines evict each other.
-_FAR_BYTES = 64
-#: A transposing copy larger than this is done block by block through a staging buffer
-#: of this size (it stays in the L2 cache)...
-_BLOCK_BYTES = 1 << 18
-#: ... whose blocks keep runs of at least this many contiguous bytes on each side.
-_RUN_BYTES = 512
-#: Extra bytes after each run of the staging buffer, so that its rows do not alias in the cache.
-_PAD_BYTES = 64
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -275,7 +262,9 @@ def _dtype(t: PrimitiveType) -> np.dtype:
 
 
 # ------------------------------------------------------------------------- public API
-def pack(array: Any, shape: Shape | str, fill: int = 0, out: np.ndarray | None = None) -> np.ndarray:
+def pack(
+    array: Any, shape: Shape | str, fill: int = 0, out: np.ndarray | None = None, threads: int | None = None
+) -> np.ndarray:
     """The exact bytes of ``array`` in ``shape``'s layout, as a 1-D ``uint8`` array.
 
     ``array`` has the shape's logical dimensions and exactly the dtype of its element type
@@ -284,7 +273,10 @@ def pack(array: Any, shape: Shape | str, fill: int = 0, out: np.ndarray | None =
     ``fill``: a byte value for whole-byte elements, a slot value (``0..2**E-1``) for
     sub-byte ones. With ``out`` (a 1-D ``uint8`` array of that size) the bytes are written
     there, every byte of it, and ``out`` is returned: a runtime can reuse one staging
-    buffer. Raises ``ValueError`` (quoting the shape) for anything else.
+    buffer. ``threads``: how many threads copy (chunks of the output are independent, and
+    NumPy copies release the GIL); ``None`` uses every CPU for buffers of 4 MB or more, ``1``
+    keeps to the calling thread. The bytes do not depend on it. Raises ``ValueError``
+    (quoting the shape) for anything else.
 
     >>> import numpy as np
     >>> pack(np.arange(4, dtype=np.uint8).reshape(2, 2), "u8[2,2]{0,1:L(3)}", fill=9)
@@ -293,6 +285,7 @@ def pack(array: Any, shape: Shape | str, fill: int = 0, out: np.ndarray | None =
     m, fmt = _format(shape)
     arr = _checked_array(array, m, fmt)
     fill = _checked_fill(fill, m, fmt)
+    threads = _thread_count(threads, m)
     plan = _walk(m, arr.view(fmt.bits_dtype), None)
     if out is None:
         out = np.empty(m.size_in_bytes, np.uint8)
@@ -301,19 +294,21 @@ def pack(array: Any, shape: Shape | str, fill: int = 0, out: np.ndarray | None =
         if not out.flags.writeable:
             raise ValueError(f"{m.shape}: out is read-only")
     if fmt.sub_byte:
-        _pack_sub_byte(plan, out, fmt.bits, fill, padded=m.has_padding)
+        _pack_sub_byte(plan, out, fmt.bits, fill, threads, padded=m.has_padding)
     else:
-        _pack_whole_bytes(plan, out, fmt, fill, padded=m.has_padding)
+        _pack_whole_bytes(plan, out, fmt, fill, threads, padded=m.has_padding)
     return out
 
 
-def unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None = None) -> np.ndarray:
+def unpack(
+    buffer: Any, shape: Shape | str, out: np.ndarray | None = None, threads: int | None = None
+) -> np.ndarray:
     """The logical array stored in ``buffer``, the bytes of ``shape``'s layout (see :func:`pack`).
 
     ``buffer`` is a 1-D ``uint8`` array (or ``bytes``) of exactly
     ``layout_map(shape).size_in_bytes`` bytes. Returns a new C-contiguous array of the
     element type's dtype, or fills ``out`` (an array of the logical dimensions and that
-    dtype, any strides) and returns it. Padding is ignored.
+    dtype, any strides) and returns it. Padding is ignored. ``threads`` as for :func:`pack`.
 
     >>> import numpy as np
     >>> unpack(np.array([0, 2, 1, 3, 9, 9], np.uint8), "u8[2,2]{0,1:L(3)}")
@@ -322,6 +317,7 @@ def unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None = None) -> np
     """
     m, fmt = _format(shape)
     buf = _checked_buffer(buffer, m)
+    threads = _thread_count(threads, m)
     if out is None:
         result = np.empty(tuple(m.logical_dimensions), fmt.dtype)
     else:
@@ -329,9 +325,9 @@ def unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None = None) -> np
     writebacks: list[tuple[np.ndarray, np.ndarray]] = []
     plan = _walk(m, result.view(fmt.bits_dtype), writebacks)
     if fmt.sub_byte:
-        _unpack_sub_byte(plan, buf, fmt.bits)
+        _unpack_sub_byte(plan, buf, fmt.bits, threads)
     else:
-        _unpack_whole_bytes(plan, buf, fmt)
+        _unpack_whole_bytes(plan, buf, fmt, threads)
     for view, merged in reversed(writebacks):
         np.copyto(view, merged.reshape(view.shape))
     return result
@@ -400,6 +396,14 @@ def _checked_out(out: Any, m: LayoutMap, fmt: _Format) -> np.ndarray:
     if not out.flags.writeable:
         raise ValueError(f"{m.shape}: out is read-only")
     return out
+
+
+def _thread_count(threads: Any, m: LayoutMap) -> int:
+    if threads is None:
+        return engine.default_threads() if m.size_in_bytes >= engine.PARALLEL_MIN_BYTES else 1
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"{m.shape}: threads={threads!r} must be a positive integer (or None: every CPU)")
+    return threads
 
 
 def _checked_fill(fill: Any, m: LayoutMap, fmt: _Format) -> int:
@@ -627,209 +631,68 @@ def _overlap(b: _Block, prefix: tuple[int, ...], lo: int, hi: int) -> tuple[tupl
     return src, dst
 
 
-def _copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """``np.copyto(dst, src)``, peeling short minor dims whose strides differ into separate copies.
-
-    NumPy's copy loop runs over dst's minor-most dimension; when that has 2 elements (the
-    ``(2,1)`` of bf16) the loop overhead dominates. Copying each of the 2 positions
-    separately makes the inner loop run over the next, long, dimension. A large copy that
-    transposes (:func:`_is_transposing`) goes block by block (:func:`_blocked_copy`).
-    """
-    for d, s in _peeled(dst, src):
-        if d.nbytes > _BLOCK_BYTES and _is_transposing(d, s):
-            _blocked_copy(d, s)
-        else:
-            np.copyto(d, s)
-
-
-def _is_large_transpose(dst: np.ndarray, src: np.ndarray) -> bool:
-    """Whether :func:`_copy` copies ``src`` into ``dst`` block by block."""
-    return dst.nbytes > _BLOCK_BYTES and any(
-        d.nbytes > _BLOCK_BYTES and _is_transposing(d, s) for d, s in _peeled(dst, src)
-    )
-
-
-def _peeled(dst: np.ndarray, src: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The copies that :func:`_copy` makes: ``[(dst, src)]``, or one pair per position of
-    the short minor dims of ``dst`` (when their strides differ from ``src``'s)."""
-    n = dst.ndim
-    peel, count = 0, 1
-    if n >= 2 and dst.shape[-1] < _SHORT:
-        while peel < n - 1 and count * dst.shape[n - 1 - peel] <= _MAX_PEEL:
-            count *= dst.shape[n - 1 - peel]
-            peel += 1
-    if peel == 0 or dst.strides[n - peel :] == src.strides[n - peel :]:
-        return [(dst, src)]
-    return [
-        (dst[(Ellipsis, *index)], src[(Ellipsis, *index)])
-        for index in itertools.product(*(range(d) for d in dst.shape[n - peel :]))
-    ]
-
-
-def _inner_first(a: np.ndarray) -> list[int]:
-    """The dimensions of ``a`` with more than one element, smallest stride first."""
-    return sorted((k for k in range(a.ndim) if a.shape[k] > 1), key=lambda k: abs(a.strides[k]))
-
-
-def _is_transposing(dst: np.ndarray, src: np.ndarray) -> bool:
-    """Whether copying ``src`` into ``dst`` reads ``src`` far apart along ``dst``'s innermost dim.
-
-    >>> x = np.zeros((512, 512), np.float32)
-    >>> _is_transposing(np.zeros((512, 512), np.float32), x.T), _is_transposing(x.copy(), x)
-    (True, False)
-    """
-    order = _inner_first(dst)
-    return bool(order) and order[0] != _inner_first(src)[0] and abs(src.strides[order[0]]) > _FAR_BYTES
-
-
-def _blocked_copy(dst: np.ndarray, src: np.ndarray, limit: int | None = None) -> None:
-    """``np.copyto(dst, src)`` for a transposing copy, block by block through a staging buffer.
-
-    One of the two arrays is *far*: it spans more memory (the logical array, where the
-    other is a chunk of the buffer), and its rows are far apart. The staging buffer is
-    laid out like the far array (:func:`_staging`), so that each block moves between the
-    far array and the staging buffer in long runs, and the transpose happens between the
-    staging buffer, in the cache, and the near array. Blocks have at most ``limit`` bytes
-    (:func:`_block_extents`; default ``_BLOCK_BYTES``).
-
-    >>> x = np.arange(300 * 200, dtype=np.uint32).reshape(300, 200)
-    >>> y = np.empty((200, 300), np.uint32)
-    >>> _blocked_copy(y, x.T, limit=4096); np.array_equal(y, x.T)
-    True
-    """
-    if not dst.size:
-        return
-    near, far = (dst, src) if _span(dst) <= _span(src) else (src, dst)
-    near_order, far_order = _inner_first(near), _inner_first(far)
-    limit = max(1, (limit or _BLOCK_BYTES) // dst.itemsize)
-    extents = _block_extents(dst.shape, near_order, far_order, limit, dst.itemsize)
-    staging = _staging(extents, near_order, far_order, dst.dtype)
-    for corner in itertools.product(*(range(0, n, e) for n, e in zip(dst.shape, extents, strict=True))):
-        index = tuple(slice(c, c + e) for c, e in zip(corner, extents, strict=True))
-        part = dst[index]
-        stage = staging[tuple(slice(0, n) for n in part.shape)]
-        np.copyto(stage, src[index])
-        np.copyto(part, stage)
-
-
-def _span(a: np.ndarray) -> int:
-    """Bytes between the first and the last element of ``a``, plus one element."""
-    return a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides, strict=True))
-
-
-def _block_extents(
-    shape: tuple[int, ...], near_order: list[int], far_order: list[int], limit: int, itemsize: int
-) -> list[int]:
-    """Extents of a block of a transposing copy: at most ``limit`` elements in all.
-
-    First the runs: the near array's innermost dims, then the far array's, are given
-    enough elements to make ``_RUN_BYTES`` contiguous bytes (a dim cut short ends its
-    run); then the other dims grow, alternating between the two orders, while the block
-    fits.
-
-    >>> _block_extents((8192, 8192), [0, 1], [1, 0], 32768, 4)      # a plain transpose
-    [256, 128]
-    >>> _block_extents((32, 64, 8, 128), [3, 2, 1, 0], [2, 0, 3, 1], 65536, 4)   # f32 {0,1:T(8,128)}
-    [32, 2, 8, 128]
-    """
-    extents = [1] * len(shape)
-    want = max(1, _RUN_BYTES // itemsize)
-
-    def room(k: int) -> int:
-        return max(1, limit // (math.prod(extents) // extents[k]))
-
-    for order in (near_order, far_order):
-        run = 1
-        for k in order:
-            if run >= want:
-                break
-            extents[k] = max(extents[k], min(shape[k], -(-want // run), room(k)))
-            run *= extents[k]
-            if extents[k] < shape[k]:
-                break
-    alternating = [k for pair in itertools.zip_longest(near_order, far_order) for k in pair if k is not None]
-    for k in dict.fromkeys(alternating):
-        extents[k] = max(extents[k], min(shape[k], room(k)))
-    return extents
-
-
-def _staging(extents: list[int], near_order: list[int], far_order: list[int], dtype: np.dtype) -> np.ndarray:
-    """A staging buffer for blocks of ``extents``, laid out so that both copies run long.
-
-    Innermost come the dims that the far array holds inside the near array's innermost
-    one (the copy between far array and staging buffer moves them as runs), then the near
-    array's dims from its innermost out. The stride of the near array's innermost dim is
-    padded by ``_PAD_BYTES``: the transposing copy steps along it, and at a power-of-two
-    stride its accesses would evict each other from the cache.
-
-    >>> s = _staging([32, 2, 8, 128], [3, 2, 1, 0], [2, 0, 3, 1], np.dtype(np.float32))
-    >>> s.shape, [v // 4 for v in s.strides]        # (tile row, column in tile) inside, rows padded
-    ((32, 2, 8, 128), [8, 34816, 1, 272])
-    """
-    near_inner = near_order[0] if near_order else None
-    inside = far_order[: far_order.index(near_inner)] if near_order else []
-    layout = inside + [k for k in near_order if k not in inside]
-    layout += [k for k in range(len(extents)) if k not in layout]
-    pad = max(1, _PAD_BYTES // dtype.itemsize)
-    strides = [0] * len(extents)
-    step = 1
-    for i, k in enumerate(layout):
-        if i and k == near_inner:
-            step += pad
-        strides[k] = step
-        step *= extents[k]
-    base = np.empty(1 + sum((e - 1) * s for e, s in zip(extents, strides, strict=True)), dtype)
-    return np.lib.stride_tricks.as_strided(
-        base, tuple(extents), tuple(s * dtype.itemsize for s in strides), writeable=True
-    )
-
-
-def _pack_whole_bytes(plan: _Plan, out: np.ndarray, fmt: _Format, fill: int, *, padded: bool) -> None:
+def _pack_whole_bytes(
+    plan: _Plan, out: np.ndarray, fmt: _Format, fill: int, threads: int, *, padded: bool
+) -> None:
     size = fmt.dtype.itemsize
     n_box = math.prod(plan.box)
     slots = out[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
     out[n_box * size :] = fill
-    for prefix, lo, hi, first in _chunks(plan.box, fmt.bits, _chunk_bytes(plan, slots, fmt.bits)):
+
+    def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
+        prefix, lo, hi, first = chunk_at
         chunk = slots[(*prefix, slice(lo, hi))]
         if padded:
             out[first * size : first * size + chunk.size * size] = fill
         for b in plan.blocks:
             where = _overlap(b, prefix, lo, hi)
             if where is not None:
-                _copy(chunk[where[1]], b.view[where[0]])
+                engine.copy(chunk[where[1]], b.view[where[0]])
+
+    chunks = list(_chunks(plan.box, fmt.bits, _chunk_bytes(plan, slots, fmt.bits)))
+    engine.run_parallel(move, chunks, threads)
 
 
 def _chunk_bytes(plan: _Plan, slots: np.ndarray, bits: int) -> int:
     """How long the chunks of ``slots`` (the box) are: longer if copies into the first one transpose."""
-    if slots.nbytes <= _CHUNK_BYTES or all(b.view.nbytes <= _BLOCK_BYTES for b in plan.blocks):
+    if slots.nbytes <= _CHUNK_BYTES or all(b.view.nbytes <= engine.BLOCK_BYTES for b in plan.blocks):
         return _CHUNK_BYTES  # one chunk anyway, or no copy large enough to be blocked
     for prefix, lo, hi, _ in _chunks(plan.box, bits):
         chunk = slots[(*prefix, slice(lo, hi))]
         for b in plan.blocks:
             where = _overlap(b, prefix, lo, hi)
-            if where is not None and _is_large_transpose(chunk[where[1]], b.view[where[0]]):
+            if where is not None and engine.is_large_transpose(chunk[where[1]], b.view[where[0]]):
                 return _TRANSPOSING_CHUNK_BYTES
         break
     return _CHUNK_BYTES
 
 
-def _unpack_whole_bytes(plan: _Plan, buf: np.ndarray, fmt: _Format) -> None:
+def _unpack_whole_bytes(plan: _Plan, buf: np.ndarray, fmt: _Format, threads: int) -> None:
     size = fmt.dtype.itemsize
     n_box = math.prod(plan.box)
     slots = buf[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
     chunk_bytes = _chunk_bytes(plan, slots, fmt.bits)
-    staging = np.empty(min(n_box, max(1, chunk_bytes // size)), fmt.bits_dtype)
-    for prefix, lo, hi, _ in _chunks(plan.box, fmt.bits, chunk_bytes):
+    per_thread = threading.local()  # one staging chunk per thread
+
+    def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
+        prefix, lo, hi, _ = chunk_at
         chunk = slots[(*prefix, slice(lo, hi))]
         copies = [(b.view[w[0]], w[1]) for b in plan.blocks if (w := _overlap(b, prefix, lo, hi)) is not None]
-        if not any(_is_large_transpose(view, chunk[where]) for view, where in copies):
+        if not any(engine.is_large_transpose(view, chunk[where]) for view, where in copies):
             # read the chunk in order first: the scattered reads of the copies then hit the cache
             # (a transposing copy stages its blocks itself)
+            staging = getattr(per_thread, "staging", None)
+            if staging is None:
+                staging = per_thread.staging = np.empty(
+                    min(n_box, max(1, chunk_bytes // size)), fmt.bits_dtype
+                )
             staged = staging[: chunk.size].reshape(chunk.shape)
             np.copyto(staged, chunk)
             chunk = staged
         for view, where in copies:
-            _copy(view, chunk[where])
+            engine.copy(view, chunk[where])
+
+    engine.run_parallel(move, list(_chunks(plan.box, fmt.bits, chunk_bytes)), threads)
 
 
 def _word_dims(box: tuple[int, ...], bits: int) -> int:
@@ -839,23 +702,25 @@ def _word_dims(box: tuple[int, ...], bits: int) -> int:
     hold the 8 nibbles of one 32-bit word.
     """
     n, count, dims = len(box), 1, 0
-    if n >= 2 and box[-1] < _SHORT:
-        while dims < n - 1 and count * box[n - 1 - dims] <= _MAX_PEEL:
+    if n >= 2 and box[-1] < engine.SHORT:
+        while dims < n - 1 and count * box[n - 1 - dims] <= engine.MAX_PEEL:
             count *= box[n - 1 - dims]
             dims += 1
     return dims if dims and count > 1 and count * bits % 8 == 0 else 0
 
 
-def _pack_sub_byte(plan: _Plan, out: np.ndarray, bits: int, fill: int, *, padded: bool) -> None:
+def _pack_sub_byte(plan: _Plan, out: np.ndarray, bits: int, fill: int, threads: int, *, padded: bool) -> None:
     """Gather each chunk one byte per element (a "code"), then pack ``8 // bits`` codes a byte."""
     per_byte = 8 // bits
     pattern = sum(fill << (bits * i) for i in range(per_byte))
     box_bytes = -(-math.prod(plan.box) * bits // 8)
     out[box_bytes:] = pattern  # L(n) tail slots (the box's last byte is written below)
     if _word_dims(plan.box, bits):
-        _pack_words(plan, out, bits, fill if padded else None)
+        _pack_words(plan, out, bits, fill if padded else None, threads)
         return
-    for prefix, lo, hi, first in _chunks(plan.box, bits):
+
+    def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
+        prefix, lo, hi, first = chunk_at
         shape = (hi - lo, *plan.box[len(prefix) + 1 :])
         count = math.prod(shape)
         codes = np.full(-(-count // per_byte) * per_byte, fill, np.uint8)
@@ -863,26 +728,32 @@ def _pack_sub_byte(plan: _Plan, out: np.ndarray, bits: int, fill: int, *, padded
         for b in plan.blocks:
             where = _overlap(b, prefix, lo, hi)
             if where is not None:
-                _copy(chunk[where[1]], b.view[where[0]])
+                engine.copy(chunk[where[1]], b.view[where[0]])
         start = first * bits // 8
-        _codes_to_bytes(codes, bits, out[start : start + codes.size // per_byte])
+        engine.codes_to_bytes(codes, bits, out[start : start + codes.size // per_byte])
+
+    engine.run_parallel(move, list(_chunks(plan.box, bits)), threads)
 
 
-def _unpack_sub_byte(plan: _Plan, buf: np.ndarray, bits: int) -> None:
+def _unpack_sub_byte(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> None:
     per_byte = 8 // bits
     if _word_dims(plan.box, bits):
-        _unpack_words(plan, buf, bits)
+        _unpack_words(plan, buf, bits, threads)
         return
-    for prefix, lo, hi, first in _chunks(plan.box, bits):
+
+    def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
+        prefix, lo, hi, first = chunk_at
         shape = (hi - lo, *plan.box[len(prefix) + 1 :])
         count = math.prod(shape)
         start = first * bits // 8
-        codes = _bytes_to_codes(buf[start : start - (-count // per_byte)], bits)
+        codes = engine.bytes_to_codes(buf[start : start - (-count // per_byte)], bits)
         chunk = codes[:count].reshape(shape)
         for b in plan.blocks:
             where = _overlap(b, prefix, lo, hi)
             if where is not None:
-                _copy(b.view[where[0]], chunk[where[1]])
+                engine.copy(b.view[where[0]], chunk[where[1]])
+
+    engine.run_parallel(move, list(_chunks(plan.box, bits)), threads)
 
 
 def _word_copies(plan: _Plan, prefix: tuple[int, ...], lo: int, hi: int, dims: int) -> Iterator[tuple]:
@@ -900,14 +771,16 @@ def _word_copies(plan: _Plan, prefix: tuple[int, ...], lo: int, hi: int, dims: i
             yield view[(Ellipsis, *local)], dst[:-dims], _row_major(w, word)
 
 
-def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None) -> None:
+def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None, threads: int) -> None:
     """Sub-byte elements whose minor dims make words: gather codes word position by word
     position (contiguous copies), build each byte of the words from its positions in
-    contiguous arrays (:func:`_pack_lanes`), and copy it into its place in the words.
-    ``fill`` is None when the blocks cover every slot."""
+    contiguous arrays (:func:`~layout_algebra.copy_engine.pack_lanes`), and copy it into its
+    place in the words. ``fill`` is None when the blocks cover every slot."""
     dims = _word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
-    for prefix, lo, hi, first in _chunks(plan.box, bits):
+
+    def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
+        prefix, lo, hi, first = chunk_at
         lead = (hi - lo, *plan.box[len(prefix) + 1 : -dims])
         count = math.prod(lead)
         codes = np.empty((width, -(-count // 8) * 8), np.uint8)  # rows of whole 64-bit lanes
@@ -920,16 +793,21 @@ def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None) -> No
         words = out[start : start + count * width // per_byte].reshape(*lead, width // per_byte)
         byte = np.empty(codes.shape[1], np.uint8)
         for q in range(width // per_byte):
-            _pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
+            engine.pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
             np.copyto(words[..., q], byte[:count].reshape(lead))
 
+    engine.run_parallel(move, list(_chunks(plan.box, bits)), threads)
 
-def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int) -> None:
+
+def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> None:
     """The inverse of :func:`_pack_words`: each byte of the words is copied out into a
-    contiguous array and split into its positions' codes (:func:`_unpack_lanes`)."""
+    contiguous array and split into its positions' codes
+    (:func:`~layout_algebra.copy_engine.unpack_lanes`)."""
     dims = _word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
-    for prefix, lo, hi, first in _chunks(plan.box, bits):
+
+    def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
+        prefix, lo, hi, first = chunk_at
         lead = (hi - lo, *plan.box[len(prefix) + 1 : -dims])
         count = math.prod(lead)
         codes = np.empty((width, -(-count // 8) * 8), np.uint8)
@@ -938,84 +816,9 @@ def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int) -> None:
         byte = np.empty(codes.shape[1], np.uint8)
         for q in range(width // per_byte):
             np.copyto(byte[:count].reshape(lead), words[..., q])
-            _unpack_lanes(byte, bits, codes[q * per_byte : (q + 1) * per_byte])
+            engine.unpack_lanes(byte, bits, codes[q * per_byte : (q + 1) * per_byte])
         rows = codes[:, :count].reshape(width, *lead)
         for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
             np.copyto(view, rows[j][dst])
 
-
-def _lane_mask(bits: int) -> int:
-    """The low ``bits`` of every byte of a 64-bit lane."""
-    return ((1 << bits) - 1) * 0x0101010101010101
-
-
-def _pack_lanes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
-    """``out[k] = sum((codes[i, k] & mask) << (bits * i))``: the bytes made of ``8 // bits``
-    rows of codes, computed on 64-bit lanes (8 bytes at a time; masking each code first
-    keeps every shift inside its byte). Row lengths are multiples of 8.
-
-    >>> out = np.empty(8, np.uint8)
-    >>> _pack_lanes(np.array([[1, 2, 3, 0xFF, 0, 0, 0, 0], [2, 0, 0xF, 1, 0, 0, 0, 0]], np.uint8), 4, out)
-    >>> [hex(v) for v in out[:4]]
-    ['0x21', '0x2', '0xf3', '0x1f']
-    """
-    mask = _lane_mask(bits)
-    lanes, acc = codes.view(np.uint64), out.view(np.uint64)
-    np.bitwise_and(lanes[0], mask, out=acc)
-    shifted = np.empty_like(acc)
-    for i in range(1, codes.shape[0]):
-        np.bitwise_and(lanes[i], mask, out=shifted)
-        np.left_shift(shifted, bits * i, out=shifted)
-        np.bitwise_or(acc, shifted, out=acc)
-
-
-def _unpack_lanes(data: np.ndarray, bits: int, codes: np.ndarray) -> None:
-    """The inverse of :func:`_pack_lanes`: ``codes[i, k] = (data[k] >> (bits * i)) & mask``.
-
-    >>> codes = np.empty((2, 8), np.uint8)
-    >>> _unpack_lanes(np.array([0x21, 0xF3, 0, 0, 0, 0, 0, 0x5A], np.uint8), 4, codes); codes[:, [0, 1, 7]]
-    array([[ 1,  3, 10],
-           [ 2, 15,  5]], dtype=uint8)
-    """
-    mask = _lane_mask(bits)
-    lanes = data.view(np.uint64)
-    for i in range(codes.shape[0]):
-        row = codes[i].view(np.uint64)
-        np.right_shift(lanes, bits * i, out=row)
-        np.bitwise_and(row, mask, out=row)
-
-
-def _codes_to_bytes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
-    """Pack codes (one per byte, the value in the low ``bits``) little-endian into ``out``.
-
-    >>> out = np.empty(2, np.uint8)
-    >>> _codes_to_bytes(np.array([1, 2, 3, 0xFF], np.uint8), 4, out); [hex(v) for v in out]
-    ['0x21', '0xf3']
-    """
-    mask = (1 << bits) - 1
-    np.bitwise_and(codes, mask, out=codes)
-    if bits == 1:
-        out[...] = np.packbits(codes, bitorder="little")
-        return
-    columns = codes.reshape(-1, 8 // bits)
-    np.copyto(out, columns[:, 0])
-    shifted = np.empty_like(out)
-    for i in range(1, columns.shape[1]):
-        np.left_shift(columns[:, i], bits * i, out=shifted)
-        np.bitwise_or(out, shifted, out=out)
-
-
-def _bytes_to_codes(data: np.ndarray, bits: int) -> np.ndarray:
-    """Unpack bytes into codes, one per byte (the inverse of :func:`_codes_to_bytes`).
-
-    >>> _bytes_to_codes(np.array([0x21, 0xF3], np.uint8), 4)
-    array([ 1,  2,  3, 15], dtype=uint8)
-    """
-    if bits == 1:
-        return np.unpackbits(data, bitorder="little")
-    per_byte = 8 // bits
-    codes = np.empty((data.size, per_byte), np.uint8)
-    for i in range(per_byte):
-        np.right_shift(data, bits * i, out=codes[:, i])
-        np.bitwise_and(codes[:, i], (1 << bits) - 1, out=codes[:, i])
-    return codes.reshape(-1)
+    engine.run_parallel(move, list(_chunks(plan.box, bits)), threads)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 import layout_algebra as la
-from layout_algebra import numpy_eval
+from layout_algebra import copy_engine, numpy_eval
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
@@ -413,22 +413,22 @@ def test_blocked_copy_copies_every_element_for_any_strides_and_block_size(data) 
     limit = data.draw(st.integers(1, 80)) * dtype.itemsize  # blocks cut every dim somewhere
     expected = dst_base.copy()
     np.copyto(dst_view(expected), src_view(src_base))
-    numpy_eval._blocked_copy(dst_view(dst_base), src_view(src_base), limit=limit)
+    copy_engine.blocked_copy(dst_view(dst_base), src_view(src_base), limit=limit)
     # the copied elements, and nothing else of the destination's array, changed
     np.testing.assert_array_equal(raw_bytes(dst_base), raw_bytes(expected))
 
 
 def test_block_extents_stay_within_the_limit_and_cover_the_runs() -> None:
     # f32 {0,1:T(8,128)} chunk: (tile row, tile column, row in tile, column in tile)
-    extents = numpy_eval._block_extents((32, 64, 8, 128), [3, 2, 1, 0], [2, 0, 3, 1], 65536, 4)
+    extents = copy_engine.block_extents((32, 64, 8, 128), [3, 2, 1, 0], [2, 0, 3, 1], 65536, 4)
     assert math.prod(extents) <= 65536
     assert extents[3] == 128 and extents[2] * extents[0] >= 128  # 512-byte runs on both sides
-    assert numpy_eval._block_extents((3, 5), [0, 1], [1, 0], 1000, 4) == [3, 5]  # all of it fits
-    assert math.prod(numpy_eval._block_extents((1000, 7, 1000), [2, 1, 0], [0, 1, 2], 4096, 8)) <= 4096
+    assert copy_engine.block_extents((3, 5), [0, 1], [1, 0], 1000, 4) == [3, 5]  # all of it fits
+    assert math.prod(copy_engine.block_extents((1000, 7, 1000), [2, 1, 0], [0, 1, 2], 4096, 8)) <= 4096
 
 
 def test_staging_rows_are_padded_and_do_not_overlap() -> None:
-    s = numpy_eval._staging([4, 3, 5], [2, 0, 1], [0, 1, 2], np.dtype(np.uint16))
+    s = copy_engine.staging_buffer([4, 3, 5], [2, 0, 1], [0, 1, 2], np.dtype(np.uint16))
     assert s.shape == (4, 3, 5)
     offsets = _offsets_in_bytes(s)
     assert len(set(offsets)) == s.size  # every slot its own bytes
@@ -440,15 +440,15 @@ def _offsets_in_bytes(a: np.ndarray) -> list[int]:
 
 
 def spy_blocked_copies(monkeypatch) -> list:
-    """Record the shapes of the copies that go through ``_blocked_copy``."""
+    """Record the shapes of the copies that go through ``copy_engine.blocked_copy``."""
     calls = []
-    real = numpy_eval._blocked_copy
+    real = copy_engine.blocked_copy
 
     def spy(dst, src, limit=None):
         calls.append(dst.shape)
         real(dst, src, limit)
 
-    monkeypatch.setattr(numpy_eval, "_blocked_copy", spy)
+    monkeypatch.setattr(copy_engine, "blocked_copy", spy)
     return calls
 
 
@@ -486,10 +486,10 @@ def test_pack_and_unpack_with_tiny_blocks_and_chunks_match_the_index_map(shape, 
     m = layout_map(shape)
     x = random_array(m, np.random.default_rng(seed))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(numpy_eval, "_SHORT", short)
-        patch.setattr(numpy_eval, "_BLOCK_BYTES", block)
-        patch.setattr(numpy_eval, "_RUN_BYTES", 8)
-        patch.setattr(numpy_eval, "_FAR_BYTES", 0)
+        patch.setattr(copy_engine, "SHORT", short)
+        patch.setattr(copy_engine, "BLOCK_BYTES", block)
+        patch.setattr(copy_engine, "RUN_BYTES", 8)
+        patch.setattr(copy_engine, "FAR_BYTES", 0)
         patch.setattr(numpy_eval, "_CHUNK_BYTES", 64)
         patch.setattr(numpy_eval, "_TRANSPOSING_CHUNK_BYTES", 96)
         buf = pack(x, shape, fill=1)
@@ -505,10 +505,80 @@ def test_pack_lanes_and_unpack_lanes_match_a_per_byte_loop(bits: int) -> None:
     per_byte = 8 // bits
     codes = rng.integers(0, 256, (per_byte, 64), dtype=np.uint8)  # high bits set: must be ignored
     out = np.empty(64, np.uint8)
-    numpy_eval._pack_lanes(codes, bits, out)
+    copy_engine.pack_lanes(codes, bits, out)
     mask = (1 << bits) - 1
     expected = [sum((int(codes[i, k]) & mask) << (bits * i) for i in range(per_byte)) for k in range(64)]
     assert out.tolist() == expected
     back = np.empty_like(codes)
-    numpy_eval._unpack_lanes(out, bits, back)
+    copy_engine.unpack_lanes(out, bits, back)
     np.testing.assert_array_equal(back, codes & mask)
+
+
+# ----------------------------------------------------------------- threads (copy engine)
+@settings(max_examples=150, deadline=None)
+@given(
+    shape=packable_shapes(),
+    seed=st.integers(0, 2**32 - 1),
+    threads=st.integers(2, 5),
+    chunk=st.sampled_from([16, 64, 200]),
+)
+def test_pack_and_unpack_on_several_threads_match_the_index_map(shape, seed, threads, chunk) -> None:
+    # tiny chunks: many chunks, so every thread gets some, and edges fall inside chunks
+    m = layout_map(shape)
+    x = random_array(m, np.random.default_rng(seed))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(numpy_eval, "_CHUNK_BYTES", chunk)
+        patch.setattr(numpy_eval, "_TRANSPOSING_CHUNK_BYTES", 2 * chunk)
+        buf = pack(x, shape, fill=1, threads=threads)
+        y = np.array(random_array(m, np.random.default_rng(seed + 1)), order="F")
+        unpack(buf, shape, out=y, threads=threads)
+    np.testing.assert_array_equal(buf, reference_pack(x, str(shape), fill=1), err_msg=str(shape))
+    np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=str(shape))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f32[1031,1100]{0,1:T(8,128)}",  # transposing, padded, > 4 MB: threads by default
+        "bf16[2050,1030]{1,0:T(8,128)(2,1)}",
+        "s8[2049,2100]{1,0:T(32,128)(4,1)}",
+        "s4[2049,4100]{1,0:T(8,128)(8,1)E(4)}",
+        "pred[3001,1500]{0,1:T(32,128)(32,1)E(1)}",
+    ],
+)
+def test_threaded_results_equal_the_single_threaded_ones_on_large_arrays(text: str) -> None:
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(11))
+    one = pack(x, text, fill=1, threads=1)
+    assert m.size_in_bytes >= copy_engine.PARALLEL_MIN_BYTES or "pred" in text
+    np.testing.assert_array_equal(pack(x, text, fill=1), one)  # default: every CPU
+    np.testing.assert_array_equal(pack(x, text, fill=1, threads=3), one)
+    np.testing.assert_array_equal(raw_bytes(unpack(one, text, threads=3)), raw_bytes(x))
+    np.testing.assert_array_equal(raw_bytes(unpack(one, text)), raw_bytes(x))
+    np.testing.assert_array_equal(one, reference_pack(x, text, fill=1))  # the index map's bytes
+
+
+@pytest.mark.parametrize("threads", [0, -1, True, 1.5, "2"])
+def test_a_bad_thread_count_is_a_clear_error(threads) -> None:
+    x = np.zeros((2, 2), np.float32)
+    with pytest.raises(ValueError, match=r"f32\[2,2\].*threads=.*positive integer"):
+        pack(x, "f32[2,2]{1,0}", threads=threads)
+    with pytest.raises(ValueError, match="positive integer"):
+        unpack(np.zeros(16, np.uint8), "f32[2,2]{1,0}", threads=threads)
+
+
+def test_run_parallel_runs_every_item_once_and_raises_the_first_error() -> None:
+    seen = np.zeros(1000, np.int64)
+
+    def visit(k: int) -> None:
+        seen[k] += 1
+
+    copy_engine.run_parallel(visit, range(1000), threads=7)
+    assert seen.tolist() == [1] * 1000
+
+    def fail(k: int) -> None:
+        if k == 500:
+            raise ValueError("item 500")
+
+    with pytest.raises(ValueError, match="item 500"):
+        copy_engine.run_parallel(fail, range(1000), threads=3)

@@ -1,0 +1,354 @@
+"""The copy engine: NumPy copies between strided views at memory speed, and nibble packing.
+
+Generic NumPy machinery, independent of layouts; :mod:`layout_algebra.numpy_eval` cuts a
+layout's stages into views and moves the data with it.
+
+* :func:`copy` is ``np.copyto`` made fast for the copies a relayout makes. NumPy's loop
+  runs along the destination's minor-most dimension: when that dimension is a few elements
+  (the ``(2,1)`` of bf16) the loop overhead dominates, so short minor dims are *peeled*
+  into separate copies (:func:`peeled`); when the source is read far apart along it (a
+  *transposing* copy, :func:`is_transposing`), NumPy does not block for the cache and at
+  power-of-two strides the lines evict each other, so the copy goes block by block through
+  a small staging buffer laid out for long runs on both sides (:func:`blocked_copy`).
+* :func:`pack_lanes` / :func:`unpack_lanes` build bytes of ``8 // bits`` sub-byte codes
+  (and split them) on 64-bit lanes, 8 bytes per operation; :func:`codes_to_bytes` /
+  :func:`bytes_to_codes` do the same for a contiguous run of codes.
+* :func:`run_parallel` runs independent pieces of work (chunks of a relayout, which write
+  disjoint bytes) on several threads: NumPy copies release the GIL.
+
+A transposing copy of a 300x200 array, through blocks of at most 4096 bytes:
+
+>>> import numpy as np
+>>> x = np.arange(300 * 200, dtype=np.uint32).reshape(300, 200)
+>>> y = np.empty((200, 300), np.uint32)
+>>> is_transposing(y, x.T), is_transposing(x.copy(), x)
+(True, False)
+>>> copy(y, x.T); np.array_equal(y, x.T)
+True
+
+The tuning constants below are module attributes, read at call time (tests shrink them to
+exercise every path on small arrays).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import numpy as np
+
+__all__ = [
+    "blocked_copy",
+    "bytes_to_codes",
+    "codes_to_bytes",
+    "copy",
+    "default_threads",
+    "is_large_transpose",
+    "is_transposing",
+    "pack_lanes",
+    "run_parallel",
+    "unpack_lanes",
+]
+
+#: A minor dimension shorter than this is peeled into separate copies...
+SHORT = 16
+#: ... as long as the peeled dimensions have at most this many elements together.
+MAX_PEEL = 64
+#: A copy is *transposing* when, along the destination's innermost dimension, the source
+#: steps by more than this many bytes: NumPy's copy loop would then read one element per
+#: cache line, and at power-of-two strides the lines evict each other.
+FAR_BYTES = 64
+#: A transposing copy larger than this is done block by block through a staging buffer
+#: of this size (it stays in the L2 cache)...
+BLOCK_BYTES = 1 << 18
+#: ... whose blocks keep runs of at least this many contiguous bytes on each side.
+RUN_BYTES = 512
+#: Extra bytes after each run of the staging buffer, so that its rows do not alias in the cache.
+PAD_BYTES = 64
+#: Work smaller than this (bytes moved) runs on the calling thread: threads cost more than they save.
+PARALLEL_MIN_BYTES = 1 << 22
+
+
+# ------------------------------------------------------------------------------ threads
+T = TypeVar("T")
+
+
+def default_threads() -> int:
+    """Threads used when the caller does not say: the CPUs this process may run on (at most 8)."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        count = os.cpu_count() or 1
+    return max(1, min(8, count))
+
+
+def run_parallel(work: Callable[[T], None], items: Sequence[T], threads: int) -> None:
+    """``for item in items: work(item)``, on up to ``threads`` threads.
+
+    The items are split into ``threads`` runs of consecutive items, one per thread, so each
+    thread walks its part of the output in order. ``work`` must touch disjoint memory for
+    different items (then the result does not depend on the threads); the first exception
+    of any item is raised here, after every thread has stopped.
+
+    >>> out = np.zeros(10, np.int64)
+    >>> def fill(k): out[k] = k * k
+    >>> run_parallel(fill, range(10), threads=3); out.tolist()
+    [0, 1, 4, 9, 16, 25, 36, 49, 64, 81]
+    """
+    items = list(items)
+    threads = max(1, min(threads, len(items)))
+    if threads == 1:
+        for item in items:
+            work(item)
+        return
+    bounds = [len(items) * k // threads for k in range(threads + 1)]
+    runs = [items[bounds[k] : bounds[k + 1]] for k in range(threads)]
+
+    def run(part: Iterable[T]) -> None:
+        for item in part:
+            work(item)
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for future in [pool.submit(run, part) for part in runs]:
+            future.result()
+
+
+# ------------------------------------------------------------------------------- copies
+def copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``np.copyto(dst, src)``, peeling short minor dims whose strides differ into separate copies.
+
+    NumPy's copy loop runs over dst's minor-most dimension; when that has 2 elements (the
+    ``(2,1)`` of bf16) the loop overhead dominates. Copying each of the 2 positions
+    separately makes the inner loop run over the next, long, dimension. A large copy that
+    transposes (:func:`is_transposing`) goes block by block (:func:`blocked_copy`).
+    """
+    for d, s in peeled(dst, src):
+        if d.nbytes > BLOCK_BYTES and is_transposing(d, s):
+            blocked_copy(d, s)
+        else:
+            np.copyto(d, s)
+
+
+def is_large_transpose(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether :func:`copy` copies ``src`` into ``dst`` block by block."""
+    return dst.nbytes > BLOCK_BYTES and any(
+        d.nbytes > BLOCK_BYTES and is_transposing(d, s) for d, s in peeled(dst, src)
+    )
+
+
+def peeled(dst: np.ndarray, src: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The copies that :func:`copy` makes: ``[(dst, src)]``, or one pair per position of
+    the short minor dims of ``dst`` (when their strides differ from ``src``'s)."""
+    n = dst.ndim
+    peel, count = 0, 1
+    if n >= 2 and dst.shape[-1] < SHORT:
+        while peel < n - 1 and count * dst.shape[n - 1 - peel] <= MAX_PEEL:
+            count *= dst.shape[n - 1 - peel]
+            peel += 1
+    if peel == 0 or dst.strides[n - peel :] == src.strides[n - peel :]:
+        return [(dst, src)]
+    return [
+        (dst[(Ellipsis, *index)], src[(Ellipsis, *index)])
+        for index in itertools.product(*(range(d) for d in dst.shape[n - peel :]))
+    ]
+
+
+def inner_first(a: np.ndarray) -> list[int]:
+    """The dimensions of ``a`` with more than one element, smallest stride first."""
+    return sorted((k for k in range(a.ndim) if a.shape[k] > 1), key=lambda k: abs(a.strides[k]))
+
+
+def is_transposing(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether copying ``src`` into ``dst`` reads ``src`` far apart along ``dst``'s innermost dim.
+
+    >>> x = np.zeros((512, 512), np.float32)
+    >>> is_transposing(np.zeros((512, 512), np.float32), x.T), is_transposing(x.copy(), x)
+    (True, False)
+    """
+    order = inner_first(dst)
+    return bool(order) and order[0] != inner_first(src)[0] and abs(src.strides[order[0]]) > FAR_BYTES
+
+
+def blocked_copy(dst: np.ndarray, src: np.ndarray, limit: int | None = None) -> None:
+    """``np.copyto(dst, src)`` for a transposing copy, block by block through a staging buffer.
+
+    One of the two arrays is *far*: it spans more memory (the logical array, where the
+    other is a chunk of the buffer), and its rows are far apart. The staging buffer is
+    laid out like the far array (:func:`staging_buffer`), so that each block moves between the
+    far array and the staging buffer in long runs, and the transpose happens between the
+    staging buffer, in the cache, and the near array. Blocks have at most ``limit`` bytes
+    (:func:`block_extents`; default ``BLOCK_BYTES``).
+
+    >>> x = np.arange(300 * 200, dtype=np.uint32).reshape(300, 200)
+    >>> y = np.empty((200, 300), np.uint32)
+    >>> blocked_copy(y, x.T, limit=4096); np.array_equal(y, x.T)
+    True
+    """
+    if not dst.size:
+        return
+    near, far = (dst, src) if span(dst) <= span(src) else (src, dst)
+    near_order, far_order = inner_first(near), inner_first(far)
+    limit = max(1, (limit or BLOCK_BYTES) // dst.itemsize)
+    extents = block_extents(dst.shape, near_order, far_order, limit, dst.itemsize)
+    staging = staging_buffer(extents, near_order, far_order, dst.dtype)
+    for corner in itertools.product(*(range(0, n, e) for n, e in zip(dst.shape, extents, strict=True))):
+        index = tuple(slice(c, c + e) for c, e in zip(corner, extents, strict=True))
+        part = dst[index]
+        stage = staging[tuple(slice(0, n) for n in part.shape)]
+        np.copyto(stage, src[index])
+        np.copyto(part, stage)
+
+
+def span(a: np.ndarray) -> int:
+    """Bytes between the first and the last element of ``a``, plus one element."""
+    return a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides, strict=True))
+
+
+def block_extents(
+    shape: tuple[int, ...], near_order: list[int], far_order: list[int], limit: int, itemsize: int
+) -> list[int]:
+    """Extents of a block of a transposing copy: at most ``limit`` elements in all.
+
+    First the runs: the near array's innermost dims, then the far array's, are given
+    enough elements to make ``RUN_BYTES`` contiguous bytes (a dim cut short ends its
+    run); then the other dims grow, alternating between the two orders, while the block
+    fits.
+
+    >>> block_extents((8192, 8192), [0, 1], [1, 0], 32768, 4)      # a plain transpose
+    [256, 128]
+    >>> block_extents((32, 64, 8, 128), [3, 2, 1, 0], [2, 0, 3, 1], 65536, 4)   # f32 {0,1:T(8,128)}
+    [32, 2, 8, 128]
+    """
+    extents = [1] * len(shape)
+    want = max(1, RUN_BYTES // itemsize)
+
+    def room(k: int) -> int:
+        return max(1, limit // (math.prod(extents) // extents[k]))
+
+    for order in (near_order, far_order):
+        run = 1
+        for k in order:
+            if run >= want:
+                break
+            extents[k] = max(extents[k], min(shape[k], -(-want // run), room(k)))
+            run *= extents[k]
+            if extents[k] < shape[k]:
+                break
+    alternating = [k for pair in itertools.zip_longest(near_order, far_order) for k in pair if k is not None]
+    for k in dict.fromkeys(alternating):
+        extents[k] = max(extents[k], min(shape[k], room(k)))
+    return extents
+
+
+def staging_buffer(
+    extents: list[int], near_order: list[int], far_order: list[int], dtype: np.dtype
+) -> np.ndarray:
+    """A staging buffer for blocks of ``extents``, laid out so that both copies run long.
+
+    Innermost come the dims that the far array holds inside the near array's innermost
+    one (the copy between far array and staging buffer moves them as runs), then the near
+    array's dims from its innermost out. The stride of the near array's innermost dim is
+    padded by ``PAD_BYTES``: the transposing copy steps along it, and at a power-of-two
+    stride its accesses would evict each other from the cache.
+
+    >>> s = staging_buffer([32, 2, 8, 128], [3, 2, 1, 0], [2, 0, 3, 1], np.dtype(np.float32))
+    >>> s.shape, [v // 4 for v in s.strides]        # (tile row, column in tile) inside, rows padded
+    ((32, 2, 8, 128), [8, 34816, 1, 272])
+    """
+    near_inner = near_order[0] if near_order else None
+    inside = far_order[: far_order.index(near_inner)] if near_order else []
+    layout = inside + [k for k in near_order if k not in inside]
+    layout += [k for k in range(len(extents)) if k not in layout]
+    pad = max(1, PAD_BYTES // dtype.itemsize)
+    strides = [0] * len(extents)
+    step = 1
+    for i, k in enumerate(layout):
+        if i and k == near_inner:
+            step += pad
+        strides[k] = step
+        step *= extents[k]
+    base = np.empty(1 + sum((e - 1) * s for e, s in zip(extents, strides, strict=True)), dtype)
+    return np.lib.stride_tricks.as_strided(
+        base, tuple(extents), tuple(s * dtype.itemsize for s in strides), writeable=True
+    )
+
+
+def lane_mask(bits: int) -> int:
+    """The low ``bits`` of every byte of a 64-bit lane."""
+    return ((1 << bits) - 1) * 0x0101010101010101
+
+
+def pack_lanes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
+    """``out[k] = sum((codes[i, k] & mask) << (bits * i))``: the bytes made of ``8 // bits``
+    rows of codes, computed on 64-bit lanes (8 bytes at a time; masking each code first
+    keeps every shift inside its byte). Row lengths are multiples of 8.
+
+    >>> out = np.empty(8, np.uint8)
+    >>> pack_lanes(np.array([[1, 2, 3, 0xFF, 0, 0, 0, 0], [2, 0, 0xF, 1, 0, 0, 0, 0]], np.uint8), 4, out)
+    >>> [hex(v) for v in out[:4]]
+    ['0x21', '0x2', '0xf3', '0x1f']
+    """
+    mask = lane_mask(bits)
+    lanes, acc = codes.view(np.uint64), out.view(np.uint64)
+    np.bitwise_and(lanes[0], mask, out=acc)
+    shifted = np.empty_like(acc)
+    for i in range(1, codes.shape[0]):
+        np.bitwise_and(lanes[i], mask, out=shifted)
+        np.left_shift(shifted, bits * i, out=shifted)
+        np.bitwise_or(acc, shifted, out=acc)
+
+
+def unpack_lanes(data: np.ndarray, bits: int, codes: np.ndarray) -> None:
+    """The inverse of :func:`pack_lanes`: ``codes[i, k] = (data[k] >> (bits * i)) & mask``.
+
+    >>> codes = np.empty((2, 8), np.uint8)
+    >>> unpack_lanes(np.array([0x21, 0xF3, 0, 0, 0, 0, 0, 0x5A], np.uint8), 4, codes); codes[:, [0, 1, 7]]
+    array([[ 1,  3, 10],
+           [ 2, 15,  5]], dtype=uint8)
+    """
+    mask = lane_mask(bits)
+    lanes = data.view(np.uint64)
+    for i in range(codes.shape[0]):
+        row = codes[i].view(np.uint64)
+        np.right_shift(lanes, bits * i, out=row)
+        np.bitwise_and(row, mask, out=row)
+
+
+def codes_to_bytes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
+    """Pack codes (one per byte, the value in the low ``bits``) little-endian into ``out``.
+
+    >>> out = np.empty(2, np.uint8)
+    >>> codes_to_bytes(np.array([1, 2, 3, 0xFF], np.uint8), 4, out); [hex(v) for v in out]
+    ['0x21', '0xf3']
+    """
+    mask = (1 << bits) - 1
+    np.bitwise_and(codes, mask, out=codes)
+    if bits == 1:
+        out[...] = np.packbits(codes, bitorder="little")
+        return
+    columns = codes.reshape(-1, 8 // bits)
+    np.copyto(out, columns[:, 0])
+    shifted = np.empty_like(out)
+    for i in range(1, columns.shape[1]):
+        np.left_shift(columns[:, i], bits * i, out=shifted)
+        np.bitwise_or(out, shifted, out=out)
+
+
+def bytes_to_codes(data: np.ndarray, bits: int) -> np.ndarray:
+    """Unpack bytes into codes, one per byte (the inverse of :func:`codes_to_bytes`).
+
+    >>> bytes_to_codes(np.array([0x21, 0xF3], np.uint8), 4)
+    array([ 1,  2,  3, 15], dtype=uint8)
+    """
+    if bits == 1:
+        return np.unpackbits(data, bitorder="little")
+    per_byte = 8 // bits
+    codes = np.empty((data.size, per_byte), np.uint8)
+    for i in range(per_byte):
+        np.right_shift(data, bits * i, out=codes[:, i])
+        np.bitwise_and(codes[:, i], (1 << bits) - 1, out=codes[:, i])
+    return codes.reshape(-1)
