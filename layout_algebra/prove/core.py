@@ -31,7 +31,6 @@ from typing import Any
 import sympy
 import z3
 
-from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.assumptions import (
     Assumptions,
     UndefinedValue,
@@ -59,6 +58,16 @@ from layout_algebra.prove.maps import (
     layout_index_map,
     pad_reshape_transpose_reference,
     position_stages,
+)
+from layout_algebra.prove.query import (
+    as_bool,
+    differ,
+    in_box,
+    model_int,
+    run_query,
+    side_conditions,
+    solver_for,
+    symbol_values,
 )
 from layout_algebra.prove.result import ProofResult
 from layout_algebra.sizes import size_report
@@ -91,21 +100,16 @@ _assumptions_hold = assumptions_hold
 
 
 # ----------------------------------------------------------------------------- solving
-def _solver(logic: str | None, timeout_ms: int) -> z3.Solver:
-    s = z3.SolverFor(logic) if logic else z3.Solver()
-    s.set("timeout", int(timeout_ms))
-    s.set("random_seed", 0)
-    return s
-
-
-def _as_bool(value: Any) -> Any:
-    return z3.BoolVal(value) if isinstance(value, bool) else value
-
-
-def _model_int(model: z3.ModelRef, term: Any) -> int:
-    if isinstance(term, int):
-        return term
-    return model.eval(term, model_completion=True).as_long()
+# The query API (solver settings, model read-off, side conditions, the query runner) is
+# public in ``prove.query``; the short private names below are this module's spelling.
+_solver = solver_for
+_as_bool = as_bool
+_model_int = model_int
+_in_box = in_box
+_side_conditions = side_conditions
+_symbol_values = symbol_values
+_run = run_query
+_differ = differ
 
 
 def _bitvector_arithmetic(maps: Sequence[IndexMap], extra_max: int = 0) -> BitVecArithmetic:
@@ -120,89 +124,12 @@ def _bitvector_arithmetic(maps: Sequence[IndexMap], extra_max: int = 0) -> BitVe
     return BitVecArithmetic(bitvector_width(top, top))
 
 
-def _in_box(index: Sequence[Any], dims: Sequence[Any], ar) -> list[Any]:
-    return [ar.lt(x, ar.lift(d)) for x, d in zip(index, dims, strict=True)]
-
-
 def _symbolic_arithmetic(
     maps: Sequence[IndexMap], assumptions: Sequence[sympy.Basic]
 ) -> tuple[IntArithmetic, list[Any]]:
     ar = IntArithmetic()
     constraints = _assumption_terms(assumptions, ar)
     return ar, constraints
-
-
-def _side_conditions(ar: IntArithmetic, context: Sequence[Any], timeout_ms: int) -> z3.Solver | None:
-    """A solver that is unsat iff every obligation of ``ar``'s rewrites holds in ``context``."""
-    if not ar.obligations:
-        return None
-    s = _solver(None, timeout_ms)
-    s.add(*context, *ar.side, z3.Not(z3.And(*ar.obligations)))
-    return s
-
-
-def _symbol_values(ar: IntArithmetic, model: z3.ModelRef) -> dict[sympy.Symbol, int]:
-    return {s: _model_int(model, v) for s, v in ar.symbols.items()}
-
-
-def _run(
-    claim: str,
-    encoding: str,
-    build: Callable[[], tuple[z3.Solver, Callable[[z3.ModelRef], dict[str, Any] | None]]],
-    cache: bool = False,
-) -> ProofResult:
-    """Check a query whose unsat means the claim holds; sat models are re-checked by ``build``'s checker.
-
-    ``cache``: read and store the unsat answer in the lemma cache (``prove.lemma_cache``),
-    keyed by the exact text of the query and side conditions and the Z3 version.
-    """
-    start = time.perf_counter()
-    key = None
-    try:
-        built = build()
-        solver, recheck = built[0], built[1]
-        side_conditions = built[2] if len(built) > 2 else None
-        if cache:
-            key = lemma_cache.query_key(solver, side_conditions)
-            if lemma_cache.is_known_proved(key):
-                encoding += " (unsat answer read from the lemma cache: same query text, same Z3 version)"
-                return ProofResult("proved", claim, time.perf_counter() - start, encoding)
-        answer = solver.check()
-    except UnsupportedExpression as err:
-        return ProofResult("unknown", claim, time.perf_counter() - start, encoding, reason=str(err))
-    elapsed = time.perf_counter() - start
-    if answer == z3.unsat:
-        if side_conditions is not None:
-            encoding += " + side conditions (digits in their box, divisors > 0)"
-            check = side_conditions.check()
-            elapsed = time.perf_counter() - start
-            if check != z3.unsat:
-                why = (
-                    "does not hold" if check == z3.sat else f"is unknown ({side_conditions.reason_unknown()})"
-                )
-                return ProofResult(
-                    "unknown",
-                    claim,
-                    elapsed,
-                    encoding,
-                    reason=f"the main query is unsat, but a side condition it relied on (digits in their box, divisors > 0) {why}",
-                )
-        if key is not None:
-            lemma_cache.record_proved(key)
-        return ProofResult("proved", claim, elapsed, encoding)
-    if answer == z3.sat:
-        counterexample = recheck(solver.model())
-        elapsed = time.perf_counter() - start
-        if counterexample is None:
-            return ProofResult(
-                "unknown",
-                claim,
-                elapsed,
-                encoding,
-                reason="the solver's model did not survive concrete re-evaluation (an encoding problem)",
-            )
-        return ProofResult("refuted", claim, elapsed, encoding, counterexample=counterexample)
-    return ProofResult("unknown", claim, elapsed, encoding, reason=f"solver: {solver.reason_unknown()}")
 
 
 # ------------------------------------------------------------------------- injectivity
@@ -499,21 +426,6 @@ def _symbolic_equivalent(ma: IndexMap, mb: IndexMap, assumptions, timeout_ms: in
         return {"sizes": _named(values), **found} if values else found  # sizes only when symbolic
 
     return s, recheck, _side_conditions(ar, context, timeout_ms)
-
-
-def _differ(fa: Any, fb: Any, ar: IntArithmetic) -> Any:
-    """``fa != fb``; for two mixed-radix numbers over the same sizes, some digit differs.
-
-    Equal digits give equal numbers, so "no digit differs" is a sufficient condition for
-    equality that stays linear where the numbers themselves are not (symbolic strides). If
-    the digits can differ while the numbers agree, the solver's model fails re-checking
-    and the answer is unknown, never a false refutation.
-    """
-    ra, rb = ar.record_of(fa), ar.record_of(fb)
-    if ra and rb and len(ra[1]) == len(rb[1]):
-        if all(sympy.expand(p - q) == 0 for p, q in zip(ra[1], rb[1], strict=True)):
-            return z3.Or(*[_as_bool(u != v) for u, v in zip(ra[0], rb[0], strict=True)])
-    return _as_bool(fa != fb)
 
 
 def tiling_is_pad_reshape_transpose(

@@ -35,19 +35,23 @@ Or(a != b, b != a)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sympy
 import z3
 
-from layout_algebra.prove.encode import IntArithmetic
+from layout_algebra.prove import lemma_cache
+from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression
+from layout_algebra.prove.result import ProofResult
 
 __all__ = [
     "as_bool",
     "differ",
     "in_box",
     "model_int",
+    "run_query",
     "side_conditions",
     "solver_for",
     "symbol_values",
@@ -109,3 +113,68 @@ def differ(fa: Any, fb: Any, ar: IntArithmetic) -> Any:
         if all(sympy.expand(p - q) == 0 for p, q in zip(ra[1], rb[1], strict=True)):
             return z3.Or(*[as_bool(u != v) for u, v in zip(ra[0], rb[0], strict=True)])
     return as_bool(fa != fb)
+
+
+def run_query(
+    claim: str,
+    encoding: str,
+    build: Callable[[], tuple[z3.Solver, Callable[[z3.ModelRef], dict[str, Any] | None]]],
+    cache: bool = False,
+) -> ProofResult:
+    """Check a query whose unsat means the claim holds; sat models are re-checked by ``build``'s checker.
+
+    ``build()`` returns ``(solver, recheck)`` or ``(solver, recheck, side_conditions)``:
+    ``proved`` needs unsat on the solver and on the side conditions; a sat model becomes
+    ``refuted`` only if ``recheck(model)`` returns a concrete counterexample (else
+    ``unknown``, saying so); a timeout is ``unknown`` with the solver's reason.
+
+    ``cache``: read and store the unsat answer in the lemma cache (``prove.lemma_cache``),
+    keyed by the exact text of the query and side conditions and the Z3 version.
+    """
+    start = time.perf_counter()
+    key = None
+    try:
+        built = build()
+        solver, recheck = built[0], built[1]
+        side_conditions = built[2] if len(built) > 2 else None
+        if cache:
+            key = lemma_cache.query_key(solver, side_conditions)
+            if lemma_cache.is_known_proved(key):
+                encoding += " (unsat answer read from the lemma cache: same query text, same Z3 version)"
+                return ProofResult("proved", claim, time.perf_counter() - start, encoding)
+        answer = solver.check()
+    except UnsupportedExpression as err:
+        return ProofResult("unknown", claim, time.perf_counter() - start, encoding, reason=str(err))
+    elapsed = time.perf_counter() - start
+    if answer == z3.unsat:
+        if side_conditions is not None:
+            encoding += " + side conditions (digits in their box, divisors > 0)"
+            check = side_conditions.check()
+            elapsed = time.perf_counter() - start
+            if check != z3.unsat:
+                why = (
+                    "does not hold" if check == z3.sat else f"is unknown ({side_conditions.reason_unknown()})"
+                )
+                return ProofResult(
+                    "unknown",
+                    claim,
+                    elapsed,
+                    encoding,
+                    reason=f"the main query is unsat, but a side condition it relied on (digits in their box, divisors > 0) {why}",
+                )
+        if key is not None:
+            lemma_cache.record_proved(key)
+        return ProofResult("proved", claim, elapsed, encoding)
+    if answer == z3.sat:
+        counterexample = recheck(solver.model())
+        elapsed = time.perf_counter() - start
+        if counterexample is None:
+            return ProofResult(
+                "unknown",
+                claim,
+                elapsed,
+                encoding,
+                reason="the solver's model did not survive concrete re-evaluation (an encoding problem)",
+            )
+        return ProofResult("refuted", claim, elapsed, encoding, counterexample=counterexample)
+    return ProofResult("unknown", claim, elapsed, encoding, reason=f"solver: {solver.reason_unknown()}")
