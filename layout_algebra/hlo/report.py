@@ -15,20 +15,9 @@ from __future__ import annotations
 import io
 
 from layout_algebra.hlo.audit import MOVES_DATA, NO_DATA_MOVEMENT, AuditReport, AuditRow
+from layout_algebra.model.meaning import memory_space_name  # the one table of names
 
 __all__ = ["memory_space_name", "render_audit"]
-
-_MEMORY_SPACES = {
-    0: "device memory (HBM)",
-    1: "fast memory (VMEM on TPU)",
-    5: "host memory",
-    6: "unpinned host memory",
-}
-
-
-def memory_space_name(space: int) -> str:
-    """What XLA calls memory space ``S(space)`` (other numbers are backend specific)."""
-    return _MEMORY_SPACES.get(space, "backend-specific memory space")
 
 
 def _bytes(n: int | None) -> str:
