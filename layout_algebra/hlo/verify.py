@@ -42,8 +42,13 @@ property of those ops, such as commutativity).
 'proved'
 >>> wide = before.replace("f32[8,128]{1,0:T(8,128)}", "f32[8,128]{1,0:T(8,64)}")
 >>> r = verify_rewrite(wide, wide.replace("reshape", "bitcast"))        # 8x64 tiles split rows
->>> r.status, r.counterexample["element"], r.counterexample["after"]
-('refuted', (64,), 'bit 2048: parameter 0 element (1, 0)')
+>>> r.status, r.counterexample["sizes"]
+('refuted', {})
+>>> (j,) = r.counterexample["element"]                    # reshape: row-major element j ...
+>>> r.counterexample["before"] == f"bit {32 * j}: parameter 0 element {divmod(j, 128)}"
+True
+>>> r.counterexample["after"].startswith(f"bit {32 * j}: parameter 0 element")  # ... bitcast: another
+True
 
 Symbolic sizes: moving a transpose below an elementwise op (what XLA's algebraic
 simplifier does) is proved for every N, M; a copy into a tiled layout changes the root's
@@ -96,19 +101,19 @@ from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
-from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, parse_assumptions
+from layout_algebra.prove.assumptions import (
+    Assumptions,
+    assumption_terms,
+    assumptions_hold,
+    parse_assumptions,
+)
+from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
 from layout_algebra.prove.query import as_bool, differ, in_box, model_int, side_conditions, solver_for
 from layout_algebra.prove.result import ProofResult
 from layout_algebra.references import delinearize_row_major, linear_index_row_major
 from layout_algebra.sizes import size_report
 from layout_algebra.stages.arith import ARITHMETIC
-
-try:  # the assumptions grammar is moving to its own module
-    from layout_algebra.prove.assumptions import assumption_terms, assumptions_hold  # type: ignore
-except ImportError:  # pragma: no cover - until it lands
-    from layout_algebra.prove.core import _assumption_terms as assumption_terms
-    from layout_algebra.prove.core import _assumptions_hold as assumptions_hold
 
 __all__ = [
     "ELEMENTWISE_OPCODES",
