@@ -16,6 +16,7 @@ than its ``unknown``).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -109,3 +110,51 @@ def test_wrong_tile_under_a_bitcast_is_refuted_by_both() -> None:
     assert (outcome.verdict, outcome.same) == ("refuted", False)
     c = compare(*wrong)
     assert c.element == (2,)  # slot 2 of the 2x2 tiling holds element (1, 0), not (0, 2)
+
+
+# ------------------------------------------ verifier bugs the fuzz found (now fixed)
+def test_identical_modules_reading_padding_are_not_the_same() -> None:
+    # Found by the fuzz: the verifier proved a module equal to itself although its root
+    # reads a padding slot (element (0,1) of f32[1,2]{0,1:T(2,2)} is at slot 2, slot 1 is padding).
+    m = sh.Module()
+    m.add("p", "f32[1,2]{0,1:T(2,2)}", "parameter(0)")
+    m.add("b", "f32[2]{0}", "bitcast(p)")
+    outcome = sh.check_case(sh.Case(m.text(), m.text(), "physical", "hand"))
+    assert (outcome.verdict, outcome.same) == ("refuted", False)
+
+
+def test_sub_byte_roots_of_equal_bytes_are_the_same_buffer() -> None:
+    # Found by the fuzz: s4[3]{0:E(4)} (12 bits) and s4[3]{0:L(2)E(4)} (16 bits) are both
+    # one 2-byte buffer with the elements at the same bits; the verifier refuted on "size in bits".
+    before, after = sh.Module(), sh.Module()
+    for m in (before, after):
+        m.add("p", "s4[1,1,3]{0,1,2:E(4)}", "parameter(0)")
+    before.add("r", "s4[3]{0:E(4)}", "reshape(p)")
+    after.add("r", "s4[3]{0:L(2)E(4)}", "bitcast(p)")
+    outcome = sh.check_case(sh.Case(before.text(), after.text(), "physical", "hand"))
+    assert (outcome.verdict, outcome.same) == ("proved", True)
+
+
+# ------------------------------------------------------- the check itself can fail
+def test_check_case_catches_a_verifier_that_proves_everything(monkeypatch) -> None:
+    from layout_algebra.prove.result import ProofResult
+
+    monkeypatch.setattr(sh, "verify", lambda case: ProofResult("proved", "lie", 0.0, "none"))
+    before = sh.Module()
+    before.add("p", "s8[3,5]{1,0}", "parameter(0)")
+    before.add("s", "s8[3,4]{1,0}", "slice(p), slice={[0:3], [0:4]}")
+    after = sh.Case(before.text(), before.text().replace("[0:4]", "[1:5]"), "logical", "hand")
+    with pytest.raises(AssertionError, match="SOUNDNESS: the verifier proved"):
+        sh.check_case(after)
+
+
+def test_check_case_catches_a_verifier_that_refutes_everything(monkeypatch) -> None:
+    from layout_algebra.prove.result import ProofResult
+
+    lie = ProofResult("refuted", "lie", 0.0, "none", counterexample={"element": (0,)})
+    monkeypatch.setattr(sh, "verify", lambda case: lie)
+    m = sh.Module()
+    m.add("p", "f32[4]{0}", "parameter(0)")
+    m.add("c", "f32[4]{0}", "copy(p)")
+    with pytest.raises(AssertionError, match="SOUNDNESS: the verifier refuted"):
+        sh.check_case(sh.Case(m.text(), m.text(), "physical", "hand"))
