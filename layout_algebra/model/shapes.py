@@ -37,9 +37,9 @@ dimensions (non-negative integers), for the symbolic work of the prover.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, TypeGuard, Union, cast
 
 from layout_algebra.model.primitive_types import PrimitiveType
 
@@ -73,21 +73,23 @@ UNBOUNDED_SIZE = INT64_MIN
 Dim = Union[int, "sympy.Expr"]
 
 
-def _is_int(x: object) -> bool:
+def _is_int(x: object) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _int_tuple(values: object, what: str) -> tuple[int, ...]:
     try:
-        items = tuple(values)  # type: ignore[arg-type]
+        items = tuple(cast("Iterable[object]", values))  # a TypeError below if it is not iterable
     except TypeError:
         raise TypeError(f"{what} must be a sequence of ints, got {values!r}") from None
+    ints: list[int] = []
     for v in items:
         if not _is_int(v):
             raise TypeError(f"{what} must be a sequence of ints, got {values!r}")
         if not INT64_MIN <= v <= INT64_MAX:
             raise ValueError(f"{what} entry {v} does not fit in a 64-bit integer, as XLA stores it")
-    return items
+        ints.append(v)
+    return tuple(ints)
 
 
 @dataclass(frozen=True)
@@ -440,14 +442,14 @@ def _dimension(d: object, dims: object) -> Dim:
     if _is_sympy_expr(d) and d.is_Integer:  # type: ignore[attr-defined]
         d = int(d)  # type: ignore[call-overload]
     if _is_int(d):
-        if d > INT64_MAX:  # type: ignore[operator]
+        if d > INT64_MAX:
             raise ValueError(f"dimension {d} does not fit in a 64-bit integer, as XLA stores it")
-        return d  # type: ignore[return-value]
+        return d
     if not _is_sympy_expr(d):
         raise TypeError(f"dimensions must be ints or SymPy expressions, got {dims!r}")
     if d.is_number or d.is_negative or d.is_integer is False:  # type: ignore[attr-defined]
         raise ValueError(f"dimension {d} is not a non-negative integer size (in {dims!r})")
-    return d  # type: ignore[return-value]
+    return d
 
 
 def _is_sympy_expr(x: object) -> bool:

@@ -22,6 +22,8 @@ type) is checked where a meaning is computed, e.g. by ``physical_size_in_bytes``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.syntax import as_shape
 
@@ -52,7 +54,7 @@ def validate(shape: Shape | str) -> Shape:
     return parsed
 
 
-def _problems(shape: Shape, where: str):
+def _problems(shape: Shape, where: str) -> Iterator[str]:
     if isinstance(shape, TupleShape):
         for i, element in enumerate(shape.elements):
             yield from _problems(element, f"{where}tuple element {i}: ")
@@ -62,7 +64,7 @@ def _problems(shape: Shape, where: str):
         yield from (where + p for p in _array_problems(shape))
 
 
-def _array_problems(shape: ArrayShape):
+def _array_problems(shape: ArrayShape) -> Iterator[str]:
     layout = shape.layout
     if layout is None:
         return

@@ -132,10 +132,10 @@ class Transpose(Stage):
     def range(self) -> tuple[Dim, ...]:
         return tuple(self.domain[p] for p in self.permutation)
 
-    def forward(self, x, ar=ARITHMETIC):
+    def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return tuple(x[p] for p in self.permutation)
 
-    def inverse(self, y, ar=ARITHMETIC):
+    def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         x: list[Any] = [None] * len(y)
         for j, p in enumerate(self.permutation):
             x[p] = y[j]
@@ -163,10 +163,10 @@ class PrependUnitDims(Stage):
     def range(self) -> tuple[Dim, ...]:
         return (1,) * self.count + tuple(self.domain)
 
-    def forward(self, x, ar=ARITHMETIC):
+    def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return (0,) * self.count + tuple(x)
 
-    def inverse(self, y, ar=ARITHMETIC):
+    def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return tuple(y[self.count :])
 
     def describe(self) -> str:
@@ -198,7 +198,7 @@ class Combine(Stage):
     def range(self) -> tuple[Dim, ...]:
         return tuple(math.prod((self.domain[i] for i in g), start=1) for g in self.groups)
 
-    def forward(self, x, ar=ARITHMETIC):
+    def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         out = []
         for g in self.groups:
             value = x[g[0]]
@@ -207,7 +207,7 @@ class Combine(Stage):
             out.append(value)
         return tuple(out)
 
-    def inverse(self, y, ar=ARITHMETIC):
+    def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         x: list[Any] = []
         for g, value in zip(self.groups, y, strict=True):
             parts = []
@@ -247,13 +247,13 @@ class Pad(Stage):
         """The dimensions whose size grows (symbolic ones whose size may grow)."""
         return tuple(k for k, (d, p) in enumerate(zip(self.domain, self.padded, strict=True)) if d != p)
 
-    def forward(self, x, ar=ARITHMETIC):
+    def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return tuple(x)
 
-    def inverse(self, y, ar=ARITHMETIC):
+    def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return tuple(y)
 
-    def holes(self, y, ar=ARITHMETIC):
+    def holes(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Any:
         return ar.any_of(ar.ge(y[k], ar.lift(self.domain[k])) for k in self.grown)
 
     @property
@@ -287,14 +287,14 @@ class Split(Stage):
             out += [_exact_quotient(d, t), t]
         return tuple(out)
 
-    def forward(self, x, ar=ARITHMETIC):
+    def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         out = list(x[: self.start])
         for e, t in zip(x[self.start :], self.tile, strict=True):
             size = ar.lift(t)
             out += [ar.floordiv(e, size), ar.mod(e, size)]
         return tuple(out)
 
-    def inverse(self, y, ar=ARITHMETIC):
+    def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         out = list(y[: self.start])
         pairs = y[self.start :]
         for k, t in enumerate(self.tile):
@@ -320,13 +320,13 @@ class Linearize(Stage):
     def range(self) -> tuple[Dim, ...]:
         return (math.prod(self.domain, start=1),)
 
-    def forward(self, x, ar=ARITHMETIC):
+    def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         value: Any = 0
         for e, d in zip(x, self.domain, strict=True):
             value = value * ar.lift(d) + e
         return (ar.mixed_radix(value, tuple(x), self.domain),)
 
-    def inverse(self, y, ar=ARITHMETIC):
+    def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         (value,) = y
         if not self.domain:
             return ()
@@ -357,13 +357,13 @@ class AlignTail(Stage):
         (n,) = self.domain
         return (round_up_size(n, self.alignment),)
 
-    def forward(self, x, ar=ARITHMETIC):
+    def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return tuple(x)
 
-    def inverse(self, y, ar=ARITHMETIC):
+    def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return tuple(y)
 
-    def holes(self, y, ar=ARITHMETIC):
+    def holes(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Any:
         return ar.ge(y[0], ar.lift(self.domain[0]))
 
     @property
@@ -393,10 +393,10 @@ class ToBits(Stage):
     def range(self) -> tuple[Dim, ...]:
         return (self.domain[0] * self.bits,)
 
-    def forward(self, x, ar=ARITHMETIC):
+    def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return (x[0] * self.bits,)
 
-    def inverse(self, y, ar=ARITHMETIC):
+    def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return (ar.floordiv(y[0], self.bits),)
 
     def describe(self) -> str:
