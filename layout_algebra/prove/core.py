@@ -213,8 +213,8 @@ def _digit_injective(m: IndexMap, assumptions, timeout_ms: int):
         raise UnsupportedExpression("the positions are not row-major numbers of one box")
     if any(sympy.expand(p - q) != 0 for p, q in zip(rx[1], ry[1], strict=True)):
         raise UnsupportedExpression("the positions are row-major numbers of different boxes")
-    ar._digits_in_box(*rx)
-    ar._digits_in_box(*ry)
+    ar.require_digits_in_box(*rx)
+    ar.require_digits_in_box(*ry)
     context = [*constraints, *_in_box(x, m.dimensions, ar), *_in_box(y, m.dimensions, ar)]
     s = _solver(None, timeout_ms)
     s.add(*context, *[_as_bool(u == v) for u, v in zip(rx[0], ry[0], strict=True)])
@@ -708,7 +708,7 @@ def _equal_on_digits(
             if s in boxes:  # s is the row-major number of its digits
                 digits = [ar.variable(f"{s}_d{k}") for k in range(len(boxes[s]))]
                 constraints += [d < ar.lift(size) for d, size in zip(digits, boxes[s], strict=True)]
-                ar.symbols[s] = ar._number(digits, boxes[s])
+                ar.symbols[s] = ar.number(digits, boxes[s])
             constraints.append(ar.symbol(s) < ar.lift(bound))
         if where is not None:
             constraints.append(_z3_condition(where, ar))

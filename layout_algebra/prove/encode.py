@@ -312,7 +312,9 @@ class IntArithmetic(Arithmetic):
             return sympy.Integer(b.as_long())
         return self._lifted.get(b.get_id()) if isinstance(b, z3.ExprRef) else None
 
-    def _number(self, digits: list[Any], sizes: list[Any]) -> Any:
+    def number(self, digits: list[Any], sizes: list[Any]) -> Any:
+        """The row-major number of ``digits`` in a box of ``sizes``, noted as such (see
+        :meth:`mixed_radix`), so that it can later be divided exactly."""
         total: Any = 0
         for k, digit in enumerate(digits):
             total = total + digit * self.lift(math.prod(sizes[k + 1 :], start=sympy.Integer(1)))
@@ -338,9 +340,9 @@ class IntArithmetic(Arithmetic):
         for k in range(-1, n):
             suffix = math.prod(sizes[k + 1 :], start=sympy.Integer(1))
             if sympy.expand(size - canonical_size(suffix)) == 0:
-                self._digits_in_box(digits, sizes)
-                quotient = self._number(digits[: k + 1], sizes[: k + 1]) if k >= 0 else z3.IntVal(0)
-                remainder = self._number(digits[k + 1 :], sizes[k + 1 :]) if k + 1 < n else z3.IntVal(0)
+                self.require_digits_in_box(digits, sizes)
+                quotient = self.number(digits[: k + 1], sizes[: k + 1]) if k >= 0 else z3.IntVal(0)
+                remainder = self.number(digits[k + 1 :], sizes[k + 1 :]) if k + 1 < n else z3.IntVal(0)
                 return quotient, remainder
         for j in range(n):
             suffix = math.prod(sizes[j + 1 :], start=sympy.Integer(1))
@@ -354,12 +356,13 @@ class IntArithmetic(Arithmetic):
                     *digits[j + 1 :],
                 ]
                 refined_sizes = [*sizes[:j], sympy.simplify(sizes[j] / t), sympy.Integer(t), *sizes[j + 1 :]]
-                refined = self._number(refined_digits, refined_sizes)
+                refined = self.number(refined_digits, refined_sizes)
                 self.obligations.append(refined == a)
                 return self._mixed_divide(refined, b, depth + 1)
         return None
 
-    def _digits_in_box(self, digits: list[Any], sizes: list[Any]) -> None:
+    def require_digits_in_box(self, digits: list[Any], sizes: list[Any]) -> None:
+        """Add the side conditions ``0 <= digit < size`` to :attr:`obligations` (to be proved)."""
         for digit, size in zip(digits, sizes, strict=True):
             bound = self.lift(size)
             self.obligations.append(z3.And(digit >= 0, digit < bound))
