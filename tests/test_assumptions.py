@@ -245,6 +245,17 @@ def test_sympy_input_must_be_a_condition() -> None:
     )
 
 
+def test_expressions_equal_reads_where_text_by_the_grammar(tmp_path: Path) -> None:
+    i = sympy.Symbol("i", integer=True, nonnegative=True)
+    assert prove.expressions_equal(sympy.Mod(i, 4), i, {i: 8}, where="i < 4").status == "proved"
+    r = prove.expressions_equal(sympy.Mod(i, 4), i, {i: 8}, where="i < 4 or i == 6")
+    assert r.status == "refuted" and r.counterexample["i"] == 6
+    sentinel = tmp_path / "ran"
+    with pytest.raises(AssumptionError):
+        prove.expressions_equal(i, i, {i: 8}, where=f"__import__('os').system('touch {sentinel}') == 0")
+    assert not sentinel.exists()
+
+
 # ------------------------------------------------------------------------- security
 _PAYLOADS = [
     "__import__('os').system('touch {sentinel}') == 0",

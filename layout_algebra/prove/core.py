@@ -39,6 +39,7 @@ from layout_algebra.prove.assumptions import (
     condition_holds,
     condition_term,
     parse_assumptions,
+    parse_condition,
     read_claim,
     value_of,
 )
@@ -658,6 +659,7 @@ def expressions_equal(
     ('refuted', True)
     """
     assumptions = parse_assumptions(assume)
+    where = None if where is None else parse_condition(where, "condition")  # text: the grammar, never sympify
     left = tuple(lhs) if isinstance(lhs, (tuple, list)) else (lhs,)
     right = tuple(rhs) if isinstance(rhs, (tuple, list)) else (rhs,)
     if len(left) != len(right):
@@ -749,7 +751,10 @@ def _recheck_equal(ar: IntArithmetic, left, right, bounds, where, assumptions) -
         for s, bound in bounds.items():
             if not 0 <= values[s] < int(sympy.sympify(bound).subs(values)):
                 return None
-        if where is not None and not bool(sympy.sympify(where).subs(values)):
+        try:
+            if where is not None and not condition_holds(where, values):
+                return None
+        except UndefinedValue:
             return None
         la = [sympy.sympify(a).subs(values) for a in left]
         rb = [sympy.sympify(b).subs(values) for b in right]
@@ -793,10 +798,10 @@ def holds(
     'unknown'
     >>> holds("N % M < M", assume="M >= 1").status
     'proved'
-    >>> k = sympy.Symbol("k", integer=True)
-    >>> r = holds(k * k >= k + 1)
-    >>> r.status, r.counterexample
-    ('refuted', {'k': 0})
+    >>> k = sympy.Symbol("k", integer=True)  # an integer, not a size: it may be negative
+    >>> r = holds(k >= 0)
+    >>> r.status, r.counterexample["k"] < 0
+    ('refuted', True)
     """
     assumptions = parse_assumptions(assume)
     bounds = dict(bounds or {})
@@ -837,7 +842,7 @@ def _z3_value(expr: Any, ar: IntArithmetic) -> Any:
 
 
 def _z3_condition(cond: Any, ar: IntArithmetic) -> Any:
-    return condition_term(sympy.sympify(cond), ar)
+    return condition_term(parse_condition(cond, "condition"), ar)
 
 
 def _short(value: Any, limit: int = 80) -> str:
