@@ -34,7 +34,7 @@ if compiler is None:
 
 # A main() that prints the byte offset of every element (row-major over the logical index),
 # then the logical index (or "pad") at every byte offset.
-loops = " ".join(f"for (int64_t i{k} = 0; i{k} < {d}; ++i{k})" for k, d in enumerate(m.shape.dimensions))
+loops = " ".join(f"for (uint64_t i{k} = 0; i{k} < {d}; ++i{k})" for k, d in enumerate(m.shape.dimensions))
 args = ", ".join(f"i{k}" for k in range(m.rank))
 fmt = " ".join(["%lld"] * m.rank)
 printed = ", ".join(f"(long long)ix[{k}]" for k in range(m.rank))
@@ -42,9 +42,9 @@ main = f"""
 #include <stdio.h>
 int main(void) {{
     {loops} printf("%lld\\n", (long long)byte_offset({args}));
-    for (int64_t p = 0; p < {m.size_in_bytes}; ++p) {{
+    for (uint64_t p = 0; p < {m.size_in_bytes}; ++p) {{
         if (is_padding(p)) {{ printf("pad\\n"); continue; }}
-        int64_t ix[{max(m.rank, 1)}];
+        uint64_t ix[{max(m.rank, 1)}];
         logical_index(p, ix);
         printf("{fmt}\\n"{", " if printed else ""}{printed});
     }}

@@ -116,7 +116,9 @@ def _c_batch(shapes, rng: random.Random, units=("element", "byte", "bit")):
                 if element is not None:
                     out = "".join(f", (long long)ix[{k}]" for k in range(m.rank))
                     fmt = " ".join(["%lld"] * m.rank)
-                    code = f'{{ int64_t ix[{max(m.rank, 1)}]; {tag}_inv({p}, ix); printf("{fmt}\\n"{out}); }}'
+                    code = (
+                        f'{{ uint64_t ix[{max(m.rank, 1)}]; {tag}_inv({p}, ix); printf("{fmt}\\n"{out}); }}'
+                    )
                     call(code, " ".join(map(str, element)), shape)
     source = "\n".join(
         ["#include <stdio.h>", *functions, "int main(void) {", *calls, "    return 0;", "}", ""]
@@ -236,7 +238,7 @@ def test_c_with_symbolic_sizes_takes_them_as_parameters(tmp_path) -> None:
                         out = ", ".join(f"(long long)ix[{k}]" for k in range(m.rank))
                         fmt = " ".join(["%lld"] * m.rank)
                         calls.append(
-                            f'    {{ int64_t ix[{m.rank}]; {tag.format("inverse")}({p}, {size_args}, ix); printf("{fmt}\\n", {out}); }}'
+                            f'    {{ uint64_t ix[{m.rank}]; {tag.format("inverse")}({p}, {size_args}, ix); printf("{fmt}\\n", {out}); }}'
                         )
                         expected.append(" ".join(map(str, element)))
     source = "\n".join(
@@ -936,7 +938,7 @@ def test_cli_prints_code_and_a_comment_with_ops_and_certification(capsys) -> Non
     )
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
-    assert "void idx(int64_t p, int64_t index[2])" in out
+    assert "void idx(uint64_t p, uint64_t index[2])" in out
     last = out.strip().splitlines()[-1]
     assert last.startswith("// ") and "operations" in last and "proved (exhaustive)" in last
 
@@ -1006,3 +1008,57 @@ def test_to_sympy_keeps_the_value_of_every_tree(e) -> None:
     assert np.array_equal(
         np.broadcast_to(evaluate(to_sympy(e), env), n), np.broadcast_to(_evaluate(e, GRID), n)
     ), e
+
+
+# ------------------------------------------------------------------ unsigned C (issue 18)
+UNSIGNED_CASES = [
+    "f32[4096,4096]{1,0:T(8,128)}",
+    "bf16[N,M]{1,0:T(8,128)(2,1)}",
+    "s4[100,300]{0,1:T(64,128)(8,1)L(1024)E(4)}",
+    "pred[5]{0:T(1024)E(8)}",
+    "f32[]",
+]
+
+
+@pytest.mark.parametrize("shape", UNSIGNED_CASES)
+@pytest.mark.parametrize("direction", ["forward", "inverse", "padding"])
+def test_c_uses_unsigned_arithmetic_only(shape: str, direction: str) -> None:
+    # signed 64-bit division by a power of two needs sign fix-ups that the compiler cannot
+    # drop unless it knows the sign: the hand formula's speed needs uint64_t throughout
+    text = codegen(shape, "c", direction, "byte").text
+    signature = next(line for line in text.splitlines() if "(" in line and line.endswith("{"))
+    assert "uint64_t" in signature or signature.startswith("bool")
+    assert "int64_t" not in text.replace("uint64_t", "")
+
+
+def test_unsigned_c_is_warning_free_under_sign_conversion_warnings_and_exact_at_large_offsets(
+    tmp_path,
+) -> None:
+    # offsets past 2**31 (a 16 GiB buffer) computed in C equal the layout map's
+    assert CC, "no C compiler"
+    shape = "f32[65536,65536]{0,1:T(8,128)}"
+    m = layout_map(shape)
+    fwd = codegen(shape, "c", "forward", "byte", "fwd")
+    inv = codegen(shape, "c", "inverse", "byte", "inv")
+    rng = random.Random(7)
+    calls, expected = [], []
+    for _ in range(20):
+        index = (rng.randrange(65536), rng.randrange(65536))
+        calls.append(f'    printf("%llu\\n", (unsigned long long)fwd({index[0]}u, {index[1]}u));')
+        offset = m.forward(index, "byte")
+        expected.append(str(offset))
+        calls.append(
+            f'    {{ uint64_t ix[2]; inv({offset}u, ix); printf("%llu %llu\\n", (unsigned long long)ix[0], (unsigned long long)ix[1]); }}'
+        )
+        expected.append(f"{index[0]} {index[1]}")
+    assert max(int(e) for e in expected[::2]) > 2**31
+    source = "\n".join(
+        ["#include <stdio.h>", fwd.text, inv.text, "int main(void) {", *calls, "    return 0;", "}", ""]
+    )
+    c_file, exe = tmp_path / "big.c", tmp_path / "big"
+    c_file.write_text(source, encoding="utf-8")
+    flags = [*C_FLAGS, "-O2", "-Wconversion", "-Wsign-conversion"]
+    build = subprocess.run([CC, *flags, str(c_file), "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0 and build.stderr == "", build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert run.stdout.splitlines() == expected

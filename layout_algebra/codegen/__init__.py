@@ -14,9 +14,9 @@ The tiled-layout document's Figure 1, ``f32[3,5]`` in 2x2 tiles (element (2,3) i
 #include <stdint.h>
 <BLANKLINE>
 /* Element offset of f32[3,5]{1,0:T(2,2)} at logical index (i0, i1), for 0 <= i0 < 3, 0 <= i1 < 5.
- * Integer arithmetic only: every quantity is non-negative, so C's truncating / and %
- * are floor division and modulo. */
-int64_t element_offset(int64_t i0, int64_t i1) {
+ * Unsigned integer arithmetic only: every quantity is non-negative, so C's / and % are
+ * floor division and modulo (and by powers of two, shifts and masks). */
+uint64_t element_offset(uint64_t i0, uint64_t i1) {
     return 12*(i0 / 2) + 4*(i1 / 2) + 2*(i0 % 2) + i1 % 2;
 }
 <BLANKLINE>
@@ -31,7 +31,7 @@ How it works, and where each part lives:
    ranges (``0 <= i_k < d_k``, ``0 <= p < size``): ``i mod 128 -> i`` when ``i < 128``,
    ``⌊⌊p/2⌋/4⌋ -> ⌊p/8⌋``, ``(i mod 8) mod 2 -> i mod 2``, a quotient and its remainder
    merged back, common strides factored.
-3. **Print** (:mod:`.printers`) a complete function: C (``int64_t``, compiles with
+3. **Print** (:mod:`.printers`) a complete function: C (``uint64_t``, compiles with
    ``-Wall -Wextra -Werror``), Python, NumPy (vectorised), an MLIR ``affine_map`` (symbolic
    sizes become its symbols ``[s0, ...]``), a LaTeX equation.
 4. **Read back** (:mod:`.readback`) the printed expressions into SymPy and **certify**

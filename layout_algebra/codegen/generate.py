@@ -73,7 +73,7 @@ __all__ = ["GeneratedCode", "build_expressions", "codegen"]
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if inline int long "
     "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while "
-    "bool true false int64_t index".split()
+    "bool true false int64_t uint64_t index".split()
 )
 
 _DEFAULT_NAMES = {"forward": "{unit}_offset", "inverse": "logical_index", "padding": "is_padding"}
@@ -357,18 +357,18 @@ def _c_function(
     for e in exprs:
         used |= {v.name for v in variables(e)}
     rank = m.rank
-    args = [f"int64_t {q}" for q in params]
+    args = [f"uint64_t {q}" for q in params]
     if direction == "inverse":
-        args.append(f"int64_t index[{rank}]" if rank else "int64_t *index")
+        args.append(f"uint64_t index[{rank}]" if rank else "uint64_t *index")
     head = (
         "#include <stdbool.h>\n#include <stdint.h>\n" if direction == "padding" else "#include <stdint.h>\n"
     )
-    result = {"forward": "int64_t", "inverse": "void", "padding": "bool"}[direction]
+    result = {"forward": "uint64_t", "inverse": "void", "padding": "bool"}[direction]
     lines = [
         head,
         f"/* {_comment_safe(about)}.",
-        " * Integer arithmetic only: every quantity is non-negative, so C's truncating / and %",
-        " * are floor division and modulo. */",
+        " * Unsigned integer arithmetic only: every quantity is non-negative, so C's / and % are",
+        " * floor division and modulo (and by powers of two, shifts and masks). */",
         f"{result} {name}({', '.join(args) or 'void'}) {{",
     ]
     lines += [f"    (void){q};" for q in params if q not in used]

@@ -17,9 +17,9 @@ mlir    (d0 floordiv 8) * 1024 + (d0 mod 8) * 128 + d1 mod 128
 latex   1024 \\cdot \\left\\lfloor \\frac{i_{0}}{8} \\right\\rfloor + 128 \\cdot \\left(i_{0} \\bmod 8\\right) + i_{1} \\bmod 128
 
 C and Python print a ceiling division as ``(a + (b - 1)) / b``; MLIR has ``ceildiv``.
-All C quantities are non-negative, so C's truncating ``/`` and ``%`` are floor division
-and modulo; the C printer refuses a negative coefficient rather than print code whose
-meaning would depend on that.
+All C quantities are non-negative, so C's ``/`` and ``%`` (on ``uint64_t``) are floor
+division and modulo; the C printer refuses a negative coefficient rather than print code
+whose meaning would depend on that.
 """
 
 from __future__ import annotations
@@ -150,7 +150,14 @@ class Printer:
 
 
 class CPrinter(Printer):
-    """C11: ``int64_t`` arithmetic, ``/`` and ``%`` on non-negative values, ``||`` and ``>=``."""
+    """C11: ``uint64_t`` arithmetic, ``/`` and ``%`` on non-negative values, ``||`` and ``>=``.
+
+    No term is ever negative (a negative coefficient or constant is refused), so with
+    non-negative variables every value is non-negative: unsigned arithmetic computes the
+    same numbers as the integers do, and lets the compiler turn ``/ 8`` into a shift and
+    ``% 8`` into a mask (signed division needs sign fix-ups: 27 instructions instead of 12
+    for ``f32[4096,4096]{1,0:T(8,128)}`` with GCC 12 -O2).
+    """
 
     def sum_text(self, e: Sum) -> str:
         if e.const < 0 or any(c < 0 for _, c in e.terms):
