@@ -27,6 +27,7 @@ from layout_algebra.hlo.execute import (
 )
 from layout_algebra.layout_map import layout_map
 from layout_algebra.numpy_eval import numpy_dtype
+from tests import strategies_hlo as sh
 from tests.strategies_maps import small_layout_shapes
 
 
@@ -440,3 +441,34 @@ def test_random_data_is_narrow_type_aware() -> None:
     s4 = random_array(parse_shape("s4[1000]{0}"), rng)
     assert s4.dtype == ml_dtypes.int4 and set(s4.astype(int).tolist()) == set(range(-8, 8))
     assert set(random_array(parse_shape("pred[200]{0}"), rng).tolist()) == {False, True}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sh.relayout(),
+    st.integers(0, 20),
+    st.lists(st.integers(0, 6), min_size=0, max_size=3),
+    st.sampled_from(("dims", "opcode", "operand")),
+)
+def test_broken_modules_give_an_answer_or_a_clear_error(case, line, dims, damage) -> None:
+    """Damaged modules (wrong result dimensions, another opcode, a missing operand): the
+    executor answers or raises a ValueError naming the instruction, never anything else."""
+    lines = case.after.split("\n")
+    body = [k for k, text in enumerate(lines) if " = " in text and "parameter(" not in text]
+    k = body[line % len(body)]
+    name, rest = lines[k].split(" = ", 1)
+    shape, op = rest.split(" ", 1)
+    if damage == "dims":
+        shape = shape.split("[")[0] + "[" + ",".join(map(str, dims)) + "]"
+    elif damage == "opcode":
+        op = "transpose" + op[op.index("(") :] if "(" in op else op
+    else:
+        op = op.replace("(p", "(nowhere", 1).replace("(i", "(nowhere", 1)
+    lines[k] = f"{name} = {shape} {op}"
+    broken = "\n".join(lines)
+    try:
+        compare(case.before, broken, mode="logical")
+    except InvalidHloError as err:
+        assert "instruction" in str(err) or "parameters" in str(err) or "module" in str(err), str(err)
+    except ValueError:
+        pass  # a parse error or a layout without meaning: ValueErrors with their own messages

@@ -402,7 +402,13 @@ class _Runner:
             called = ins.calls or ((ins.to_apply,) if ins.to_apply else ())
             if len(called) != 1:
                 raise InvalidHloError(f"instruction {ins.name!r}: {op} must call one computation")
-            return self.computation(self.module.computation(called[0]), operands)
+            try:
+                body = self.module.computation(called[0])
+            except KeyError:
+                raise InvalidHloError(
+                    f"instruction {ins.name!r}: {op} calls {called[0]!r}, which the module does not have"
+                ) from None
+            return self.computation(body, operands)
         if isinstance(ins.shape, TupleShape):
             raise UnsupportedOpError(
                 op, f"instruction {ins.name!r}: op {op!r} with a tuple result is not supported"
@@ -1228,7 +1234,16 @@ def compare(
     if mode not in ("physical", "logical"):
         raise ValueError(f"mode must be 'physical' or 'logical', got {mode!r}")
     a, b = _as_module(before), _as_module(after)
-    sizes = {str(k): int(v) for k, v in (sizes or {}).items()}
+    values = {str(k): int(v) for k, v in (sizes or {}).items()}
+    try:
+        return _compare(a, b, mode, values, trials, seed)
+    except UnsupportedOpError as err:
+        return Comparison(None, reason=str(err), sizes=values)
+
+
+def _compare(
+    a: HloModule, b: HloModule, mode: str, sizes: dict[str, int], trials: int, seed: int
+) -> Comparison:
     pa, pb = _entry_parameters(a, sizes), _entry_parameters(b, sizes)
     if len(pa) != len(pb) or any(
         pa[k].element_type != pb[k].element_type or tuple(pa[k].dimensions) != tuple(pb[k].dimensions)
@@ -1264,22 +1279,19 @@ def compare(
     entropy = min((_entropy_bits(s) for s in types), default=16)
     count = max(trials, math.ceil(48 / entropy))
     rng = np.random.default_rng(seed)
-    try:
-        for trial in range(count):
-            params = [random_array(pa[k], rng) for k in sorted(pa)]
-            out_a = run(a, params, sizes=sizes, junk=rng)
-            out_b = run(b, params, sizes=sizes, junk=rng)
-            flat_a, flat_b = _flatten(out_a), _flatten(out_b)
-            for k, (xa, xb) in enumerate(zip(flat_a, flat_b, strict=True)):
-                leaf = f" (tuple element {k})" if len(flat_a) > 1 else ""
-                bad = ~(xa.defined & xb.defined & _bits_equal(xa.array, xb.array))
-                if bad.any():
-                    index = tuple(int(i) for i in np.argwhere(bad)[0])
-                    return Comparison(
-                        False, index, _difference(index, xa, xb) + leaf, sizes=sizes, trials=trial + 1
-                    )
-    except UnsupportedOpError as err:
-        return Comparison(None, reason=str(err), sizes=sizes)
+    for trial in range(count):
+        params = [random_array(pa[k], rng) for k in sorted(pa)]
+        out_a = run(a, params, sizes=sizes, junk=rng)
+        out_b = run(b, params, sizes=sizes, junk=rng)
+        flat_a, flat_b = _flatten(out_a), _flatten(out_b)
+        for k, (xa, xb) in enumerate(zip(flat_a, flat_b, strict=True)):
+            leaf = f" (tuple element {k})" if len(flat_a) > 1 else ""
+            bad = ~(xa.defined & xb.defined & _bits_equal(xa.array, xb.array))
+            if bad.any():
+                index = tuple(int(i) for i in np.argwhere(bad)[0])
+                return Comparison(
+                    False, index, _difference(index, xa, xb) + leaf, sizes=sizes, trials=trial + 1
+                )
     return Comparison(True, detail=f"same on {count} random trials", sizes=sizes, trials=count)
 
 
