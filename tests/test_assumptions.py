@@ -256,6 +256,19 @@ def test_expressions_equal_reads_where_text_by_the_grammar(tmp_path: Path) -> No
     assert not sentinel.exists()
 
 
+def test_expressions_equal_reads_expression_text_by_the_grammar(tmp_path: Path) -> None:
+    i = sympy.Symbol("i", integer=True, nonnegative=True)
+    assert prove.expressions_equal("floor(floor(i/2)/4)", "i // 8", {i: "N * 8"}).status == "proved"
+    r = prove.expressions_equal("i % 8", "i", {i: 20})
+    assert r.status == "refuted" and r.counterexample["i"] >= 8
+    sentinel = tmp_path / "ran"
+    with pytest.raises(AssumptionError, match="not allowed"):
+        prove.expressions_equal(f"__import__('os').system('touch {sentinel}')", "i", {i: 8})
+    with pytest.raises(AssumptionError, match="is a condition, not a number"):
+        prove.expressions_equal("i >= 1", "i", {i: 8})
+    assert not sentinel.exists()
+
+
 # ------------------------------------------------------------------------- security
 _PAYLOADS = [
     "__import__('os').system('touch {sentinel}') == 0",

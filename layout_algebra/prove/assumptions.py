@@ -97,6 +97,7 @@ __all__ = [
     "divisor_conditions",
     "parse_assumptions",
     "parse_condition",
+    "parse_term",
     "read_claim",
     "value_of",
 ]
@@ -183,6 +184,34 @@ def parse_condition(text: str | sympy.Basic | bool, what: str = "claim") -> symp
     """
     parts, _ = _read(text, what)
     return parts[0] if len(parts) == 1 else sympy.And(*parts)
+
+
+def parse_term(text: str | sympy.Expr | int) -> sympy.Expr:
+    """An integer expression (no comparison) in the grammar above, or a SymPy expression as is.
+
+    >>> parse_term("ceiling(N / 128) * 128")
+    128*ceiling(N/128)
+    >>> parse_term("N >= 1")
+    Traceback (most recent call last):
+    ...
+    layout_algebra.prove.assumptions.AssumptionError: cannot parse expression: 'N >= 1' is a condition, not a number
+      N >= 1
+      ^
+    """
+    if isinstance(text, bool):
+        raise AssumptionError(f"{text} is a condition, not a number", str(text), 0, "expression")
+    if isinstance(text, int):
+        return sympy.Integer(text)
+    if isinstance(text, sympy.Basic):
+        if not isinstance(text, sympy.Expr):
+            raise AssumptionError(f"the SymPy object {text} is not a number", str(text), 0, "expression")
+        return text
+    if not isinstance(text, str):
+        raise AssumptionError(
+            f"expected text or a SymPy expression, got {type(text).__name__}", repr(text), 0, "expression"
+        )
+    reader = _Reader(text, "expression")
+    return reader.read_term()
 
 
 def read_claim(claim: str | sympy.Basic | bool) -> tuple[sympy.Basic, tuple[sympy.Basic, ...]]:
@@ -279,26 +308,43 @@ class _Reader:
 
     # -- the walk
     def read(self) -> list[sympy.Basic]:
+        tree = self.syntax_tree()
+        try:
+            return self.conjuncts(tree.body)
+        except RecursionError:
+            raise self.error(f"nested too deeply (at most {MAX_DEPTH} levels)", position=0) from None
+
+    def syntax_tree(self) -> ast.Expression:
+        """Python's parse of the text (parsing only: nothing is compiled or run)."""
         if not self.text:
             raise self.error(f"empty {self.what}", position=0)
         if len(self.text) > MAX_TEXT_LENGTH:
             raise self.error(f"longer than {MAX_TEXT_LENGTH} characters", position=0)
         try:
-            tree = ast.parse(self.text, mode="eval")  # parsing only: nothing is compiled or run
+            return ast.parse(self.text, mode="eval")
         except SyntaxError as err:
             hint = " (equality is '==')" if re.search(r"(?<![=!<>])=(?!=)", self.text) else ""
             if err.lineno and err.offset:
                 position = self._offset(err.lineno, err.offset - 1)
             else:  # the text ended too early
                 position = len(self.text)
-            reason = f"not a comparison like 'N % 8 == 0' or 'N >= 1' (cannot read it: {err.msg}{hint})"
+            example = (
+                "an expression like 'N * 8 + 1'"
+                if self.what == "expression"
+                else "a comparison like 'N % 8 == 0' or 'N >= 1'"
+            )
+            reason = f"not {example} (cannot read it: {err.msg}{hint})"
             raise self.error(reason, position=position) from None
         except (RecursionError, MemoryError, ValueError):
             raise self.error(
                 f"nested too deeply or too large (at most {MAX_DEPTH} levels)", position=0
             ) from None
+
+    def read_term(self) -> sympy.Expr:
+        """The whole text as one integer expression (same checks as :meth:`read`)."""
+        tree = self.syntax_tree()
         try:
-            return self.conjuncts(tree.body)
+            return self.term(tree.body, 1)
         except RecursionError:
             raise self.error(f"nested too deeply (at most {MAX_DEPTH} levels)", position=0) from None
 

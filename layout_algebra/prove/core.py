@@ -40,6 +40,7 @@ from layout_algebra.prove.assumptions import (
     condition_term,
     parse_assumptions,
     parse_condition,
+    parse_term,
     read_claim,
     value_of,
 )
@@ -662,6 +663,8 @@ def expressions_equal(
     where = None if where is None else parse_condition(where, "condition")  # text: the grammar, never sympify
     left = tuple(lhs) if isinstance(lhs, (tuple, list)) else (lhs,)
     right = tuple(rhs) if isinstance(rhs, (tuple, list)) else (rhs,)
+    left, right = (tuple(parse_term(e) if isinstance(e, str) else e for e in side) for side in (left, right))
+    bounds = {s: parse_term(b) if isinstance(b, str) else b for s, b in bounds.items()}
     if len(left) != len(right):
         raise ValueError(f"{len(left)} expressions cannot equal {len(right)}")
     claim = f"{_short(lhs)} == {_short(rhs)}"
