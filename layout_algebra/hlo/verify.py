@@ -315,6 +315,14 @@ def _real(x: Any) -> Any:
     return z3.ToReal(x) if x.sort() == z3.IntSort() else x
 
 
+def _real_value(v: Any) -> Any:
+    """A literal value as a Z3 real; nan, infinities and -0 as named constants (left free:
+    a proof then holds whatever they are; a difference is re-checked on exact values)."""
+    if isinstance(v, str):
+        return z3.Real(f"literal!{v}")
+    return _real(v)
+
+
 def _difference_kind(a: Any, b: Any) -> str | None:
     """Concrete values: ``None`` if equal, ``'data'`` if they differ by data movement alone
     (a real difference), ``'op'`` if the difference runs through an uninterpreted op."""
@@ -602,13 +610,16 @@ class _Evaluator:
             for i, d in zip(index, shape.dimensions, strict=True):
                 flat = flat * d + i
             return Number(etype, values[flat])
+        if all(v == values[0] for v in values):
+            return Number(etype, values[0])
+        # one term: the value at the flat index (an If chain), not one choice per element
         flat_term: Any = 0
         for i, d in zip(index, shape.dimensions, strict=True):
             flat_term = flat_term * d + i
-        result: Any = Number(etype, values[-1])
+        term = _real_value(values[-1])
         for k in range(len(values) - 2, -1, -1):
-            result = Choice(flat_term == k, Number(etype, values[k]), result)
-        return result
+            term = z3.If(flat_term == k, _real_value(values[k]), term)
+        return Number(etype, term)
 
     def op_copy(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
