@@ -105,6 +105,15 @@ def test_claims_that_used_to_crash_get_answers() -> None:
     assert prove.holds("N // M * M + N % M == N", assume="M >= 1").status == "proved"
 
 
+def test_remainders_of_remainders_are_not_rewritten_by_sympy() -> None:
+    """SymPy 1.14 evaluates Mod(2*Mod(N, 5), 3) as Mod(2*Mod(N, 5)**2, 3): 2 instead of 1 at N = 2."""
+    (claim,) = parse_assumptions("(2 * (N % 5)) % 3 == 1")
+    assert [n for n in range(10) if assumptions_hold((claim,), {N: n})] == [
+        n for n in range(10) if (2 * (n % 5)) % 3 == 1
+    ]
+    assert prove.holds("(2 * (N % 5)) % 3 == 1", assume="N == 2").status == "proved"
+
+
 def test_a_divisor_in_an_assumption_is_assumed_positive() -> None:
     assert parse_assumptions("N % M == 0") == (sympy.Ge(M, 1, evaluate=False), parse_condition("N % M == 0"))
     assert not assumptions_hold(parse_assumptions("N % M == 0 or N == 0"), {N: 0, M: 0})
@@ -238,6 +247,9 @@ def test_sympy_input_must_be_a_condition() -> None:
         parse_assumptions(N + 1)
     with pytest.raises(AssumptionError, match="expected text"):
         parse_assumptions([3])
+    for bad in (3, 2.5, {"N": 1}):
+        with pytest.raises(AssumptionError, match="expected text"):
+            parse_assumptions(bad)
     assert parse_assumptions([sympy.Ge(N, 1), "M == 2*N", True]) == (
         sympy.Ge(N, 1),
         sympy.Eq(M, 2 * N),

@@ -77,7 +77,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeAlias
 
 import sympy
 import z3
@@ -102,7 +102,7 @@ __all__ = [
     "value_of",
 ]
 
-Assumptions = str | sympy.Basic | bool | Iterable[str | sympy.Basic | bool] | None
+Assumptions: TypeAlias = str | sympy.Basic | bool | Iterable[str | sympy.Basic | bool] | None
 
 #: Longest text read (a longer one is an error, not a slow parse).
 MAX_TEXT_LENGTH = 10_000
@@ -239,7 +239,17 @@ def parse_assumptions(assume: Assumptions) -> tuple[sympy.Basic, ...]:
     """
     if assume is None:
         return ()
-    items = [assume] if isinstance(assume, (str, sympy.Basic, bool)) else list(assume)
+    if isinstance(assume, (str, sympy.Basic, bool)):
+        items: list[Any] = [assume]
+    elif isinstance(assume, Iterable) and not isinstance(assume, Mapping):
+        items = list(assume)
+    else:
+        raise AssumptionError(
+            f"expected text, a SymPy condition or a list of them, got {type(assume).__name__}",
+            repr(assume),
+            0,
+            "assumption",
+        )
     out: list[sympy.Basic] = []
     for item in items:
         if isinstance(item, str) and not item.strip():
@@ -281,7 +291,7 @@ class _Reader:
 
     # -- errors with a caret under the node
     def error(self, reason: str, node: ast.AST | None = None, position: int | None = None) -> AssumptionError:
-        if node is not None and hasattr(node, "lineno"):
+        if isinstance(node, (ast.expr, ast.keyword)):
             position = self._offset(node.lineno, node.col_offset)
         return AssumptionError(reason, self.text, min(position or 0, len(self.text)), self.what)
 
