@@ -38,7 +38,8 @@ def bit_offsets(shape) -> np.ndarray:
 
 def xla_allocation_bytes(shape) -> int:
     """What XLA allocates, written out here: pad the physical dims to the FIRST tile only
-    (a tile longer than the rank pads leading unit dims; ``*`` keeps the dim), round the
+    (a tile longer than the rank pads leading unit dims; a ``*`` tile dimension merges its
+    dimension into the next minor one, which the next tile size then pads), round the
     element count up to ``L(n)``, times the element bits, in whole bytes."""
     shape = parse_shape(shape) if isinstance(shape, str) else shape
     layout = shape.effective_layout
@@ -46,9 +47,13 @@ def xla_allocation_bytes(shape) -> int:
     if layout.tiles:
         tile = layout.tiles[0].dimensions
         physical = [1] * max(0, len(tile) - len(physical)) + physical
-        for k, t in enumerate(reversed(tile)):
-            p = len(physical) - 1 - k
-            if t != COMBINE_DIMENSION:
+        first = len(physical) - len(tile)
+        for k, t in enumerate(tile):
+            p = first + k
+            if t == COMBINE_DIMENSION:
+                physical[p + 1] *= physical[p]
+                physical[p] = 1
+            else:
                 physical[p] = -(-physical[p] // t) * t
     count = math.prod(physical, start=1)
     align = layout.tail_padding_alignment_in_elements or 1
