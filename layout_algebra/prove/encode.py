@@ -24,6 +24,7 @@ side constraints.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import sympy
@@ -69,7 +70,7 @@ class Interval:
     def _other(self, other: Any) -> Interval:
         if isinstance(other, Interval):
             return other
-        if isinstance(other, bool) or not isinstance(other, (int, sympy.Integer)):
+        if isinstance(other, bool) or not isinstance(other, (numbers.Integral, sympy.Integer)):
             raise UnsupportedExpression(
                 f"interval bounds cover integers, not {type(other).__name__} {other!r}"
             )
