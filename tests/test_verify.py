@@ -284,6 +284,13 @@ def test_reshape_moved_across_a_binary_op() -> None:
     assert_refuted_and_executed(before, swapped)
 
 
+def test_a_difference_through_an_op_is_refuted_only_when_execution_shows_it() -> None:
+    copy = module("p = f32[8]{0} parameter(0)", "ROOT r = f32[8]{0} copy(p)")
+    r = verify_rewrite(copy, copy.replace("copy(p)", "negate(p)"))
+    assert r.status == "refuted" and "execution" in r.counterexample and "negate" in r.counterexample["after"]
+    assert oracle_same(copy, copy.replace("copy(p)", "negate(p)")) is False
+
+
 def test_commuted_add_is_not_proved_and_not_refuted() -> None:
     """add(a,b) vs add(b,a): different as uninterpreted functions, equal when executed."""
     a = module("p = f32[8]{0} parameter(0)", "q = f32[8]{0} parameter(1)", "ROOT s = f32[8]{0} add(p, q)")
@@ -481,6 +488,11 @@ def test_issue15_root_elements_compared_at_their_bits() -> None:
         ),
         (module("ROOT c = s32[3]{0} constant({1, 2})"), "needs 3"),
         (module("ROOT c = s8[] constant(300)"), "out of the range"),
+        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(q)"), "'q' is used but not defined"),
+        (
+            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} fusion(p), kind=kLoop, calls=gone"),
+            "does not define",
+        ),
     ],
 )
 def test_issue15_invalid_hlo_is_rejected(text, message) -> None:

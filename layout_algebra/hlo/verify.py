@@ -264,8 +264,6 @@ def _ite(c: Any, x: Any, y: Any) -> Any:
         return x if c else y
     if x is y or (isinstance(x, bool) and isinstance(y, bool) and x == y):
         return x
-    if isinstance(x, (int, bool)) and isinstance(y, (int, bool)) is False and not isinstance(y, z3.ExprRef):
-        return z3.If(c, x, y)  # pragma: no cover
     return z3.If(c, as_bool(x) if isinstance(x, bool) else x, as_bool(y) if isinstance(y, bool) else y)
 
 
@@ -364,6 +362,8 @@ def _literal_elements(text: str, shape: ArrayShape, name: str) -> list:
     count = math.prod(shape.dimensions)
     if count > MAX_CONSTANT_ELEMENTS:
         raise _Inexpressible(f"constant {name} has {count} elements (more than {MAX_CONSTANT_ELEMENTS})")
+    if shape.element_type.value.kind not in ("pred", "signed", "unsigned", "float"):
+        raise _Inexpressible(f"constant {name}: {shape.element_type.text} literals are not read")
     tokens = [m.group(1) for m in _LITERAL_TOKEN.finditer(text)]
     pos = 0
 
@@ -512,6 +512,12 @@ def _memory_space(shape: ArrayShape) -> int:
     return shape.layout.memory_space if shape.layout is not None else 0
 
 
+def _instruction(computation: HloComputation, name: str) -> HloInstruction:
+    if name not in computation:
+        raise InvalidHlo(f"{name!r} is used but not defined in computation {computation.name!r}")
+    return computation.instruction(name)
+
+
 @dataclass
 class _Scope:
     """A computation being evaluated; a fused/called one maps its parameters to operands."""
@@ -549,14 +555,14 @@ class _Evaluator:
     def operand(self, scope: _Scope, instr: HloInstruction, k: int) -> HloInstruction:
         if k >= len(instr.operands):
             raise InvalidHlo(f"{instr.opcode} {instr.name} needs at least {k + 1} operands")
-        return scope.computation.instruction(instr.operands[k].name)
+        return _instruction(scope.computation, instr.operands[k].name)
 
     def shape_of(self, scope: _Scope, instr: HloInstruction, path: tuple = ()) -> ArrayShape:
         return _array(_shape_at(instr.shape, path, instr.name), f"{instr.opcode} {instr.name}")
 
     # -------------------------------------------------------------- elements
     def element(self, scope: _Scope, name: str, index: Sequence[Any], path: tuple = ()) -> Any:
-        instr = scope.computation.instruction(name)
+        instr = _instruction(scope.computation, name)
         op = instr.opcode
         if op not in SUPPORTED_OPCODES:
             raise UnsupportedHlo(
@@ -583,6 +589,8 @@ class _Evaluator:
             callee = instr.calls[0] if instr.calls else instr.to_apply
             if callee is None:
                 raise InvalidHlo(f"{op} {instr.name} names no computation")
+            if not any(c.name == callee for c in self.module.computations):
+                raise InvalidHlo(f"{op} {instr.name} calls {callee!r}, which the module does not define")
             inner = _Scope(self.module.computation(callee), instr.operand_names, scope)
             return self.element(inner, inner.computation.root.name, index, path)
         if path:
@@ -808,7 +816,8 @@ class _Evaluator:
         if instr.opcode == "parameter":
             if scope.bindings is not None:
                 return self.scalar_int(
-                    scope.parent, scope.parent.computation.instruction(scope.bindings[instr.parameter_number])
+                    scope.parent,
+                    _instruction(scope.parent.computation, scope.bindings[instr.parameter_number]),
                 )  # type: ignore[union-attr,index]
             n = instr.parameter_number
             if n not in self.inputs:
@@ -1119,6 +1128,8 @@ def _property_differs(ctx: _Context, a: Any, b: Any) -> tuple[str, dict | None]:
     if sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0:
         return "equal", None
     ar = IntArithmetic()
+    for symbol in sorted(_symbols_of(ctx.before, ctx.after), key=str):  # the model sizes them all
+        ar.symbol(symbol)
     context = assumption_terms(ctx.assumptions, ar)
     try:
         ta, tb = sympy_to_z3(sympy.sympify(a), ar), sympy_to_z3(sympy.sympify(b), ar)
@@ -1209,6 +1220,8 @@ def _element_query(
 ):
     """Solve for a root element where the two modules differ. Returns (answer, details)."""
     ar = IntArithmetic()
+    for symbol in sorted(_symbols_of(a, b), key=str):  # the model sizes them all
+        ar.symbol(symbol)
     context = assumption_terms(ctx.assumptions, ar)
     j = [ar.variable(f"j{k}") for k in range(ra.rank)]
     context += in_box(j, ra.dimensions, ar)
@@ -1291,8 +1304,18 @@ def _ops_of(value_text: str) -> list[str]:
     return sorted(set(re.findall(r"([a-z][a-z\-]*(?:->\w+)?)\(", value_text)))
 
 
-def _confirm_by_execution(ctx: _Context, a: HloModule, b: HloModule, sizes: dict, cex: dict) -> ProofResult:
-    """A difference under uninterpreted ops: real only if executing the modules shows one."""
+def _confirm_by_execution(
+    ctx: _Context,
+    a: HloModule,
+    b: HloModule,
+    sizes: dict,
+    cex: dict,
+    describe: Callable[[tuple], dict | None],
+) -> ProofResult:
+    """A difference under uninterpreted ops: real only if executing the modules shows one.
+
+    The refutation then names the element where execution found the difference (described
+    with ``describe``, symbolically, and by the executor's values in ``execution``)."""
     ops = ", ".join(_ops_of(cex.get("before", "") + " " + cex.get("after", ""))) or "elementwise ops"
     encoding = "integer + uninterpreted elementwise ops, confirmed by execution"
     try:
@@ -1310,7 +1333,9 @@ def _confirm_by_execution(ctx: _Context, a: HloModule, b: HloModule, sizes: dict
         return ctx.result("unknown", encoding, reason=f"the executor could not run the modules: {err}")
     if comparison.same is False:
         confirmed = dict(cex)
-        if comparison.element is not None:
+        if comparison.element is not None and tuple(comparison.element) != tuple(cex["element"]):
+            there = describe(tuple(comparison.element))
+            confirmed = dict(there) if there is not None else dict(cex, before="", after="")
             confirmed["element"] = tuple(comparison.element)
         confirmed["sizes"] = dict(sizes)
         confirmed["execution"] = comparison.detail
@@ -1385,7 +1410,12 @@ def _verify_leaf(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShape) -> 
             reason="an element sits at different bits in the two roots, but the values stored there agree "
             "(the verifier compares element by element, not slot by slot)",
         )
-    return _confirm_by_execution(ctx, ca, cb, sizes, cex)
+
+    def describe(at: tuple) -> dict | None:
+        found = _concrete_difference(ctx, ca, cb, path, cra, crb, at, offsets)
+        return None if found is None else found[1]
+
+    return _confirm_by_execution(ctx, ca, cb, sizes, cex, describe)
 
 
 def verify_rewrite(
