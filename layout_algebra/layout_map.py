@@ -163,6 +163,40 @@ class LayoutMap:
         bits = self.size_in_bits
         return ceil_div(bits, 8)
 
+    def size_in(self, unit: str) -> Dim:
+        """The buffer's size in ``unit`` (``"element"`` slots, ``"bit"`` or ``"byte"``)."""
+        _check_unit(unit)
+        return {"element": self.size_in_elements, "bit": self.size_in_bits, "byte": self.size_in_bytes}[unit]
+
+    # ---------------------------------------------- element positions and offsets in a unit
+    def offset_of_position(self, position: Any, unit: str, ar: Arithmetic = ARITHMETIC) -> Any:
+        """The offset in ``unit`` of the element at ``position`` (its first bit, or the byte
+        holding it): ``position``, ``position * bits`` or ``⌊position * bits / 8⌋``.
+
+        Works on ints, NumPy arrays and, with ``ar`` a SymPy arithmetic, expressions:
+
+        >>> m = layout_map("s4[8]{0:E(4)}")
+        >>> [m.offset_of_position(5, u) for u in UNITS]
+        [5, 20, 2]
+        """
+        if unit == "element":
+            return position
+        bits = position * self.element_bits
+        return bits if unit == "bit" else ar.floordiv(bits, 8)
+
+    def position_of_offset(self, offset: Any, unit: str, ar: Arithmetic = ARITHMETIC) -> Any:
+        """The position of the element whose storage holds ``offset`` (in ``unit``); for
+        sub-byte elements and ``unit="byte"``, the first element of that byte.
+
+        >>> m = layout_map("s4[8]{0:E(4)}")
+        >>> m.position_of_offset(21, "bit"), m.position_of_offset(2, "byte")
+        (5, 4)
+        """
+        if unit == "element":
+            return offset
+        bits = offset if unit == "bit" else 8 * offset
+        return ar.floordiv(bits, self.element_bits)
+
     @property
     def is_symbolic(self) -> bool:
         return not all(isinstance(d, int) for d in self.shape.dimensions)
@@ -220,10 +254,7 @@ class LayoutMap:
         """
         _check_unit(unit)
         position = self.apply(self._checked_index(index), through=len(self.stages) - 1)[0]
-        if unit == "element":
-            return position
-        bits = position * self.element_bits
-        return bits if unit == "bit" else bits // 8
+        return self.offset_of_position(position, unit)
 
     def inverse(self, offset: int, unit: str = "element") -> tuple[int, ...] | None:
         """The logical index stored at ``offset``, or ``None`` if that slot is padding.
@@ -265,10 +296,7 @@ class LayoutMap:
         """The offset of element ``(i0, i1, ...)`` as a SymPy expression."""
         _check_unit(unit)
         element = self._symbolic_forward[0]
-        if unit == "element":
-            return element
-        bits = element * self.element_bits
-        return bits if unit == "bit" else _symbolic().SYMPY_ARITHMETIC.floordiv(bits, 8)
+        return self.offset_of_position(element, unit, _symbolic().SYMPY_ARITHMETIC)
 
     def tiled_index_exprs(self) -> tuple[sympy.Expr, ...]:
         """The index in the tiled shape (``physical_dimensions``), one expression per dim."""
@@ -328,14 +356,10 @@ class LayoutMap:
             value = operator.index(offset)
         except TypeError:
             raise ValueError(f"{self.shape}: offset {offset!r} must be an integer") from None
-        if unit == "byte":
-            value *= 8
-            unit_size = self.size_in_bytes
-        else:
-            unit_size = self.size_in_bits if unit == "bit" else self.size_in_elements
-        if not 0 <= (offset if unit == "byte" else value) < unit_size:
+        unit_size = self.size_in(unit)
+        if not 0 <= value < unit_size:
             raise ValueError(f"{self.shape}: offset {offset} is outside the buffer of {unit_size} {unit}s")
-        return value // self.element_bits if unit != "element" else value
+        return self.position_of_offset(value, unit)
 
 
 def _check_unit(unit: str) -> None:

@@ -44,10 +44,11 @@ from typing import Any
 import numpy as np
 import sympy
 
-from layout_algebra.codegen.expr import safe_mod
-from layout_algebra.layout_map import OFFSET_SYMBOL, SYMPY_ARITHMETIC, LayoutMap, layout_map
-from layout_algebra.model.shapes import COMBINE_DIMENSION, Shape
-from layout_algebra.stages.stages import Linearize
+from layout_algebra.layout_map import LayoutMap, layout_map
+from layout_algebra.model.shapes import Shape
+from layout_algebra.stages.pipeline import TILE
+from layout_algebra.stages.stages import Combine, Linearize, PrependUnitDims, Split
+from layout_algebra.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMETIC
 
 __all__ = ["DIRECTIONS", "EXHAUSTIVE_LIMIT", "PROVER_TIMEOUT_MS", "Certification", "certify", "evaluate"]
 
@@ -180,26 +181,13 @@ def _values(expr: Any, env: dict, shape: tuple[int, ...]) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------ the layout side
-def _positions(m: LayoutMap, p: np.ndarray, unit: str) -> np.ndarray:
-    """Element positions of offsets ``p`` in ``unit`` (as ``LayoutMap.inverse`` reads them)."""
-    bits = m.element_bits
-    return p if unit == "element" else p // bits if unit == "bit" else (8 * p) // bits
-
-
-def _offset_size(m: LayoutMap, unit: str) -> Any:
-    return {"element": m.size_in_elements, "bit": m.size_in_bits, "byte": m.size_in_bytes}[unit]
-
-
 def _reference_forward(m: LayoutMap, index: tuple[np.ndarray, ...], unit: str) -> np.ndarray:
     position = np.asarray(m.apply(index, through=len(m.stages) - 1)[0])
-    if unit == "element":
-        return position
-    bits = position * m.element_bits
-    return bits if unit == "bit" else bits // 8
+    return np.asarray(m.offset_of_position(position, unit))
 
 
 def _reference_inverse(m: LayoutMap, p: np.ndarray, unit: str) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    index, padding = m.unapply((_positions(m, p, unit),), start=len(m.stages) - 1)
+    index, padding = m.unapply((m.position_of_offset(p, unit),), start=len(m.stages) - 1)
     shape = p.shape
     return tuple(np.broadcast_to(np.asarray(v), shape) for v in index), np.broadcast_to(
         np.asarray(padding), shape
@@ -231,7 +219,7 @@ def _exhaustive(
                 {**_point(names, columns, k), "emitted": int(got[k]), "expected": int(expected[k])}
             )
         return Certification("proved", "exhaustive", f"equal on {what}")
-    size = int(_offset_size(m, unit))
+    size = int(m.size_in(unit))
     p = np.arange(size, dtype=np.int64)
     env = {**(sizes or {}), OFFSET_SYMBOL: p}
     index, padding = _reference_inverse(m, p, unit)
@@ -275,25 +263,15 @@ def _refuted(counterexample: dict[str, Any]) -> Certification:
 def _points(m: LayoutMap, direction: str, unit: str) -> int:
     if direction == "forward":
         return math.prod((int(d) for d in m.shape.dimensions), start=1)
-    return int(_offset_size(m, unit))
+    return int(m.size_in(unit))
 
 
 # ------------------------------------------------------------------------ the prover side
-class _SafeSympyArithmetic(type(SYMPY_ARITHMETIC)):
-    """The layout map's SymPy arithmetic, with ``Mod`` built by ``safe_mod`` (SymPy 1.14 bug)."""
-
-    def mod(self, a: Any, b: Any) -> Any:
-        return safe_mod(a, b)
-
-
-_SAFE_SYMPY = _SafeSympyArithmetic()
-
-
 def _claim(m: LayoutMap, direction: str, unit: str) -> tuple[Any, dict, Any]:
     """``(reference, bounds, where)`` for :func:`layout_algebra.prove.expressions_equal`.
 
-    The reference is the stages run on SymPy (the layout map's own SymPy arithmetic, with
-    ``Mod`` built by ``safe_mod``) from the offset in ``unit`` (``ToBits`` included), so
+    The reference is the stages run on SymPy (the stages' SymPy arithmetic, whose ``Mod``
+    avoids SymPy 1.14's bug) from the offset in ``unit`` (``ToBits`` included), so
     nested floors are merged as the stages go (``⌊⌊p/4⌋/128⌋ = ⌊p/512⌋``): substituting
     ``p -> ⌊8p/bits⌋`` into the element-offset closed form instead gives a formula the
     solver finds much harder.
@@ -302,15 +280,15 @@ def _claim(m: LayoutMap, direction: str, unit: str) -> tuple[Any, dict, Any]:
     if direction == "forward":
         bounds = dict(zip(m.index_symbols, m.shape.dimensions, strict=True))
         if unit == "element":
-            return sympy.sympify(m.apply(m.index_symbols, _SAFE_SYMPY, through=last)[0]), bounds, None
-        bits = sympy.sympify(m.apply(m.index_symbols, _SAFE_SYMPY)[0])
-        return (bits if unit == "bit" else _SAFE_SYMPY.floordiv(bits, 8)), bounds, None
+            return sympy.sympify(m.apply(m.index_symbols, SYMPY_ARITHMETIC, through=last)[0]), bounds, None
+        bits = sympy.sympify(m.apply(m.index_symbols, SYMPY_ARITHMETIC)[0])
+        return (bits if unit == "bit" else SYMPY_ARITHMETIC.floordiv(bits, 8)), bounds, None
     p = OFFSET_SYMBOL
     if unit == "element":
-        index, padding = m.unapply((p,), _SAFE_SYMPY, start=last)
+        index, padding = m.unapply((p,), SYMPY_ARITHMETIC, start=last)
     else:
-        index, padding = m.unapply((p if unit == "bit" else 8 * p,), _SAFE_SYMPY)
-    bounds = {p: _offset_size(m, unit)}
+        index, padding = m.unapply((p if unit == "bit" else 8 * p,), SYMPY_ARITHMETIC)
+    bounds = {p: m.size_in(unit)}
     padding = sympy.sympify(padding)
     if direction == "padding":
         return padding, bounds, None
@@ -359,17 +337,18 @@ def _index_radix(m: LayoutMap) -> dict[sympy.Symbol, tuple[Any, ...]] | None:
     of ``t``) are exact. Any box would be sound (the prover checks values past it);
     ``None`` when the first tile combines dims (``*``) or there is no tile.
     """
-    layout = m.shape.layout
-    if layout is None or not layout.tiles:
+    tiles = [step for step in m.steps if step.role == TILE]
+    if not tiles or any(isinstance(stage, Combine) for stage in tiles[0].stages):
         return None
-    tile = layout.tiles[0].dimensions
-    if COMBINE_DIMENSION in tile:
-        return None
+    (order,) = m.steps[0].stages  # physical dim j holds logical dim order.permutation[j]
+    prepended = sum(stage.count for stage in tiles[0].stages if isinstance(stage, PrependUnitDims))
+    split = next(stage for stage in tiles[0].stages if isinstance(stage, Split))
     radix: dict[sympy.Symbol, tuple[Any, ...]] = {}
-    for j, dim in enumerate(layout.minor_to_major[: len(tile)]):
-        t, d = tile[len(tile) - 1 - j], m.shape.dimensions[dim]
-        if t > 1:
-            radix[m.index_symbols[dim]] = (sympy.ceiling(sympy.sympify(d) / t), t)
+    for k, t in enumerate(split.tile):
+        physical = split.start + k - prepended
+        if t > 1 and physical >= 0:  # (a prepended unit dim is no logical dim)
+            dim = order.permutation[physical]
+            radix[m.index_symbols[dim]] = (sympy.ceiling(sympy.sympify(m.shape.dimensions[dim]) / t), t)
     return radix or None
 
 
