@@ -172,8 +172,12 @@ def test_a_symbolic_map_with_negative_positions_is_not_in_bounds() -> None:
         lambda i, ar: i[0] ** 2,
         lambda i, ar: ar.floordiv(i[0] - 1, 2),  # a division of a value that may be negative
         lambda i, ar: ar.mod(1 - i[0], 3),
+        lambda i, ar: math.floor(i[0]),
+        lambda i, ar: float(i[0]),
+        lambda i, ar: max(i[0], 1),
+        lambda i, ar: abs(i[0] - 2),
     ],
-    ids=["//", "/", "**", "floordiv of negative", "mod of negative"],
+    ids=["//", "/", "**", "floordiv of negative", "mod of negative", "math.floor", "float", "max", "abs"],
 )
 def test_what_the_bit_vectors_cannot_encode_is_unknown(function) -> None:
     m = prove.function_map("f32[5]", function)

@@ -108,7 +108,8 @@ class Interval:
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _unsupported
     __pow__ = __rpow__ = __lt__ = __le__ = __gt__ = __ge__ = __abs__ = _unsupported
     __and__ = __rand__ = __or__ = __ror__ = __xor__ = __lshift__ = __rshift__ = _unsupported
-    __index__ = __int__ = _unsupported
+    __index__ = __int__ = __float__ = __floor__ = __ceil__ = __round__ = __trunc__ = _unsupported
+    __divmod__ = __rdivmod__ = __matmul__ = __rmatmul__ = __invert__ = _unsupported
 
 
 class IntervalArithmetic(Arithmetic):
