@@ -69,7 +69,8 @@ from typing import TYPE_CHECKING
 
 from layout_algebra.layout_map import LayoutMap, layout_map
 from layout_algebra.model.shapes import Shape
-from layout_algebra.stages.stages import Combine, Linearize, Pad, PrependUnitDims, Split, Transpose
+from layout_algebra.stages.pipeline import TILE
+from layout_algebra.stages.stages import Linearize, Split
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -209,22 +210,16 @@ def _padded_extent(m: LayoutMap, dim: int | None) -> int:
     if dim is None:
         return 1
     size = m.shape.dimensions[dim]
-    order = m.stages[0]
-    assert isinstance(order, Transpose)
-    place = order.permutation.index(dim)
-    first_step = next((s for s in m.steps if s.tile is not None), None)
-    if first_step is None:
+    first_tile = next((step for step in m.steps if step.role == TILE), None)
+    if first_tile is None:
         return size
-    for stage in first_step.stages:
-        if isinstance(stage, PrependUnitDims):
-            place += stage.count
-        elif isinstance(stage, Combine):
-            group = next(k for k, g in enumerate(stage.groups) if place in g)
-            if len(stage.groups[group]) > 1:
-                return size
-            place = group
-        elif isinstance(stage, Pad):
-            return int(stage.padded[place])
+    place: int | None = m.stages[0].carried_dimension(dim)  # its place in physical order
+    for stage in first_tile.stages:
+        if place is None:  # merged with other dims by '*'
+            return size
+        if isinstance(stage, Split):  # the tile splits the padded dims
+            return int(stage.domain[place])
+        place = stage.carried_dimension(place)
     return size
 
 

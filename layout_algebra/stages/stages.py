@@ -103,6 +103,11 @@ class Stage:
         """Whether some range position may be padding."""
         return False
 
+    def carried_dimension(self, k: int) -> int | None:
+        """The range dimension that carries domain dimension ``k`` (the same index values,
+        perhaps with padding after them), or ``None`` if ``k`` is merged or split."""
+        return None
+
     @property
     def name(self) -> str:
         return type(self).__name__
@@ -141,6 +146,9 @@ class Transpose(Stage):
             x[p] = y[j]
         return tuple(x)
 
+    def carried_dimension(self, k: int) -> int | None:
+        return self.permutation.index(k)
+
     @property
     def is_identity(self) -> bool:
         return self.permutation == tuple(range(len(self.permutation)))
@@ -168,6 +176,9 @@ class PrependUnitDims(Stage):
 
     def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return tuple(y[self.count :])
+
+    def carried_dimension(self, k: int) -> int | None:
+        return k + self.count
 
     def describe(self) -> str:
         return f"prepend {self.count} unit dim(s): {_shown(self.domain)} -> {_shown(self.range)}"
@@ -218,6 +229,16 @@ class Combine(Stage):
             x.extend(reversed(parts))
         return tuple(x)
 
+    def carried_dimension(self, k: int) -> int | None:
+        """The group of ``k`` if ``k`` is alone in it; ``None`` if merged with others.
+
+        >>> c = Combine(domain=(2, 7, 8), groups=((0,), (1, 2)))
+        >>> c.carried_dimension(0), c.carried_dimension(1)
+        (0, None)
+        """
+        group = next(j for j, g in enumerate(self.groups) if k in g)
+        return group if len(self.groups[group]) == 1 else None
+
     def describe(self) -> str:
         merged = ", ".join("x".join(str(self.domain[i]) for i in g) for g in self.groups if len(g) > 1)
         return f"combine (*) {merged}: {_shown(self.domain)} -> {_shown(self.range)}"
@@ -255,6 +276,9 @@ class Pad(Stage):
 
     def holes(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Any:
         return ar.any_of(ar.ge(y[k], ar.lift(self.domain[k])) for k in self.grown)
+
+    def carried_dimension(self, k: int) -> int | None:
+        return k
 
     @property
     def has_holes(self) -> bool:
@@ -300,6 +324,9 @@ class Split(Stage):
         for k, t in enumerate(self.tile):
             out.append(pairs[2 * k] * t + pairs[2 * k + 1])
         return tuple(out)
+
+    def carried_dimension(self, k: int) -> int | None:
+        return k if k < self.start else None
 
     def describe(self) -> str:
         tile = "(" + ",".join(map(str, self.tile)) + ")"
