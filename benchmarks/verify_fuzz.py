@@ -78,7 +78,7 @@ def main() -> None:
 
     pairs = tally.total + len(disagreements)
     answered = sum(
-        n for (_, v, same), n in tally.counts.items() if v in ("proved", "refuted") and same is not None
+        n for (_, v, same), n in tally.counts.items() if v in ("proved", "refuted") and same in (True, False)
     )
     print(
         f"machine: {platform.machine()} {platform.system()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"

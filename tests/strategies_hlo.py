@@ -383,6 +383,9 @@ def relayout(draw) -> Case:
                     "copy",
                     "binary",
                     "dynamic-slice",
+                    "select",
+                    "convert",
+                    "iota",
                 )
             )
         )
@@ -435,6 +438,38 @@ def relayout(draw) -> Case:
                 cur_dims,
                 f"{fn}({current}, {other})" if draw(st.booleans()) else f"{fn}({other}, {current})",
             )
+        elif choice == "select":  # between the current value and a new parameter, on a pred parameter
+            which, other = f"w{parameters}", f"q{parameters + 1}"
+            chain.append(
+                (which, cur_dims, f"parameter({parameters})", "pred", draw(layouts("pred", 0, cur_dims)))
+            )
+            chain.append(
+                (
+                    other,
+                    cur_dims,
+                    f"parameter({parameters + 1})",
+                    element,
+                    draw(layouts(element, e, cur_dims)),
+                )
+            )
+            parameters += 2
+            new_dims, op = cur_dims, f"select({which}, {current}, {other})"
+        elif choice == "convert":  # to another type and back: real, lossy semantics
+            wide = draw(st.sampled_from([t for t in ("f32", "s32", "bf16", "s8") if t != element]))
+            chain.append((f"v{k}", cur_dims, f"convert({current})", wide, draw(layouts(wide, 0, cur_dims))))
+            new_dims, op = cur_dims, f"convert(v{k})"
+        elif choice == "iota" and element != "pred":  # combined with the current value
+            d = draw(st.integers(0, rank - 1))
+            chain.append(
+                (
+                    f"io{k}",
+                    cur_dims,
+                    f"iota(), iota_dimension={d}",
+                    element,
+                    draw(layouts(element, e, cur_dims)),
+                )
+            )
+            new_dims, op = cur_dims, f"{draw(st.sampled_from(BINARY[kind_of(element)]))}({current}, io{k})"
         elif choice == "dynamic-slice":  # constant starts, some past the end (clamped)
             sizes = [draw(st.integers(1, d)) for d in cur_dims]
             starts = [draw(st.integers(-1, d)) for d in cur_dims]
@@ -454,20 +489,65 @@ def relayout(draw) -> Case:
         current, cur_dims = name, new_dims
     if not chain or len(chain[-1]) > 3 or chain[-1][1] == ():
         chain.append(("last", dims, "copy(p)"))
-    lay_before = [c[4] if len(c) > 3 else draw(layouts(element, e, c[1])) if c[1] else "" for c in chain]
+    lay_before = [c[4] if len(c) > 3 else draw(lays(element, e, c[1])) if c[1] else "" for c in chain]
     lay_after = [
-        draw(layouts(element, e, c[1])) if c[1] and len(c) == 3 and draw(st.booleans()) else lb
+        draw(lays(element, e, c[1], spaces=(0, 0, 1, 5)))
+        if c[1] and len(c) == 3 and draw(st.booleans())
+        else lb
         for c, lb in zip(chain, lay_before, strict=True)
     ]
     mode = draw(st.sampled_from(("physical", "logical")))
     if mode == "physical":
         lay_after[-1] = lay_before[-1]
+    kind, after_chain = "relayout chain", chain
+    mutations = [(k, m) for k, c in enumerate(chain) for m in [mutated_op(c[2], c[1])] if m is not None]
+    if mutations and draw(st.integers(0, 2)) == 0:
+        k, (name, op) = draw(st.sampled_from(mutations))
+        after_chain = [(*c[:2], op, *c[3:]) if j == k else c for j, c in enumerate(chain)]
+        kind = f"relayout chain, {name}"
     before, after = Module(), Module()
-    for m, lays in ((before, lay_before), (after, lay_after)):
+    for m, chosen, steps in ((before, lay_before, chain), (after, lay_after, after_chain)):
         m.add("p", shape_text(element, dims, p_layout), "parameter(0)")
-        for c, lay in zip(chain, lays, strict=True):
-            m.add(c[0], shape_text(c[3] if len(c) > 3 else element, c[1], lay), c[2])
-    return Case(before.text(), after.text(), mode, "relayout chain")
+        spaces = {"p": 0}
+        for c, lay in zip(steps, bitcasts_stay_in_place(steps, chosen, spaces), strict=True):
+            m.add(c[0], shape_text(c[3] if len(c) > 3 else element, c[1], str(lay)), c[2])
+    return Case(before.text(), after.text(), mode, kind)
+
+
+def mutated_op(op: str, dims: tuple[int, ...]) -> tuple[str, str] | None:
+    """A small change of one op's text that keeps the module valid, with its name; or None.
+
+    A start index moved by one (clamping may make it the same), another reversed or iota
+    dimension, select's branches or a binary op's operands swapped."""
+    if op.startswith("constant(") and op[9:-1].lstrip("-").isdigit() and not dims:
+        return "start index moved by one", f"constant({int(op[9:-1]) + 1})"
+    if op.startswith("reverse(") and len(dims) > 1:
+        d = int(op.split("dimensions={")[1][:-1])
+        return "other reversed dimension", op.split("dimensions=")[
+            0
+        ] + f"dimensions={{{(d + 1) % len(dims)}}}"
+    if op.startswith("iota(") and len(dims) > 1:
+        d = int(op.split("=")[1])
+        return "other iota dimension", f"iota(), iota_dimension={(d + 1) % len(dims)}"
+    for fn in ("select(", *(f"{f}(" for fs in BINARY.values() for f in fs)):
+        if op.startswith(fn):
+            args = op[len(fn) : -1].split(", ")
+            swapped = [args[0], args[2], args[1]] if fn == "select(" else args[::-1]
+            if swapped != args:
+                return "operands swapped", fn + ", ".join(swapped) + ")"
+    return None
+
+
+def bitcasts_stay_in_place(chain: list[tuple], chosen: list, spaces: dict[str, int]) -> list:
+    """The layouts ``chosen`` for ``chain``, with each bitcast moved into its operand's memory
+    space (a bitcast cannot change memory space: that would be invalid HLO)."""
+    out = []
+    for c, lay in zip(chain, chosen, strict=True):
+        if isinstance(lay, Lay) and c[2].startswith("bitcast("):
+            lay = dataclasses.replace(lay, space=spaces.get(c[2][len("bitcast(") : -1], 0))
+        spaces[c[0]] = lay.space if isinstance(lay, Lay) else 0
+        out.append(lay)
+    return out
 
 
 @st.composite
@@ -528,8 +608,8 @@ cases = st.one_of(
 class Outcome:
     kind: str
     mode: str
-    verdict: str  # proved | refuted | unknown | rejected (ValueError) | invalid (executor)
-    same: bool | None
+    verdict: str  # proved | refuted | unknown | rejected (the verifier raised ValueError)
+    same: bool | str | None  # "invalid HLO" when the executor rejected a module
     agree: bool | None  # None when either side has no answer
 
 
@@ -583,7 +663,7 @@ def check_case(case: Case, *, trials: int = 4, seed: int = 0) -> Outcome:
                     f"{result.counterexample}\nmode={case.mode}\n--- before\n{case.before}\n--- after\n{case.after}"
                 )
     except InvalidHloError:
-        return Outcome(case.kind, case.mode, verdict, None, None)
+        return Outcome(case.kind, case.mode, verdict, "invalid HLO", None)
     if any(x is None for x in executed) or not executed:
         same = None
     else:

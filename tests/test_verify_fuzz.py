@@ -43,7 +43,7 @@ def assert_exercised(tally: sh.Tally, *, both_answers: bool = True) -> None:
     answered = sum(
         n
         for (_, verdict, same), n in tally.counts.items()
-        if verdict in ("proved", "refuted") and same is not None
+        if verdict in ("proved", "refuted") and same in (True, False)
     )
     sames = {same for (_, verdict, same) in tally.counts if verdict in ("proved", "refuted")}
     assert answered >= tally.total // 2, tally.summary()
