@@ -78,6 +78,7 @@ from layout_algebra.interop.recover import (
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import Shape
+from layout_algebra.stages.stages import Linearize
 
 __all__ = [
     "from_mlir_affine_map",
@@ -223,11 +224,9 @@ def to_mlir_strided(shape: Shape | str) -> str:
         raise NotExpressible(f"{m.shape}: a tiled layout has no strides; use to_mlir_affine_map")
     if m.is_symbolic:
         raise NotExpressible(f"{m.shape}: symbolic sizes")
-    strides = [0] * m.rank
-    running = 1
-    for k in layout.minor_to_major:
-        strides[k] = running
-        running *= m.shape.dimensions[k]
+    (order,) = m.steps[0].stages  # logical dim k sits at physical place order.carried_dimension(k)
+    (linearize,) = (stage for stage in m.stages if isinstance(stage, Linearize))
+    strides = [linearize.strides[order.carried_dimension(k)] for k in range(m.rank)]
     return f"strided<[{', '.join(map(str, strides))}]>"
 
 

@@ -146,7 +146,7 @@ class Transpose(Stage):
             x[p] = y[j]
         return tuple(x)
 
-    def carried_dimension(self, k: int) -> int | None:
+    def carried_dimension(self, k: int) -> int:
         return self.permutation.index(k)
 
     @property
@@ -346,6 +346,15 @@ class Linearize(Stage):
     @property
     def range(self) -> tuple[Dim, ...]:
         return (math.prod(self.domain, start=1),)
+
+    @property
+    def strides(self) -> tuple[Dim, ...]:
+        """The row-major stride of each dimension: the product of the sizes after it.
+
+        >>> Linearize(domain=(2, 3, 4)).strides
+        (12, 4, 1)
+        """
+        return tuple(math.prod(self.domain[k + 1 :], start=1) for k in range(len(self.domain)))
 
     def forward(self, x: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         value: Any = 0
