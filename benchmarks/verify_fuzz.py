@@ -50,6 +50,7 @@ def main() -> None:
 
     tally = sh.Tally()
     disagreements: list[tuple[str, str]] = []
+    missed: list[tuple[sh.Case, str]] = []  # verifier unknown, execution found a difference
     start = time.perf_counter()
     round_number = args.seed
     while tally.total + len(disagreements) < args.pairs and time.perf_counter() - start < args.budget:
@@ -68,9 +69,13 @@ def main() -> None:
             @given(make())
             def check(case: sh.Case) -> None:
                 try:
-                    tally.add(sh.check_case(case))
+                    outcome = sh.check_case(case)
                 except AssertionError as err:
                     disagreements.append((case.kind, str(err)))
+                    return
+                tally.add(outcome)
+                if outcome.verdict == "unknown" and outcome.same is False:
+                    missed.append((case, sh.verify(case).reason))
 
             check()
         round_number += 1
@@ -93,6 +98,13 @@ def main() -> None:
     for (kind, _, _), n in tally.counts.items():
         kinds[kind] += n
     print("pairs by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
+    reasons = Counter(reason for _, reason in missed)
+    print(f"verifier unknown where execution found a difference: {len(missed)}")
+    for reason, n in reasons.most_common():
+        case = next(c for c, r in missed if r == reason)
+        print(
+            f"\n##### unknown x{n}: {reason}\nmode={case.mode}\n--- before\n{case.before}\n--- after\n{case.after}"
+        )
     shown: set[tuple[str, str]] = set()
     for kind, message in disagreements:
         key = (kind, message.split(":")[0])
