@@ -251,7 +251,9 @@ def cute_layout(shape: Shape | str, *, check: bool = True) -> CuteLayout:
     modes, strides = _modes(m, digits)
     text = "1:0" if m.rank == 0 else f"{_text(modes)}:{_text(strides)}"
     if check:
-        certification = certify(m, "forward", "element", cute_expr(text, m.rank, _size_names(m)))
+        certification = certify(
+            m, "forward", "element", cute_expr(text, m.rank, tuple(map(str, m.shape.size_symbols)))
+        )
     else:
         certification = Certification("unknown", "none", "not checked (check=False)")
     if certification.status == "refuted":  # a bug: never hand out a wrong layout
@@ -262,14 +264,6 @@ def cute_layout(shape: Shape | str, *, check: bool = True) -> CuteLayout:
 def to_cute(shape: Shape | str) -> str:
     """``shape``'s layout as CuTe ``shape:stride`` text, or ``NotExpressible`` with the reason."""
     return cute_layout(shape).text
-
-
-def _size_names(m: LayoutMap) -> tuple[str, ...]:
-    names: list[str] = []
-    for d in m.shape.dimensions:
-        if not isinstance(d, int):
-            names += [str(s) for s in sorted(sympy.sympify(d).free_symbols, key=str) if str(s) not in names]
-    return tuple(names)
 
 
 # ------------------------------------------------------------------------ reading CuTe text
@@ -292,7 +286,13 @@ def _parse_tuple(tokens: list[str], pos: int, text: str, names: dict) -> tuple[A
         return int(tokens[pos]), pos + 1
     if not names:
         raise ValueError(f"CuTe text {text!r}: {tokens[pos]!r} is not a non-negative integer")
-    return sympy.parse_expr(tokens[pos], local_dict=names), pos + 1
+    from layout_algebra.prove.assumptions import parse_term  # a grammar: CuTe text is never evaluated
+
+    value = parse_term(tokens[pos])
+    unknown = sorted(str(s) for s in value.free_symbols if str(s) not in names)
+    if unknown:
+        raise ValueError(f"CuTe text {text!r}: {', '.join(unknown)} is not a size of the layout")
+    return value, pos + 1
 
 
 def _leaves(x: Any) -> list[Any]:
