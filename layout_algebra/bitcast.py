@@ -80,6 +80,7 @@ from layout_algebra.prove.core import Assumptions, parse_assumptions
 from layout_algebra.references import delinearize_row_major, linear_index_row_major
 from layout_algebra.sizes import meaningful_array, size_report
 from layout_algebra.stages.arith import ARITHMETIC as _INT
+from layout_algebra.stages.arith import Arithmetic
 
 __all__ = [
     "BITCAST",
@@ -102,6 +103,8 @@ _DOMAIN = {"proved": BITCAST, "refuted": NOT_A_BITCAST, "unknown": UNKNOWN}
 #: Arrays up to this many elements are decided by enumerating every element (NumPy);
 #: larger ones by sampled refutation, then Z3.
 ENUMERATION_LIMIT = 1 << 17
+#: Up to this many elements, enumerating is cheaper than looking for structure.
+SMALL = 4096
 
 
 def memory_space_reason(src_space: int, dst_space: int) -> str:
@@ -475,6 +478,16 @@ def _offsets_concrete(
             "proved", operation, a, b, proved_reason, None, (), name, "same physical arrangement (no solver)"
         )
     n = _count(a)
+    if n > SMALL:
+        grouped = _difference_by_groups(a, b, corr)
+        if grouped is not None:
+            checked, k = grouped
+            method = (
+                f"enumerating {checked:,} elements by groups: both offsets are sums of one-dimension terms"
+            )
+            if k is None:
+                return BitcastVerdict("proved", operation, a, b, proved_reason, None, (), name, method)
+            return _difference(operation, a, b, corr, k, method)
     if n <= ENUMERATION_LIMIT:
         k = _first_difference(a, b, corr, None)
         if k is None:
@@ -522,6 +535,118 @@ def _bit_position(shape: ArrayShape) -> Callable:
     through = len(m.stages) - 1
     bits = m.element_bits
     return lambda index, ar: m.apply(index, ar, through=through)[0] * bits
+
+
+# ------------------------------------------------------- separable offsets, by groups
+class _Dependence:
+    """An abstract value: the set of its additive terms, each named by the logical
+    dimensions it depends on. Constants have no terms; a sum keeps its terms apart; a
+    product of two non-constants, a floor or a remainder merges them into one term."""
+
+    __slots__ = ("terms",)
+
+    def __init__(self, terms) -> None:
+        self.terms = frozenset(terms)
+
+    def __add__(self, other: Any) -> _Dependence:
+        return _Dependence(self.terms | _terms_of(other))
+
+    __radd__ = __add__
+
+    def __mul__(self, other: Any) -> _Dependence:
+        theirs = _terms_of(other)
+        if not theirs:
+            return self
+        if not self.terms:
+            return _Dependence(theirs)
+        return _Dependence({frozenset().union(*self.terms, *theirs)})
+
+    __rmul__ = __mul__
+
+
+def _terms_of(value: Any) -> frozenset:
+    if isinstance(value, _Dependence):
+        return value.terms
+    if isinstance(value, int):
+        return frozenset()
+    raise TypeError(f"no dependence for {value!r}")
+
+
+class _DependenceArithmetic(Arithmetic):
+    """Runs a layout's stages on ``_Dependence`` values (anything else raises)."""
+
+    def lift(self, size: Any) -> Any:
+        if not isinstance(size, int):
+            raise TypeError("symbolic size")
+        return size
+
+    def floordiv(self, a: Any, b: Any) -> Any:
+        return _Dependence({frozenset().union(*_terms_of(a), *_terms_of(b))} if _terms_of(a) else ())
+
+    mod = floordiv
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_separable(shape: ArrayShape) -> bool:
+    """Whether the offset is ``c + sum_d g_d(index[d])``: each additive term of the stage
+    pipeline's offset depends on one logical dimension at most (no ``*`` combine mixing
+    two of them). Decided on the stages themselves; anything unexpected says no."""
+    m = layout_map(shape)
+    index = [_Dependence({frozenset({d})}) for d in range(m.rank)]
+    try:
+        (offset,) = m.apply(index, _DependenceArithmetic(), through=len(m.stages) - 1)
+        return all(len(term) <= 1 for term in _terms_of(offset))
+    except (TypeError, AttributeError, ValueError, NotImplementedError):
+        return False
+
+
+def _groups(src_dims: Sequence[int], dst_dims: Sequence[int]) -> list[tuple[int, int, int, int]]:
+    """Consecutive runs ``src_dims[s0:s1]``, ``dst_dims[d0:d1]`` of equal products, as
+    short as possible (the digits of a row-major position split at the same places)."""
+    out, s0, d0, s, d = [], 0, 0, 0, 0
+    while s < len(src_dims) or d < len(dst_dims):
+        ps = math.prod(src_dims[s0:s], start=1)
+        pd = math.prod(dst_dims[d0:d], start=1)
+        if s > s0 and d > d0 and ps == pd:
+            out.append((s0, s, d0, d))
+            s0, d0 = s, d
+        elif (ps <= pd and s < len(src_dims)) or d == len(dst_dims):
+            s += 1
+        else:
+            d += 1
+    if s0 < len(src_dims) or d0 < len(dst_dims):
+        out.append((s0, len(src_dims), d0, len(dst_dims)))
+    return out
+
+
+def _difference_by_groups(
+    a: ArrayShape, b: ArrayShape, corr: Correspondence
+) -> tuple[int, int | None] | None:
+    """Exact, for separable layouts: the offsets agree everywhere iff they agree on each
+    group of dimensions with the other groups' indices at 0 (the sums are independent).
+    Returns (elements checked, first differing position or ``None``), or ``None`` when
+    the shortcut does not apply (a layout that is not separable, groups too large)."""
+    if not (_is_separable(a) and _is_separable(b)):
+        return None
+    sd = [int(a.dimensions[d]) for d in corr.src_order]
+    dd = [int(b.dimensions[d]) for d in corr.dst_order]
+    if 0 in sd:
+        return None
+    groups = _groups(sd, dd)
+    sizes = [math.prod(sd[s0:s1], start=1) for s0, s1, _, _ in groups]
+    if sum(sizes) > ENUMERATION_LIMIT:
+        return None
+    checked = 0
+    for (_, s1, d0, d1), size in zip(groups, sizes, strict=True):
+        if math.prod(dd[d0:d1], start=1) != size:
+            return None
+        stride = math.prod(sd[s1:], start=1)
+        flat = np.arange(size, dtype=np.int64) * stride
+        k = _first_difference(a, b, corr, flat)
+        checked += size
+        if k is not None:
+            return checked, k
+    return checked, None
 
 
 def _physical_form(shape: ArrayShape) -> tuple:
@@ -596,7 +721,7 @@ def _probes(b: ArrayShape, corr: Correspondence, n: int) -> np.ndarray:
             if 0 < x < d:
                 picks.add(x * s)
     rng = np.random.default_rng(n)
-    sample = rng.integers(0, n, size=4096, dtype=np.int64)
+    sample = rng.integers(0, n, size=512, dtype=np.int64)
     return np.unique(np.concatenate([np.fromiter(picks, dtype=np.int64), sample]))
 
 

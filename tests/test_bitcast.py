@@ -360,6 +360,23 @@ def test_solver_path_agrees_with_enumeration(pair) -> None:
     assert forced.verdict == expected.verdict, (str(forced), str(expected))
 
 
+@settings(max_examples=100, deadline=None)
+@given(bitcast_pairs())
+def test_grouped_path_in_the_decision_agrees_with_brute_force(pair) -> None:
+    """With the group shortcut tried first (as above SMALL elements), verdicts stand."""
+    src, dst = pair
+    original = bitcast.SMALL
+    bitcast.SMALL = 0
+    bitcast._decided.cache_clear()
+    try:
+        verdict = bitcast_is_valid(src, dst)
+    finally:
+        bitcast.SMALL = original
+        bitcast._decided.cache_clear()
+    found = brute_force_correspondences(src, dst)
+    assert verdict.verdict == ("bitcast" if found else "not a bitcast"), (found, str(verdict))
+
+
 @settings(max_examples=150, deadline=None)
 @given(bitcast_pairs())
 def test_solver_free_fast_path_is_exact(pair) -> None:
@@ -534,3 +551,51 @@ def test_cli_memory_space_change_one_reason_no_counterexample(capsys) -> None:
 def test_cli_suggest_bad_dims_exit_2(capsys, dims) -> None:
     code, out, err = _cli(capsys, "bitcast", "f32[4,6]{1,0}", dims, "--suggest")
     assert code == 2 and out == "" and "Traceback" not in err and err.count("\n") == 1
+
+
+@st.composite
+def any_pairs(draw):
+    """Pairs with ``*`` combines too (where offsets are not sums of one-dimension terms)."""
+    src = draw(small_layout_shapes(max_slots=256, max_rank=3))
+    assume(1 <= math.prod(src.dimensions) <= 96)
+    other = draw(
+        small_layout_shapes(
+            max_slots=1024,
+            max_rank=3,
+            element=(src.element_type.text, src.effective_layout.element_size_in_bits),
+        )
+    )
+    dims = draw(
+        st.sampled_from(
+            [tuple(src.dimensions), tuple(reversed(src.dimensions)), (math.prod(src.dimensions),)]
+        )
+    )
+    rank = len(dims)
+    layout = other.layout if other.rank == rank else src.layout if src.rank == rank else None
+    assume(layout is not None)
+    dst = ArrayShape(src.element_type, dims, (False,) * rank, layout)
+    try:
+        layout_map(dst)
+    except ValueError:
+        assume(False)
+    return src, dst
+
+
+@settings(max_examples=200, deadline=None)
+@given(any_pairs())
+def test_grouped_enumeration_is_exact(pair) -> None:
+    """The per-group check (used above ENUMERATION_LIMIT) agrees with enumerating every
+    element whenever it applies; it applies only to layouts without mixing combines."""
+    src, dst = pair
+    for corr in bitcast._candidates(src, dst):
+        grouped = bitcast._difference_by_groups(src, dst, corr)
+        if grouped is None:
+            continue
+        full = bitcast._first_difference(src, dst, corr, None)
+        assert (grouped[1] is None) == (full is None), (str(src), str(dst), corr)
+
+
+def test_separability_is_decided_on_the_stages() -> None:
+    assert bitcast._is_separable(parse_shape("bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}"))
+    assert bitcast._is_separable(parse_shape("f32[8,8]{1,0:T(2,4)(2,1,1,1)}"))
+    assert not bitcast._is_separable(parse_shape("f32[6,10]{1,0:T(*,4)}"))  # 10*i0 + i1 tiled by 4
