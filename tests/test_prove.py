@@ -20,6 +20,7 @@ from strategies_maps import small_layout_shapes
 from layout_algebra import prove
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.syntax import parse_shape
+from layout_algebra.stages.arith import ARITHMETIC
 
 
 def positions(m: prove.IndexMap) -> dict[tuple, int]:
@@ -204,3 +205,21 @@ def test_xla_allocation_bound_is_refuted_where_the_compiler_pads_to_the_first_ti
 def test_maps_of_different_boxes_cannot_be_compared() -> None:
     with pytest.raises(ValueError, match="different index boxes"):
         prove.equivalent("f32[2,3]", "f32[3,2]")
+
+
+@pytest.mark.parametrize(
+    "function",
+    [lambda i, ar: i[0] // 2, lambda i, ar: max(i[0], 1), lambda i, ar: i[0] % 3 if i[0] else 0],
+    ids=["floordiv", "max", "conditional"],
+)
+@pytest.mark.parametrize("shape", ["f32[N]", "f32[6]"])
+def test_python_operations_on_solver_terms_are_unknown_not_a_crash(function, shape: str) -> None:
+    m = prove.function_map(shape, function)
+    values = [function((k,), ARITHMETIC) for k in range(6)]  # the truth at size 6, by enumeration
+    truth = {"injective": len(set(values)) == 6, "in_bounds": all(0 <= v < 6 for v in values)}
+    for claim, result in (("injective", prove.injective(m)), ("in_bounds", prove.in_bounds(m))):
+        assert result.status in {"unknown", "refuted", "proved"}
+        if result.status == "unknown":
+            assert result.reason
+        elif shape == "f32[6]":
+            assert (result.status == "proved") == truth[claim]

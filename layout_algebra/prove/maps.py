@@ -25,6 +25,7 @@ import sympy
 
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
+from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.references import by_formula, by_pad_reshape_transpose
 from layout_algebra.sizes import meaningful_array
 from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
@@ -126,7 +127,29 @@ def function_map(
     Z3 terms) and ``arithmetic.lift(size)`` for symbolic sizes.
     """
     array = meaningful_array(shape)
-    return IndexMap(name, array, lambda _shape, index, ar: function(index, ar), symbolic_ok=False)
+    return IndexMap(
+        name, array, lambda _shape, index, ar: _guarded(function, name, index, ar), symbolic_ok=False
+    )
+
+
+def _guarded(
+    function: Callable[[Sequence[Any], Arithmetic], Any], name: str, index: Sequence[Any], ar: Any
+) -> Any:
+    """``function(index, ar)``; Python operations a solver term does not support become ``unknown``.
+
+    On Z3 terms, ``//``, ``%``, ``max``, ``if`` and the like raise ``TypeError`` or a
+    ``Z3Exception``: the map is then outside what the encoding can express, which the
+    prover reports as ``unknown`` with this reason, never as a crash or a verdict.
+    """
+    import z3
+
+    try:
+        return function(index, ar)
+    except (TypeError, z3.Z3Exception) as err:
+        raise UnsupportedExpression(
+            f"the map {name!r} uses a Python operation the solver's terms do not support ({err}); "
+            "use the arithmetic's floordiv/mod/lift"
+        ) from None
 
 
 def as_index_map(value: IndexMap | Shape | str) -> IndexMap:
