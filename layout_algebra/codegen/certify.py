@@ -302,7 +302,7 @@ def _prove(m: LayoutMap, direction: str, unit: str, emitted: Any, timeout_ms: in
     except ImportError as err:
         return Certification("unknown", "none", f"no prover available ({err})")
     reference, bounds, where = _claim(m, direction, unit)
-    assume = tuple(sympy.Ge(s, 1) for s in _size_symbols(m))
+    assume = tuple(sympy.Ge(s, 1) for s in m.shape.size_symbols)
     if direction == "padding":
         # booleans as values: "0 == 1 wherever emitted and reference disagree" holds iff they never do
         a, b = sympy.sympify(emitted), sympy.sympify(reference)
@@ -383,19 +383,11 @@ def _offset_radix(m: LayoutMap, unit: str) -> tuple[Any, ...] | None:
     return None
 
 
-def _size_symbols(m: LayoutMap) -> list[sympy.Symbol]:
-    out: list[sympy.Symbol] = []
-    for d in m.shape.dimensions:
-        if not isinstance(d, int):
-            out.extend(s for s in sorted(sympy.sympify(d).free_symbols, key=str) if s not in out)
-    return out
-
-
 def _samples(
     m: LayoutMap, direction: str, unit: str, emitted: Any, limit: int
 ) -> tuple[Certification | None, list]:
     """Exhaustive checks of a symbolic shape's expression at a few sizes: a refutation or the sizes tried."""
-    symbols = _size_symbols(m)
+    symbols = m.shape.size_symbols
     tried = []
     assignments = [dict.fromkeys(symbols, v) for v in SAMPLE_SIZES]
     assignments.append({s: v for s, v in zip(symbols, (5, 3, 9, 2, 7, 4), strict=False)})

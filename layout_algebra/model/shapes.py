@@ -343,6 +343,21 @@ class ArrayShape(Shape):
         return any(not _is_int(d) for d in self.dimensions)
 
     @property
+    def size_symbols(self) -> tuple[sympy.Symbol, ...]:
+        """The symbols the dimensions are written in, in order of first appearance (each
+        dimension's own symbols sorted by name); ``()`` for a concrete shape.
+
+        >>> from layout_algebra import parse_shape
+        >>> parse_shape("f32[N,8,M,N]").size_symbols
+        (N, M)
+        """
+        found: list[sympy.Symbol] = []
+        for d in self.dimensions:
+            if not isinstance(d, int):
+                found += [s for s in sorted(d.free_symbols, key=str) if s not in found]
+        return tuple(found)
+
+    @property
     def effective_layout(self) -> Layout:
         """The layout, or XLA's default descending layout ``{rank-1,...,0}`` when unset.
 
