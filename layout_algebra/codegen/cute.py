@@ -130,7 +130,7 @@ def _digits_of_layout(m: LayoutMap) -> list[_Digit]:
     raise AssertionError("a layout pipeline always linearizes")  # pragma: no cover
 
 
-def _who(shape: str, run: list[_Digit]) -> str:
+def _who(run: list[_Digit]) -> str:
     owners = sorted({d.dim for d in run if d.dim is not None})
     if len(owners) == 1:
         return f"dimension {owners[0]}"
@@ -140,7 +140,7 @@ def _who(shape: str, run: list[_Digit]) -> str:
 def _pad(shape: str, label: str, run: list[_Digit], padded: Any) -> list[_Digit]:
     if not isinstance(padded, int) or not all(isinstance(d.span, int) for d in run):
         raise NotExpressible(
-            f"{shape}: {_who(shape, run)} has a symbolic size and {label} may pad it; CuTe layouts cannot "
+            f"{shape}: {_who(run)} has a symbolic size and {label} may pad it; CuTe layouts cannot "
             f"express padding that depends on a size (give the size, or a multiple of the tile)"
         )
     if not run:
@@ -148,7 +148,7 @@ def _pad(shape: str, label: str, run: list[_Digit], padded: Any) -> list[_Digit]
     rest = _product(d.span for d in run[1:])
     if padded % rest:
         raise NotExpressible(
-            f"{shape}: {_who(shape, run)} (size {_product(d.span for d in run)}) is padded to {padded} by {label}, "
+            f"{shape}: {_who(run)} (size {_product(d.span for d in run)}) is padded to {padded} by {label}, "
             f"which is not a whole number of its {rest}-element minor part: CuTe layouts cannot express that padding"
         )
     top = run[0]
@@ -165,7 +165,7 @@ def _split(shape: str, label: str, run: list[_Digit], t: int) -> tuple[list[_Dig
         d = hi.pop()
         if not isinstance(d.span, int) or not isinstance(d.size, int):
             raise NotExpressible(
-                f"{shape}: {label} splits {_who(shape, [d])} of symbolic size {d.size}; CuTe needs to know that "
+                f"{shape}: {label} splits {_who([d])} of symbolic size {d.size}; CuTe needs to know that "
                 f"the tile divides it (give the size)"
             )
         if r % d.span == 0:
@@ -174,7 +174,7 @@ def _split(shape: str, label: str, run: list[_Digit], t: int) -> tuple[list[_Dig
             continue
         if d.span % r:
             raise NotExpressible(
-                f"{shape}: {label} cuts {_who(shape, [d])} at {r}, which does not divide its run of {d.span}: "
+                f"{shape}: {label} cuts {_who([d])} at {r}, which does not divide its run of {d.span}: "
                 f"the result is not a mixed-radix split, so it has no CuTe shape:stride"
             )
         if d.size <= r:
@@ -186,7 +186,7 @@ def _split(shape: str, label: str, run: list[_Digit], t: int) -> tuple[list[_Dig
         else:
             original = d.size
             raise NotExpressible(
-                f"{shape}: {_who(shape, [d])} (size {original}) is padded to {d.span} by {d.padded or label} "
+                f"{shape}: {_who([d])} (size {original}) is padded to {d.span} by {d.padded or label} "
                 f"and then split as {d.span // r} x {r}, so the padding falls inside a mode: "
                 f"CuTe layouts cannot express padding there"
             )
