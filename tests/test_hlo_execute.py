@@ -472,3 +472,24 @@ def test_broken_modules_give_an_answer_or_a_clear_error(case, line, dims, damage
         assert "instruction" in str(err) or "parameters" in str(err) or "module" in str(err), str(err)
     except ValueError:
         pass  # a parse error or a layout without meaning: ValueErrors with their own messages
+
+
+@pytest.mark.parametrize("element", ["bf16", "f16", "f32", "s8", "s4"])
+def test_random_data_collision_entropy_is_at_least_the_bound_compare_uses(element: str) -> None:
+    # compare's trial count rests on this bound: two independent elements are equal with
+    # probability at most 2**-b (b = 9 for floats of 16 bits or more, the type's bits below).
+    from layout_algebra.hlo.execute import _entropy_bits
+
+    shape = parse_shape(f"{element}[200000]{{0}}")
+    a = random_array(shape, np.random.default_rng(11))
+    _, counts = np.unique(a.reshape(-1, 1).view(np.uint8).reshape(a.size, -1), axis=0, return_counts=True)
+    p = counts / counts.sum()
+    assert -np.log2((p * p).sum()) >= _entropy_bits(shape) - 0.05
+
+
+@pytest.mark.parametrize(
+    ("element", "trials"), [("pred", 48), ("s4", 12), ("s8", 6), ("bf16", 6), ("s32", 4)]
+)
+def test_compare_runs_enough_trials_for_the_narrowest_type(element: str, trials: int) -> None:
+    text = module(f"p = {element}[4]{{0}} parameter(0)", f"c = {element}[4]{{0}} copy(p)")
+    assert compare(text, text).trials == trials
