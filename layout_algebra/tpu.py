@@ -90,9 +90,6 @@ LANES = 128
 SUBLANES = 8
 #: The largest rank-1 tile, in elements, seen for every element width.
 MAX_RANK1_TILE = 1024
-#: 8-bit types whose second-minor dimension is a multiple of this take a full register
-#: (``SUBLANES`` rows of packed words; 4-bit types take 64 and 2-bit types 128 the same way).
-LARGE_TILE_ROWS_8BIT = 32
 
 
 def _element_type(dtype: str | PrimitiveType) -> PrimitiveType:
