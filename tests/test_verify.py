@@ -203,6 +203,22 @@ def test_a_buffer_is_sized_in_bytes() -> None:
     assert_proved_and_executed(one, one.replace("{0:E(4)} reshape", "{0:T(2)E(4)} bitcast"))
 
 
+@pytest.mark.parametrize("mode", ["physical", "logical"])
+def test_what_one_branch_relies_on_is_needed_only_there(mode) -> None:
+    """The second operand of a concatenate is read at j - 1, negative where the first is taken:
+    that read's digits-in-box condition holds only in its branch (was unknown, found by the fuzz)."""
+    twice = module(
+        "p = s4[1]{0:E(4)} parameter(0)",
+        "i0 = s4[1]{0:E(4)} reshape(p)",
+        "ROOT i1 = s4[2]{0:T(2)L(3)E(4)} concatenate(i0, i0), dimensions={0}",
+    )
+    assert_proved_and_executed(twice, twice, mode=mode)
+    broadcast = twice.replace("concatenate(i0, i0), dimensions={0}", "broadcast(i0), dimensions={}").replace(
+        "s4[1]{0:E(4)} reshape(p)", "s4[] reshape(p)"
+    )
+    assert_proved_and_executed(twice, broadcast, mode=mode)
+
+
 def test_reading_padding_is_never_the_same() -> None:
     """A bitcast that reads a parameter's padding slot: unspecified bits, even against itself (fuzz)."""
     padded = module("p = f32[1,1,2]{0,1,2:T(2,2)} parameter(0)", "ROOT r = f32[2]{0} bitcast(p)")

@@ -550,7 +550,14 @@ class _Evaluator:
             return then()
         if z3.is_false(cond):
             return other()
-        return Choice(cond, then(), other())
+        return Choice(cond, self.guarded(cond, then), self.guarded(z3.Not(cond), other))
+
+    def guarded(self, cond: Any, thunk: Callable[[], Any]) -> Any:
+        """``thunk()``, with what its encoding relied on required only where ``cond`` holds."""
+        if not self.symbolic:
+            return thunk()
+        with self.ar.branch(cond):
+            return thunk()
 
     def operand(self, scope: _Scope, instr: HloInstruction, k: int) -> HloInstruction:
         if k >= len(instr.operands):

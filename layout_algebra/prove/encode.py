@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import sympy
@@ -274,6 +276,28 @@ class IntArithmetic(Arithmetic):
         v = z3.Int(name)
         self.side.append(v >= 0)
         return v
+
+    @contextmanager
+    def branch(self, condition: Any) -> Iterator[None]:
+        """Encode terms that matter only where ``condition`` holds (one side of a selection).
+
+        Obligations recorded inside are needed only there, so they become
+        ``condition -> obligations``; the notes made inside (mixed-radix records, floor terms)
+        are forgotten afterwards, so that another branch meeting the same terms records them,
+        and their obligations, again under its own condition.
+        """
+        start = len(self.obligations)
+        records, floors = set(self._records), set(self._floors)
+        try:
+            yield
+        finally:
+            inside = self.obligations[start:]
+            if inside:
+                self.obligations[start:] = [z3.Implies(condition, z3.And(*inside))]
+            for key in set(self._records) - records:
+                del self._records[key]
+            for key in set(self._floors) - floors:
+                del self._floors[key]
 
     def lift(self, size: Any) -> Any:
         if isinstance(size, int):
