@@ -41,6 +41,19 @@ STRATEGIES = (
 )
 
 
+def timed(fn, clock: list[float]):
+    """``fn``, adding its run time to ``clock[0]``."""
+
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            clock[0] += time.perf_counter() - start
+
+    return wrapper
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=20000, help="stop after this many pairs")
@@ -48,6 +61,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="first Hypothesis seed (one per round)")
     args = parser.parse_args()
 
+    verifier_clock, executor_clock = [0.0], [0.0]
+    sh.verify = timed(sh.verify, verifier_clock)  # the time each side takes, for the report
+    sh.compare = timed(sh.compare, executor_clock)
     tally = sh.Tally()
     disagreements: list[tuple[str, str]] = []
     missed: list[tuple[sh.Case, str]] = []  # verifier unknown, execution found a difference
@@ -93,6 +109,11 @@ def main() -> None:
         f"{pairs} module pairs in {elapsed:.0f} s ({1000 * elapsed / max(pairs, 1):.1f} ms a pair), {round_number - args.seed} rounds"
     )
     print(f"both sides answered and agreed: {answered}; disagreements: {len(disagreements)}")
+    print(
+        f"time: verifier {verifier_clock[0]:.0f} s ({1000 * verifier_clock[0] / max(pairs, 1):.1f} ms a pair), "
+        f"executor {executor_clock[0]:.0f} s ({1000 * executor_clock[0] / max(pairs, 1):.1f} ms a pair), "
+        f"executor / verifier = {executor_clock[0] / max(verifier_clock[0], 1e-9):.2f}"
+    )
     print(tally.summary())
     kinds = Counter()
     for (kind, _, _), n in tally.counts.items():
