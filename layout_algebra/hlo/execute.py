@@ -216,9 +216,14 @@ class _Array:
 _Value = Any  # _Array | tuple[_Value, ...]
 
 
-def _ones_bits(dims: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """An array of ``dtype`` whose every byte is 0xFF (every bit of every element set)."""
-    return np.full((*dims, dtype.itemsize), 0xFF, np.uint8).view(dtype).reshape(dims)
+def _ones_bits(dims: tuple[int, ...], dtype: np.dtype, where: np.ndarray | None = None) -> np.ndarray:
+    """An array of ``dtype`` whose elements have every byte 0xFF (all bits set), or, with
+    ``where``, only the elements where it is true (the others all zero bits). Built as bytes,
+    so no dtype (``bool`` included) gets the chance to normalise the pattern."""
+    raw = np.full((*dims, dtype.itemsize), 0xFF, np.uint8)
+    if where is not None:
+        raw[~where] = 0
+    return raw.view(dtype).reshape(dims)
 
 
 def _all_bits_set(array: np.ndarray, element_bits: int) -> np.ndarray:
@@ -240,7 +245,7 @@ def _packed(value: _Array, rng: np.random.Generator | None) -> tuple[np.ndarray,
         if rng is not None and occupied.size:
             junk = rng.integers(0, 256, occupied.size, dtype=np.uint8)
             data = data | (junk & ~occupied)
-        defined_ones = np.where(value.defined, ones, np.zeros_like(ones))
+        defined_ones = _ones_bits(value.shape.dimensions, value.data.dtype, where=value.defined)
         value.physical = (data, pack(defined_ones, shape, fill=0))
     return value.physical
 
