@@ -486,13 +486,15 @@ def _movement_json(m: MovementVerdict) -> dict:
 def audit_module(module: HloModule, progress: Callable[[int, int], None] | None = None) -> AuditReport:
     """Audit every instruction of ``module``; ``progress(done, total)`` is called as it goes.
 
-    One pass over the instructions; sizes, validation problems and movement verdicts
-    are computed once per distinct shape (or question) and shared, so the cost grows
-    with the number of distinct shapes, not of instructions.
+    One pass over the instructions; sizes and validation problems are computed once per
+    distinct shape object (the parser shares one object per shape text) and movement
+    verdicts once per distinct question, so the cost grows with the number of distinct
+    shapes and questions, not of instructions.
     """
     roles = computation_roles(module)
     sizes: dict[ArrayShape, SizeReport | str | None] = {}
-    problems_of: dict[Shape, tuple[str, ...]] = {}
+    per_shape: dict[int, _ShapeFacts] = {}
+    movements: dict[tuple, tuple] = {}  # by object identity: hashing big shapes costs more
     rows: list[AuditRow] = []
     totals: dict[int, list[int]] = {}  # space -> [arrays, logical, physical, allocated, unsized]
     total = module.instruction_count
@@ -501,7 +503,10 @@ def audit_module(module: HloModule, progress: Callable[[int, int], None] | None 
         role = roles[computation.name]
         shapes = {i.name: i.shape for i in computation.instructions}
         for instruction in computation.instructions:
-            row = _row(computation, instruction, role, shapes, sizes, problems_of)
+            facts = per_shape.get(id(instruction.shape))
+            if facts is None or facts.shape is not instruction.shape:
+                facts = per_shape[id(instruction.shape)] = _shape_facts(instruction.shape, sizes)
+            row = _row(computation, instruction, role, shapes, facts, movements)
             rows.append(row)
             if row.is_buffer:
                 _add_to_totals(totals, row)
@@ -510,6 +515,42 @@ def audit_module(module: HloModule, progress: Callable[[int, int], None] | None 
                 progress(done, total)
     by_space = {s: MemorySpaceTotals(s, *t) for s, t in sorted(totals.items())}
     return AuditReport(module.name, tuple(rows), by_space, module_errors(module))
+
+
+@dataclass(frozen=True, slots=True)
+class _ShapeFacts:
+    """Everything the audit says about a shape alone (shared by its instructions)."""
+
+    shape: Shape
+    problems: tuple[str, ...]
+    leaves: tuple[tuple[int, SizeReport | None], ...]
+    logical: int | None
+    physical: int | None
+    allocated: int | None
+    memory_spaces: tuple[int, ...]
+
+
+def _shape_facts(shape: Shape, sizes: dict) -> _ShapeFacts:
+    problems = list(layout_problems(shape))
+    leaves: list[tuple[int, SizeReport | None]] = []
+    for leaf in array_leaves(shape):
+        report = _leaf_size(leaf, sizes)
+        space = leaf.effective_layout.memory_space
+        if isinstance(report, str):
+            if report not in problems:
+                problems.append(report)
+            leaves.append((space, None))
+        else:
+            leaves.append((space, report))
+    known = [r for _, r in leaves if r is not None]
+    if len(known) == len(leaves):
+        logical = sum(int(r.logical_bytes) for r in known)
+        physical = sum(int(r.physical_bytes) for r in known)
+        allocated = sum(int(r.first_tile_bytes) for r in known)
+    else:
+        logical = physical = allocated = None
+    spaces = tuple(dict.fromkeys(s for s, _ in leaves))
+    return _ShapeFacts(shape, tuple(problems), tuple(leaves), logical, physical, allocated, spaces)
 
 
 def _add_to_totals(totals: dict[int, list[int]], row: AuditRow) -> None:
@@ -544,56 +585,41 @@ def _row(
     instruction: HloInstruction,
     role: str,
     shapes: dict[str, Shape],
-    sizes: dict[ArrayShape, SizeReport | str | None],
-    problems_of: dict[Shape, tuple[str, ...]],
+    facts: _ShapeFacts,
+    movements: dict[tuple, tuple],
 ) -> AuditRow:
-    """One instruction's row (``sizes`` and ``problems_of`` are caches shared by the module)."""
-    shape = instruction.shape
-    problems = problems_of.get(shape)
-    if problems is None:
-        problems = problems_of[shape] = tuple(layout_problems(shape))
-    problems = list(problems)
-    leaves: list[tuple[int, SizeReport | None]] = []
-    for leaf in array_leaves(shape):
-        report = _leaf_size(leaf, sizes)
-        space = leaf.effective_layout.memory_space
-        if isinstance(report, str):
-            if report not in problems:
-                problems.append(report)
-            leaves.append((space, None))
-        else:
-            leaves.append((space, report))
-    known = [r for _, r in leaves if r is not None]
-    if len(known) == len(leaves):
-        logical = sum(int(r.logical_bytes) for r in known)
-        physical = sum(int(r.physical_bytes) for r in known)
-        allocated = sum(int(r.first_tile_bytes) for r in known)
-    else:
-        logical = physical = allocated = None
+    """One instruction's row, from its shape's facts and its movement verdict."""
+    problems = facts.problems
     movement = None
     if instruction.opcode in MOVEMENT_OPCODES:
         operand_shape = None
         if len(instruction.operands) == 1:
             operand = instruction.operands[0]
             operand_shape = operand.shape if operand.shape is not None else shapes.get(operand.name)
-        movement = classify_movement(instruction, operand_shape)
+        key = (instruction.opcode, id(operand_shape), id(instruction.shape), instruction.dimensions)
+        known = movements.get(key)
+        if known is not None and known[0] is operand_shape and known[1] is instruction.shape:
+            movement = known[2]
+        else:
+            movement = classify_movement(instruction, operand_shape)
+            movements[key] = (operand_shape, instruction.shape, movement)
         invalid = invalid_bitcast(movement)
         if invalid and role in ("entry", "control flow"):
             # Inside fusion bodies XLA:TPU writes memory-space-changing "bitcast fusions";
             # the fusion as a whole is the copy, so only program computations are flagged.
-            problems.append(invalid)
+            problems = (*problems, invalid)
     return AuditRow(
         computation=computation.name,
         name=instruction.name,
         opcode=instruction.opcode,
-        shape=shape,
+        shape=facts.shape,
         role=role,
         is_buffer=is_buffer(computation, instruction, role),
-        logical_bytes=logical,
-        physical_bytes=physical,
-        allocated_bytes=allocated,
-        memory_spaces=tuple(dict.fromkeys(s for s, _ in leaves)),
-        problems=tuple(problems),
+        logical_bytes=facts.logical,
+        physical_bytes=facts.physical,
+        allocated_bytes=facts.allocated,
+        memory_spaces=facts.memory_spaces,
+        problems=problems,
         movement=movement,
-        leaf_sizes=tuple(leaves),
+        leaf_sizes=facts.leaves,
     )
