@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 from pathlib import Path
 
 import pytest
 from conftest import ground_truth_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import nested_linear_index
 from test_hlo import all_modules, module_text
 
 from layout_algebra import parse_shape, physical_size_in_bytes, size_report
@@ -160,26 +160,10 @@ def test_json_summary() -> None:
 
 # ------------------------------------------------------------------- movement
 def _nested_linear_index(shape: ArrayShape, index: tuple[int, ...]) -> int:
-    """xla-facts §5.1: the tiled-layout document's nested tiling, written out directly."""
-    m2m = shape.effective_layout.minor_to_major
-    cur_shape = [shape.dimensions[m2m[i]] for i in range(len(m2m) - 1, -1, -1)]
-    cur_idx = [index[m2m[i]] for i in range(len(m2m) - 1, -1, -1)]
-    for tile in shape.effective_layout.tiles:
-        t = list(tile.dimensions)
-        while len(cur_shape) < len(t):
-            cur_shape.insert(0, 1)
-            cur_idx.insert(0, 0)
-        s = len(cur_shape) - len(t)
-        cur_idx = (
-            cur_idx[:s]
-            + [cur_idx[s + i] // t[i] for i in range(len(t))]
-            + [cur_idx[s + i] % t[i] for i in range(len(t))]
-        )
-        cur_shape = cur_shape[:s] + [math.ceil(cur_shape[s + i] / t[i]) for i in range(len(t))] + t
-    linear = 0
-    for i, n in zip(cur_idx, cur_shape, strict=True):
-        linear = linear * n + i
-    return linear
+    layout = shape.effective_layout
+    return nested_linear_index(
+        shape.dimensions, layout.minor_to_major, [t.dimensions for t in layout.tiles], index
+    )
 
 
 _TILES = [(), ((2,),), ((2, 2),), ((2, 4), (2, 1)), ((1, 2),)]

@@ -19,6 +19,7 @@ import sympy
 from conftest import require_vector, vector_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import nested_tiling
 from strategies_maps import small_layout_shapes
 from sympy.printing.pycode import PythonCodePrinter
 
@@ -179,11 +180,21 @@ def test_inverse_and_padding_closed_forms_agree_with_stages(shape) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(small_layout_shapes())
-def test_map_sizes_agree_with_the_size_module(shape) -> None:
+@given(small_layout_shapes(combine=False))
+def test_map_and_sizes_agree_with_the_documents_nested_tiling(shape) -> None:
+    """The tiled shape, every element's position and the buffer size, against the oracle."""
     m = layout_map(shape)
-    assert m.physical_dimensions == tiled_dimensions(shape)
-    assert m.size_in_bytes == physical_size_in_bytes(shape)
+    layout = shape.effective_layout
+    tiles = [t.dimensions for t in layout.tiles]
+    bits = m.element_bits
+    for index in itertools.islice(m.elements(), 500):
+        linear, tiled = nested_tiling(shape.dimensions, layout.minor_to_major, tiles, index)
+        assert m.forward(index) == linear
+        assert m.physical_dimensions == tiled_dimensions(shape) == tiled
+    slots = math.prod(nested_tiling(shape.dimensions, layout.minor_to_major, tiles, (0,) * shape.rank)[1])
+    alignment = layout.tail_padding_alignment_in_elements
+    slots = -(-slots // alignment) * alignment
+    assert m.size_in_bytes == physical_size_in_bytes(shape) == -(-slots * bits // 8)
 
 
 def _ifloor(x):

@@ -12,6 +12,7 @@ import sympy
 from conftest import GROUND_TRUTH, TEST_DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import nested_linear_index
 
 import layout_algebra as la
 from layout_algebra.model.symbols import dim_symbol
@@ -23,7 +24,9 @@ EXCEPTIONS_FILE = TEST_DATA / "tpu_size_exceptions.tsv"
 def tpu_rows(name: str, key: str) -> list[tuple[str, dict]]:
     path = GROUND_TRUTH / "tpu" / name
     if not path.is_file():  # collection-time: raise so the run fails loudly instead of collecting nothing
-        raise FileNotFoundError(f"ground-truth data missing: {path} (restore tests/data/ground_truth from git)")
+        raise FileNotFoundError(
+            f"ground-truth data missing: {path} (restore tests/data/ground_truth from git)"
+        )
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return [(r[key], r) for r in rows if "error" not in r]
 
@@ -130,24 +133,6 @@ def test_buffer_is_sized_by_its_array() -> None:
 
 
 # ------------------------------------------------------------- independent reference
-def nested_linear_index(dims, m2m, tiles, index) -> int:
-    """XLA's LinearIndexForNestedTiling (reference notes §5.1), written out independently."""
-    shape = [dims[d] for d in reversed(m2m)]
-    idx = [index[d] for d in reversed(m2m)]
-    for tile in tiles:
-        k = len(tile)
-        while len(shape) < k:  # virtual leading dims of size 1
-            shape.insert(0, 1)
-            idx.insert(0, 0)
-        s = len(shape) - k
-        shape = shape[:s] + [-(-shape[s + i] // tile[i]) for i in range(k)] + list(tile)
-        idx = idx[:s] + [idx[s + i] // tile[i] for i in range(k)] + [idx[s + i] % tile[i] for i in range(k)]
-    linear = 0
-    for i, n in zip(idx, shape, strict=True):
-        linear = linear * n + i
-    return linear
-
-
 def render(dtype: str, dims, m2m, tiles, e: str) -> str:
     """Shape text for the given parts (``dims`` may hold names: symbolic sizes)."""
     attrs = ("T" + "".join("(" + ",".join(map(str, t)) + ")" for t in tiles) if tiles else "") + e

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 from hypothesis import given, settings
+from oracles import nested_tiling
 from strategies_maps import small_layout_shapes
 
 from layout_algebra.sizes import first_tile_dimensions, physical_dimensions, tiled_dimensions
@@ -47,3 +48,8 @@ def test_sizes_are_cuts_of_the_pipeline() -> None:
     assert physical_dimensions(shape) == (3, 4, 2)
     assert first_tile_dimensions(shape) == (3, 2, 1, 2, 2)
     assert tiled_dimensions(shape) == (3, 2, 1, 1, 2, 2, 1)
+
+
+def test_the_oracle_reproduces_the_documents_example() -> None:
+    # The tiled-layout document, Figure 1: f32[3,5] in 2x2 tiles, element (2,3) at 17 of 24 slots.
+    assert nested_tiling((3, 5), (1, 0), [(2, 2)], (2, 3)) == (17, (2, 3, 2, 2))
