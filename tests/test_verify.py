@@ -675,3 +675,22 @@ def test_random_dynamic_slice_against_a_fixed_slice(start, rows, layout) -> None
         "z = s32[] constant(0)", "z = s32[] constant(0)\n  q = s32[] parameter(1)"
     ).replace("i = s32[] parameter(1)\n", "")
     assert_proved_and_executed(at_start, pinned)
+
+
+def test_symbolic_ranges_must_hold_for_every_size() -> None:
+    """A slice [0:8] of N rows is invalid for N < 8 (InvalidHlo with such an N) unless assumed."""
+    sliced = module("p = f32[N,4]{1,0} parameter(0)", "ROOT s = f32[8,4]{1,0} slice(p), slice={[0:8], [0:4]}")
+    with pytest.raises(InvalidHlo, match="out of range"):
+        verify_rewrite(sliced, sliced)
+    assert verify_rewrite(sliced, sliced, assume="N >= 8").status == "proved"
+    update = module(
+        "p = f32[N]{0} parameter(0)",
+        "u = f32[4]{0} parameter(1)",
+        "z = s32[] constant(0)",
+        "ROOT d = f32[N]{0} dynamic-update-slice(p, u, z)",
+    )
+    with pytest.raises(InvalidHlo, match="exceeds"):
+        verify_rewrite(update, update)
+    assert verify_rewrite(update, update, assume="N >= 4").status == "proved"
+    with pytest.raises(InvalidHlo, match="exceeds"):
+        verify_rewrite(at(update, {"N": 3}), at(update, {"N": 3}))

@@ -97,6 +97,7 @@ from typing import Any
 import sympy
 import z3
 
+from layout_algebra.hlo.attributes import parse_int_list
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
@@ -536,7 +537,8 @@ class _Evaluator:
         self.ar = ar
         self.symbolic = isinstance(ar, IntArithmetic)
         self.inputs = inputs  # scalar integer parameters used as offsets: number -> term or value
-        self.reshapes: list[tuple[Any, Any, str]] = []  # element counts that must agree
+        #: size relations valid HLO needs, checked for every size allowed: (a, b, a <= b?, problem)
+        self.requirements: list[tuple[Any, Any, bool, str]] = []
         self._checked: set[tuple[str, str]] = set()
 
     # -------------------------------------------------------------- helpers
@@ -713,6 +715,15 @@ class _Evaluator:
             )
         for k, s in enumerate(spec):
             d = source.dimensions[k]
+            if not isinstance(d, int):
+                self.requirements.append(
+                    (
+                        s.limit,
+                        d,
+                        True,
+                        f"slice {instr.name}: [{s.start}:{s.limit}] is out of range for dimension {k} of size {d}",
+                    )
+                )
             if s.stride <= 0 or s.start < 0 or s.limit < s.start or (isinstance(d, int) and s.limit > d):
                 raise InvalidHlo(
                     f"slice {instr.name}: [{s.start}:{s.limit}:{s.stride}] is out of range for dimension {k} of size {d}"
@@ -839,8 +850,6 @@ class _Evaluator:
     def op_dynamic_slice(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
         raw = instr.attributes.get("dynamic_slice_sizes")
-        from layout_algebra.hlo.attributes import parse_int_list
-
         sizes = parse_int_list(raw) if raw else tuple(shape.dimensions)
         if len(sizes) != source.rank or len(instr.operands) != 1 + source.rank:
             raise InvalidHlo(
@@ -851,6 +860,11 @@ class _Evaluator:
                 raise InvalidHlo(
                     f"dynamic-slice {instr.name}: size {s} of dimension {k} but the result has {d}"
                 )
+            self.require_at_most(
+                s,
+                source.dimensions[k],
+                f"dynamic-slice {instr.name}: size {s} exceeds dimension {k} ({source.dimensions[k]})",
+            )
         starts = self.offsets(
             scope, instr, 1, source.rank, [sd - s for sd, s in zip(source.dimensions, sizes, strict=True)]
         )
@@ -863,6 +877,10 @@ class _Evaluator:
         if update.rank != source.rank or len(instr.operands) != 2 + source.rank:
             raise InvalidHlo(
                 f"dynamic-update-slice {instr.name} needs an update of rank {source.rank} and {source.rank} start indices"
+            )
+        for k, (u, d) in enumerate(zip(update.dimensions, source.dimensions, strict=True)):
+            self.require_at_most(
+                u, d, f"dynamic-update-slice {instr.name}: the update's dimension {k} ({u}) exceeds {d}"
             )
         starts = self.offsets(
             scope,
@@ -998,6 +1016,14 @@ class _Evaluator:
                 f"{instr.opcode} {instr.name}: operand {source} and result {shape} differ in dimensions"
             )
 
+    def require_at_most(self, a: Any, b: Any, problem: str) -> None:
+        """``a <= b``: an error now if both are numbers, else a requirement for every size."""
+        if isinstance(a, int) and isinstance(b, int):
+            if a > b:
+                raise InvalidHlo(problem)
+        else:
+            self.requirements.append((a, b, True, problem))
+
     def check_count(self, instr, source: ArrayShape, shape: ArrayShape) -> None:
         a = math.prod(source.dimensions, start=sympy.Integer(1)) if source.dimensions else 1
         b = math.prod(shape.dimensions, start=sympy.Integer(1)) if shape.dimensions else 1
@@ -1005,7 +1031,9 @@ class _Evaluator:
         if difference.is_Integer and difference != 0:
             raise InvalidHlo(f"reshape {instr.name}: {source} has {a} elements, {shape} has {b}")
         if not difference.is_Integer:
-            self.reshapes.append((a, b, instr.name))
+            self.requirements.append(
+                (a, b, False, f"reshape {instr.name} changes the element count ({a} vs {b})")
+            )
 
 
 # ------------------------------------------------------------------- specialization
@@ -1128,11 +1156,14 @@ def _concrete_sizes(ctx: _Context, values: Mapping[Any, int] | None = None) -> d
     return {str(k): int(v) for k, v in sorted(values.items(), key=lambda kv: str(kv[0]))}
 
 
-def _property_differs(ctx: _Context, a: Any, b: Any) -> tuple[str, dict | None]:
-    """Whether two size expressions can differ under the assumptions: ('equal'|'differ'|'unknown', sizes)."""
+def _property_differs(ctx: _Context, a: Any, b: Any, at_most: bool = False) -> tuple[str, dict | None]:
+    """Whether two size expressions can differ under the assumptions: ('equal'|'differ'|'unknown', sizes).
+
+    With ``at_most``, the question is whether ``a <= b`` can fail ('equal' then means it holds)."""
+    holds = (lambda x, y: x <= y) if at_most else (lambda x, y: x == y)
     if isinstance(a, int) and isinstance(b, int):
-        return ("equal", None) if a == b else ("differ", _concrete_sizes(ctx))
-    if sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0:
+        return ("equal", None) if holds(a, b) else ("differ", _concrete_sizes(ctx))
+    if not at_most and sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0:
         return "equal", None
     ar = IntArithmetic()
     for symbol in sorted(_symbols_of(ctx.before, ctx.after), key=str):  # the model sizes them all
@@ -1143,7 +1174,7 @@ def _property_differs(ctx: _Context, a: Any, b: Any) -> tuple[str, dict | None]:
     except UnsupportedExpression as err:
         return f"unknown: {err}", None
     s = solver_for(None, ctx.timeout_ms)
-    s.add(*context, *ar.side, ta != tb)
+    s.add(*context, *ar.side, ta > tb if at_most else ta != tb)
     answer = s.check()
     if answer == z3.unsat:
         side = side_conditions(ar, context, ctx.timeout_ms)
@@ -1158,7 +1189,7 @@ def _property_differs(ctx: _Context, a: Any, b: Any) -> tuple[str, dict | None]:
         if not assumptions_hold(ctx.assumptions, values):
             return "unknown: the solver's sizes do not satisfy the assumptions", None
         ca, cb = sympy.sympify(a).subs(values), sympy.sympify(b).subs(values)
-        if ca != cb:
+        if not holds(ca, cb):
             return "differ", _concrete_sizes(ctx, values)
         return "unknown: the solver's sizes give equal values when evaluated", None
     return f"unknown: solver: {s.reason_unknown()}", None
@@ -1213,13 +1244,14 @@ def _root_slot(shape: ArrayShape, index: Sequence[Any], ar: Any) -> Any:
     return m.apply(index, ar, through=len(m.stages) - 1)[0]
 
 
-def _check_reshape_counts(ctx: _Context, evaluators: Sequence[_Evaluator]) -> None:
-    """A reshape with symbolic sizes must keep the element count for every size allowed."""
+def _check_requirements(ctx: _Context, evaluators: Sequence[_Evaluator]) -> None:
+    """Symbolic sizes: a reshape keeps the element count, a slice stays inside its operand, ...
+    for every size the assumptions allow (else the HLO is invalid at some sizes)."""
     for ev in evaluators:
-        for a, b, name in ev.reshapes:
-            verdict, sizes = _property_differs(ctx, a, b)
+        for a, b, at_most, problem in ev.requirements:
+            verdict, sizes = _property_differs(ctx, a, b, at_most)
             if verdict == "differ":
-                raise InvalidHlo(f"reshape {name} changes the element count ({a} vs {b}), e.g. at {sizes}")
+                raise InvalidHlo(f"{problem}, e.g. at {sizes}")
 
 
 def _element_query(
@@ -1237,7 +1269,7 @@ def _element_query(
     va = ea.element(_Scope(a.entry), a.entry.root.name, j, path)
     vb = eb.element(_Scope(b.entry), b.entry.root.name, j, path)
     if not concrete:
-        _check_reshape_counts(ctx, (ea, eb))
+        _check_requirements(ctx, (ea, eb))
     condition = _differ_values(va, vb)
     if ctx.mode == "physical":
         condition = _or(condition, differ(_root_slot(ra, j, ar), _root_slot(rb, j, ar), ar))
