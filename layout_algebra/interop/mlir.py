@@ -78,7 +78,7 @@ from layout_algebra.interop.recover import (
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import Shape
-from layout_algebra.stages.stages import Linearize
+from layout_algebra.stages.stages import Linearize, ceil_div
 
 __all__ = [
     "from_mlir_affine_map",
@@ -171,7 +171,7 @@ def _span(e: Any, dims: Sequence[int]) -> int:
         return int(e.args[1])
     if isinstance(e, sympy.floor):
         numerator, denominator = _quotient(e.args[0])
-        return -(-_span(numerator, dims) // denominator)
+        return ceil_div(_span(numerator, dims), denominator)
     if isinstance(e, sympy.Add):
         return sum(_span(t, dims) - 1 for t in e.args) + 1
     if isinstance(e, sympy.Mul):

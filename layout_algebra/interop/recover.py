@@ -55,6 +55,7 @@ from layout_algebra.codegen.cute import NotExpressible as CodegenNotExpressible
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
+from layout_algebra.stages.stages import ceil_div
 
 __all__ = [
     "NotExpressible",
@@ -105,7 +106,7 @@ class Position:
         """How many values the digit takes on the index box ``dims``."""
         if self.dim is None:
             return 1
-        top = -(-dims[self.dim] // self.weight)
+        top = ceil_div(dims[self.dim], self.weight)
         return top if self.modulus is None else min(top, self.modulus)
 
 
@@ -215,7 +216,7 @@ class _Solution:
 
 def _normal(p: Position, dims: Sequence[int]) -> Position:
     """``p`` with a modulus that never wraps dropped: ``⌊i/4⌋ mod 2`` is ``⌊i/4⌋`` when ``i < 8``."""
-    if p.dim is not None and p.modulus is not None and p.modulus >= -(-dims[p.dim] // p.weight):
+    if p.dim is not None and p.modulus is not None and p.modulus >= ceil_div(dims[p.dim], p.weight):
         return Position(p.dim, p.weight, None, p.extent)
     return p
 
@@ -440,7 +441,7 @@ def _values(p: Position, dims: Sequence[int]) -> tuple:
     """A digit as a function: zero, or (dim, weight, modulus reduced to the values it takes)."""
     if p.dim is None or p.size(dims) == 1:
         return ()
-    top = -(-dims[p.dim] // p.weight)
+    top = ceil_div(dims[p.dim], p.weight)
     modulus = None if p.modulus is None or p.modulus >= top else p.modulus
     return (p.dim, p.weight, modulus)
 
