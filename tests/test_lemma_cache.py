@@ -6,6 +6,7 @@ what it sees on disk is what it wrote.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,6 +38,13 @@ def cache_dir(tmp_path, monkeypatch):
     core.mixed_radix_pair_lemma.cache_clear()
 
 
+@pytest.fixture
+def exact_cache_dir(cache_dir, monkeypatch):
+    """``cache_dir`` with the records by general stage off: every query is built and looked up by its text."""
+    monkeypatch.setenv(lemma_cache.SWITCH_VARIABLE, "exact")
+    return cache_dir
+
+
 def _forget_in_process() -> None:
     """What a fresh process knows: nothing but the disk."""
     core._GENERAL_LEMMAS.clear()
@@ -55,10 +63,10 @@ def _split_lemma() -> GeneralStage:
     return general
 
 
-def test_a_proved_lemma_is_read_back_in_a_fresh_store(cache_dir) -> None:
+def test_a_proved_lemma_is_read_back_in_a_fresh_store(exact_cache_dir) -> None:
     first = core.general_stage_lemma(_split_lemma())
     assert first.proved and CACHED not in first.encoding
-    assert len(list(cache_dir.glob("*.smt2"))) == 1
+    assert len(list(exact_cache_dir.glob("*.smt2"))) == 1
     _forget_in_process()
     again = core.general_stage_lemma(_split_lemma())
     assert again.proved and CACHED in again.encoding
@@ -80,9 +88,9 @@ def test_a_whole_layout_is_proved_from_the_cache_with_the_same_verdicts(cache_di
     assert sorted(p.name for p in cache_dir.glob("*.smt2")) == stored  # nothing new was proved
 
 
-def test_an_entry_counts_only_for_exactly_its_text(cache_dir) -> None:
+def test_an_entry_counts_only_for_exactly_its_text(exact_cache_dir) -> None:
     core.general_stage_lemma(_split_lemma())
-    (entry,) = cache_dir.glob("*.smt2")
+    (entry,) = exact_cache_dir.glob("*.smt2")
     text = entry.read_text()
     entry.write_text(text.replace("(assert", "(assert (not true)) (assert", 1))  # another formula, same file
     _forget_in_process()
@@ -92,16 +100,16 @@ def test_an_entry_counts_only_for_exactly_its_text(cache_dir) -> None:
 
 
 @pytest.mark.parametrize("damage", [b"", b"\xff\xfe\x00garbage", b"; layout_algebra"])
-def test_truncated_or_foreign_entries_are_ignored(cache_dir, damage) -> None:
+def test_truncated_or_foreign_entries_are_ignored(exact_cache_dir, damage) -> None:
     core.general_stage_lemma(_split_lemma())
-    (entry,) = cache_dir.glob("*.smt2")
+    (entry,) = exact_cache_dir.glob("*.smt2")
     entry.write_bytes(damage)
     _forget_in_process()
     again = core.general_stage_lemma(_split_lemma())
     assert again.proved and CACHED not in again.encoding
 
 
-def test_an_unreadable_cache_directory_is_ignored(tmp_path, monkeypatch, cache_dir) -> None:
+def test_an_unreadable_exact_cache_directory_is_ignored(tmp_path, monkeypatch, exact_cache_dir) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     monkeypatch.setenv(lemma_cache.DIRECTORY_VARIABLE, str(blocker / "lemmas"))
@@ -110,13 +118,13 @@ def test_an_unreadable_cache_directory_is_ignored(tmp_path, monkeypatch, cache_d
     assert CACHED not in core.general_stage_lemma(_split_lemma()).encoding
 
 
-def test_another_z3_version_misses(cache_dir, monkeypatch) -> None:
+def test_another_z3_version_misses(exact_cache_dir, monkeypatch) -> None:
     core.general_stage_lemma(_split_lemma())
     _forget_in_process()
     monkeypatch.setattr(z3, "get_full_version", lambda: "0.0.0.0-other")
     again = core.general_stage_lemma(_split_lemma())
     assert again.proved and CACHED not in again.encoding
-    assert len(list(cache_dir.glob("*.smt2"))) == 2  # one entry per Z3 version
+    assert len(list(exact_cache_dir.glob("*.smt2"))) == 2  # one entry per Z3 version
 
 
 def test_the_cache_can_be_turned_off(cache_dir, monkeypatch) -> None:
@@ -135,7 +143,7 @@ class DropsTheRemainder(Split):
         return tuple(out)
 
 
-def test_a_cached_true_lemma_does_not_prove_a_broken_stage_of_the_same_structure(cache_dir) -> None:
+def test_a_cached_true_lemma_does_not_prove_a_broken_stage_of_the_same_structure(exact_cache_dir) -> None:
     general = _split_lemma()
     assert core.general_stage_lemma(general).proved
     broken = GeneralStage(
@@ -174,20 +182,130 @@ def test_the_default_location_follows_xdg_when_platformdirs_is_absent(monkeypatc
 
 
 def test_a_fresh_process_reads_what_another_process_proved(cache_dir) -> None:
-    """The query text is the same in every process (no per-process names or counters)."""
+    """The records and query texts are the same in every process (no per-process names or counters)."""
     program = (
-        "from layout_algebra import prove; "
+        "import json; from layout_algebra import prove; "
         "r = prove.injective('bf16[1000,300]{0,1:T(8,128)(2,1)}'); "
-        "print(r.status, "
-        "[l.encoding for l in r.lemmas])"
+        "print(json.dumps([r.status, [l.encoding for l in r.lemmas]]))"
     )
-    env = {**os.environ, lemma_cache.DIRECTORY_VARIABLE: str(cache_dir)}
-    runs = [
-        subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
-        for _ in range(2)
+    outputs = []
+    for switch in ("", "", "exact"):
+        env = {
+            **os.environ,
+            lemma_cache.DIRECTORY_VARIABLE: str(cache_dir),
+            lemma_cache.SWITCH_VARIABLE: switch,
+        }
+        run = subprocess.run(
+            [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert run.returncode == 0, run.stderr
+        outputs.append(json.loads(run.stdout))
+    (first, cold), (second, by_record), (third, by_text) = outputs
+    assert first == second == third == "proved" and len(cold) == len(by_record) == len(by_text) >= 5
+    assert not any(CACHED in e for e in cold)
+    assert all(RECORDED in e for e in by_record)
+    # without the records, each query is built again and found by its exact text
+    assert all(CACHED in e and RECORDED not in e for e in by_text if "mixed-radix" not in e)
+
+
+# ------------------------------------------------------ records by general stage (no query built)
+RECORDED = "same general stage, same code and library versions"
+
+
+def test_a_lemma_is_read_from_its_record_without_building_its_query(cache_dir, monkeypatch) -> None:
+    first = core.general_stage_lemma(_split_lemma())
+    assert first.proved and CACHED not in first.encoding
+    assert len(list(cache_dir.glob("*.lemma.json"))) == 1
+    _forget_in_process()
+    monkeypatch.setattr(core, "_stage_lemma", lambda *a, **k: pytest.fail("the query was built"))
+    again = core.general_stage_lemma(_split_lemma())
+    assert again.proved and RECORDED in again.encoding
+    assert again.claim == first.claim
+
+
+def test_a_record_is_for_one_version_of_the_code(cache_dir, monkeypatch) -> None:
+    core.general_stage_lemma(_split_lemma())
+    _forget_in_process()
+    monkeypatch.setattr(lemma_cache, "code_fingerprint", lambda: "another version of the code")
+    again = core.general_stage_lemma(_split_lemma())
+    assert again.proved and RECORDED not in again.encoding  # the query was built (its text found)
+    assert CACHED in again.encoding
+    assert len(list(cache_dir.glob("*.lemma.json"))) == 2
+
+
+@pytest.mark.parametrize(
+    "damage", ["", "[]", "{}", '{"identity": "x", "query": "q", "claim": "c", "encoding": "e"}', "\xff"]
+)
+def test_damaged_records_are_ignored(cache_dir, damage) -> None:
+    core.general_stage_lemma(_split_lemma())
+    (record,) = cache_dir.glob("*.lemma.json")
+    record.write_text(damage)
+    _forget_in_process()
+    again = core.general_stage_lemma(_split_lemma())
+    assert again.proved and RECORDED not in again.encoding
+
+
+def test_only_the_package_s_own_stage_kinds_have_records(cache_dir) -> None:
+    general = _split_lemma()
+    broken = GeneralStage(
+        DropsTheRemainder(domain=general.stage.domain, start=0, tile=general.stage.tile), general.minimum
+    )
+    assert lemma_cache.stage_identity(general) is not None
+    assert lemma_cache.stage_identity(broken) is None
+    assert core.general_stage_lemma(general).proved
+    _forget_in_process()
+    assert core.general_stage_lemma(broken).status == "refuted"
+
+
+def test_records_differ_for_different_structures_and_minima() -> None:
+    identities = {
+        lemma_cache.stage_identity(generalize(stage)[0])
+        for stage in [
+            Split(domain=(16, 256), start=0, tile=(8, 128)),
+            Split(domain=(16, 256), start=1, tile=(128,)),
+            Split(domain=(3, 16, 256), start=1, tile=(8, 128)),
+            Pad(domain=(3,), padded=(4,)),
+            Pad(domain=(3, 5), padded=(4, 8)),
+            AlignTail(domain=(5,), alignment=8),
+        ]
+    }
+    assert len(identities) == 6 and None not in identities
+    aligned, _ = generalize(AlignTail(domain=(5,), alignment=8))
+    loose = GeneralStage(aligned.stage, tuple((s, 0) for s, _low in aligned.minimum))
+    assert lemma_cache.stage_identity(loose) != lemma_cache.stage_identity(aligned)
+
+
+def test_every_record_holds_exactly_the_query_the_code_builds(cache_dir) -> None:
+    shapes = [
+        "f32[1000,300]{1,0:T(8,128)}",
+        "bf16[5,7,300]{0,2,1:T(8,128)(2,1)}",
+        "s4[3,129]{1,0:T(8,128)(8,1)L(1024)E(4)}",
+        "pred[9,1025]{0,1:T(32,128)(32,1)E(1)}",
+        "s8[2,3,4,5]{3,1,2,0:T(8,128)(4,1)}",
     ]
-    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
-    first, second = (r.stdout for r in runs)
-    assert first.startswith("proved") and CACHED not in first
-    assert second.startswith("proved") and CACHED in second
-    assert second.count(CACHED) == first.count("integer")  # every stage lemma came from the cache
+    for shape in shapes:
+        assert prove.injective(shape).proved
+    generals = {
+        found[0]
+        for shape in shapes
+        for stage in core.position_stages(prove.layout_index_map(shape).shape)
+        if (found := generalize(stage)) is not None
+    }
+    records = list(cache_dir.glob("*.lemma.json"))
+    assert len(records) >= 5
+
+    def rebuild(general):
+        core.mixed_radix_pair_lemma.cache_clear()  # Linearize and Combine use it: build it again too
+        return core._general_stage_query(general, 30_000)
+
+    pairs = [(lemma_cache.stage_identity(g), lambda g=g: rebuild(g)) for g in generals]
+    assert lemma_cache.verify_records(pairs) == []
+    # a record whose query text is not what the code builds is reported
+    identities = {identity for identity, _prove in pairs}
+    record = next(
+        r for r in records if json.loads(r.read_text())["identity"].split("\ncode ")[0] in identities
+    )
+    data = json.loads(record.read_text())
+    data["query"] = data["query"].replace("(assert", "(assert true) (assert", 1)
+    record.write_text(json.dumps(data))
+    assert len(lemma_cache.verify_records(pairs)) == 1

@@ -31,6 +31,7 @@ from typing import Any
 import sympy
 import z3
 
+from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.assumptions import (
     Assumptions,
     UndefinedValue,
@@ -480,7 +481,9 @@ def mixed_radix_pair_lemma(timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProofResult:
         s.add(*box, z3.Or(collide, escape))
         return s, lambda model: None
 
-    return _run(claim, "integer (nonlinear), general sizes", build, cache=True)
+    return lemma_cache.remembered(
+        "mixed-radix pair lemma", lambda: _run(claim, "integer (nonlinear), general sizes", build, cache=True)
+    )
 
 
 def _stage_lemma(stage: Stage, assumptions, timeout_ms: int, cache: bool = False) -> ProofResult:
@@ -560,11 +563,18 @@ def general_stage_lemma(general: GeneralStage, timeout_ms: int = DEFAULT_TIMEOUT
     known = _GENERAL_LEMMAS.get(general)
     if known is not None:
         return known
-    lemma = _stage_lemma(general.stage, general.relations, timeout_ms, cache=True)
-    lemma = dataclasses.replace(lemma, claim=f"for all sizes: {general.describe()}; injective and in bounds")
+    lemma = lemma_cache.remembered(
+        lemma_cache.stage_identity(general), lambda: _general_stage_query(general, timeout_ms)
+    )
     if lemma.status != "unknown":
         _GENERAL_LEMMAS[general] = lemma
     return lemma
+
+
+def _general_stage_query(general: GeneralStage, timeout_ms: int) -> ProofResult:
+    """The lemma of a general stage, asked of Z3 (or found in the cache by its query text)."""
+    lemma = _stage_lemma(general.stage, general.relations, timeout_ms, cache=True)
+    return dataclasses.replace(lemma, claim=f"for all sizes: {general.describe()}; injective and in bounds")
 
 
 def _by_general_lemmas(claim: str, m: IndexMap, slots: int | None, timeout_ms: int) -> ProofResult | None:

@@ -109,10 +109,16 @@ def _general(kind: type, rank: int, structure: tuple[tuple[str, Any], ...]) -> G
     if kind is Split:
         start = fields["start"]
         counts, tiles = _symbols("K", rank)[start:], _symbols("t", rank)[start:]
-        domain = domain[:start] + tuple(k * t for k, t in zip(counts, tiles, strict=True))
+        # unevaluated (as are the sums below): evaluating runs SymPy's flatten, whose first
+        # call imports SymPy's matrix and tensor modules (tens of ms in a fresh process)
+        domain = domain[:start] + tuple(
+            sympy.Mul(k, t, evaluate=False) for k, t in zip(counts, tiles, strict=True)
+        )
         fields["tile"] = tiles
     elif kind is Pad:
-        fields["padded"] = tuple(d + e for d, e in zip(domain, _symbols("E", rank), strict=True))
+        fields["padded"] = tuple(
+            sympy.Add(d, e, evaluate=False) for d, e in zip(domain, _symbols("E", rank), strict=True)
+        )
     elif kind is AlignTail:
         tiles = (dim_symbol("a"),)
         fields["alignment"] = tiles[0]

@@ -16,6 +16,19 @@ trusted beyond the solver that gave it. Only ``proved`` is ever stored: refutati
 ignored and the lemma is proved again. The cache is trusted as much as the installed
 package itself (whoever can write the user's cache directory can also edit the code).
 
+**Without building the query.** Building a general lemma's query (Z3 terms from the
+stage's symbolic code) costs more than reading its answer. So each proved general lemma is
+also recorded under a second key, :func:`stage_identity`: the general stage's kind,
+structure and minima, together with a fingerprint of the code that builds its query (the
+bytes of every module of ``layout_algebra.prove``, ``layout_algebra.stages`` and
+``layout_algebra.model``) and the versions of Python, SymPy and Z3. The record holds the
+exact query text that Z3 answered unsat. The query is a deterministic function of those
+inputs, so the same inputs build the same text, which is unsat; only the package's own
+stage classes qualify (a subclass could change ``forward`` elsewhere), and
+:func:`verify_records` rebuilds every recorded query and compares its text (the tests do).
+``LAYOUT_ALGEBRA_LEMMA_CACHE=exact`` skips these records: every lemma's query is then built
+and looked up by its text.
+
 Where: ``$LAYOUT_ALGEBRA_CACHE_DIR`` if set, else the user cache directory
 (``platformdirs`` when installed, else ``$XDG_CACHE_HOME`` or ``~/.cache``), under
 ``layout_algebra/lemmas``. ``LAYOUT_ALGEBRA_LEMMA_CACHE=0`` turns the cache off.
@@ -37,14 +50,33 @@ False
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
+import json
 import os
+import platform
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import z3
 
-__all__ = ["cache_directory", "is_known_proved", "query_key", "record_proved"]
+from layout_algebra.prove.result import ProofResult
+
+__all__ = [
+    "cache_directory",
+    "is_known_proved",
+    "query_key",
+    "record_proved",
+    "remembered",
+    "stage_identity",
+    "verify_records",
+]
 
 #: Environment variable naming the cache directory (overrides the user cache directory).
 DIRECTORY_VARIABLE = "LAYOUT_ALGEBRA_CACHE_DIR"
@@ -54,9 +86,13 @@ SWITCH_VARIABLE = "LAYOUT_ALGEBRA_LEMMA_CACHE"
 _HEADER = "; layout_algebra: Z3 answered unsat on this query\n"
 
 
+def _switch() -> str:
+    return os.environ.get(SWITCH_VARIABLE, "").strip().lower()
+
+
 def cache_directory() -> Path | None:
     """The folder holding proved lemmas, or ``None`` when the cache is turned off."""
-    if os.environ.get(SWITCH_VARIABLE, "").strip().lower() in {"0", "no", "off", "false"}:
+    if _switch() in {"0", "no", "off", "false"}:
         return None
     chosen = os.environ.get(DIRECTORY_VARIABLE)
     if chosen:
@@ -86,25 +122,188 @@ def is_known_proved(key: str, folder: str | Path | None = None) -> bool:
     if folder is None:
         return False
     try:
-        return _entry(key, folder).read_text(encoding="utf-8") == key
+        known = _entry(key, folder).read_text(encoding="utf-8") == key
     except (OSError, UnicodeDecodeError):
         return False
+    if known:
+        _note(key)
+    return known
 
 
 def record_proved(key: str, folder: str | Path | None = None) -> None:
     """Store ``key`` as proved (atomically; failures to write are ignored)."""
+    _note(key)
     folder = cache_directory() if folder is None else Path(folder)
-    if folder is None:
-        return
+    if folder is not None:
+        _write(_entry(key, folder), key)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically; failures to write are ignored."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, suffix=".part")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".part")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(key)
-            os.replace(temporary, _entry(key, folder))
+                out.write(text)
+            os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
     except OSError:
         return
+
+
+# ------------------------------------------------- records by general stage (no query built)
+_captured = threading.local()
+
+
+def _note(key: str) -> None:
+    for keys in getattr(_captured, "stack", ()):
+        keys.append(key)
+
+
+@contextlib.contextmanager
+def _capture() -> Iterator[list[str]]:
+    """The exact query keys found proved or recorded in the block (this thread's)."""
+    stack = _captured.__dict__.setdefault("stack", [])
+    keys: list[str] = []
+    stack.append(keys)
+    try:
+        yield keys
+    finally:
+        stack.remove(keys)
+
+
+#: The parts of the package whose code builds a general lemma's query.
+_QUERY_CODE = ("prove", "stages", "model")
+
+
+@cache
+def code_fingerprint() -> str:
+    """SHA-256 of the code that builds lemma queries and of the library versions it runs on."""
+    import sympy
+
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    digest.update(
+        f"python {platform.python_version()} sympy {sympy.__version__} z3 {z3.get_full_version()}".encode()
+    )
+    for part in _QUERY_CODE:
+        for path in sorted((package / part).glob("*.py")):
+            digest.update(f"\n{part}/{path.name}\n".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _size_text(value: Any) -> str:
+    """A canonical text of a size: int, SymPy symbol, or a SymPy sum/product of them."""
+    if isinstance(value, tuple):
+        return "(" + ",".join(_size_text(v) for v in value) + ")"
+    if isinstance(value, bool | int | str):
+        return repr(value)
+    if getattr(value, "is_Symbol", False):
+        return f"${value.name}"
+    if getattr(value, "is_Integer", False):
+        return repr(int(value))
+    func = getattr(value, "func", None)
+    if func is not None and getattr(value, "args", None):
+        return f"{func.__name__}[" + ",".join(_size_text(a) for a in value.args) + "]"
+    raise TypeError(f"no canonical text for {value!r}")
+
+
+def stage_identity(general: Any) -> str | None:
+    """The record key of a general stage's lemma, or ``None`` where records do not apply.
+
+    Only the package's own stage kinds (exactly, not subclasses) have one.
+    """
+    from layout_algebra.prove.general import SIZE_FIELDS
+
+    stage = general.stage
+    kind = type(stage)
+    if kind not in SIZE_FIELDS or kind.__module__ != "layout_algebra.stages.stages":
+        return None
+    try:
+        fields = ";".join(
+            f"{f.name}={_size_text(getattr(stage, f.name))}" for f in dataclasses.fields(stage) if f.compare
+        )
+        minimum = ",".join(f"{_size_text(s)}>={low}" for s, low in general.minimum)
+    except TypeError:
+        return None
+    return f"general stage {kind.__name__}: {fields}; minimum {minimum}"
+
+
+def _record_path(identity: str, folder: Path) -> Path:
+    return folder / (hashlib.sha256(identity.encode()).hexdigest() + ".lemma.json")
+
+
+def _record_identity(identity: str) -> str:
+    return f"{identity}\ncode {code_fingerprint()}"
+
+
+def remembered(identity: str | None, prove: Callable[[], ProofResult]) -> ProofResult:
+    """``prove()``, or its ``proved`` answer read from the record of ``identity``.
+
+    On a miss, ``prove()`` runs (building its query, which may itself be found in the cache
+    by its text); a ``proved`` result whose query key was seen is recorded under
+    ``identity`` with that exact query text.
+    """
+    folder = cache_directory()
+    if identity is None or folder is None or _switch() == "exact" or getattr(_captured, "rebuilding", False):
+        return prove()
+    start = time.perf_counter()
+    full = _record_identity(identity)
+    path = _record_path(full, folder)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if (
+            isinstance(record, dict)
+            and record.get("identity") == full
+            and isinstance(record.get("query"), str)
+        ):
+            encoding = str(record["encoding"]) + (
+                " (unsat answer read from the lemma cache: same general stage, same code and library versions)"
+            )
+            return ProofResult("proved", str(record["claim"]), time.perf_counter() - start, encoding)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # missing or unreadable: prove it
+    with _capture() as keys:
+        result = prove()
+    if result.proved and keys:
+        encoding = result.encoding.split(" (unsat answer read from the lemma cache")[0]
+        text = json.dumps({"identity": full, "claim": result.claim, "encoding": encoding, "query": keys[-1]})
+        _write(path, text)
+    return result
+
+
+def verify_records(lemmas: Iterable[tuple[str | None, Callable[[], ProofResult]]]) -> list[str]:
+    """Rebuild the queries of recorded lemmas and compare their text with the records.
+
+    ``lemmas``: ``(identity, prove)`` pairs, ``prove`` building the lemma's query afresh
+    (not through its record). Returns the identities whose record holds another text, or
+    whose query was not proved again: an empty list means every record checked is exactly
+    the query the current code builds.
+    """
+    folder = cache_directory()
+    wrong: list[str] = []
+    if folder is None:
+        return wrong
+    for identity, prove in lemmas:
+        if identity is None:
+            continue
+        full = _record_identity(identity)
+        try:
+            record = json.loads(_record_path(full, folder).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # nothing recorded
+        _captured.rebuilding = True  # nested lemmas are rebuilt too, not read from their records
+        try:
+            with _capture() as keys:
+                result = prove()
+        finally:
+            _captured.rebuilding = False
+        if not (
+            result.proved and keys and record.get("identity") == full and keys[-1] == record.get("query")
+        ):
+            wrong.append(identity)
+    return wrong
