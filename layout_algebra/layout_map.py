@@ -209,7 +209,7 @@ class LayoutMap:
     # --------------------------------------------------------- generic evaluation
     def apply(
         self, index: Sequence[Any], ar: Arithmetic = ARITHMETIC, *, through: int | None = None
-    ) -> tuple:
+    ) -> tuple[Any, ...]:
         """Run ``index`` through the stages (all, or the first ``through``), unchecked.
 
         Works on any values the arithmetic supports: ints, NumPy index arrays (one
@@ -220,7 +220,9 @@ class LayoutMap:
             value = stage.forward(value, ar)
         return value
 
-    def unapply(self, position: Sequence[Any], ar: Arithmetic = ARITHMETIC, *, start: int | None = None):
+    def unapply(
+        self, position: Sequence[Any], ar: Arithmetic = ARITHMETIC, *, start: int | None = None
+    ) -> tuple[tuple[Any, ...], Any]:
         """Run a position backwards from stage ``start`` (default: the last) to a logical index.
 
         Returns ``(index, is_padding)``: ``is_padding`` is the disjunction of every
@@ -235,7 +237,7 @@ class LayoutMap:
             value = stage.inverse(value, ar)
         return value, ar.any_of(holes)
 
-    def trace(self, index: Sequence[int]) -> list[tuple[Stage, tuple]]:
+    def trace(self, index: Sequence[int]) -> list[tuple[Stage, tuple[Any, ...]]]:
         """Each stage with the value it produces for ``index`` (checked), for explanations."""
         value = self._checked_index(index)
         out = []
@@ -336,7 +338,7 @@ class LayoutMap:
                 f"{self.shape}: cannot {what} of a shape with symbolic dimensions; specialize() it first"
             )
 
-    def _checked_index(self, index: Sequence[int]) -> tuple:
+    def _checked_index(self, index: Sequence[int]) -> tuple[int, ...]:
         try:
             values = tuple(operator.index(v) for v in index)
         except TypeError:
@@ -359,7 +361,7 @@ class LayoutMap:
         unit_size = self.size_in(unit)
         if not 0 <= value < unit_size:
             raise ValueError(f"{self.shape}: offset {offset} is outside the buffer of {unit_size} {unit}s")
-        return self.position_of_offset(value, unit)
+        return int(self.position_of_offset(value, unit))
 
 
 def _check_unit(unit: str) -> None:
