@@ -1,6 +1,6 @@
 """The long soundness fuzz: the rewrite verifier against the HLO executor on many module pairs.
 
-The test suite runs ``tests/test_verify_fuzz.py`` (560 pairs, derandomized in CI). This
+The test suite runs ``tests/test_verify_fuzz.py`` (620 pairs, derandomized in CI). This
 script runs the same strategies (``tests/strategies_hlo.py``) for a time budget or a
 number of pairs, whichever comes first, counts how the two sides answered, and prints
 every disagreement (one example per kind of disagreement) with its modules.
@@ -37,6 +37,7 @@ STRATEGIES = (
     (sh.slices, 60),
     (sh.reshape_across_elementwise, 60),
     (sh.relayout, 100),
+    (sh.fused, 60),
     (sh.symbolic, 40),
 )
 

@@ -386,6 +386,7 @@ def relayout(draw) -> Case:
                     "select",
                     "convert",
                     "iota",
+                    "dynamic-update-slice",
                 )
             )
         )
@@ -470,6 +471,24 @@ def relayout(draw) -> Case:
                 )
             )
             new_dims, op = cur_dims, f"{draw(st.sampled_from(BINARY[kind_of(element)]))}({current}, io{k})"
+        elif choice == "dynamic-update-slice":  # a new parameter written at constant starts (clamped)
+            update_dims = tuple(draw(st.integers(1, d)) for d in cur_dims)
+            update = f"q{parameters}"
+            chain.append(
+                (
+                    update,
+                    update_dims,
+                    f"parameter({parameters})",
+                    element,
+                    draw(layouts(element, e, update_dims)),
+                )
+            )
+            parameters += 1
+            names = []
+            for j, d in enumerate(cur_dims):
+                names.append(f"u{k}_{j}")
+                chain.append((names[-1], (), f"constant({draw(st.integers(-1, d))})", "s32", ""))
+            new_dims, op = cur_dims, f"dynamic-update-slice({current}, {update}, {', '.join(names)})"
         elif choice == "dynamic-slice":  # constant starts, some past the end (clamped)
             sizes = [draw(st.integers(1, d)) for d in cur_dims]
             starts = [draw(st.integers(-1, d)) for d in cur_dims]
@@ -589,6 +608,32 @@ def symbolic(draw) -> Case:
     kind += " (N, M)" if two_symbols else ""
     return Case(
         before.text(), after.text(), draw(st.sampled_from(("physical", "logical"))), kind, assume, sizes
+    )
+
+
+@st.composite
+def fused(draw) -> Case:
+    """A chain moved into a fusion (``calls=``): the same computation, inlined by both sides."""
+    case = draw(relayout())
+    return Case(case.before, into_fusion(case.after), case.mode, case.kind + ", fused")
+
+
+def into_fusion(text: str) -> str:
+    """The entry computation of ``text`` moved into a fused computation called by a ``fusion``."""
+    body = [line.strip().removeprefix("ROOT ") for line in text.split("\n")[2:-1]]
+    params = sorted(
+        (line for line in body if " parameter(" in line), key=lambda t: int(t.split("parameter(")[1][:-1])
+    )
+    root_shape = body[-1].split(" = ", 1)[1].split(" ", 1)[0]
+    fused_lines = [*body[:-1], "ROOT " + body[-1]]
+    operands = ", ".join(line.split(" = ")[0] for line in params)
+    entry = [*params, f"ROOT fusion = {root_shape} fusion({operands}), kind=kLoop, calls=fused_computation"]
+    return (
+        "HloModule fuzz\nfused_computation {\n"
+        + "\n".join("  " + line for line in fused_lines)
+        + "\n}\nENTRY e {\n"
+        + "\n".join("  " + line for line in entry)
+        + "\n}"
     )
 
 

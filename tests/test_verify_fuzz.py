@@ -6,7 +6,7 @@ reversed dims, a copy across memory spaces dropped), re-laid-out chains of 1-6 o
 symbolic sizes under ``assume``. For each pair ``check_case`` asserts that the verifier
 never proves what execution on real packed bytes contradicts, and never refutes what
 execution confirms at the counterexample's sizes. With ``CI`` set (Hypothesis profile
-``ci``, derandomized) the tests below run 560 pairs; ``benchmarks/verify_fuzz.py`` runs
+``ci``, derandomized) the tests below run 620 pairs; ``benchmarks/verify_fuzz.py`` runs
 the long version.
 
 Each test also checks that its fuzz is not vacuous: both answers (same / different)
@@ -77,6 +77,10 @@ def test_reshape_across_elementwise() -> None:
 
 def test_relayout_chains() -> None:
     assert_exercised(fuzz(sh.relayout(), 100))
+
+
+def test_chains_moved_into_fusions() -> None:
+    assert_exercised(fuzz(sh.fused(), 60))
 
 
 def test_symbolic_sizes_with_assumptions() -> None:
