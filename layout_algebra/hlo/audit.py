@@ -69,6 +69,7 @@ such a module with exit status 2).
 from __future__ import annotations
 
 import functools
+import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -497,6 +498,21 @@ def audit_module(module: HloModule, progress: Callable[[int, int], None] | None 
     movements: dict[tuple, tuple] = {}  # by object identity: hashing big shapes costs more
     rows: list[AuditRow] = []
     totals: dict[int, list[int]] = {}  # space -> [arrays, logical, physical, allocated, unsized]
+    # Rows are acyclic records: the cyclic garbage collector, triggered again and again
+    # by millions of new rows, would only rescan them (quadratic on huge modules).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _audit_rows(module, roles, sizes, per_shape, movements, rows, totals, progress)
+    finally:
+        if collecting:
+            gc.enable()
+    by_space = {s: MemorySpaceTotals(s, *t) for s, t in sorted(totals.items())}
+    return AuditReport(module.name, tuple(rows), by_space, module_errors(module))
+
+
+def _audit_rows(module, roles, sizes, per_shape, movements, rows, totals, progress) -> None:
+    """The one pass of ``audit_module``: append each instruction's row, add buffers to the totals."""
     total = module.instruction_count
     done = 0
     for computation in module.computations:
@@ -513,8 +529,6 @@ def audit_module(module: HloModule, progress: Callable[[int, int], None] | None 
             done += 1
             if progress is not None and (done % 256 == 0 or done == total):
                 progress(done, total)
-    by_space = {s: MemorySpaceTotals(s, *t) for s, t in sorted(totals.items())}
-    return AuditReport(module.name, tuple(rows), by_space, module_errors(module))
 
 
 @dataclass(frozen=True, slots=True)
