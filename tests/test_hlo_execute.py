@@ -9,6 +9,7 @@ definitions (XLA's integer division by zero, saturating float-to-int conversion,
 from __future__ import annotations
 
 import itertools
+import math
 
 import ml_dtypes
 import numpy as np
@@ -494,3 +495,54 @@ def test_random_data_collision_entropy_is_at_least_the_bound_compare_uses(elemen
 def test_compare_runs_enough_trials_for_the_narrowest_type(element: str, trials: int) -> None:
     text = module(f"p = {element}[4]{{0}} parameter(0)", f"c = {element}[4]{{0}} copy(p)")
     assert compare(text, text).trials == trials
+
+
+@pytest.mark.parametrize(
+    ("op", "fn"),
+    [
+        ("negate", lambda x: -x),
+        ("abs", abs),
+        ("sign", lambda x: math.copysign(1.0, x) if x else 0.0),
+        ("exp", math.exp),
+        ("log", math.log),
+        ("tanh", math.tanh),
+        ("sqrt", math.sqrt),
+        ("rsqrt", lambda x: 1 / math.sqrt(x)),
+        ("floor", math.floor),
+        ("ceil", math.ceil),
+    ],
+)
+def test_unary_float_ops_against_python_math(op: str, fn) -> None:
+    xs = [0.25, 1.5, 2.0, 7.75]
+    text = module("x = f32[4]{0} parameter(0)", f"r = f32[4]{{0}} {op}(x)")
+    out = run(text, [np.array(xs, np.float32)]).array
+    for got, x in zip(out.tolist(), xs, strict=True):
+        assert got == pytest.approx(fn(x), rel=3e-7), (op, x)
+
+
+@pytest.mark.parametrize(
+    ("op", "t", "a", "b", "expected"),
+    [
+        ("minimum", "s32", [3, -4], [2, 5], [2, -4]),
+        ("and", "u8", [0b1100, 0xFF], [0b1010, 0x0F], [0b1000, 0x0F]),
+        ("xor", "s8", [5, -1], [3, 1], [6, -2]),
+        ("and", "pred", [True, True], [False, True], [False, True]),
+        ("divide", "f32", [1.0, -3.0], [4.0, 2.0], [0.25, -1.5]),
+        ("remainder", "f32", [7.5, -7.5], [2.0, 2.0], [1.5, -1.5]),
+    ],
+)
+def test_more_binary_ops(op: str, t: str, a: list, b: list, expected: list) -> None:
+    assert binary(op, t, a, b) == expected
+
+
+def test_call_runs_the_called_computation() -> None:
+    text = """HloModule m
+double {
+  x = s32[3]{0} parameter(0)
+  ROOT y = s32[3]{0} add(x, x)
+}
+ENTRY e {
+  p = s32[3]{0} parameter(0)
+  ROOT c = s32[3]{0} call(p), to_apply=double
+}"""
+    assert run(text, [np.array([1, -2, 5], np.int32)]).array.tolist() == [2, -4, 10]
