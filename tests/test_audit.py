@@ -472,3 +472,17 @@ def test_layouts_wrap_never_cut() -> None:
     start = next(k for k, line in enumerate(lines) if line.startswith("worst padding"))
     column = [line.split("│")[3].strip() for line in lines[start:] if line.startswith("│")]
     assert "".join(column) == shape  # the shape column, read top to bottom: the whole layout
+
+
+def test_verdicts_are_those_of_the_audit_before_memoisation() -> None:
+    """Recorded from the previous audit (tests/data/audit_movement_verdicts.json): the
+    shipped modules, and one repeated 4 times (memoised, one pass), keep every verdict."""
+    recorded = json.loads((Path(__file__).parent / "data" / "audit_movement_verdicts.json").read_text())[
+        "modules"
+    ]
+    for name, expected in recorded.items():
+        report = audit_module(parse_module(module_text(name)))
+        assert [[r.name, r.movement.verdict] for r in report.movements()] == expected, name
+    name = "03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"
+    report = audit_module(parse_module(_repeated(module_text(name), 4)))
+    assert [r.movement.verdict for r in report.movements()] == 4 * [v for _, v in recorded[name]]
