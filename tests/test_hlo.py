@@ -478,6 +478,9 @@ def _instruction_lines(draw) -> str:
                 "(f32[2], s32[])",
                 "f32[2] {0}",
                 "f32[2]{0:P(s32[2]{0})}",
+                "(f32[2]{0:T(2)}, s32[])",
+                "((f32[2]), pred[])",
+                "(f32[2]{0:T(2}, s32[])",
             ]
         )
     )
@@ -532,7 +535,20 @@ _TRICKY_ATTRIBUTES = [
 
 @pytest.mark.parametrize("attributes", _TRICKY_ATTRIBUTES)
 @pytest.mark.parametrize(
-    "head", ["%x = f32[2]{0} add(%p, %p)", "ROOT %x = f32[] constant(-1.5)", "%x = f32[2]{0} parameter(1)"]
+    "head",
+    [
+        "%x = f32[2]{0} add(%p, %p)",
+        "ROOT %x = f32[] constant(-1.5)",
+        "%x = f32[2]{0} parameter(1)",
+        "%x = (f32[2]{0:T(2)}, s32[]) tuple(%p, %p)",
+        "%x = ( f32[2]{0} ,s32[] ) tuple(%p)",
+        "%x = () tuple()",
+        "%x = ((f32[2]{0}), s32[]) tuple(%p)",
+        "%x = (f32[2]{0:T(8,128}, s32[]) tuple(%p)",
+        "%x = (f32[2]{0:T(8,128))}, s32[]) tuple(%p)",
+        "%x = (f32[2]{0}, s32[] tuple(%p)",
+        "%x = (f32[2] {0}, s32[]) tuple(%p)",
+    ],
 )
 def test_the_fast_reader_agrees_on_tricky_attribute_values(head, attributes, monkeypatch) -> None:
     text = f"HloModule m\n%f {{\n  ROOT %r = f32[] parameter(0)\n}}\nENTRY %e {{\n  %p = f32[2]{{0}} parameter(0)\n  {head}{attributes}\n}}\n"

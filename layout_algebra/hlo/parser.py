@@ -151,9 +151,16 @@ _FLAT_VALUE = (
     r"|" + _STRING_BODY + r"|\{" + _group_contents(5, 2) + r"\})"
 )
 _FLAT_ATTRIBUTE = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r")")
+# An array shape inside a tuple: its layout's parentheses balanced (what balanced_end reads).
+_TUPLE_ELEMENT = r"[a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)(?:[^{}()\n]|\([^{}()\n]*\))*\})?"
 _FLAT_INSTRUCTION = re.compile(
     r"(ROOT[ \t]+)?%?([A-Za-z0-9_][\w.\-]*)[ \t]*=[ \t]*"  # [ROOT] name =
-    r"([a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)[^{}\n]*\})?)"  # an array shape
+    r"([a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)[^{}\n]*\})?"  # an array shape
+    r"|\([ \t]*(?:"
+    + _TUPLE_ELEMENT
+    + r"(?:[ \t]*,[ \t]*"
+    + _TUPLE_ELEMENT
+    + r")*)?[ \t]*\))"  # or a flat tuple
     r"[ \t]+([a-z][a-z0-9\-]*)\("  # opcode(
     r"[ \t]*((?:%?[\w.\-]+[ \t]*,[ \t]*)*%?[\w.\-]+)?[ \t]*\)"  # plain operand names)
     r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+)"  # , key=value
