@@ -76,13 +76,6 @@ KNOWN_PRIVATE: frozenset[tuple[str, str, str]] = frozenset(
         ("layout_algebra.codegen.simplify", "layout_algebra.codegen.expr", "_term_order"),
         ("layout_algebra.xla.bitcast_util", "layout_algebra.xla.layout_util", "_shapes_equal"),
     }
-    | {
-        ("layout_algebra.hlo.verify", "layout_algebra.prove.core", name)
-        for name in (
-            "_assumption_terms",
-            "_assumptions_hold",
-        )
-    }
 )
 
 
