@@ -5,7 +5,8 @@ For each array, in the same run and interleaved round by round (best of N rounds
 * ``np.copyto`` of as many bytes as the packed buffer, between two preallocated arrays: the
   memory-bandwidth baseline;
 * ``pack(x, shape, out=buf)`` and ``unpack(buf, shape, out=y)`` into preallocated arrays
-  (what a runtime with a staging buffer does), and ``pack(x, shape)`` allocating its result;
+  (what a runtime with a staging buffer does), on every CPU (the default) and with
+  ``threads=1``, and ``pack(x, shape)`` allocating its result;
 * the same relayout in JAX on the CPU, if ``jax`` is importable: the stage pipeline written
   as ``jnp.pad`` / ``reshape`` / ``transpose`` (and shifts for sub-byte packing), jitted, on
   arrays already on the device; its output is checked equal to ``pack``'s bytes.
@@ -119,6 +120,8 @@ def measure(text: str, rounds: int, jax, rng: np.random.Generator) -> str:
         "copyto": lambda: np.copyto(dst, src),
         "pack": lambda: pack(x, text, out=out),
         "unpack": lambda: unpack(expected, text, out=back),
+        "pack_1": lambda: pack(x, text, out=out, threads=1),
+        "unpack_1": lambda: unpack(expected, text, out=back, threads=1),
         "pack_alloc": lambda: pack(x, text),
     }
     if jax is not None:
@@ -152,7 +155,7 @@ def measure(text: str, rounds: int, jax, rng: np.random.Generator) -> str:
 
     return (
         f"| `{text}` | {size / 1e6:.0f} | {size / best['copyto'] / 1e9:.2f} | {cell('pack')} | {cell('unpack')} "
-        f"| {cell('pack_alloc')} | {cell('jax_pack')} | {cell('jax_unpack')} |"
+        f"| {cell('pack_1')} | {cell('unpack_1')} | {cell('pack_alloc')} | {cell('jax_pack')} | {cell('jax_unpack')} |"
     )
 
 
@@ -176,11 +179,15 @@ def main() -> None:
     print("GB/s of packed bytes (best round); in parentheses the speed relative to np.copyto of the")
     print("same bytes in the same round (median over rounds).")
     print()
+    from layout_algebra.copy_engine import default_threads
+
+    print(f"pack/unpack use {default_threads()} threads by default here; np.copyto uses one.")
+    print()
     print(
-        "| shape | MB | np.copyto GB/s | pack, into a buffer | unpack, into an array | pack, allocating "
-        "| JAX pack | JAX unpack |"
+        "| shape | MB | np.copyto GB/s | pack, into a buffer | unpack, into an array "
+        "| pack, threads=1 | unpack, threads=1 | pack, allocating | JAX pack | JAX unpack |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rng = np.random.default_rng(0)
     for text in CASES:
         if args.only in text:
