@@ -4,7 +4,7 @@ The grammar is XLA's (``HloParserImpl::ParseShape`` / ``ParseLayout``)::
 
     shape   ::= array | '(' [shape (',' shape)*] ')' | 'b(' shape ')'
     array   ::= type '[' [dim (',' dim)*] ']' [layout]
-    dim     ::= int | '<=' int | '?' | identifier        # identifier: this package's symbolic dim
+    dim     ::= int | '<=' int | '?' | formula             # formula: this package's symbolic dims
     layout  ::= '{' [int (',' int)*] [':' attrs] '}'
     attrs   ::= [D(..)] [T(..)(..)..] [L(n)] [#(t)] [*(t)] [E(n)] [S(n)] [SC(..)..] [P(shape)] [M(n)]
 
@@ -34,6 +34,40 @@ that stand for non-negative integers:
 >>> s = parse_shape("f32[N,M]{1,0:T(8,128)}")
 >>> s.dimensions, s.is_symbolic
 ((N, M), True)
+
+A dimension may be an integer formula of names, as a reshape of a symbolic array needs
+(``f32[N,128]`` viewed as ``f32[N/8,8,128]``)::
+
+    formula ::= sum
+    sum     ::= ['-'] product (('+' | '-') product)*
+    product ::= power (('*' | '/' | '//') power)*
+    power   ::= atom ['**' int]
+    atom    ::= int | name | '(' sum ')' | ('floor' | 'ceiling') '(' sum ')'
+
+``/`` is exact division: ``N/8`` is the SymPy expression ``N/8``, an integer only when 8
+divides ``N``. The package does not assume that for you: a proof that needs it takes it
+as an assumption (``assume="N % 8 == 0"``; :func:`divisibility_conditions` lists them),
+and without it a claim about ``f32[N/8]`` is about values of ``N`` for which ``N/8`` may
+not be a size. ``//`` is floor division (``(N+7)//8`` is ``floor(N/8 + 7/8)``), and
+``floor``/``ceiling`` are written as SymPy prints them, so every shape prints as text
+that parses back to the same shape:
+
+>>> s = parse_shape("f32[N/8, 8, (N+7)//8, 2*M, N*M, M+1]")
+>>> str(s)
+'f32[N/8,8,floor(N/8 + 7/8),2*M,M*N,M + 1]{5,4,3,2,1,0}'
+>>> parse_shape(str(s)) == s
+True
+>>> divisibility_conditions(s)
+('N % 8 == 0',)
+
+A formula that is a plain number must be a whole, non-negative size; errors point at it:
+
+>>> parse_shape("f32[N/0]")
+Traceback (most recent call last):
+...
+layout_algebra.model.syntax.ParseError: cannot parse shape: division by zero in a dimension formula
+  f32[N/0]
+        ^
 """
 
 from __future__ import annotations
@@ -67,6 +101,7 @@ __all__ = [
     "ParseError",
     "as_layout",
     "as_shape",
+    "divisibility_conditions",
     "parse_layout",
     "parse_shape",
 ]
@@ -81,6 +116,10 @@ _SPACE_START = frozenset(" \t\r\n/")
 _INT = re.compile(r"-?[0-9]+")
 _ATTRIBUTE_ORDER = ("D", "T", "L", "#", "*", "E", "S", "SC", "P", "M")
 _DIM_LEVEL_LETTERS = "DCSH"
+#: Functions a dimension formula may call (the names SymPy prints them with).
+_DIM_FUNCTIONS = ("floor", "ceiling")
+#: Largest exponent of ``**`` in a dimension formula.
+MAX_DIM_EXPONENT = 64
 
 T = TypeVar("T")
 
@@ -128,6 +167,8 @@ class _Parser:
         self.what = what
         self.depth = 0
         self.symbols: dict[str, Dim] = {}
+        self.formula_has_name = False
+        self.in_formula = False
 
     # ----------------------------------------------------------------- scanning
     def error(self, reason: str, position: int | None = None) -> ParseError:
@@ -139,7 +180,10 @@ class _Parser:
         text, pos = self.text, self.pos
         if pos >= len(text) or text[pos] not in _SPACE_START:
             return  # the common case: already at a token
-        pos = _next_token(text, pos)
+        if self.in_formula:
+            pos = self.formula_space_end(pos)
+        else:
+            pos = _next_token(text, pos)
         if text.startswith("/*", pos) and text.find("*/", pos + 2) < 0:
             raise ParseError("unterminated comment '/*'", text, pos, self.what)
         self.pos = pos
@@ -315,17 +359,118 @@ class _Parser:
         if self.accept("<="):
             return self.read_int("dimension bound", allow_negative=False), True
         c = self.peek()
+        if not (c.isascii() and (c.isalnum() or c in "_(-")):
+            raise self.error(
+                "expected a dimension size (an integer, '<=N', '?', a name or a formula such as N/8), "
+                f"found {self.describe_here()}"
+            )
+        start = self.pos
+        self.formula_has_name = False
+        self.in_formula = True
+        try:
+            value = self.dim_sum()
+        finally:
+            self.in_formula = False
+        return self.checked_dimension(value, start), False
+
+    def checked_dimension(self, value: object, start: int) -> Dim:
+        """A formula's value as a size: a non-negative int, or an expression that may be one."""
+        if not isinstance(value, int):
+            if value.is_Integer:  # type: ignore[attr-defined]
+                value = int(value)  # type: ignore[call-overload]
+            elif value.is_number or value.is_integer is False:  # type: ignore[attr-defined]
+                raise self.error(f"dimension {value} is not a whole number", start)
+            elif value.is_negative or value.is_nonpositive:  # type: ignore[attr-defined]
+                raise self.error(f"dimension {value} is negative (or 0 at best)", start)
+        if isinstance(value, int):
+            if value < 0:
+                raise self.error(f"dimension size must be >= 0, got {value}", start)
+            if value > INT64_MAX:
+                raise self.error(f"dimension size {value} does not fit in a 64-bit integer", start)
+        return value
+
+    # A formula's value is an int while it has no names (no SymPy needed), else SymPy.
+    def dim_sum(self) -> object:
+        negate = self.accept("-")
+        value = self.dim_product()
+        if negate:
+            value = -value  # type: ignore[operator]
+        while True:
+            if self.accept("+"):
+                value = value + self.dim_product()  # type: ignore[operator]
+            elif self.accept("-"):
+                value = value - self.dim_product()  # type: ignore[operator]
+            else:
+                return value
+
+    def dim_product(self) -> object:
+        value = self.dim_power()
+        while True:
+            if self.at("**"):
+                raise self.error("'**' takes an integer exponent after a name, a number or ')'")
+            floor = self.accept("//")
+            if floor:
+                pass
+            elif self.accept("*"):
+                value = value * self.dim_power()  # type: ignore[operator]
+                continue
+            elif not self.at("/"):
+                return value
+            else:
+                self.pos += 1
+            divisor_at = self.pos
+            divisor = self.dim_power()
+            if divisor == 0:
+                raise self.error("division by zero in a dimension formula", divisor_at)
+            value = _divide(value, divisor, floor)
+
+    def formula_space_end(self, pos: int) -> int:
+        """The next token inside a dimension formula, where ``//`` may be floor division.
+
+        XLA's text takes ``//`` as the start of a comment. In a formula it is floor
+        division when it touches what comes before it (``(N+7)//8``) or when the formula
+        has a name (``N // 8``); in an integer formula, `` // text`` stays XLA's comment."""
+        text, start = self.text, pos
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n":
+                pos += 1
+            if text.startswith("/*", pos) and text.find("*/", pos + 2) >= 0:
+                pos = text.find("*/", pos + 2) + 2
+                continue
+            if text.startswith("//", pos) and pos > start and not self.formula_has_name:
+                return _next_token(text, pos)
+            return pos
+
+    def dim_power(self) -> object:
+        value = self.dim_atom()
+        if self.accept("**"):
+            start = self.pos
+            exponent = self.read_int("exponent", allow_negative=False)
+            if exponent > MAX_DIM_EXPONENT:
+                raise self.error(f"exponent {exponent} is larger than {MAX_DIM_EXPONENT}", start)
+            value = value**exponent  # type: ignore[operator]
+        return value
+
+    def dim_atom(self) -> object:
+        c = self.peek()
+        if self.accept("("):
+            value = self.nested(self.dim_sum)
+            self.expect(")", "to close '(' in a dimension formula")
+            return value
+        if c.isascii() and c.isdigit():
+            return self.read_int("dimension size", allow_negative=False)
         if (c.isascii() and c.isalpha()) or c == "_":
             name = self.read_word()
-            return self.symbol(name), False
-        if not self.starts_int():
-            raise self.error(
-                f"expected a dimension size (an integer, '<=N', '?' or a name), found {self.describe_here()}"
-            )
-        value = self.read_int("dimension size")
-        if value < 0:
-            raise self.error(f"dimension size must be >= 0, got {value}", start)
-        return value, False
+            self.formula_has_name = True
+            if name in _DIM_FUNCTIONS and self.at("("):
+                self.pos += 1
+                argument = self.nested(self.dim_sum)
+                self.expect(")", f"to close '{name}('")
+                return _apply_function(name, argument)
+            return self.symbol(name)
+        raise self.error(
+            f"expected a number, a name or '(' in a dimension formula, found {self.describe_here()}"
+        )
 
     def symbol(self, name: str) -> Dim:
         if name not in self.symbols:
@@ -502,6 +647,63 @@ class _Parser:
     def finish(self, what: str) -> None:
         if self.peek():
             raise self.error(f"extra content after the {what}: {self.describe_here()}")
+
+
+def _divide(a: object, b: object, floor: bool) -> object:
+    """``a / b`` (exact) or ``a // b`` (floor) of formula values: ints while both are ints
+    and the division is exact (or floors), SymPy otherwise."""
+    if isinstance(a, int) and isinstance(b, int):
+        if floor:
+            return a // b
+        if a % b == 0:
+            return a // b
+    import sympy
+
+    quotient = sympy.Integer(a) / b if isinstance(a, int) else a / b  # type: ignore[operator]
+    return sympy.floor(quotient) if floor else quotient
+
+
+def _apply_function(name: str, argument: object) -> object:
+    import sympy
+
+    return {"floor": sympy.floor, "ceiling": sympy.ceiling}[name](argument)
+
+
+def divisibility_conditions(shape: Shape | str) -> tuple[str, ...]:
+    """What must hold for every dimension formula of ``shape`` to be a whole number, as
+    assumption text for the prover (``N/8`` needs ``N % 8 == 0``).
+
+    >>> divisibility_conditions("f32[N*M/128, 2*K]")
+    ('M*N % 128 == 0',)
+    """
+    found: list[str] = []
+
+    def visit(s: Shape) -> None:
+        if isinstance(s, TupleShape):
+            for e in s.elements:
+                visit(e)
+        elif isinstance(s, BufferShape):
+            visit(s.array)
+        elif isinstance(s, ArrayShape):
+            for d in s.dimensions:
+                if isinstance(d, int):
+                    continue
+                import sympy
+
+                numerator, denominator = sympy.fraction(sympy.together(d))
+                if denominator != 1:
+                    condition = f"{_operand(numerator)} % {denominator} == 0"
+                    if condition not in found:
+                        found.append(condition)
+
+    visit(as_shape(shape))
+    return tuple(found)
+
+
+def _operand(e: object) -> str:
+    """``e`` as the left operand of ``%``: a sum in parentheses."""
+    text = str(e)
+    return f"({text})" if getattr(e, "is_Add", False) else text
 
 
 def _next_token(text: str, pos: int) -> int:
