@@ -1,5 +1,10 @@
 """Exact memory sizes of a layout: every tile level's padding, packing and ``L(n)``.
 
+Every answer here is read off the layout's stage pipeline (:mod:`layout_algebra.stages`),
+the one definition of what a layout means: the tiled shape is the domain of its
+``Linearize`` stage, the bit size the range of its ``ToBits``, and XLA's allocation the
+pipeline cut after the first tile level.
+
 An array's physical buffer is what its layout makes of it. Take the dimensions in
 physical order (major to minor, by ``minor_to_major``); each tile ``(t_1..t_k)`` applies
 to the last ``k`` of the current dimensions, replacing each ``d_i`` by the pair

@@ -5,7 +5,18 @@ generation, figures) walk these stages; they never re-derive a layout's meaning.
 """
 
 from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
-from layout_algebra.stages.pipeline import Step, combine_groups, layout_stages, layout_steps, tile_stages
+from layout_algebra.stages.pipeline import (
+    LINEARIZE,
+    PHYSICAL_ORDER,
+    TAIL_PADDING,
+    TILE,
+    TO_BITS,
+    Step,
+    combine_groups,
+    layout_stages,
+    layout_steps,
+    tile_stages,
+)
 from layout_algebra.stages.stages import (
     AlignTail,
     Combine,
@@ -16,10 +27,17 @@ from layout_algebra.stages.stages import (
     Stage,
     ToBits,
     Transpose,
+    ceil_div,
+    round_up_size,
 )
 
 __all__ = [
     "ARITHMETIC",
+    "LINEARIZE",
+    "PHYSICAL_ORDER",
+    "TAIL_PADDING",
+    "TILE",
+    "TO_BITS",
     "AlignTail",
     "Arithmetic",
     "Combine",
@@ -31,8 +49,10 @@ __all__ = [
     "Step",
     "ToBits",
     "Transpose",
+    "ceil_div",
     "combine_groups",
     "layout_stages",
     "layout_steps",
+    "round_up_size",
     "tile_stages",
 ]
