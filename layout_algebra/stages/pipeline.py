@@ -34,9 +34,10 @@ the physical-order step, which is always there to show ``minor_to_major``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from layout_algebra.model.meaning import element_size_in_bits, meaningful_array
-from layout_algebra.model.shapes import COMBINE_DIMENSION, Dim, Shape, Tile
+from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
 from layout_algebra.stages.stages import (
     AlignTail,
     Combine,
@@ -94,9 +95,17 @@ class Step:
 
 
 def layout_steps(shape: Shape | str) -> tuple[Step, ...]:
-    """The stage pipeline of ``shape``, grouped by the layout feature each stage realises."""
-    array = meaningful_array(shape)  # raises LayoutSemanticsError for shapes without one meaning
-    bits = element_size_in_bits(array)  # ... and for an E(n) too small for the type
+    """The stage pipeline of ``shape``, grouped by the layout feature each stage realises.
+
+    Raises ``LayoutSemanticsError`` for shapes without one meaning. Pipelines are immutable
+    and built once per distinct shape (cached: compiler dumps repeat their shapes).
+    """
+    return _layout_steps(meaningful_array(shape))
+
+
+@lru_cache(maxsize=4096)
+def _layout_steps(array: ArrayShape) -> tuple[Step, ...]:
+    bits = element_size_in_bits(array)  # raises LayoutSemanticsError for an E(n) too small for the type
     layout = array.effective_layout
     m2m = layout.minor_to_major
     order = Transpose(
