@@ -16,9 +16,11 @@ Run: ``python benchmarks/prove.py`` from the checkout (the data lives in tests/d
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -102,9 +104,14 @@ def timed(label: str, claim, shapes: list[str]) -> list[float]:
 
 
 def main() -> int:
+    # a cold start: an empty lemma cache of our own (the user's is neither read nor written)
+    os.environ["LAYOUT_ALGEBRA_CACHE_DIR"] = tempfile.mkdtemp(prefix="prove-benchmark-")
     shapes = tpu_shapes()
     print(f"python {platform.python_version()} on {platform.machine()}, {len(shapes)} TPU layouts")
-    print("cold start: no stage lemma proved yet; the first layouts of each stage structure pay for it")
+    print(
+        "cold start: no stage lemma proved yet and an empty lemma cache; the first layouts of "
+        "each stage structure pay for it (benchmarks/prove_cold.py times fresh processes with the cache filled)"
+    )
     inj = timed("prove.injective", prove.injective, shapes)
     timed("prove.in_bounds", prove.in_bounds, shapes)
     lemmas = prove.core._GENERAL_LEMMAS
