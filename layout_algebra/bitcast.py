@@ -154,13 +154,13 @@ def _physical(a: ArrayShape, b: ArrayShape) -> Correspondence:
     return Correspondence("transpose-reshape-transpose", _major_to_minor(a), _major_to_minor(b))
 
 
-def _input_index(corr: Correspondence, a: ArrayShape, b: ArrayShape) -> Callable:
+def _input_index(corr: Correspondence, a: ArrayShape, b: ArrayShape) -> Callable[[Any, Any], list[Any]]:
     """``j, ar -> i``: the input index of output element ``j`` (any arithmetic)."""
     src_dims = tuple(a.dimensions[d] for d in corr.src_order)
     dst_dims = tuple(b.dimensions[d] for d in corr.dst_order)
     same = src_dims == dst_dims
 
-    def input_index(j, ar):
+    def input_index(j: Any, ar: Any) -> list[Any]:
         t = [j[d] for d in corr.dst_order]
         s = t if same else delinearize_row_major(linear_index_row_major(t, dst_dims, ar), src_dims, ar)
         i: list[Any] = [None] * a.rank
@@ -374,7 +374,16 @@ def _decided(
     return _decide_concrete(operation, a, b, candidates)
 
 
-def _refuted(operation, a, b, reason, cex=None, corr="", method="", proofs=()) -> BitcastVerdict:
+def _refuted(
+    operation: str,
+    a: ArrayShape,
+    b: ArrayShape,
+    reason: str,
+    cex: dict[str, Any] | None = None,
+    corr: str = "",
+    method: str = "",
+    proofs: Sequence[ProofResult] = (),
+) -> BitcastVerdict:
     return BitcastVerdict("refuted", operation, a, b, reason, cex, tuple(proofs), corr, method)
 
 
@@ -512,9 +521,9 @@ def _offsets_concrete(
         return BitcastVerdict("proved", operation, a, b, proved_reason, None, (proof,), name, "Z3")
     if proof.status == "refuted" and proof.counterexample and "element" in proof.counterexample:
         j = tuple(int(x) for x in proof.counterexample["element"])
-        checked = _checked_difference(operation, a, b, corr, j, "Z3", (proof,))
-        if checked is not None:
-            return checked
+        refutation = _checked_difference(operation, a, b, corr, j, "Z3", (proof,))
+        if refutation is not None:
+            return refutation
         return BitcastVerdict(
             "unknown",
             operation,
@@ -529,7 +538,7 @@ def _offsets_concrete(
     return BitcastVerdict("unknown", operation, a, b, f"{name}: {proof.reason}", None, (proof,), name, "Z3")
 
 
-def _bit_position(shape: ArrayShape) -> Callable:
+def _bit_position(shape: ArrayShape) -> Callable[[Any, Any], Any]:
     """``index, ar -> bit offset`` of ``shape``'s layout (any arithmetic)."""
     m = layout_map(shape)
     through = len(m.stages) - 1
@@ -725,7 +734,9 @@ def _probes(b: ArrayShape, corr: Correspondence, n: int) -> np.ndarray:
     return np.unique(np.concatenate([np.fromiter(picks, dtype=np.int64), sample]))
 
 
-def _difference(operation, a, b, corr, k: int, method: str) -> BitcastVerdict:
+def _difference(
+    operation: str, a: ArrayShape, b: ArrayShape, corr: Correspondence, k: int, method: str
+) -> BitcastVerdict:
     j = tuple(int(x[0]) for x in _indices(b, corr.dst_order, np.array([k], dtype=np.int64)))
     verdict = _checked_difference(operation, a, b, corr, j, method, ())
     if verdict is None:  # the vector and scalar evaluations disagree: a bug, never a verdict

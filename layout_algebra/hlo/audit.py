@@ -557,6 +557,9 @@ def _shape_facts(shape: Shape, sizes: dict) -> _ShapeFacts:
         else:
             leaves.append((space, report))
     known = [r for _, r in leaves if r is not None]
+    logical: int | None
+    physical: int | None
+    allocated: int | None
     if len(known) == len(leaves):
         logical = sum(int(r.logical_bytes) for r in known)
         physical = sum(int(r.physical_bytes) for r in known)
