@@ -56,7 +56,7 @@ import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from layout_algebra.model.meaning import MEMORY_SPACE_NAMES, LayoutSemanticsError
 from layout_algebra.model.shapes import UNBOUNDED_SIZE, ArrayShape, BufferShape, Dim, Shape, TupleShape
@@ -65,6 +65,9 @@ from layout_algebra.model.validation import layout_problems
 from layout_algebra.sizes import size_report
 from layout_algebra.stages.pipeline import PHYSICAL_ORDER, TILE, layout_steps
 from layout_algebra.stages.stages import PrependUnitDims
+
+if TYPE_CHECKING:  # pragma: no cover
+    from layout_algebra.layout_map import LayoutMap
 
 __all__ = ["MEMORY_SPACE_NAMES", "Explanation", "explain"]
 
@@ -287,7 +290,7 @@ def _map_lines(shape: ArrayShape) -> list[str]:
     return out
 
 
-def element_offset_text(m) -> str:
+def element_offset_text(m: LayoutMap) -> str:
     """The element offset of layout map ``m`` at index ``(i0, i1, ...)``, simplified, as
     Python text (``//`` floor division, ``%`` remainder): codegen's simplifier, uncertified
     here (``layout-algebra codegen`` certifies it).
@@ -304,7 +307,7 @@ def element_offset_text(m) -> str:
         return str(m.forward_expr())
 
 
-def _factor(x) -> str:
+def _factor(x: object) -> str:
     """``x`` as a factor of a product: sums and products in parentheses."""
     text = str(x)
     return text if isinstance(x, int) or getattr(x, "is_Atom", False) else f"({text})"

@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 __all__ = ["Outcome", "each", "error_message", "error_record", "print_json", "report_error"]
 
@@ -25,6 +25,13 @@ class Outcome(Generic[T]):
     text: str
     result: T | None = None
     error: ValueError | None = None
+
+    @property
+    def value(self) -> T:
+        """The result of an input that had no error (raises that error otherwise)."""
+        if self.error is not None:
+            raise self.error
+        return cast(T, self.result)
 
 
 def each(texts: Sequence[str], compute: Callable[[str], T]) -> Iterator[Outcome[T]]:
@@ -42,12 +49,12 @@ def error_message(text: str, err: ValueError) -> str:
     return message if text in message else f"{text!r}: {message}"
 
 
-def report_error(command: str, outcome: Outcome) -> None:
+def report_error(command: str, outcome: Outcome[Any]) -> None:
     assert outcome.error is not None
     print(f"layout-algebra {command}: error: {error_message(outcome.text, outcome.error)}", file=sys.stderr)
 
 
-def error_record(outcome: Outcome) -> dict[str, Any]:
+def error_record(outcome: Outcome[Any]) -> dict[str, Any]:
     assert outcome.error is not None
     return {"input": outcome.text, "error": error_message(outcome.text, outcome.error)}
 

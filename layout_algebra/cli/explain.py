@@ -44,10 +44,7 @@ def run(args: argparse.Namespace) -> int:
     outcomes = list(each(args.shapes, lambda text: explain(text, element=args.element)))
     if args.json:
         print_json(
-            [
-                {"input": o.text, **o.result.to_dict()} if o.error is None else error_record(o)
-                for o in outcomes
-            ]
+            [{"input": o.text, **o.value.to_dict()} if o.error is None else error_record(o) for o in outcomes]
         )
     else:
         printed = 0
@@ -57,6 +54,6 @@ def run(args: argparse.Namespace) -> int:
                 continue
             if printed:
                 print()
-            print(o.result)
+            print(o.value)
             printed += 1
     return 2 if any(o.error is not None for o in outcomes) else 0

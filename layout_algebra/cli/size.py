@@ -34,14 +34,14 @@ def run(args: argparse.Namespace) -> int:
     outcomes = list(each(args.shapes, size_report))
     if args.json:
         print_json(
-            [{"input": o.text, **_record(o.result)} if o.error is None else error_record(o) for o in outcomes]
+            [{"input": o.text, **_record(o.value)} if o.error is None else error_record(o) for o in outcomes]
         )
     else:
         for o in outcomes:
             if o.error is not None:
                 report_error("size", o)
                 continue
-            r = o.result
+            r = o.value
             line = f"{r.shape}: logical {r.logical_bytes} bytes, physical {r.physical_bytes} bytes"
             if r.first_tile_bytes != r.physical_bytes:
                 line += f", XLA allocates {r.first_tile_bytes} bytes"

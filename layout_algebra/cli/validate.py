@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from layout_algebra.cli._batch import each, error_record, print_json, report_error
+from layout_algebra.model.shapes import Shape
 from layout_algebra.model.syntax import parse_shape
 from layout_algebra.model.validation import layout_problems
 
@@ -30,22 +32,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     outcomes = list(each(args.shapes, lambda text: _record(parse_shape(text))))
     if args.json:
-        print_json([{"input": o.text, **o.result} if o.error is None else error_record(o) for o in outcomes])
+        print_json([{"input": o.text, **o.value} if o.error is None else error_record(o) for o in outcomes])
     else:
         for o in outcomes:
             if o.error is not None:
                 report_error("validate", o)
-            elif o.result["valid"]:
-                print(f"{o.result['shape']}: valid")
+            elif o.value["valid"]:
+                print(f"{o.value['shape']}: valid")
             else:
-                print(f"invalid layout in {o.result['shape']}:")
-                print("\n".join(f"  - {p}" for p in o.result["problems"]))
+                print(f"invalid layout in {o.value['shape']}:")
+                print("\n".join(f"  - {p}" for p in o.value["problems"]))
     if any(o.error is not None for o in outcomes):
         return 2
-    return 0 if all(o.result["valid"] for o in outcomes) else 1
+    return 0 if all(o.value["valid"] for o in outcomes) else 1
 
 
-def _record(shape) -> dict:
+def _record(shape: Shape) -> dict[str, Any]:
     """``shape`` (canonical text), ``valid``, and ``problems``: every rule it breaks."""
     problems = layout_problems(shape)
     return {"shape": str(shape), "valid": not problems, "problems": problems}
