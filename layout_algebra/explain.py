@@ -101,7 +101,9 @@ class Explanation:
         return f"<pre>{html.escape(self.text)}</pre>"
 
     def _repr_markdown_(self) -> str:
-        return f"```text\n{self.text}\n```"
+        markdown = f"```text\n{self.text}\n```"
+        formula = _offset_latex(self.shape)
+        return markdown + (f"\n\nelement offset: $${formula}$$" if formula else "")
 
     def to_dict(self) -> dict[str, Any]:
         """The facts of the account as JSON-ready data (the schema of ``explain --json``).
@@ -305,6 +307,19 @@ def element_offset_text(m: LayoutMap) -> str:
         return codegen(m.shape, "python", "forward", "element", check=False).expression_texts[0]
     except ValueError:  # e.g. a dimension named like an index variable: the stages' own form
         return str(m.forward_expr())
+
+
+def _offset_latex(shape: Shape) -> str | None:
+    """The simplified element offset of an array with a meaning, as LaTeX (for notebooks)."""
+    if not isinstance(shape, ArrayShape) or not shape.rank or layout_problems(shape):
+        return None
+    from layout_algebra.codegen import codegen
+
+    try:
+        formula = codegen(shape, "latex", "forward", "element", check=False).expression_texts[0]
+    except ValueError:  # no meaning, or names the code generator reserves
+        return None
+    return formula if len(formula) <= 4 * MAX_SHOWN_EXPRESSION else None
 
 
 def _factor(x: object) -> str:

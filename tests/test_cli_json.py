@@ -181,6 +181,10 @@ def test_explanation_prints_as_before_and_reprs_short() -> None:
     assert len(repr(e)) < 100 and "\n" not in repr(e)
     assert e._repr_html_().startswith("<pre>") and "&lt;" not in str(e) and "96 bytes" in e._repr_html_()
     assert str(e) in e._repr_markdown_()
+    assert (
+        e._repr_markdown_().endswith(r"\bmod 2$$") and r"\left\lfloor \frac{i_{0}}{2}" in e._repr_markdown_()
+    )
+    assert "$$" not in explain("f32[2,3]{0,0}")._repr_markdown_()  # an invalid layout has no formula
 
 
 def test_proof_result_reprs_short_and_prints_in_full() -> None:
