@@ -35,7 +35,8 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -89,10 +90,12 @@ def default_threads() -> int:
 def run_parallel(work: Callable[[T], None], items: Sequence[T], threads: int) -> None:
     """``for item in items: work(item)``, on up to ``threads`` threads.
 
-    The items are split into ``threads`` runs of consecutive items, one per thread, so each
-    thread walks its part of the output in order. ``work`` must touch disjoint memory for
-    different items (then the result does not depend on the threads); the first exception
-    of any item is raised here, after every thread has stopped.
+    Each thread takes the next item not yet taken, so the items are done roughly in order
+    (neighbouring chunks of the output at the same time) and a thread slowed down by other
+    work on a shared machine does not hold the others up. ``work`` must touch disjoint
+    memory for different items: then the result does not depend on the threads. If an item
+    raises, no further item is started, and its exception is raised here once every thread
+    has stopped.
 
     >>> out = np.zeros(10, np.int64)
     >>> def fill(k): out[k] = k * k
@@ -105,16 +108,30 @@ def run_parallel(work: Callable[[T], None], items: Sequence[T], threads: int) ->
         for item in items:
             work(item)
         return
-    bounds = [len(items) * k // threads for k in range(threads + 1)]
-    runs = [items[bounds[k] : bounds[k + 1]] for k in range(threads)]
+    taken = iter(items)
+    lock = threading.Lock()
+    failed = threading.Event()
 
-    def run(part: Iterable[T]) -> None:
-        for item in part:
-            work(item)
+    def worker() -> None:
+        while not failed.is_set():
+            with lock:
+                item = next(taken, _DONE)
+            if item is _DONE:
+                return
+            try:
+                work(item)  # type: ignore[arg-type]
+            except BaseException:
+                failed.set()
+                raise
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        for future in [pool.submit(run, part) for part in runs]:
-            future.result()
+        futures = [pool.submit(worker) for _ in range(threads)]
+    errors = [f.exception() for f in futures if f.exception() is not None]
+    if errors:
+        raise errors[0]
+
+
+_DONE = object()
 
 
 # ------------------------------------------------------------------------------- copies
