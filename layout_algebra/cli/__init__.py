@@ -52,6 +52,7 @@ COMMANDS = (
     "pack",
     "codegen",
     "draw",
+    "validate_passes",
 )
 
 

@@ -1,0 +1,865 @@
+"""Translation validation of XLA's pass pipeline: did each pass keep the program's meaning?
+
+XLA prints the module after every pass (``XLA_FLAGS="--xla_dump_to=DIR
+--xla_dump_hlo_pass_re=.*"``) as ``module_NNNN.<name>.<id>.NNNN.<pipeline>.after_<pass>
+[.before_<pass>].txt``. ``validate_passes(DIR)`` orders each module's files by their pass
+number, skips every other file of the directory (``before_optimizations``,
+``hlo_module_config.txt``, ...), and for each consecutive pair answers:
+
+* ``unchanged``: the two modules are the same program (names, ``metadata`` and other inert
+  attributes aside);
+* ``proved``: Z3 proved that the later module computes the same root as the earlier one,
+  **logically** (the same array, layouts free) up to and including layout assignment,
+  **physically** (the same root buffer, bit for bit) after it;
+* ``refuted``: a root element that differs, with what each module reads there, re-checked
+  by evaluation;
+* ``unknown``: with the reason (an op whose counterpart the later module lacks, a
+  precision change, a solver limit...).
+
+How a pair is decided (the rewrite verifier, :func:`layout_algebra.hlo.verify_rewrite`,
+does the element-level proofs):
+
+1. fusions and calls are inlined, so that both modules are one flat list of instructions;
+2. every *compute* op the verifier does not interpret (``dot``, ``convolution``,
+   ``reduce``, ``custom-call``, ``while``...) is a **cut point**: an op of the later module
+   is paired with an op of the earlier one of the same opcode, attributes (called
+   computations compared by structure) and logical result type, once the verifier proved
+   their operands logically equal; both are then replaced by one fresh parameter — equal
+   ops on equal operands give equal results, and nothing else is assumed about them;
+3. a ``dot`` is first put in a canonical form (operands transposed to
+   batch-free-contracting order), so that a transpose folded into its dimension numbers is
+   still proved; a ``reduce`` likewise (kept dimensions first);
+4. the roots of the two cut modules are compared by the verifier (structurally equal cones
+   are equal without a query).
+
+A refutation is reported only when its element is confirmed by evaluation and does not
+depend on the value of a cut point; otherwise the answer is ``unknown`` with the element.
+
+A pass that moves a transpose into a ``dot``'s dimension numbers:
+
+>>> before = '''HloModule m, entry_computation_layout={(f32[8,16]{1,0}, f32[32,16]{1,0})->f32[8,32]{1,0}}
+... ENTRY e {
+...   a = f32[8,16]{1,0} parameter(0)
+...   b = f32[32,16]{1,0} parameter(1)
+...   t = f32[16,32]{1,0} transpose(b), dimensions={1,0}
+...   ROOT d = f32[8,32]{1,0} dot(a, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+... }'''
+>>> after = '''HloModule m, entry_computation_layout={(f32[8,16]{1,0}, f32[32,16]{1,0})->f32[8,32]{1,0}}
+... ENTRY e {
+...   a = f32[8,16]{1,0} parameter(0)
+...   b = f32[32,16]{1,0} parameter(1)
+...   ROOT d = f32[8,32]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+... }'''
+>>> validate_pair(before, after, mode="physical").status
+'proved'
+>>> wrong = after.replace("rhs_contracting_dims={1}", "rhs_contracting_dims={0}")
+>>> wrong = wrong.replace("b = f32[32,16]{1,0} parameter(1)", "b = f32[16,32]{1,0} parameter(1)")
+>>> wrong = wrong.replace("f32[32,16]{1,0})->", "f32[16,32]{1,0})->")
+>>> r = validate_pair(before, wrong, mode="logical")
+>>> r.status, "dot" in r.reason
+('unknown', True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from layout_algebra.hlo.attributes import parse_int_list
+from layout_algebra.hlo.ir import (
+    COMPUTATION_REFERENCE_ATTRIBUTES,
+    HloComputation,
+    HloInstruction,
+    HloModule,
+    HloOperand,
+)
+from layout_algebra.hlo.parser import parse_module
+from layout_algebra.hlo.verify import SUPPORTED_OPCODES, verify_rewrite
+from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
+from layout_algebra.model.syntax import parse_shape
+
+__all__ = [
+    "PASS_FILE",
+    "PassDump",
+    "PassResult",
+    "ValidationReport",
+    "read_dump_directory",
+    "validate_pair",
+    "validate_passes",
+]
+
+#: A numbered per-pass module file of an XLA dump directory.
+PASS_FILE = re.compile(
+    r"^module_(?P<module>\d+)\.(?P<name>.+?)\.(?P<number>\d{4})\.(?P<pipeline>[^/]*?)"
+    r"\.after_(?P<after>.+?)(?:\.before_(?P<before>.+))?\.txt$"
+)
+
+#: The pass whose output is the last one compared logically (its input has no layouts).
+LAYOUT_ASSIGNMENT = "layout-assignment"
+
+# Attributes that do not change what an op computes (as in the rewrite verifier).
+_INERT = frozenset({"metadata", "backend_config", "frontend_attributes", "sharding", "statistics", "origin"})
+# Compute ops whose meaning depends on their operands' layouts or runs other computations
+# on whole buffers: operand and result layouts must match exactly to pair them.
+_LAYOUT_SENSITIVE = frozenset(
+    {"custom-call", "while", "conditional", "async-start", "async-done", "send", "recv", "infeed", "outfeed"}
+)
+# Ops that never give equal results twice.
+_NONDETERMINISTIC = frozenset({"rng", "rng-get-and-update-state"})
+# Ops inlined before cutting.
+_INLINED = ("fusion", "call")
+
+
+class DumpDirectoryError(ValueError):
+    """A directory that is not an XLA dump directory (the message quotes it)."""
+
+
+@dataclass(frozen=True)
+class PassDump:
+    """One per-pass file: the module after pass ``after`` (pass number ``number``)."""
+
+    path: Path
+    module: str
+    number: int
+    pipeline: str
+    after: str
+    before: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.number:04d} {self.pipeline}: after {self.after}"
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """The answer for one consecutive pair of dumps (``earlier`` -> ``later``)."""
+
+    module: str
+    earlier: PassDump
+    later: PassDump
+    mode: str
+    status: str
+    seconds: float
+    reason: str = ""
+    counterexample: Mapping[str, Any] | None = None
+    cut_points: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "module": self.module,
+            "from": self.earlier.path.name,
+            "to": self.later.path.name,
+            "pass": self.later.after,
+            "pipeline": self.later.pipeline,
+            "number": self.later.number,
+            "mode": self.mode,
+            "status": self.status,
+            "seconds": round(self.seconds, 4),
+            "reason": self.reason,
+            "counterexample": _jsonable(self.counterexample),
+            "cut_points": self.cut_points,
+        }
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Every pair of every module of a dump directory, in pass order."""
+
+    directory: Path
+    results: tuple[PassResult, ...]
+    skipped: tuple[str, ...] = field(default=())
+
+    def counts(self, after_layout_assignment: bool = False) -> dict[str, int]:
+        counts = {s: 0 for s in ("proved", "refuted", "unknown", "unchanged")}
+        for r in self.results:
+            if not after_layout_assignment or r.mode == "physical" or r.later.after == LAYOUT_ASSIGNMENT:
+                counts[r.status] += 1
+        return counts
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "directory": str(self.directory),
+            "counts": self.counts(),
+            "counts_from_layout_assignment": self.counts(after_layout_assignment=True),
+            "skipped_files": list(self.skipped),
+            "pairs": [r.as_json() for r in self.results],
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return str(value)
+
+
+# ------------------------------------------------------------------------ the directory
+def parse_pass_file_name(name: str) -> PassDump | None:
+    """The pass file a name denotes, or ``None`` for any other file of a dump directory.
+
+    >>> d = parse_pass_file_name("module_0000.jit_f.cl_9.0021.Layout_assignment.after_layout-assignment.before_pipeline-end.txt")
+    >>> d.module, d.number, d.pipeline, d.after, d.before
+    ('0000.jit_f.cl_9', 21, 'Layout_assignment', 'layout-assignment', 'pipeline-end')
+    >>> parse_pass_file_name("module_0000.jit_f.cl_9.0018.tpu-tiling-rewriter.after_tiling_propagation.txt").after
+    'tiling_propagation'
+    >>> parse_pass_file_name("module_0000.jit_f.cl_9.before_optimizations.txt") is None
+    True
+    """
+    m = PASS_FILE.match(name)
+    if m is None:
+        return None
+    return PassDump(
+        Path(name),
+        f"{m['module']}.{m['name']}",
+        int(m["number"]),
+        m["pipeline"],
+        m["after"],
+        m["before"],
+    )
+
+
+def read_dump_directory(directory: str | os.PathLike[str]) -> tuple[dict[str, list[PassDump]], list[str]]:
+    """Each module's per-pass files in pass order, and the names of the files skipped."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise DumpDirectoryError(f"{str(directory)!r} is not a directory")
+    modules: dict[str, list[PassDump]] = {}
+    skipped: list[str] = []
+    for name in sorted(os.listdir(root)):
+        dump = parse_pass_file_name(name)
+        if dump is None or not (root / name).is_file():
+            skipped.append(name)
+            continue
+        modules.setdefault(dump.module, []).append(dataclasses.replace(dump, path=root / name))
+    for dumps in modules.values():
+        dumps.sort(key=lambda d: d.number)
+    return modules, skipped
+
+
+# ------------------------------------------------------------------------ structure
+def _plain(shape: Shape) -> str:
+    """A shape's element type and dimensions, without its layout."""
+    if isinstance(shape, TupleShape):
+        return "(" + ", ".join(_plain(s) for s in shape.elements) + ")"
+    if isinstance(shape, ArrayShape):
+        return f"{shape.element_type.text}[{','.join(map(str, shape.dimensions))}]"
+    return str(shape)
+
+
+def _has_layout_sensitive(module: HloModule, name: str, seen: set[str] | None = None) -> bool:
+    seen = set() if seen is None else seen
+    if name in seen:
+        return False
+    seen.add(name)
+    computation = module.computation(name)
+    for i in computation.instructions:
+        if i.opcode == "bitcast" or i.opcode in _LAYOUT_SENSITIVE:
+            return True
+        if any(_has_layout_sensitive(module, c, seen) for c in i.called_computations if _defined(module, c)):
+            return True
+    return False
+
+
+def _defined(module: HloModule, name: str) -> bool:
+    return any(c.name == name for c in module.computations)
+
+
+def computation_key(module: HloModule, name: str, _memo: dict | None = None, *, layouts: bool = False) -> str:
+    """A computation's structure as a hash of its root's expression DAG.
+
+    Names and the order of the instructions (which schedulers change) do not matter;
+    parameters are known by number. Layouts are part of it only when ``layouts`` or when
+    the computation holds a ``bitcast`` or another layout-sensitive op (elsewhere layouts
+    do not change what a computation computes)."""
+    memo = {} if _memo is None else _memo
+    key = (name, layouts)
+    if key in memo:
+        return memo[key]
+    memo[key] = f"<recursive {name}>"
+    computation = module.computation(name)
+    with_layouts = layouts or _has_layout_sensitive(module, name)
+    by_name = {i.name: i for i in computation.instructions}
+    done: dict[str, str] = {}
+    stack = [computation.root.name]
+    while stack:
+        top = stack[-1]
+        if top in done:
+            stack.pop()
+            continue
+        instr = by_name[top]
+        pending = [o.name for o in instr.operands if o.name not in done and o.name in by_name]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        shape = str(instr.shape) if with_layouts else _plain(instr.shape)
+        ops = ",".join(done.get(o.name, o.name) for o in instr.operands)
+        own = instr.parameter_number if instr.opcode == "parameter" else (instr.literal or "")
+        text = f"{shape} {instr.opcode}({ops}) {own} {_attributes_key(module, instr, memo)}"
+        done[top] = hashlib.sha1(text.encode()).hexdigest()[:20]
+    memo[key] = done[computation.root.name]
+    return memo[key]
+
+
+def _attributes_key(module: HloModule, instr: HloInstruction, memo: dict) -> str:
+    parts = []
+    for key, value in sorted(instr.attributes.items()):
+        if key in _INERT and not (instr.opcode == "custom-call" and key == "backend_config"):
+            continue
+        if key in COMPUTATION_REFERENCE_ATTRIBUTES:
+            names = re.findall(r"%?([A-Za-z0-9_][\w.\-]*)", value)
+            value = ",".join(computation_key(module, n, memo) if _defined(module, n) else n for n in names)
+        parts.append(f"{key}={value}")
+    return ",".join(parts)
+
+
+def module_key(module: HloModule) -> str:
+    """The module as a program: equal keys mean the same computation, names and metadata aside."""
+    memo: dict = {}
+    entry = computation_key(module, module.entry.name, memo, layouts=True)
+    layout = str(module.entry_computation_layout) if module.entry_computation_layout else ""
+    return layout + entry
+
+
+# ------------------------------------------------------------------------ flattening
+class _Builder:
+    """A flat list of instructions under fresh names, with the shape of each."""
+
+    def __init__(self) -> None:
+        self.instructions: list[HloInstruction] = []
+        self.shapes: dict[str, Shape] = {}
+        self.count = 0
+
+    def emit(self, instr: HloInstruction) -> str:
+        self.instructions.append(instr)
+        self.shapes[instr.name] = instr.shape
+        return instr.name
+
+    def fresh(self, hint: str) -> str:
+        self.count += 1
+        return f"{hint}.v{self.count}"
+
+    def copy_to(self, source: str, shape: Shape, hint: str) -> str:
+        """``source`` re-laid as ``shape`` (the same logical array)."""
+        if str(self.shapes[source]) == str(shape):
+            return source
+        if not isinstance(shape, ArrayShape):
+            raise _Unsupported(f"{hint} needs a change of layout of the tuple {shape}")
+        return self.emit(HloInstruction(self.fresh(hint), shape, "copy", (HloOperand(source),)))
+
+
+class _Unsupported(Exception):
+    """The pair cannot be decided; the message says why."""
+
+
+def _flatten(module: HloModule) -> tuple[_Builder, str]:
+    """The entry computation with every fusion and call inlined; the name of its root."""
+    builder = _Builder()
+
+    def inline(computation: HloComputation, prefix: str, bindings: Sequence[str] | None, depth: int) -> str:
+        if depth > 50:
+            raise _Unsupported(f"calls nested more than 50 deep at {computation.name}")
+        local: dict[str, str] = {}
+        for instr in computation.instructions:
+            name = prefix + instr.name
+            operands = [local[o.name] for o in instr.operands if o.name in local]
+            if len(operands) != len(instr.operands):
+                missing = [o.name for o in instr.operands if o.name not in local]
+                raise _Unsupported(
+                    f"{instr.name} in {computation.name} uses {missing} before their definition"
+                )
+            if instr.opcode == "parameter" and bindings is not None:
+                n = instr.parameter_number
+                if n is None or n >= len(bindings):
+                    raise _Unsupported(f"parameter {instr.name} of {computation.name} has no operand")
+                local[instr.name] = builder.copy_to(bindings[n], instr.shape, name)
+                continue
+            if instr.opcode in _INLINED:
+                callee = instr.calls[0] if instr.calls else instr.to_apply
+                if callee is not None and _defined(module, callee):
+                    root = inline(module.computation(callee), name + "/", operands, depth + 1)
+                    local[instr.name] = builder.copy_to(root, instr.shape, name)
+                    continue
+            local[instr.name] = builder.emit(
+                dataclasses.replace(
+                    instr, name=name, operands=tuple(HloOperand(o) for o in operands), is_root=False
+                )
+            )
+        return local[computation.root.name]
+
+    root = inline(module.entry, "", None, 0)
+    return builder, root
+
+
+# ------------------------------------------------------------------------ canonical forms
+def _canonical_dot(builder: _Builder, instr: HloInstruction) -> HloInstruction:
+    """``dot`` with operands transposed to (batch, free, contracting) / (batch, contracting, free).
+
+    The result is unchanged: a dot's element [b.., i.., j..] is the sum over the contracted
+    pairs of lhs x rhs, the dimension numbers only say where each index sits."""
+    attrs = instr.attributes
+    lb = parse_int_list(attrs.get("lhs_batch_dims", "{}"))
+    rb = parse_int_list(attrs.get("rhs_batch_dims", "{}"))
+    lc = parse_int_list(attrs.get("lhs_contracting_dims", "{}"))
+    rc = parse_int_list(attrs.get("rhs_contracting_dims", "{}"))
+    if len(instr.operands) != 2:
+        raise _Unsupported(f"dot {instr.name} has {len(instr.operands)} operands")
+    lhs, rhs = (o.name for o in instr.operands)
+    ls, rs = builder.shapes[lhs], builder.shapes[rhs]
+    if not isinstance(ls, ArrayShape) or not isinstance(rs, ArrayShape):
+        raise _Unsupported(f"dot {instr.name} has a tuple operand")
+    lf = [d for d in range(ls.rank) if d not in (*lb, *lc)]
+    rf = [d for d in range(rs.rank) if d not in (*rb, *rc)]
+    lperm, rperm = [*lb, *lf, *lc], [*rb, *rc, *rf]
+    new_lhs = _transposed(builder, lhs, ls, lperm, instr.name + "/lhs")
+    new_rhs = _transposed(builder, rhs, rs, rperm, instr.name + "/rhs")
+    nb, nc = len(lb), len(lc)
+    canonical = dict(attrs)
+    canonical.update(
+        lhs_batch_dims=_int_list(range(nb)),
+        rhs_batch_dims=_int_list(range(nb)),
+        lhs_contracting_dims=_int_list(range(nb + len(lf), nb + len(lf) + nc)),
+        rhs_contracting_dims=_int_list(range(nb, nb + nc)),
+    )
+    canonical = {k: v for k, v in canonical.items() if v != "{}"}
+    return dataclasses.replace(
+        instr, operands=(HloOperand(new_lhs), HloOperand(new_rhs)), attributes=canonical
+    )
+
+
+def _convolution_as_dot(instr: HloInstruction) -> HloInstruction:
+    """A convolution without spatial dimensions (``dim_labels=bf_io->bf``) as the ``dot`` it is.
+
+    out[b, o] = sum_i lhs[.. b .. i ..] x rhs[.. i .. o ..]: lhs contracts its ``f``
+    dimension with the kernel's ``i`` dimension. Any other convolution is left alone."""
+    labels = instr.attributes.get("dim_labels", "")
+    m = re.fullmatch(r"([bf]{2})_([io]{2})->bf", labels)
+    other = set(instr.attributes) - {"dim_labels", "precision_config", "operand_precision"} - _INERT
+    if m is None or other or len(instr.operands) != 2:
+        return instr
+    attrs = {k: v for k, v in instr.attributes.items() if k != "dim_labels"}
+    attrs["lhs_contracting_dims"] = _int_list([m[1].index("f")])
+    attrs["rhs_contracting_dims"] = _int_list([m[2].index("i")])
+    return dataclasses.replace(instr, opcode="dot", attributes=attrs)
+
+
+def _canonical_reduce(builder: _Builder, instr: HloInstruction) -> HloInstruction:
+    """``reduce`` of arrays transposed to (kept dims, reduced dims): the same result."""
+    dims = instr.dimensions or ()
+    n = len(instr.operands) // 2
+    if n == 0 or len(instr.operands) != 2 * n:
+        raise _Unsupported(f"reduce {instr.name} has {len(instr.operands)} operands")
+    operands = list(instr.operands)
+    for k in range(n):
+        s = builder.shapes[operands[k].name]
+        if not isinstance(s, ArrayShape):
+            raise _Unsupported(f"reduce {instr.name} has a tuple operand")
+        kept = [d for d in range(s.rank) if d not in dims]
+        operands[k] = HloOperand(
+            _transposed(builder, operands[k].name, s, [*kept, *dims], f"{instr.name}/in{k}")
+        )
+    rank = builder.shapes[operands[0].name].rank  # type: ignore[union-attr]
+    new_dims = tuple(range(rank - len(dims), rank))
+    attrs = dict(instr.attributes, dimensions=_int_list(new_dims))
+    return dataclasses.replace(instr, operands=tuple(operands), dimensions=new_dims, attributes=attrs)
+
+
+def _transposed(builder: _Builder, name: str, shape: ArrayShape, perm: Sequence[int], hint: str) -> str:
+    if list(perm) == list(range(shape.rank)):
+        return name
+    dims = [shape.dimensions[p] for p in perm]
+    text = f"{shape.element_type.text}[{','.join(map(str, dims))}]{{{','.join(str(d) for d in reversed(range(len(dims))))}}}"
+    result = parse_shape(text)
+    return builder.emit(
+        HloInstruction(
+            builder.fresh(hint),
+            result,
+            "transpose",
+            (HloOperand(name),),
+            {"dimensions": _int_list(perm)},
+            dimensions=tuple(perm),
+        )
+    )
+
+
+def _int_list(values: Iterable[int]) -> str:
+    return "{" + ",".join(map(str, values)) + "}"
+
+
+# ------------------------------------------------------------------------ one pair
+@dataclass
+class _Side:
+    module: HloModule
+    builder: _Builder
+    root: str
+    by_name: dict[str, HloInstruction]
+    opaque: list[str]
+
+    @classmethod
+    def of(cls, module: HloModule) -> _Side:
+        builder, root = _flatten(module)
+        instructions = list(builder.instructions)
+        builder.instructions = []
+        for instr in instructions:
+            if instr.opcode == "convolution":
+                instr = _convolution_as_dot(instr)
+            if instr.opcode == "dot":
+                instr = _canonical_dot(builder, instr)
+            elif instr.opcode == "reduce" and instr.dimensions is not None:
+                instr = _canonical_reduce(builder, instr)
+            builder.emit(instr)
+        by_name = {i.name: i for i in builder.instructions}
+        opaque = [i.name for i in builder.instructions if i.opcode not in SUPPORTED_OPCODES]
+        return cls(module, builder, root, by_name, opaque)
+
+    def parameters(self) -> list[HloInstruction]:
+        return [i for i in self.builder.instructions if i.opcode == "parameter"]
+
+
+def _signature(side: _Side, instr: HloInstruction) -> str:
+    shapes = side.builder.shapes
+    memo: dict = {}
+    if instr.opcode in _LAYOUT_SENSITIVE:
+        operand_text = ",".join(str(shapes[o.name]) for o in instr.operands)
+        result = str(instr.shape)
+    else:
+        operand_text = ",".join(_plain(shapes[o.name]) for o in instr.operands)
+        result = _plain(instr.shape)
+    return f"{instr.opcode} {result} ({operand_text}) {_attributes_key(side.module, instr, memo)}"
+
+
+class _Cuts:
+    """Cut points: pairs (earlier op, later op) replaced by one parameter each."""
+
+    def __init__(self, a: _Side, b: _Side) -> None:
+        self.a, self.b = a, b
+        self.first = 1 + max(
+            [i.parameter_number or 0 for i in (*a.parameters(), *b.parameters())], default=-1
+        )
+        self.pairs: dict[str, str] = {}  # later name -> earlier name
+        self.number: dict[str, int] = {}  # earlier name -> parameter number
+
+    def add(self, a_name: str, b_name: str) -> None:
+        self.pairs[b_name] = a_name
+        self.number[a_name] = self.first + len(self.number)
+
+    def module(self, side: _Side, root: str, earlier: bool) -> HloModule:
+        """``side`` cut at the pairs, with root ``root`` (only its cone is kept)."""
+        cut = self.number if earlier else {self.pairs[b]: None for b in self.pairs}
+        keep: list[HloInstruction] = []
+        seen: set[str] = set()
+        order: list[str] = []
+        stack = [(root, False)]
+        while stack:
+            name, done = stack.pop()
+            if done:
+                order.append(name)
+                continue
+            if name in seen:
+                continue
+            seen.add(name)
+            stack.append((name, True))
+            instr = side.by_name[name]
+            is_cut = (name in self.number) if earlier else (name in self.pairs)
+            if not is_cut:
+                stack.extend((o.name, False) for o in reversed(instr.operands))
+        del cut
+        for name in order:
+            instr = side.by_name[name]
+            if earlier and name in self.number:
+                keep.append(
+                    HloInstruction(name, instr.shape, "parameter", parameter_number=self.number[name])
+                )
+            elif not earlier and name in self.pairs:
+                a_instr = self.a.by_name[self.pairs[name]]
+                p = f"{name}.cut"
+                keep.append(
+                    HloInstruction(
+                        p, a_instr.shape, "parameter", parameter_number=self.number[self.pairs[name]]
+                    )
+                )
+                if str(a_instr.shape) != str(instr.shape):
+                    keep.append(HloInstruction(name, instr.shape, "copy", (HloOperand(p),)))
+                else:
+                    keep[-1] = dataclasses.replace(keep[-1], name=name)
+            else:
+                keep.append(instr)
+        # every parameter of both modules, so that the interfaces match
+        present = {i.name for i in keep}
+        extra = [p for p in side.parameters() if p.name not in present]
+        for a_name, n in self.number.items():
+            if earlier and a_name not in present:
+                extra.append(
+                    HloInstruction(a_name, self.a.by_name[a_name].shape, "parameter", parameter_number=n)
+                )
+            if not earlier:
+                b_name = next(b for b, a in self.pairs.items() if a == a_name)
+                if b_name not in present and f"{b_name}.cut" not in present:
+                    extra.append(
+                        HloInstruction(
+                            f"{b_name}.cut", self.a.by_name[a_name].shape, "parameter", parameter_number=n
+                        )
+                    )
+        instructions = [*extra, *keep]
+        instructions[-1] = dataclasses.replace(instructions[-1], is_root=True)
+        entry = HloComputation(side.module.entry.name, tuple(instructions), is_entry=True)
+        return HloModule(side.module.name, (entry,), entry)
+
+
+def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, str]) -> str:
+    """The structure of the cone of ``name`` down to cut points and parameters."""
+    stack = [name]
+    while stack:
+        top = stack[-1]
+        if top in memo:
+            stack.pop()
+            continue
+        instr = side.by_name[top]
+        if top in cut:
+            memo[top] = f"cut{cut[top]}"
+            stack.pop()
+            continue
+        pending = [o.name for o in instr.operands if o.name not in memo]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        ops = ",".join(memo[o.name] for o in instr.operands)
+        extra = instr.parameter_number if instr.opcode == "parameter" else (instr.literal or "")
+        memo[top] = f"{instr.opcode}[{instr.shape}]{extra}({ops}){_attributes_key(side.module, instr, {})}"
+    return memo[name]
+
+
+def _decide_equal(cuts: _Cuts, a_name: str, b_name: str, mode: str, timeout_ms: int) -> tuple[str, Any]:
+    """Are earlier ``a_name`` and later ``b_name`` equal (given the cuts)? (status, result)."""
+    a_cut = {n: k for n, k in cuts.number.items()}
+    b_cut = {b: cuts.number[a] for b, a in cuts.pairs.items()}
+    ka = _cone_key(cuts.a, a_name, a_cut, {})
+    kb = _cone_key(cuts.b, b_name, b_cut, {})
+    if ka == kb and (
+        mode == "logical" or str(cuts.a.builder.shapes[a_name]) == str(cuts.b.builder.shapes[b_name])
+    ):
+        return "proved", None
+    before = cuts.module(cuts.a, a_name, earlier=True)
+    after = cuts.module(cuts.b, b_name, earlier=False)
+    try:
+        result = verify_rewrite(before, after, mode=mode, timeout_ms=timeout_ms)
+    except ValueError as err:
+        return "unknown", str(err)
+    return result.status, result
+
+
+def validate_pair(
+    earlier: str | HloModule, later: str | HloModule, *, mode: str, timeout_ms: int = 10_000
+) -> PassResult:
+    """Does ``later`` compute what ``earlier`` computes (``mode``: ``logical``/``physical``)?"""
+    start = time.perf_counter()
+    a_mod = parse_module(earlier) if isinstance(earlier, str) else earlier
+    b_mod = parse_module(later) if isinstance(later, str) else later
+    dummy = PassDump(Path("earlier"), a_mod.name, 0, "", "earlier", None)
+    dummy_b = PassDump(Path("later"), b_mod.name, 1, "", "later", None)
+
+    def answer(status: str, reason: str = "", counterexample: Any = None, cuts: int = 0) -> PassResult:
+        return PassResult(
+            a_mod.name,
+            dummy,
+            dummy_b,
+            mode,
+            status,
+            time.perf_counter() - start,
+            reason,
+            counterexample,
+            cuts,
+        )
+
+    if module_key(a_mod) == module_key(b_mod):
+        return answer("unchanged")
+    try:
+        a, b = _Side.of(a_mod), _Side.of(b_mod)
+    except (_Unsupported, KeyError, ValueError) as err:
+        return answer("unknown", f"cannot inline the modules: {err}")
+    cuts = _Cuts(a, b)
+    used: set[str] = set()
+    by_signature: dict[str, list[str]] = {}
+    for name in a.opaque:
+        by_signature.setdefault(_signature(a, a.by_name[name]), []).append(name)
+    reasons: list[str] = []
+    b_cone = _cone_names(b, b.root)
+    for b_name in b.opaque:
+        b_instr = b.by_name[b_name]
+        if b_name not in b_cone:
+            continue
+        if b_instr.opcode in _NONDETERMINISTIC:
+            reasons.append(f"{b_instr.opcode} {b_name} is nondeterministic: no two are known equal")
+            break
+        candidates = [n for n in by_signature.get(_signature(b, b_instr), []) if n not in used]
+        candidates.sort(key=lambda n: (n != b_name, 0))
+        matched = None
+        failures: list[str] = []
+        for a_name in candidates[:4]:
+            a_instr = a.by_name[a_name]
+            ok = True
+            for ao, bo in zip(a_instr.operands, b_instr.operands, strict=True):
+                status, result = _decide_equal(cuts, ao.name, bo.name, "logical", timeout_ms)
+                if status != "proved":
+                    ok = False
+                    why = result if isinstance(result, str) else (result.reason or result.status)
+                    failures.append(f"{a_name}: operand {ao.name} vs {bo.name}: {status} ({str(why)[:200]})")
+                    break
+            if ok:
+                matched = a_name
+                break
+        if matched is None:
+            reasons.append(_no_counterpart(a, b, b_instr, candidates, failures))
+            break
+        used.add(matched)
+        cuts.add(matched, b_name)
+    if reasons:
+        return answer("unknown", _precision_changes(a, b) + reasons[0], cuts=len(cuts.pairs))
+    status, result = _decide_equal(cuts, a.root, b.root, mode, timeout_ms)
+    if status == "proved":
+        return answer("proved", cuts=len(cuts.pairs))
+    if isinstance(result, str):
+        return answer("unknown", result, cuts=len(cuts.pairs))
+    if status == "refuted":
+        cex = dict(result.counterexample or {})
+        text = f"{cex.get('before', '')} {cex.get('after', '')}"
+        cut_numbers = set(cuts.number.values())
+        touched = sorted({int(n) for n in re.findall(r"parameter (\d+)", text) if int(n) in cut_numbers})
+        if touched:
+            names = {v: k for k, v in cuts.number.items()}
+            ops = ", ".join(f"{a.by_name[names[n]].opcode} {names[n]}" for n in touched)
+            return answer(
+                "unknown",
+                f"the roots differ at element {cex.get('element')} unless outputs of {ops} coincide "
+                f"(before: {cex.get('before')}; after: {cex.get('after')}); not re-checked with the real ops",
+                cex,
+                len(cuts.pairs),
+            )
+        return answer("refuted", "", cex, len(cuts.pairs))
+    precision = _precision_changes(a, b)
+    return answer(
+        "unknown", precision + (result.reason or "the verifier gave no answer"), cuts=len(cuts.pairs)
+    )
+
+
+def _precision_changes(a: _Side, b: _Side) -> str:
+    """The converts the later module has more of than the earlier, by types: what a
+    precision-changing pass (``bfloat16-propagation``, ``float-type-correction``) adds."""
+
+    def converts(side: _Side) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for i in side.builder.instructions:
+            if i.opcode == "convert" and i.operands and isinstance(i.shape, ArrayShape):
+                source = side.builder.shapes[i.operands[0].name]
+                if isinstance(source, ArrayShape) and source.element_type != i.shape.element_type:
+                    key = f"{source.element_type.text}->{i.shape.element_type.text}"
+                    found.setdefault(key, []).append(i.name.rsplit("/", 1)[-1])
+        return found
+
+    ca, cb = converts(a), converts(b)
+    extra = [
+        f"{', '.join(names[:3])} ({key})"
+        for key, names in sorted(cb.items())
+        if len(names) > len(ca.get(key, []))
+    ]
+    if not extra:
+        return ""
+    return "precision change: the pass converts element types: " + "; ".join(extra) + ". "
+
+
+def _cone_names(side: _Side, root: str) -> set[str]:
+    seen: set[str] = set()
+    stack = [root]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        stack.extend(o.name for o in side.by_name[name].operands)
+    return seen
+
+
+def _no_counterpart(
+    a: _Side, b: _Side, b_instr: HloInstruction, candidates: list[str], failures: list[str]
+) -> str:
+    what = f"{b_instr.opcode} {b_instr.name} ({_plain(b_instr.shape)})"
+    if failures:
+        return (
+            f"{what}: no op of the earlier module with the same opcode and attributes has provably equal operands; "
+            + "; ".join(failures[:2])
+        )
+    same_op = [n for n in a.opaque if a.by_name[n].opcode == b_instr.opcode]
+    for n in same_op:
+        x = a.by_name[n]
+        if isinstance(x.shape, ArrayShape) and isinstance(b_instr.shape, ArrayShape):
+            if (
+                x.shape.dimensions == b_instr.shape.dimensions
+                and x.shape.element_type != b_instr.shape.element_type
+            ):
+                return (
+                    f"precision change: {what} has element type {b_instr.shape.element_type.text} where the earlier "
+                    f"{x.opcode} {n} has {x.shape.element_type.text} (the pass changes element precision on purpose)"
+                )
+    if same_op:
+        return f"{what}: no {b_instr.opcode} of the earlier module has the same attributes, operand types and result type"
+    return f"{what}: the earlier module has no {b_instr.opcode} (the pass changed a compute op whose index semantics are not stated)"
+
+
+# ------------------------------------------------------------------------ the directory
+def pass_mode(dumps: Sequence[PassDump], k: int) -> str:
+    """``logical`` for the pair ending at dump ``k`` up to layout assignment, then ``physical``."""
+    last = max((i for i, d in enumerate(dumps) if d.after == LAYOUT_ASSIGNMENT), default=None)
+    if last is None:
+        return "logical"
+    return "logical" if k <= last else "physical"
+
+
+def validate_passes(
+    directory: str | os.PathLike[str], *, timeout_ms: int = 10_000, modules: Sequence[str] | None = None
+) -> ValidationReport:
+    """Validate every consecutive pair of per-pass dumps of every module in ``directory``."""
+    found, skipped = read_dump_directory(directory)
+    if not found:
+        raise DumpDirectoryError(
+            f"{str(directory)!r} holds no per-pass module files (module_NNNN.<name>.NNNN.<pipeline>.after_<pass>...txt)"
+        )
+    results: list[PassResult] = []
+    for name, dumps in found.items():
+        if modules is not None and name not in modules:
+            continue
+        parsed: dict[int, HloModule] = {}
+
+        def load(k: int, dumps: list[PassDump] = dumps, parsed: dict[int, HloModule] = parsed) -> HloModule:
+            if k not in parsed:
+                parsed[k] = parse_module(dumps[k].path.read_text())
+                parsed.pop(k - 2, None)
+            return parsed[k]
+
+        for k in range(1, len(dumps)):
+            mode = pass_mode(dumps, k)
+            start = time.perf_counter()
+            try:
+                result = validate_pair(load(k - 1), load(k), mode=mode, timeout_ms=timeout_ms)
+            except ValueError as err:
+                result = PassResult(name, dumps[k - 1], dumps[k], mode, "unknown", 0.0, f"cannot read: {err}")
+            results.append(
+                dataclasses.replace(
+                    result,
+                    module=name,
+                    earlier=dumps[k - 1],
+                    later=dumps[k],
+                    seconds=time.perf_counter() - start,
+                )
+            )
+    return ValidationReport(Path(directory), tuple(results), tuple(skipped))
