@@ -19,7 +19,7 @@ report = audit_module(module)
 print(f"{module.name}: {len(module.computations)} computations, {module.instruction_count} instructions")
 for space, totals in report.totals_by_memory_space.items():
     print(
-        f"  S({space}): {totals.buffers} buffers, {totals.physical_bytes:,} bytes "
+        f"  S({space}): {totals.arrays} arrays, {totals.physical_bytes:,} bytes "
         f"for {totals.logical_bytes:,} bytes of elements"
     )
 

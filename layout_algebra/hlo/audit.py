@@ -371,6 +371,11 @@ class MemorySpaceTotals:
     allocated_bytes: int = 0
     unsized: int = 0
 
+    @property
+    def buffers(self) -> int:
+        """The old name of ``arrays`` (it always counted array leaves, not instructions)."""
+        return self.arrays
+
 
 @dataclass(frozen=True)
 class AuditReport:
