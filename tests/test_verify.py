@@ -241,6 +241,7 @@ def test_issue15_symbolic_transpose_kept_layout_is_refuted() -> None:
     n = r.counterexample["sizes"]["N"]
     i, j = r.counterexample["element"]
     assert 0 <= i < n and 0 <= j < n and i != j
+    assert n <= 4  # small sizes are looked for first, so that the counterexample can be run
 
 
 def test_issue15_bf16_merge_of_major_dims_without_whole_tiles_is_refuted() -> None:
@@ -694,3 +695,31 @@ def test_symbolic_ranges_must_hold_for_every_size() -> None:
     assert verify_rewrite(update, update, assume="N >= 4").status == "proved"
     with pytest.raises(InvalidHlo, match="exceeds"):
         verify_rewrite(at(update, {"N": 3}), at(update, {"N": 3}))
+
+
+SYMBOLIC_LAYOUTS = ("{1,0}", "{0,1}", "{1,0:T(2,2)}", "{0,1:T(8,128)}")
+
+
+@pytest.mark.parametrize(("source", "result"), list(itertools.product(SYMBOLIC_LAYOUTS, repeat=2)))
+def test_symbolic_bitcast_claims_agree_with_execution(source, result) -> None:
+    """transpose -> bitcast and copy -> bitcast for every pair of layouts, symbolic N, M: a proof
+    is run at several sizes, a refutation at its own sizes."""
+    p = f"p = f32[N,M]{source} parameter(0)"
+    pairs = [
+        (
+            module(p, f"ROOT t = f32[M,N]{result} transpose(p), dimensions={{1,0}}"),
+            module(p, f"ROOT t = f32[M,N]{result} bitcast(p)"),
+        ),
+        (module(p, f"ROOT t = f32[N,M]{result} copy(p)"), module(p, f"ROOT t = f32[N,M]{result} bitcast(p)")),
+    ]
+    for before, after in pairs:
+        r = verify_rewrite(before, after)
+        if r.status == "proved":
+            for sizes in ({"N": 1, "M": 1}, {"N": 3, "M": 5}, {"N": 9, "M": 130}):
+                assert oracle_same(at(before, sizes), at(after, sizes)) is True, (sizes, before, after)
+        else:
+            assert r.status == "refuted", str(r)
+            assert (
+                oracle_same(at(before, r.counterexample["sizes"]), at(after, r.counterexample["sizes"]))
+                is False
+            )
