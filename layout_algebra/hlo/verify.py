@@ -130,11 +130,11 @@ MODES = ("physical", "logical")
 
 #: Ops read as uninterpreted functions applied element by element.
 ELEMENTWISE_OPCODES = frozenset(
-    """abs add and atan2 cbrt ceil clamp compare complex convert cos count-leading-zeros clz
-    divide erf exp exponential exponential-minus-one expm1 floor imag is-finite log log-plus-one
-    log1p logistic maximum minimum multiply negate not or popcnt population-count power real
-    reduce-precision remainder round-nearest-afz round-nearest-even rsqrt select shift-left
-    shift-right-arithmetic shift-right-logical sign sine sin sqrt subtract tan tanh xor""".split()
+    """abs add and atan2 cbrt ceil clamp compare complex convert cosine count-leading-zeros
+    divide erf exponential exponential-minus-one floor imag is-finite log log-plus-one logistic
+    maximum minimum multiply negate not or popcnt power real reduce-precision remainder
+    round-nearest-afz round-nearest-even rsqrt select shift-left shift-right-arithmetic
+    shift-right-logical sign sine sqrt subtract tan tanh xor""".split()
 )
 
 #: Ops whose index semantics the verifier states exactly.
