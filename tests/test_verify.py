@@ -723,3 +723,25 @@ def test_symbolic_bitcast_claims_agree_with_execution(source, result) -> None:
                 oracle_same(at(before, r.counterexample["sizes"]), at(after, r.counterexample["sizes"]))
                 is False
             )
+
+
+def test_iota_values_are_indices_only_where_they_fit() -> None:
+    """s8 iota of 300: indices above 127 do not fit, so it is not compared as the index."""
+    small = module("ROOT i = s8[100]{0} iota(), iota_dimension=0")
+    assert verify_rewrite(small, module("ROOT i = s8[100]{0} iota(), iota_dimension=0")).status == "proved"
+    values = ", ".join(str(k) for k in range(4))
+    assert (
+        verify_rewrite(
+            module("ROOT i = s8[4]{0} iota(), iota_dimension=0"),
+            module(f"ROOT c = s8[4]{{0}} constant({{{values}}})"),
+        ).status
+        == "proved"
+    )
+    big = module("ROOT i = s8[300]{0} iota(), iota_dimension=0")
+    r = verify_rewrite(
+        big,
+        big.replace("iota(), iota_dimension=0", "reverse(i0), dimensions={0}").replace(
+            "ROOT i = ", "i0 = s8[300]{0} iota(), iota_dimension=0\n  ROOT i = "
+        ),
+    )
+    assert r.status != "proved"

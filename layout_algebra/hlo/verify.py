@@ -647,10 +647,15 @@ class _Evaluator:
         raw = instr.attributes.get("iota_dimension")
         if raw is None or not raw.strip().isdigit() or int(raw) >= shape.rank:
             raise InvalidHlo(f"iota {instr.name} needs iota_dimension in [0, {shape.rank}), got {raw!r}")
-        value = Number("index", index[int(raw)])
-        if shape.element_type.value.kind in ("signed", "unsigned"):
-            return Number(shape.element_type.text, index[int(raw)])
-        return App(f"convert->{shape.element_type.text}", (value,))
+        d = int(raw)
+        etype = shape.element_type
+        size = shape.dimensions[d]
+        if etype.value.kind in ("signed", "unsigned") and isinstance(size, int):
+            largest = (1 << (etype.bit_width - (etype.value.kind == "signed"))) - 1
+            if size - 1 <= largest:  # every index is exactly representable: the value is the index
+                return Number(etype.text, index[d])
+        # a float, or an index that may not fit: the index converted (uninterpreted)
+        return App(f"convert->{etype.text}", (Number("index", index[d]),))
 
     def op_reshape(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
