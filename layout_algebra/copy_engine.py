@@ -70,6 +70,8 @@ BLOCK_BYTES = 1 << 18
 RUN_BYTES = 512
 #: Extra bytes after each run of the staging buffer, so that its rows do not alias in the cache.
 PAD_BYTES = 64
+#: A copy of at least this many elements whose minor dim makes words builds them with shifts.
+WORD_MIN_ELEMENTS = 256
 #: Work smaller than this (bytes moved) runs on the calling thread: threads cost more than they save.
 PARALLEL_MIN_BYTES = 1 << 22
 
@@ -141,13 +143,81 @@ def copy(dst: np.ndarray, src: np.ndarray) -> None:
     NumPy's copy loop runs over dst's minor-most dimension; when that has 2 elements (the
     ``(2,1)`` of bf16) the loop overhead dominates. Copying each of the 2 positions
     separately makes the inner loop run over the next, long, dimension. A large copy that
-    transposes (:func:`is_transposing`) goes block by block (:func:`blocked_copy`).
+    transposes (:func:`is_transposing`) goes block by block (:func:`blocked_copy`). When
+    the short minor dim makes whole words on one side (the 2 bf16 or 4 s8 of a 32-bit
+    word), the words are built, or taken apart, with shifts on whole arrays instead
+    (:func:`words_from_parts`, :func:`parts_from_words`).
     """
+    if dst.size >= WORD_MIN_ELEMENTS:
+        d, s = dst, src
+        while d.ndim > 1 and d.shape[-1] == 1:  # the 1 of a (2,1) tile
+            d, s = d[..., 0], s[..., 0]
+        if _makes_words(d, s):
+            words_from_parts(d, s)
+            return
+        if _makes_words(s, d):
+            parts_from_words(d, s)
+            return
     for d, s in peeled(dst, src):
         if d.nbytes > BLOCK_BYTES and is_transposing(d, s):
             blocked_copy(d, s)
         else:
             np.copyto(d, s)
+
+
+def _makes_words(packed: np.ndarray, parts: np.ndarray) -> bool:
+    """Whether ``packed``'s last dim is a few unsigned elements in a row that make one word
+    of at most 8 bytes, while ``parts``'s last dim is not in a row (a strided copy)."""
+    if packed.ndim < 1 or packed.dtype != parts.dtype or packed.dtype.kind != "u":
+        return False
+    k, size = packed.shape[-1], packed.itemsize
+    return (
+        k in (2, 4, 8)
+        and k * size in (2, 4, 8)
+        and packed.strides[-1] == size
+        and parts.strides[-1] != size
+        and all(s % (k * size) == 0 for s in packed.strides[:-1])
+    )
+
+
+def _word_view(packed: np.ndarray) -> np.ndarray:
+    """``packed`` (last dim: the parts of one word, in a row) as an array of words."""
+    word = np.dtype(f"<u{packed.shape[-1] * packed.itemsize}")
+    return packed.view(word)[..., 0]
+
+
+def words_from_parts(dst: np.ndarray, src: np.ndarray) -> None:
+    """``np.copyto(dst, src)`` where ``dst``'s last dim is the ``k`` parts of a word, in a row
+    (little-endian: part ``j`` in bits ``j*b*8`` up): each word is built as
+    ``((src[..., k-1] << s) | src[..., k-2]) << s ...``, whole arrays at a time.
+
+    >>> parts = np.arange(12, dtype=np.uint8).reshape(4, 3)      # part j of word w: 3*j + w
+    >>> words = np.zeros((3, 4), np.uint8)
+    >>> words_from_parts(words, parts.T)
+    >>> [hex(w) for w in words.view("<u4").ravel()]
+    ['0x9060300', '0xa070401', '0xb080502']
+    >>> back = np.zeros((4, 3), np.uint8)
+    >>> parts_from_words(back.T, words); np.array_equal(back, parts)
+    True
+    """
+    k, shift = dst.shape[-1], 8 * dst.itemsize
+    words = _word_view(dst)
+    np.copyto(words, src[..., k - 1])  # widened: the high part, zeros above it
+    for j in range(k - 2, -1, -1):
+        np.left_shift(words, shift, out=words)
+        np.bitwise_or(words, src[..., j], out=words)
+
+
+def parts_from_words(dst: np.ndarray, src: np.ndarray) -> None:
+    """The inverse of :func:`words_from_parts`: ``np.copyto(dst, src)`` where ``src``'s last
+    dim is the parts of a word, in a row; each part is the word shifted down, truncated."""
+    k, shift = src.shape[-1], 8 * src.itemsize
+    words = _word_view(src)
+    np.copyto(dst[..., 0], words, casting="unsafe")  # truncated: the low part
+    shifted = np.empty(words.shape, words.dtype)
+    for j in range(1, k):
+        np.right_shift(words, shift * j, out=shifted)
+        np.copyto(dst[..., j], shifted, casting="unsafe")
 
 
 def is_large_transpose(dst: np.ndarray, src: np.ndarray) -> bool:

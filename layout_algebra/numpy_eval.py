@@ -778,6 +778,7 @@ def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None, threa
     place in the words. ``fill`` is None when the blocks cover every slot."""
     dims = _word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
+    # chunks hold whole words (at least ``width`` elements: the chunk axis is outside the word)
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
         prefix, lo, hi, first = chunk_at
@@ -796,7 +797,7 @@ def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None, threa
             engine.pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
             np.copyto(words[..., q], byte[:count].reshape(lead))
 
-    engine.run_parallel(move, list(_chunks(plan.box, bits)), threads)
+    engine.run_parallel(move, list(_chunks(plan.box, bits, max(_CHUNK_BYTES, width))), threads)
 
 
 def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> None:
@@ -821,4 +822,4 @@ def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> None
         for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
             np.copyto(view, rows[j][dst])
 
-    engine.run_parallel(move, list(_chunks(plan.box, bits)), threads)
+    engine.run_parallel(move, list(_chunks(plan.box, bits, max(_CHUNK_BYTES, width))), threads)

@@ -582,3 +582,83 @@ def test_run_parallel_runs_every_item_once_and_raises_the_first_error() -> None:
 
     with pytest.raises(ValueError, match="item 500"):
         copy_engine.run_parallel(fail, range(1000), threads=3)
+
+
+# ------------------------------------------- words built with shifts (bf16 (2,1), s8 (4,1))
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_copies_whose_minor_dim_makes_words_equal_np_copyto(data) -> None:
+    size = data.draw(st.sampled_from([1, 2, 4]))
+    k = data.draw(st.sampled_from([k for k in (2, 4, 8) if k * size <= 8]))
+    lead = tuple(data.draw(st.lists(st.integers(1, 7), min_size=0, max_size=3)))
+    shape = (*lead, k)
+    dtype = np.dtype(f"<u{size}")
+    src_base, src_view = data.draw(strided_views(shape, dtype))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    words_base = rng.integers(0, 256, (*lead, k * size), dtype=np.uint8)  # words in a row
+    words = words_base.view(dtype)
+    packing = data.draw(st.booleans())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copy_engine, "WORD_MIN_ELEMENTS", 0)
+        if packing:
+            dst, src = words, src_view(src_base)
+            expected = dst.copy()
+            np.copyto(expected, src)
+            copy_engine.copy(dst, src)
+            np.testing.assert_array_equal(dst, expected)
+        else:
+            dst_base = src_base
+            expected = dst_base.copy()
+            np.copyto(src_view(expected), words)
+            copy_engine.copy(src_view(dst_base), words)
+            np.testing.assert_array_equal(raw_bytes(dst_base), raw_bytes(expected))  # nothing else touched
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["bf16[64,300]{1,0:T(8,128)(2,1)}", "s8[70,260]{1,0:T(32,128)(4,1)}", "u8[100,256]{1,0:T(8,128)(4,1)}"],
+)
+def test_bf16_and_s8_tiles_build_their_words_with_shifts(monkeypatch, text: str) -> None:
+    calls = []
+    for name in ("words_from_parts", "parts_from_words"):
+        real = getattr(copy_engine, name)
+        monkeypatch.setattr(
+            copy_engine, name, lambda d, s, real=real, name=name: (calls.append(name), real(d, s))[1]
+        )
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(2))
+    buf = pack(x, text, fill=5)
+    np.testing.assert_array_equal(buf, reference_pack(x, text, fill=5))
+    np.testing.assert_array_equal(raw_bytes(unpack(buf, text)), raw_bytes(x))
+    assert "words_from_parts" in calls and "parts_from_words" in calls
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=packable_shapes(), seed=st.integers(0, 2**32 - 1))
+def test_pack_and_unpack_with_words_built_everywhere_match_the_index_map(shape, seed) -> None:
+    m = layout_map(shape)
+    x = random_array(m, np.random.default_rng(seed))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copy_engine, "WORD_MIN_ELEMENTS", 0)
+        buf = pack(x, shape, fill=1)
+        y = np.array(random_array(m, np.random.default_rng(seed + 1)), order="F")
+        unpack(buf, shape, out=y)
+    np.testing.assert_array_equal(buf, reference_pack(x, str(shape), fill=1), err_msg=str(shape))
+    np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=str(shape))
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 4, 8, 16, 32])
+@pytest.mark.parametrize(
+    "text", ["s4[1,3,5]{1,2,0:T(2)E(4)}", "s4[3,20]{1,0:T(8,2)(8,1)E(4)}", "u2[2,9]{1,0:T(2,2)(4,1)E(2)}"]
+)
+def test_sub_byte_words_with_chunks_smaller_than_a_word(text: str, chunk: int) -> None:
+    # regression: a chunk shorter than the word cut the word dims, and the packed words no
+    # longer fitted their place (ValueError from a reshape)
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(chunk))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(numpy_eval, "_CHUNK_BYTES", chunk)
+        buf = pack(x, text, fill=1, threads=2)
+        back = unpack(buf, text, threads=2)
+    np.testing.assert_array_equal(buf, reference_pack(x, text, fill=1))
+    np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x))
