@@ -213,7 +213,7 @@ def _padded_extent(m: LayoutMap, dim: int | None) -> int:
     first_tile = next((step for step in m.steps if step.role == TILE), None)
     if first_tile is None:
         return size
-    place: int | None = m.stages[0].carried_dimension(dim)  # its place in physical order
+    place: int | None = m.physical_order.carried_dimension(dim)  # its place in physical order
     for stage in first_tile.stages:
         if place is None:  # merged with other dims by '*'
             return size

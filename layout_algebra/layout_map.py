@@ -60,7 +60,7 @@ from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
 from layout_algebra.stages.pipeline import Step, layout_steps
-from layout_algebra.stages.stages import Linearize, Stage, ToBits, ceil_div
+from layout_algebra.stages.stages import Linearize, Stage, ToBits, Transpose, ceil_div
 
 if TYPE_CHECKING:  # pragma: no cover - loaded lazily by __getattr__ below
     import sympy
@@ -136,6 +136,19 @@ class LayoutMap:
     @property
     def logical_dimensions(self) -> tuple[Dim, ...]:
         return tuple(self.shape.dimensions)
+
+    @property
+    def physical_order(self) -> Transpose:
+        """The first stage: the dimensions in physical order (``minor_to_major`` reversed);
+        logical dimension ``k`` is physical dimension ``physical_order.carried_dimension(k)``.
+
+        >>> layout_map("f32[2,3,4]{0,2,1}").physical_order.carried_dimension(0)
+        2
+        """
+        order = self.stages[0]
+        if not isinstance(order, Transpose):  # pragma: no cover - every pipeline starts so
+            raise TypeError(f"{self.shape}: the pipeline does not start with the physical order")
+        return order
 
     @property
     def physical_dimensions(self) -> tuple[Dim, ...]:

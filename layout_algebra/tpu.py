@@ -64,7 +64,8 @@ but are extrapolations.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Tile
@@ -178,11 +179,13 @@ def scalar_tiles(dtype: str | PrimitiveType) -> tuple[Tile, ...]:
     return (Tile((LANES * words_per_element_packing(dtype),)),)
 
 
-def _shape(t: PrimitiveType, dims: tuple[int, ...], m2m: tuple[int, ...], tiles) -> ArrayShape:
+def _shape(
+    t: PrimitiveType, dims: tuple[int, ...], m2m: tuple[int, ...], tiles: tuple[Tile, ...]
+) -> ArrayShape:
     return ArrayShape(t, dims, layout=Layout(m2m, tiles, element_size_in_bits=_element_size(t)))
 
 
-def _candidates(t: PrimitiveType, dims: tuple[int, ...]):
+def _candidates(t: PrimitiveType, dims: tuple[int, ...]) -> Iterator[tuple[tuple[int, int], ArrayShape]]:
     """Every layout with ``m`` minor and ``s`` second-minor, the rest descending, major."""
     rank = len(dims)
     for m in range(rank):
@@ -210,7 +213,8 @@ def default_layout(dtype: str | PrimitiveType, dims: Sequence[int]) -> ArrayShap
         return _shape(t, dims, (0,), rank1_tiles(t, dims[0]))
     # Fewest allocated bytes first; among equals, the largest (minor, second-minor) pair,
     # i.e. the layout that keeps the default's minor dimensions where they were.
-    best_key, best = None, None
+    best_key: tuple[Any, int, int] | None = None
+    best: ArrayShape | None = None
     for (m, s), shape in _candidates(t, dims):
         key = (size_report(shape).first_tile_bytes, -m, -s)
         if best_key is None or key < best_key:

@@ -106,7 +106,7 @@ def evaluate(expr: Any, env: dict[sympy.Symbol, Any]) -> Any:
     return np.asarray(value)
 
 
-def _ev(e: Any, env: dict) -> Any:
+def _ev(e: Any, env: dict[Any, Any]) -> Any:
     """A number as ``(num, den)`` with ``den > 0``; a condition as a bool array."""
     if e is sympy.true or e is sympy.false:
         return np.bool_(e is sympy.true)
@@ -172,7 +172,7 @@ def _ev(e: Any, env: dict) -> Any:
     raise ValueError(f"cannot evaluate {e} ({type(e).__name__})")
 
 
-def _values(expr: Any, env: dict, shape: tuple[int, ...]) -> np.ndarray:
+def _values(expr: Any, env: dict[Any, Any], shape: tuple[int, ...]) -> np.ndarray:
     value = _ev(sympy.sympify(expr), env)
     if isinstance(value, tuple):
         num, den = value
@@ -199,7 +199,7 @@ def _point(names: list[str], columns: list[np.ndarray], k: int) -> dict[str, Any
 
 
 def _exhaustive(
-    m: LayoutMap, direction: str, unit: str, emitted: Any, sizes: dict | None = None
+    m: LayoutMap, direction: str, unit: str, emitted: Any, sizes: dict[Any, int] | None = None
 ) -> Certification:
     if direction == "forward":
         dims = tuple(int(d) for d in m.shape.dimensions)
@@ -234,9 +234,9 @@ def _exhaustive(
     if len(parts) != len(index):
         return _refuted({"emitted_rank": len(parts), "expected_rank": len(index)})
     holds = ~padding
-    got = [_values(e, env, p.shape) for e in parts]
+    values = [_values(e, env, p.shape) for e in parts]
     wrong = np.zeros(p.shape, dtype=bool)
-    for g, want in zip(got, index, strict=True):
+    for g, want in zip(values, index, strict=True):
         wrong |= holds & (g != want)
     bad = np.flatnonzero(wrong)
     if bad.size:
@@ -244,7 +244,7 @@ def _exhaustive(
         return _refuted(
             {
                 "p": k,
-                "emitted": tuple(int(g[k]) for g in got),
+                "emitted": tuple(int(g[k]) for g in values),
                 "expected": tuple(int(v[k]) for v in index),
             }
         )
@@ -267,7 +267,7 @@ def _points(m: LayoutMap, direction: str, unit: str) -> int:
 
 
 # ------------------------------------------------------------------------ the prover side
-def _claim(m: LayoutMap, direction: str, unit: str) -> tuple[Any, dict, Any]:
+def _claim(m: LayoutMap, direction: str, unit: str) -> tuple[Any, dict[Any, Any], Any]:
     """``(reference, bounds, where)`` for :func:`layout_algebra.prove.expressions_equal`.
 
     The reference is the stages run on SymPy (the stages' SymPy arithmetic, whose ``Mod``
@@ -340,7 +340,7 @@ def _index_radix(m: LayoutMap) -> dict[sympy.Symbol, tuple[Any, ...]] | None:
     tiles = [step for step in m.steps if step.role == TILE]
     if not tiles or any(isinstance(stage, Combine) for stage in tiles[0].stages):
         return None
-    (order,) = m.steps[0].stages  # physical dim j holds logical dim order.permutation[j]
+    order = m.physical_order  # physical dim j holds logical dim order.permutation[j]
     prepended = sum(stage.count for stage in tiles[0].stages if isinstance(stage, PrependUnitDims))
     split = next(stage for stage in tiles[0].stages if isinstance(stage, Split))
     radix: dict[sympy.Symbol, tuple[Any, ...]] = {}
@@ -385,10 +385,10 @@ def _offset_radix(m: LayoutMap, unit: str) -> tuple[Any, ...] | None:
 
 def _samples(
     m: LayoutMap, direction: str, unit: str, emitted: Any, limit: int
-) -> tuple[Certification | None, list]:
+) -> tuple[Certification | None, list[dict[str, int]]]:
     """Exhaustive checks of a symbolic shape's expression at a few sizes: a refutation or the sizes tried."""
     symbols = m.shape.size_symbols
-    tried = []
+    tried: list[dict[str, int]] = []
     assignments = [dict.fromkeys(symbols, v) for v in SAMPLE_SIZES]
     assignments.append({s: v for s, v in zip(symbols, (5, 3, 9, 2, 7, 4), strict=False)})
     for values in assignments:

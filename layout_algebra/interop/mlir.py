@@ -224,7 +224,7 @@ def to_mlir_strided(shape: Shape | str) -> str:
         raise NotExpressible(f"{m.shape}: a tiled layout has no strides; use to_mlir_affine_map")
     if m.is_symbolic:
         raise NotExpressible(f"{m.shape}: symbolic sizes")
-    (order,) = m.steps[0].stages  # logical dim k sits at physical place order.carried_dimension(k)
+    order = m.physical_order  # logical dim k sits at physical place order.carried_dimension(k)
     (linearize,) = (stage for stage in m.stages if isinstance(stage, Linearize))
     strides = [linearize.strides[order.carried_dimension(k)] for k in range(m.rank)]
     return f"strided<[{', '.join(map(str, strides))}]>"
@@ -301,7 +301,13 @@ def from_mlir_affine_map(
         raise NotExpressible(f"{where}: {err}") from None
 
 
-def _recover_strided(where: str, dtype: str, dims, digits, element_size_in_bits: int) -> Shape:
+def _recover_strided(
+    where: str,
+    dtype: str,
+    dims: Sequence[int],
+    digits: Sequence[tuple[int, int, int | None, int]],
+    element_size_in_bits: int,
+) -> Shape:
     try:
         positions = strided_positions(digits, dims)
         return recover_layout(dtype, dims, positions, exact=False, element_size_in_bits=element_size_in_bits)
