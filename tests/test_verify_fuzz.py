@@ -162,3 +162,17 @@ def test_check_case_catches_a_verifier_that_refutes_everything(monkeypatch) -> N
     m.add("c", "f32[4]{0}", "copy(p)")
     with pytest.raises(AssertionError, match="SOUNDNESS: the verifier refuted"):
         sh.check_case(sh.Case(m.text(), m.text(), "physical", "hand"))
+
+
+def test_concatenate_of_one_bitcast_twice_is_refuted() -> None:
+    # Found by the fuzz: the verifier's main query was unsat (only a side condition kept it
+    # from "proved") although the bitcast reads other elements: slot 1 of u8[2,3]{1,0:T(2,2)}
+    # holds element (0,1), slot 1 of u8[2,3]{0,1} holds (1,0).
+    before, after = sh.Module(), sh.Module()
+    for m, layout in ((before, "{1,0:T(2,2)}"), (after, "{0,1}")):
+        m.add("p", "u8[2,3]{1,0}", "parameter(0)")
+        m.add("i1", f"u8[2,3]{layout}", "copy(p)")
+        m.add("i2", "u8[6]{0}", "bitcast(i1)")
+        m.add("c", "u8[12]{0}", "concatenate(i2, i2), dimensions={0}")
+    outcome = sh.check_case(sh.Case(before.text(), after.text(), "physical", "hand"))
+    assert (outcome.verdict, outcome.same) == ("refuted", False)
