@@ -457,10 +457,20 @@ def _decide_concrete(
 
 
 def _none_of(operation: str, a: ArrayShape, b: ArrayShape, tried: list[BitcastVerdict]) -> BitcastVerdict:
-    if len(tried) == 1:
+    """The verdict when no correspondence was proved: why, for each kind."""
+    if operation != "bitcast":
         return tried[0]
     unknown = [v for v in tried if v.status == "unknown"]
-    why = "; ".join(f"{v.correspondence}: {v.reason}" for v in tried)
+    reasons = [
+        v.reason if v.reason.startswith(v.correspondence) else f"{v.correspondence}: {v.reason}"
+        for v in tried
+    ]
+    kinds = {v.correspondence.split(" ")[0] for v in tried}
+    if "transpose" not in kinds:
+        reasons.append("transpose: no permutation but the identity (the reshape) fits the dimensions")
+    if "transpose-reshape-transpose" not in kinds:
+        reasons.append("transpose-reshape-transpose: here the same pairing of elements as one above")
+    why = "; ".join(reasons)
     if unknown:
         return BitcastVerdict("unknown", operation, a, b, f"no correspondence proved; {why}")
     first = tried[0]
