@@ -77,6 +77,7 @@ from layout_algebra.model.shapes import ArrayShape, Layout, Shape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
 from layout_algebra.prove.core import Assumptions, parse_assumptions
+from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.references import delinearize_row_major, linear_index_row_major
 from layout_algebra.sizes import meaningful_array, size_report
 from layout_algebra.stages.arith import ARITHMETIC as _INT
@@ -370,7 +371,17 @@ def _decided(
 ) -> BitcastVerdict:
     """Memoised: the verdict depends only on these (hashable) arguments."""
     if _symbolic(a, b):
-        return _decide_symbolic(operation, a, b, candidates, assumptions)
+        try:
+            return _decide_symbolic(operation, a, b, candidates, assumptions)
+        except UnsupportedExpression as err:  # the sizes' formulas are beyond the encoding
+            return BitcastVerdict(
+                "unknown",
+                operation,
+                a,
+                b,
+                f"the prover cannot encode these sizes: {err}",
+                method="Z3 (symbolic sizes)",
+            )
     return _decide_concrete(operation, a, b, candidates)
 
 
