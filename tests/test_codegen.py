@@ -22,11 +22,10 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 from layout_algebra.cli import main
-from layout_algebra.codegen import LANGUAGES, NotExpressible, certify, codegen, cute_layout, to_cute
+from layout_algebra.codegen import LANGUAGES, certify, codegen
 from layout_algebra.codegen import printers as printers_module
 from layout_algebra.codegen import simplify as simplify_module
 from layout_algebra.codegen.certify import evaluate
-from layout_algebra.codegen.cute import cute_expr
 from layout_algebra.codegen.expr import (
     CeilDiv,
     Const,
@@ -46,6 +45,7 @@ from layout_algebra.codegen.expr import (
 from layout_algebra.codegen.generate import _bounds, build_expressions
 from layout_algebra.codegen.readback import read_back
 from layout_algebra.codegen.simplify import RULES, Bounds, factor_strides, simplify
+from layout_algebra.interop.cute import NotExpressible, cute_expr, cute_layout, to_cute
 from layout_algebra.layout_map import OFFSET_SYMBOL, layout_map
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.stages import Pad

@@ -55,10 +55,11 @@ def is_padding(p, N, M):
     \"\"\"Whether byte offset p of f32[N,M]{1,0:T(8,128)} is padding (holds no element), for 0 <= p < 4096*ceiling(M/128)*ceiling(N/8).\"\"\"
     return (8*(p // (4096*((M + 127) // 128))) + (p // 512) % 8 >= N) | (128*((p // 4096) % ((M + 127) // 128)) + (p // 4) % 128 >= M)
 
-Layouts that are CuTe layouts export to CuTe's ``shape:stride`` notation
-(:mod:`.cute`):
+Layouts that are CuTe layouts export to CuTe's ``shape:stride`` notation: that is
+interop, :mod:`layout_algebra.interop.cute` (``to_cute``, ``cute_layout``, ``CuteLayout`` and
+``NotExpressible`` are still importable from here, loaded on first use):
 
->>> from layout_algebra.codegen import to_cute
+>>> from layout_algebra.interop import to_cute
 >>> to_cute("f32[16,384]{1,0:T(8,128)}")
 '((8,2),(128,3)):((128,3072),(1,1024))'
 """
@@ -70,7 +71,6 @@ from layout_algebra.codegen.certify import (
     Certification,
     certify,
 )
-from layout_algebra.codegen.cute import CuteLayout, NotExpressible, cute_layout, to_cute
 from layout_algebra.codegen.generate import GeneratedCode, codegen
 from layout_algebra.codegen.printers import LANGUAGES
 
@@ -80,11 +80,19 @@ __all__ = [
     "LANGUAGES",
     "PROVER_TIMEOUT_MS",
     "Certification",
-    "CuteLayout",
     "GeneratedCode",
-    "NotExpressible",
     "certify",
     "codegen",
-    "cute_layout",
-    "to_cute",
 ]
+
+#: CuTe export moved to interop (it converts to another library's layouts); these names stay
+#: importable from here for old callers, loaded on first use (``codegen`` itself never needs them).
+_MOVED_TO_INTEROP = ("CuteLayout", "NotExpressible", "cute_layout", "to_cute")
+
+
+def __getattr__(name: str) -> object:
+    if name in _MOVED_TO_INTEROP:
+        from layout_algebra.interop import cute
+
+        return getattr(cute, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,9 +2,9 @@
 
 A CuTe layout (NVIDIA CUTLASS) gives each logical dimension a *mode*: a size, or a
 tuple of sizes read fastest-first, each with a stride. The offset of an index is the sum
-of its mixed-radix digits times their strides. :func:`to_cute` is the package's exporter
-(:mod:`layout_algebra.codegen.cute`, certified against the layout map); :func:`from_cute`
-reads such text back into the XLA layout that stores every element at the same place:
+of its mixed-radix digits times their strides. :func:`to_cute` exports a layout (each result
+certified against the layout map); :func:`from_cute` reads such text back into the XLA
+layout that stores every element at the same place:
 
 >>> from layout_algebra.interop.cute import from_cute, to_cute
 >>> to_cute("bf16[16,256]{1,0:T(8,128)(2,1)}")
@@ -31,36 +31,359 @@ dimensions placed in logical order). Layouts it cannot match raise
 Traceback (most recent call last):
 ...
 layout_algebra.interop.recover.NotExpressible: (4,6):(6,2): the smallest stride is 2, not 1: the elements are not adjacent, and the layouts recognised here start every tile with consecutive elements
+
+**Export.** Precisely, a CuTe layout is a pair of nested integer tuples, ``Shape:Stride``. Each
+top-level *mode* takes one coordinate; a hierarchical mode ``(s_1, s_2, ...)`` reads its
+coordinate *colexicographically* (the first sub-mode varies fastest:
+``x = x_1 + s_1·x_2 + s_1·s_2·x_3 + ...``), and the offset is ``Σ x_j·stride_j``. So
+``(8,2):(128,1024)`` sends 11 = 3 + 8·1 to ``3·128 + 1·1024``.
+
+An XLA tiled layout is such a map when every tile cuts each dimension at *digit
+boundaries*: the layout then takes each logical index apart into mixed-radix digits
+(tile number, position in tile, ...) and places each digit with a stride. With one mode
+per logical dimension, fastest digit first:
+
+>>> to_cute("f32[16,384]{1,0:T(8,128)}")
+'((8,2),(128,3)):((128,3072),(1,1024))'
+>>> to_cute("bf16[16,256]{1,0:T(8,128)(2,1)}")
+'((2,4,2),(128,2)):((1,256,2048),(2,1024))'
+>>> to_cute("f32[4,6]{0,1}")
+'(4,6):(1,4)'
+
+Padding at the end of a mode is fine (a layout need not be onto its buffer); padding
+*inside* a mode is not expressible, nor is a tile that cuts a dimension between digits:
+
+>>> to_cute("f32[5,256]{1,0:T(8,128)}")
+'(5,(128,2)):(128,(1,1024))'
+>>> to_cute("f32[12,256]{1,0:T(8,128)}")
+Traceback (most recent call last):
+...
+layout_algebra.interop.recover.NotExpressible: f32[12,256]{1,0:T(8,128)}: dimension 0 (size 12) is padded to 16 by tile 1: (8,128) and then split as 2 x 8, so the padding falls inside a mode: CuTe layouts cannot express padding there
+
+Every result is checked: the printed text is read back, evaluated by CuTe's definition
+above, and certified equal to the layout map (:func:`~layout_algebra.codegen.certify.certify`;
+exhaustive for concrete shapes of up to ``EXHAUSTIVE_LIMIT`` elements).
 """
 
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass, replace
+from typing import Any
 
-from layout_algebra.codegen import cute as codegen_cute
-from layout_algebra.codegen.cute import cute_layout, cute_modes
+import sympy
+
+from layout_algebra.codegen.certify import Certification, certify
 from layout_algebra.interop.recover import NotExpressible, recover_layout, strided_positions
+from layout_algebra.layout_map import LayoutMap, index_symbols, layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape
+from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.stages.stages import (
+    AlignTail,
+    Combine,
+    Linearize,
+    Pad,
+    PrependUnitDims,
+    Split,
+    ToBits,
+    Transpose,
+)
 
-__all__ = ["cute_layout", "cute_modes", "from_cute", "to_cute"]
+__all__ = ["CuteLayout", "NotExpressible", "cute_expr", "cute_layout", "cute_modes", "from_cute", "to_cute"]
+
+
+@dataclass(frozen=True)
+class _Digit:
+    """One mixed-radix digit of a logical index, as it sits in the physical order.
+
+    It contributes ``weight·value`` to logical dimension ``dim`` (``None``: a constant-0
+    placeholder), takes ``size`` values, and occupies ``span >= size`` slots at its place.
+    ``padded`` names the tile that grew ``span`` beyond ``size``, for messages.
+    """
+
+    dim: int | None
+    weight: Any
+    size: Any
+    span: Any
+    padded: str = ""
+
+
+@dataclass(frozen=True)
+class CuteLayout:
+    """A layout in CuTe form: ``shape`` and ``stride`` (one mode per logical dimension), the text, its check."""
+
+    shape: tuple[Any, ...]
+    stride: tuple[Any, ...]
+    text: str
+    certification: Certification
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _product(values: Any) -> Any:
+    return math.prod(values, start=1)
+
+
+def _digits_of_layout(m: LayoutMap) -> list[_Digit]:
+    """The digits of every logical index, major to minor in memory, or ``NotExpressible``."""
+    shape = str(m.shape)
+    dims: list[list[_Digit]] = []
+    for k, d in enumerate(m.shape.dimensions):
+        if isinstance(d, int) and d == 0:
+            raise NotExpressible(f"{shape}: dimension {k} has size 0; a CuTe shape has no empty modes")
+        dims.append([_Digit(k, 1, d, d)])
+    for step in m.steps:
+        for stage in step.stages:
+            if isinstance(stage, Transpose):
+                dims = [dims[p] for p in stage.permutation]
+            elif isinstance(stage, PrependUnitDims):
+                dims = [[] for _ in range(stage.count)] + dims
+            elif isinstance(stage, Combine):
+                dims = [[d for i in group for d in dims[i]] for group in stage.groups]
+            elif isinstance(stage, Pad):
+                dims = [
+                    _pad(shape, step.label, dims[k], stage.padded[k]) if k in stage.grown else dims[k]
+                    for k in range(len(dims))
+                ]
+            elif isinstance(stage, Split):
+                out = dims[: stage.start]
+                for run, t in zip(dims[stage.start :], stage.tile, strict=True):
+                    out += list(_split(shape, step.label, run, t))
+                dims = out
+            elif isinstance(stage, Linearize):
+                return [d for run in dims for d in run]
+            elif not isinstance(stage, (AlignTail, ToBits)):  # pragma: no cover - a new stage kind
+                raise NotExpressible(f"{shape}: no CuTe form for the stage {stage.describe()}")
+    raise AssertionError("a layout pipeline always linearizes")  # pragma: no cover
+
+
+def _who(run: list[_Digit]) -> str:
+    owners = sorted({d.dim for d in run if d.dim is not None})
+    if len(owners) == 1:
+        return f"dimension {owners[0]}"
+    return "combined dimensions " + ", ".join(map(str, owners)) if owners else "a unit dimension"
+
+
+def _pad(shape: str, label: str, run: list[_Digit], padded: Any) -> list[_Digit]:
+    if not isinstance(padded, int) or not all(isinstance(d.span, int) for d in run):
+        raise NotExpressible(
+            f"{shape}: {_who(run)} has a symbolic size and {label} may pad it; CuTe layouts cannot "
+            f"express padding that depends on a size (give the size, or a multiple of the tile)"
+        )
+    if not run:
+        return [_Digit(None, 1, 1, padded, label)]
+    rest = _product(d.span for d in run[1:])
+    if padded % rest:
+        raise NotExpressible(
+            f"{shape}: {_who(run)} (size {_product(d.span for d in run)}) is padded to {padded} by {label}, "
+            f"which is not a whole number of its {rest}-element minor part: CuTe layouts cannot express that padding"
+        )
+    top = run[0]
+    return [replace(top, span=padded // rest, padded=label), *run[1:]]
+
+
+def _split(shape: str, label: str, run: list[_Digit], t: int) -> tuple[list[_Digit], list[_Digit]]:
+    """``run`` cut into (tile number, position in tile) at ``t``, digits split where needed."""
+    hi: list[_Digit] = list(run)
+    lo: list[_Digit] = []
+    r = t
+    while r > 1:
+        if not hi:  # pragma: no cover - the run is padded to a multiple of t
+            raise AssertionError(f"{shape}: run {run} shorter than tile {t}")
+        d = hi.pop()
+        if not isinstance(d.span, int) or not isinstance(d.size, int):
+            raise NotExpressible(
+                f"{shape}: {label} splits {_who([d])} of symbolic size {d.size}; CuTe needs to know that "
+                f"the tile divides it (give the size)"
+            )
+        if r % d.span == 0:
+            lo.insert(0, d)
+            r //= d.span
+            continue
+        if d.span % r:
+            raise NotExpressible(
+                f"{shape}: {label} cuts {_who([d])} at {r}, which does not divide its run of {d.span}: "
+                f"the result is not a mixed-radix split, so it has no CuTe shape:stride"
+            )
+        if d.size <= r:
+            lo.insert(0, replace(d, span=r))
+            hi.append(_Digit(None, 1, 1, d.span // r, d.padded))
+        elif d.size % r == 0:
+            lo.insert(0, _Digit(d.dim, d.weight, r, r))
+            hi.append(_Digit(d.dim, d.weight * r, d.size // r, d.span // r, d.padded))
+        else:
+            original = d.size
+            raise NotExpressible(
+                f"{shape}: {_who([d])} (size {original}) is padded to {d.span} by {d.padded or label} "
+                f"and then split as {d.span // r} x {r}, so the padding falls inside a mode: "
+                f"CuTe layouts cannot express padding there"
+            )
+        r = 1
+    return hi, lo
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "(" + ",".join(_text(v) for v in value) + ")"
+    return str(value).replace(" ", "")
+
+
+def _modes(m: LayoutMap, digits: list[_Digit]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    strides: list[Any] = []
+    running: Any = 1
+    for d in reversed(digits):
+        strides.append(running)
+        running = running * d.span
+    strides.reverse()
+    shape: list[Any] = []
+    stride: list[Any] = []
+    for k, size in enumerate(m.shape.dimensions):
+        mine = _by_weight(
+            [(d, s) for d, s in zip(digits, strides, strict=True) if d.dim == k and d.size != 1]
+        )
+        weight: Any = 1
+        for d, _ in mine:
+            if sympy.simplify(d.weight - weight) != 0:  # pragma: no cover - a bug in the digit bookkeeping
+                raise AssertionError(f"{m.shape}: digits of dimension {k} do not chain: {mine}")
+            weight = weight * d.size
+        if sympy.simplify(weight - size) != 0:  # pragma: no cover
+            raise AssertionError(f"{m.shape}: digits of dimension {k} multiply to {weight}, not {size}")
+        if not mine:
+            shape.append(1)
+            stride.append(0)
+        elif len(mine) == 1:
+            shape.append(mine[0][0].size)
+            stride.append(mine[0][1])
+        else:
+            shape.append(tuple(d.size for d, _ in mine))
+            stride.append(tuple(s for _, s in mine))
+    return tuple(shape), tuple(stride)
+
+
+def _by_weight(pairs: list[tuple[_Digit, Any]]) -> list[tuple[_Digit, Any]]:
+    """Digits of one dimension, fastest (weight 1) first: each next weight is the previous times its size."""
+    out: list[tuple[_Digit, Any]] = []
+    weight: Any = 1
+    left = list(pairs)
+    while left:
+        nxt = next((p for p in left if sympy.simplify(p[0].weight - weight) == 0), None)
+        if nxt is None:  # pragma: no cover - reported by the caller's check
+            return out + left
+        out.append(nxt)
+        left.remove(nxt)
+        weight = weight * nxt[0].size
+    return out
+
+
+def cute_layout(shape: Shape | str, *, check: bool = True) -> CuteLayout:
+    """The CuTe form of ``shape``'s layout (element strides), certified; ``NotExpressible`` if none."""
+    m = layout_map(shape)
+    digits = _digits_of_layout(m)
+    modes, strides = _modes(m, digits)
+    text = "1:0" if m.rank == 0 else f"{_text(modes)}:{_text(strides)}"
+    if check:
+        certification = certify(
+            m, "forward", "element", cute_expr(text, m.rank, tuple(map(str, m.shape.size_symbols)))
+        )
+    else:
+        certification = Certification("unknown", "none", "not checked (check=False)")
+    if certification.status == "refuted":  # a bug: never hand out a wrong layout
+        raise AssertionError(f"{m.shape}: the CuTe form {text} differs from the layout: {certification}")
+    return CuteLayout(modes, strides, text, certification)
 
 
 def to_cute(shape: Shape | str) -> str:
-    """``shape``'s layout as CuTe text: :func:`layout_algebra.codegen.to_cute`, certified against the map.
+    """``shape``'s layout as CuTe ``shape:stride`` text, or ``NotExpressible`` with the reason."""
+    return cute_layout(shape).text
 
-    Raises this module's ``NotExpressible`` (a subclass of the codegen one) with its reason.
 
-    >>> to_cute("f32[12,256]{1,0:T(8,128)}")
-    Traceback (most recent call last):
-    ...
-    layout_algebra.interop.recover.NotExpressible: f32[12,256]{1,0:T(8,128)}: dimension 0 (size 12) is padded to 16 by tile 1: (8,128) and then split as 2 x 8, so the padding falls inside a mode: CuTe layouts cannot express padding there
+# ------------------------------------------------------------------------ reading CuTe text
+def _parse_tuple(tokens: list[str], pos: int, text: str, names: dict[str, Any]) -> tuple[Any, int]:
+    if pos >= len(tokens):
+        raise ValueError(f"CuTe text {text!r} ends too early")
+    if tokens[pos] == "(":
+        items = []
+        pos += 1
+        while True:
+            item, pos = _parse_tuple(tokens, pos, text, names)
+            items.append(item)
+            if pos < len(tokens) and tokens[pos] == ",":
+                pos += 1
+                continue
+            if pos < len(tokens) and tokens[pos] == ")":
+                return tuple(items), pos + 1
+            raise ValueError(f"CuTe text {text!r}: expected ',' or ')' after {item!r}")
+    if re.fullmatch(r"\d+", tokens[pos]):
+        return int(tokens[pos]), pos + 1
+    if not names:
+        raise ValueError(f"CuTe text {text!r}: {tokens[pos]!r} is not a non-negative integer")
+    from layout_algebra.prove.assumptions import parse_term  # a grammar: CuTe text is never evaluated
+
+    value = parse_term(tokens[pos])
+    unknown = sorted(str(s) for s in value.free_symbols if str(s) not in names)
+    if unknown:
+        raise ValueError(f"CuTe text {text!r}: {', '.join(unknown)} is not a size of the layout")
+    return value, pos + 1
+
+
+def _leaves(x: Any) -> list[Any]:
+    return [y for item in x for y in _leaves(item)] if isinstance(x, tuple) else [x]
+
+
+def cute_modes(text: str, sizes: tuple[str, ...] = ()) -> list[tuple[list[Any], list[Any]]]:
+    """The modes of CuTe ``shape:stride`` text: per logical dimension, its sizes and strides
+    (fastest first). Sizes named in ``sizes`` may appear as symbols; otherwise every entry
+    must be a non-negative integer.
+
+    >>> cute_modes("((8,2),128):((128,1024),1)")
+    [([8, 2], [128, 1024]), ([128], [1])]
     """
-    try:
-        return codegen_cute.to_cute(shape)
-    except codegen_cute.NotExpressible as err:
-        raise NotExpressible(str(err)) from None
+    names = {s: dim_symbol(s) for s in sizes}
+    tokens = re.findall(r"[()|,:]|[^()|,:]+", text.replace(" ", ""))
+    shape, pos = _parse_tuple(tokens, 0, text, names)
+    if pos >= len(tokens) or tokens[pos] != ":":
+        raise ValueError(f"CuTe text {text!r} needs ':' between the shape and the stride")
+    stride, pos = _parse_tuple(tokens, pos + 1, text, names)
+    if pos != len(tokens):
+        raise ValueError(f"CuTe text {text!r}: unexpected {tokens[pos]!r}")
+    shape_modes = shape if isinstance(shape, tuple) else (shape,)
+    stride_modes = stride if isinstance(stride, tuple) else (stride,)
+    if len(shape_modes) != len(stride_modes):
+        raise ValueError(
+            f"CuTe text {text!r}: {len(shape_modes)} shape modes but {len(stride_modes)} strides"
+        )
+    out = []
+    for s, t in zip(shape_modes, stride_modes, strict=True):
+        mode_sizes, mode_strides = _leaves(s), _leaves(t)
+        if len(mode_sizes) != len(mode_strides):
+            raise ValueError(f"CuTe text {text!r}: the mode {s} and its stride {t} are not congruent")
+        out.append((mode_sizes, mode_strides))
+    return out
 
 
+def cute_expr(text: str, rank: int, sizes: tuple[str, ...] = ()) -> sympy.Expr:
+    """The offset of index ``(i0, i1, ...)`` under CuTe layout ``text``, by CuTe's definition.
+
+    >>> cute_expr("((8,2),(128,3)):((128,3072),(1,1024))", 2)
+    128*(Mod(i0, 8)) + Mod(i1, 128) + 3072*(Mod(floor(i0/8), 2)) + 1024*(Mod(floor(i1/128), 3))
+    """
+    modes = cute_modes(text, sizes)
+    if rank == 0:
+        return sympy.Integer(0)
+    if len(modes) != rank:
+        raise ValueError(f"CuTe text {text!r} has {len(modes)} modes for rank {rank}")
+    offset = sympy.Integer(0)
+    for i, (sizes_, strides_) in zip(index_symbols(rank), modes, strict=True):
+        weight = sympy.Integer(1)
+        for size, step in zip(sizes_, strides_, strict=True):
+            offset += step * sympy.Mod(sympy.floor(i / weight), size)
+            weight *= size
+    return offset
+
+
+# ------------------------------------------------------------------------ CuTe text to XLA
 def from_cute(text: str, dtype: str, *, element_size_in_bits: int = 0, rank: int | None = None) -> ArrayShape:
     """The simplest XLA layout (``minor_to_major`` and tiles) placing every element where ``text`` does.
 

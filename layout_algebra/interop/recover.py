@@ -51,7 +51,6 @@ from functools import cache
 
 import sympy
 
-from layout_algebra.codegen.cute import NotExpressible as CodegenNotExpressible
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
@@ -72,12 +71,9 @@ __all__ = [
 SEARCH_LIMIT = 20_000
 
 
-class NotExpressible(CodegenNotExpressible):
-    """The conversion has no exact answer; the message says why.
-
-    A ``ValueError``, and a subclass of :class:`layout_algebra.codegen.NotExpressible`
-    (what ``to_cute`` raises), so one ``except`` catches both directions.
-    """
+class NotExpressible(ValueError):
+    """The conversion (to or from another library's layouts) has no exact answer; the
+    message says why. One class for every direction: ``to_cute``, ``from_cute``, MLIR, JAX."""
 
 
 @dataclass(frozen=True)
