@@ -68,6 +68,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import re
+from types import MappingProxyType
 
 from layout_algebra.hlo.attributes import (
     AttributeValueError,
@@ -741,7 +742,7 @@ class _Parser:
             shape,
             opcode,
             operands,
-            attributes,
+            MappingProxyType(attributes),  # read-only already: HloInstruction keeps it as it is
             root is not None,
             parameter_number,
             literal,
@@ -800,7 +801,7 @@ class _Parser:
             shape,
             opcode,
             operands,
-            attributes,
+            MappingProxyType(attributes),
             is_root,
             parameter_number,
             literal,
