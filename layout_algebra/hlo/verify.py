@@ -232,28 +232,37 @@ class Undefined:
 
 
 # ---------------------------------------------------------------- conditions, both kinds
+def _known(c: Any) -> bool | None:
+    """A condition's truth value when it is known without solving (a bool, or Z3's true/false)."""
+    if isinstance(c, bool):
+        return c
+    if z3.is_true(c):
+        return True
+    if z3.is_false(c):
+        return False
+    return None
+
+
 def _and(*conditions: Any) -> Any:
     items = []
     for c in conditions:
-        if c is False or (isinstance(c, bool) is False and z3.is_false(c)):
+        known = _known(c)
+        if known is False:
             return False
-        if c is not True and not (not isinstance(c, bool) and z3.is_true(c)):
+        if known is None:
             items.append(c)
-    if not items:
-        return True
-    return items[0] if len(items) == 1 else z3.And(*items)
+    return True if not items else items[0] if len(items) == 1 else z3.And(*items)
 
 
 def _or(*conditions: Any) -> Any:
     items = []
     for c in conditions:
-        if c is True or (not isinstance(c, bool) and z3.is_true(c)):
+        known = _known(c)
+        if known is True:
             return True
-        if c is not False and not (not isinstance(c, bool) and z3.is_false(c)):
+        if known is None:
             items.append(c)
-    if not items:
-        return False
-    return items[0] if len(items) == 1 else z3.Or(*items)
+    return False if not items else items[0] if len(items) == 1 else z3.Or(*items)
 
 
 def _not(c: Any) -> Any:
@@ -269,8 +278,8 @@ def _ite(c: Any, x: Any, y: Any) -> Any:
 
 
 def _bool(x: Any) -> Any:
-    """A comparison result as bool or Z3 Bool (ints compare to bools)."""
-    return bool(x) if isinstance(x, (bool, int)) or x.__class__.__name__ == "bool_" else x
+    """A comparison's result: a Python bool for numbers, a Z3 Bool for terms."""
+    return bool(x) if isinstance(x, (bool, int)) else x
 
 
 # ---------------------------------------------------------------------- comparing values
