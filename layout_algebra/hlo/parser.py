@@ -36,7 +36,8 @@ prints ``/*index=5*/`` inside long tuples and operand lists).
 HloOperand(name='x', shape=parse_shape('f32[]'))
 
 Errors are ``HloParseError`` (a ``ValueError``): the line and column, what was expected,
-and the line quoted with a caret. A bad shape inside a module is reported where it
+and the line quoted with a caret (a shape nested more than ``MAX_SHAPE_NESTING`` = 100
+parentheses deep is one too, not a ``RecursionError``). A bad shape inside a module is reported where it
 stands in the module:
 
 >>> parse_module("HloModule m\\nENTRY e {\\n  p = f32[2]{0:T(8,128)S(1)E(4)} parameter(0)\\n}")
@@ -51,13 +52,20 @@ on a 2-core machine. Parsing libraries were measured first, on the largest shipp
 module (``03_*.hlo``, 69 KB): Lark's ``basic`` lexer *alone* (no parsing) ran at under 4 MB/s,
 a Lark LALR parse of a flat token grammar at 1.5 MB/s, and a pyparsing token scan at
 0.3 MB/s: a token object per token is already too slow. This parser never looks at
-characters one at a time: compiled regular expressions jump over whitespace, names,
-strings and the insides of attribute values (``metadata``, ``backend_config``), and
-shapes are handed, as text, to the package's one shape parser (``parse_shape``, whose
-results are cached: dumps repeat the same shapes thousands of times). On 10 MB of real
-module text it reads about 25 MB/s of CPU time (17 MB/s on one 69 KB module with empty
-caches), nearly the speed of a bare ``re.findall`` tokenizer over the same bytes (30 MB/s);
-see ``benchmarks/hlo_parse.py`` and ``benchmarks/README.md``. HLO's grammar is also
+characters one at a time. A common one-line instruction (``[ROOT] name = shape
+opcode(names), key=value, ...`` with an array or flat tuple shape, plain operand names and
+attribute values that are words, strings or bracket groups nested up to five deep, as
+``backend_config`` JSON is) is read by ONE compiled regular expression
+(``_FLAT_INSTRUCTION``), whose groups are exactly what the careful reader would take;
+anything else (comments inside, typed operands, wrapped lines, errors) is read piece by
+piece, regular expressions jumping over whitespace, names, strings and values. The tests
+check that both readers give the same module, or the same error, on every shipped dump,
+on tricky attribute values and on generated instructions. Shapes are handed, as text, to
+the package's one shape parser (``parse_shape``, cached: dumps repeat the same shapes
+thousands of times). On a 20 MB module it reads 20-26 MB/s of CPU time, 0.9-1.1 times a
+bare ``re.findall`` tokenizer over the same bytes; over every shipped module (smaller
+modules, more comments and typed operands) about 0.55 times; see
+``benchmarks/hlo_parse.py`` and ``benchmarks/README.md``. HLO's grammar is also
 context dependent in ways a generic lexer handles badly: ``{`` starts a layout only
 before an integer or ``:``, and attribute values such as ``bf_io->bf``, ``0_0x0_1`` or
 ``[2,4]<=[8]`` have their own micro-syntax.
