@@ -11,6 +11,7 @@ import math
 from fractions import Fraction
 
 import pytest
+import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,14 +157,41 @@ def test_cli_size_of_a_formula_shape(capsys) -> None:
     assert record["physical_bytes"] == str(la.physical_size_in_bytes("f32[N/8,8,128]")) == "512*N"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the prover's encoding refuses rational dimensions ('N/8 is not an integer expression'): "
-    "prove/encode would have to introduce K with N = 8*K from the assumption; answers unknown today",
+@pytest.mark.parametrize(
+    ("src", "dst", "assume"),
+    [
+        ("f32[N,128]{1,0}", "f32[N/8,8,128]{2,1,0}", "N % 8 == 0"),
+        ("f32[N,128]{1,0:T(8,128)}", "f32[N/8,8,128]{2,1,0:T(8,128)}", "N % 8 == 0"),
+        ("f32[N,128]{1,0:T(8,128)}", "f32[N/4,4,128]{2,1,0:T(8,128)}", "N % 4 == 0"),
+        ("bf16[N,256]{1,0:T(8,128)(2,1)}", "bf16[N/16,16,256]{2,1,0:T(8,128)(2,1)}", "N % 16 == 0"),
+    ],
 )
-def test_reshape_to_a_formula_shape_is_a_bitcast() -> None:
-    verdict = la.reshape_is_bitcast("f32[N,128]{1,0}", "f32[N/8,8,128]{2,1,0}", assume="N % 8 == 0")
-    assert verdict.status == "bitcast"
+def test_reshape_to_a_formula_shape_agrees_with_the_concrete_decision(
+    src: str, dst: str, assume: str
+) -> None:
+    """A dimension N/8 is exact under the assumption; the symbolic verdict holds at every admitted size."""
+    verdict = la.reshape_is_bitcast(src, dst, assume=assume)
+    assert verdict.status in ("proved", "refuted")
+    divisor = int(assume.split("%")[1].split("==")[0])
+    n = sympy.Symbol("N", integer=True, nonnegative=True)
+    admitted = [k for k in range(divisor, 8 * divisor + 1, divisor)]
+    concrete = [
+        la.reshape_is_bitcast(
+            la.parse_shape(src).specialize({n: k}), la.parse_shape(dst).specialize({n: k})
+        ).status
+        for k in admitted
+    ]
+    if verdict.status == "proved":
+        assert set(concrete) == {"proved"}
+    else:
+        sizes = verdict.counterexample["sizes"]
+        assert sizes["N"] % divisor == 0
+        assert "refuted" in concrete
+
+
+def test_a_formula_dimension_without_its_divisibility_is_never_a_verdict() -> None:
+    verdict = la.reshape_is_bitcast("f32[N,128]{1,0}", "f32[N/8,8,128]{2,1,0}")
+    assert verdict.status == "unknown"  # N/8 is a size only where 8 divides N: not implied
 
 
 def test_the_prover_says_unknown_not_a_wrong_answer_on_formula_dims() -> None:

@@ -504,10 +504,12 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
     if expr.is_Add:
         terms, denominator = _integer_terms(expr)
         if denominator != 1:
-            raise UnsupportedExpression(f"{expr} is not an integer expression")
+            return _exact_quotient(expr, ar)
         return _sum_terms(terms, ar)
     if expr.is_Mul:
         coefficient, rest = expr.as_coeff_Mul()
+        if coefficient.is_Rational and not coefficient.is_Integer:
+            return _exact_quotient(expr, ar)
         if not coefficient.is_Integer:
             raise UnsupportedExpression(f"{expr} is not an integer expression")
         product: Any = int(coefficient)
@@ -531,6 +533,25 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
         b_term = ar.lift(b) if b.free_symbols else sympy_to_z3(b, ar)
         return ar.mod(sympy_to_z3(a, ar), b_term)
     raise UnsupportedExpression(f"cannot translate {expr} ({type(expr).__name__}) to Z3")
+
+
+def _exact_quotient(expr: sympy.Expr, ar: IntArithmetic) -> Any:
+    """A size written with a rational coefficient (``N/8``, a dimension formula) as an exact quotient.
+
+    ``N/8`` is a size only where 8 divides ``N``: the term is ``⌊N/8⌋`` and ``N % 8 == 0`` is
+    an obligation, so a proof that uses it also proves (from the assumptions) that the
+    division is exact; where it is not, the answer is ``unknown``, never a verdict.
+    """
+    numerator, denominator = sympy.fraction(sympy.together(expr))
+    if not (denominator.is_Integer and int(denominator) > 0):
+        raise UnsupportedExpression(f"{expr} is not an integer expression")
+    top = sympy_to_z3(sympy.expand(numerator), ar)
+    if isinstance(top, int):
+        if top % int(denominator):
+            raise UnsupportedExpression(f"{expr} is not an integer")
+        return top // int(denominator)
+    ar.obligations.append(top % int(denominator) == 0)
+    return top / int(denominator)  # Z3's integer division, exact under the obligation
 
 
 def _extremum(expr: sympy.Expr, ar: IntArithmetic) -> Any:

@@ -160,7 +160,7 @@ def run_query(
                     claim,
                     elapsed,
                     encoding,
-                    reason=f"the main query is unsat, but a side condition it relied on (digits in their box, divisors > 0) {why}",
+                    reason=f"the main query is unsat, but a side condition it relied on (digits in their box, divisors > 0, divisions such as N/8 exact) {why}",
                 )
         if key is not None:
             lemma_cache.record_proved(key)
