@@ -60,17 +60,8 @@ def run(args: argparse.Namespace) -> int:
     result = verify_rewrite(
         modules[0], modules[1], assume=args.assume or None, mode=args.mode, timeout_ms=args.timeout_ms
     )
-    if args.json:
-        record = {
-            "status": result.status,
-            "mode": args.mode,
-            "claim": result.claim,
-            "encoding": result.encoding,
-            "milliseconds": round(result.seconds * 1000, 1),
-            "counterexample": result.counterexample,
-            "reason": result.reason,
-        }
-        print(json.dumps(record, default=str))
+    if args.json:  # the schema of `layout-algebra prove --json`, and the mode
+        print(json.dumps({**result.to_dict(), "mode": args.mode}))
     else:
         print(result)
     return EXIT_STATUS[result.status]
