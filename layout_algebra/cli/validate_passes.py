@@ -47,23 +47,27 @@ def _print_table(report, show_all: bool) -> None:
     from rich.table import Table
 
     colors = {"proved": "green", "refuted": "red", "unknown": "yellow", "unchanged": "dim"}
+    several = len({r.module for r in report.results}) > 1
     table = Table(title=f"XLA passes in {report.directory}")
-    for column in ("module", "#", "pass", "mode", "status", "ms", "reason / counterexample"):
-        table.add_column(column, overflow="fold")
+    columns = ["#", "pass", "mode", "status", "ms", "reason / counterexample"]
+    for column in (["module"] if several else []) + columns:
+        table.add_column(column, overflow="fold", ratio=4 if column.startswith("reason") else None)
     for r in report.results:
         if r.status == "unchanged" and not show_all:
             continue
         detail = r.reason or ("" if r.counterexample is None else json.dumps(r.counterexample, default=str))
-        table.add_row(
-            r.module,
+        row = [
             str(r.later.number),
-            f"{r.later.pipeline}: {r.later.after}",
+            r.later.after,
             r.mode,
             f"[{colors[r.status]}]{r.status}[/]",
             f"{r.seconds * 1000:.0f}",
             detail,
-        )
+        ]
+        table.add_row(*([r.module] if several else []), *row)
     console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
     console.print(table)
     counts, late = report.counts(), report.counts(after_layout_assignment=True)
     differing = late["proved"] + late["refuted"] + late["unknown"]

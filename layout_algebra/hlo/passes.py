@@ -684,6 +684,10 @@ def validate_pair(
 
     if module_key(a_mod) == module_key(b_mod):
         return answer("unchanged")
+    if mode == "physical":
+        interface = _interface_change(a_mod, b_mod)
+        if interface:
+            return answer("unknown", interface)
     try:
         a, b = _Side.of(a_mod), _Side.of(b_mod)
     except (_Unsupported, KeyError, ValueError) as err:
@@ -751,6 +755,24 @@ def validate_pair(
     return answer(
         "unknown", precision + (result.reason or "the verifier gave no answer"), cuts=len(cuts.pairs)
     )
+
+
+def _interface_change(a: HloModule, b: HloModule) -> str:
+    """Why the later module's buffers cannot be compared bit for bit with the earlier's, or ``""``.
+
+    After layout assignment the entry computation layout is fixed: a pass may not change
+    it, and the root must have exactly its result layout."""
+    la, lb = a.entry_computation_layout, b.entry_computation_layout
+    if str(la) != str(lb):
+        return f"the entry computation layout changed: {la} before, {lb} after"
+    for module, when in ((a, "earlier"), (b, "later")):
+        layout = module.entry_computation_layout
+        if layout is not None and str(module.entry.root.shape) != str(layout.result_shape):
+            return (
+                f"the {when} module's root {module.entry.root.name} is {module.entry.root.shape}, "
+                f"not the entry computation layout's result {layout.result_shape}"
+            )
+    return ""
 
 
 def _precision_changes(a: _Side, b: _Side) -> str:
