@@ -52,7 +52,9 @@ def copy_from(master: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--from", dest="master", type=Path, metavar="DIR", help="the master data directory")
     group.add_argument("--manifest-only", action="store_true", help="only rewrite MANIFEST.sha256")

@@ -24,7 +24,9 @@ def test_manifest_lists_the_files_the_tests_read() -> None:
         assert needed in names
     assert sum(name.startswith("hlo/") for name in names) >= 12
     on_disk = {p.relative_to(GROUND_TRUTH).as_posix() for p in GROUND_TRUTH.rglob("*") if p.is_file()}
-    assert on_disk - {"MANIFEST.sha256"} == names, "files and manifest differ: run scripts/update_ground_truth.py"
+    assert on_disk - {"MANIFEST.sha256"} == names, (
+        "files and manifest differ: run scripts/update_ground_truth.py"
+    )
 
 
 @pytest.mark.parametrize(("digest", "name"), _manifest(), ids=lambda v: v if "/" in v or "." in v else "")
