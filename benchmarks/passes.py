@@ -6,11 +6,16 @@ measured in the same run: parsing every per-pass file of the directory once
 (``parse_module``), which the validation must do anyway. The issue's target: a whole
 pipeline of a ~200-instruction module in under 60 s.
 
-Run:  .venv/bin/python benchmarks/passes.py
+Run:  .venv/bin/python benchmarks/passes.py [EXTRA_DUMP_DIR ...]
+
+An extra directory holds one program's dumps, e.g. the 622-instruction ``transformer_block``
+(too big to ship), written by
+``scripts/generate_pass_dumps.py --python PY --out /tmp/bigdump transformer_block``.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -34,7 +39,8 @@ def main() -> None:
         "| program | files | instructions (max, flat) | pairs | proved | unknown | validate s | parse-only s | ratio |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for directory in sorted(p for p in DUMPS.iterdir() if p.is_dir()):
+    extra = [Path(a) for a in sys.argv[1:]]
+    for directory in sorted(p for p in DUMPS.iterdir() if p.is_dir()) + extra:
         modules, _ = read_dump_directory(directory)
         files = [d.path for dumps in modules.values() for d in dumps]
         size = max(parse_module(f.read_text()).instruction_count for f in files)

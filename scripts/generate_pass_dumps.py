@@ -72,7 +72,26 @@ def conv_block(x, w, b):
     y = jax.nn.relu(y + b)
     return jnp.max(y.reshape(y.shape[0], y.shape[1] // 2, 2, y.shape[2] // 2, 2, y.shape[3]), axis=(2, 4))
 
+def transformer_block(x, wq, wk, wv, wo, w1, w2):
+    def layer_norm(h):
+        m = jnp.mean(h, axis=-1, keepdims=True)
+        return (h - m) * jax.lax.rsqrt(jnp.var(h, axis=-1, keepdims=True) + 1e-5)
+    def loss(params):
+        q_, k_, v_, o_, a_, b_ = params
+        h = layer_norm(x)
+        q = (h @ q_).reshape(128, 4, 64).transpose(1, 0, 2)
+        k = (h @ k_).reshape(128, 4, 64).transpose(1, 0, 2)
+        v = (h @ v_).reshape(128, 4, 64).transpose(1, 0, 2)
+        p = jax.nn.softmax(jnp.einsum("hqd,hkd->hqk", q, k) / 8.0, axis=-1)
+        o = jnp.einsum("hqk,hkd->hqd", p, v).transpose(1, 0, 2).reshape(128, 256) @ o_
+        y = x + o
+        y = y + jax.nn.gelu(layer_norm(y) @ a_) @ b_
+        return jnp.sum(y * y)
+    return jax.grad(loss)((wq, wk, wv, wo, w1, w2))
+
 PROGRAMS = {
+    "transformer_block": (transformer_block, [arg((128, 256), "float32")] + [arg((256, 256), "float32")] * 4
+                          + [arg((256, 512), "float32"), arg((512, 256), "float32")]),
     "dense_relu_reshape": (dense_relu_reshape, [arg((256, 128), "bfloat16"), arg((128, 512), "bfloat16")]),
     "mlp_train_step": (mlp_train_step, [arg((128, 256), "float32"), arg((256, 128), "float32"),
                                         arg((128, 128), "float32"), arg((128, 128), "float32")]),
@@ -92,8 +111,8 @@ PER_PASS = re.compile(r"^module_\d+\.(?P<name>[^.]+)\..*\.\d{4}\..*after_.*\.txt
 MAX_FILE_BYTES = 200_000
 
 
-def dump(python: str, program: str) -> dict:
-    """Compile ``program`` in a child process; copy the kept files into ``OUT/program``."""
+def dump(python: str, program: str, out: pathlib.Path = OUT) -> dict:
+    """Compile ``program`` in a child process; copy the kept files into ``out/program``."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(
             os.environ, XLA_FLAGS=f"--xla_dump_to={tmp} --xla_dump_hlo_pass_re=.*", JAX_PLATFORMS="cpu"
@@ -106,7 +125,7 @@ def dump(python: str, program: str) -> dict:
         versions = json.loads(done.stdout.strip().splitlines()[-1])
         names = sorted(os.listdir(tmp))
         main = [n for n in names if PER_PASS.match(n) and f".jit_{program}." in n]
-        target = OUT / program
+        target = out / program
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
         kept = 0
@@ -131,11 +150,21 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--python", default=os.environ.get("JAX_TPU_PYTHON"), help="a Python with jax[tpu]")
-    parser.add_argument("programs", nargs="*", default=list(PROGRAMS))
+    parser.add_argument("programs", nargs="*", default=list(PROGRAMS), help=f"default: {' '.join(PROGRAMS)}")
+    parser.add_argument(
+        "--out",
+        type=pathlib.Path,
+        help="write here instead of tests/data/pass_dumps, without a README (e.g. the larger "
+        "transformer_block program that benchmarks/passes.py times: too big to ship)",
+    )
     args = parser.parse_args()
     if not args.python:
         raise SystemExit("give --python PATH (or JAX_TPU_PYTHON) of a Python with jax[tpu] installed")
     jax_v, jaxlib_v, libtpu_v = versions_of(args.python).split()
+    if args.out is not None:
+        for p in args.programs:
+            print(dump(args.python, p, args.out))
+        return
     rows = [dump(args.python, p) for p in args.programs]
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     readme = [

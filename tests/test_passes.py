@@ -413,3 +413,30 @@ ENTRY e {
     i, j = r.counterexample["element"]
     assert f"parameter 0 element ({j}, {i})" in r.counterexample["before"]
     assert f"parameter 0 element ({j}, {i})" not in r.counterexample["after"]
+
+
+def test_mixed_precision_elementwise_ops_are_read_with_their_operand_types() -> None:
+    """After bfloat16-propagation XLA:TPU writes f32 x f32 -> bf16 ops; the verifier used to
+    reject them as invalid HLO (so every later pass was unknown). The operand types are part
+    of the uninterpreted op: a bf16 x bf16 -> bf16 add is not the same op."""
+    before = """HloModule m, entry_computation_layout={(f32[8,128]{1,0:T(8,128)}, f32[8,128]{1,0:T(8,128)})->bf16[1024]{0:T(1024)(128)(2,1)}}
+ENTRY e {
+  p = f32[8,128]{1,0:T(8,128)} parameter(0)
+  q = f32[8,128]{1,0:T(8,128)} parameter(1)
+  a = bf16[8,128]{1,0:T(8,128)(2,1)} add(p, q)
+  ROOT r = bf16[1024]{0:T(1024)(128)(2,1)} reshape(a)
+}"""
+    moved = before.replace(
+        "a = bf16[8,128]{1,0:T(8,128)(2,1)} add(p, q)",
+        "s = f32[1024]{0:T(1024)} reshape(p)\n  t = f32[1024]{0:T(1024)} reshape(q)",
+    )
+    moved = moved.replace(
+        "ROOT r = bf16[1024]{0:T(1024)(128)(2,1)} reshape(a)",
+        "ROOT r = bf16[1024]{0:T(1024)(128)(2,1)} add(s, t)",
+    )
+    assert validate_pair(before, moved, mode="physical").status == "proved"
+    rounded = moved.replace("add(s, t)", "add(u, v)").replace(
+        "ROOT r",
+        "u = bf16[1024]{0:T(1024)(128)(2,1)} convert(s)\n  v = bf16[1024]{0:T(1024)(128)(2,1)} convert(t)\n  ROOT r",
+    )
+    assert validate_pair(before, rounded, mode="physical").status != "proved"

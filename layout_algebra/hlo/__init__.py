@@ -27,7 +27,8 @@ The modules are: ``ir`` (the values), ``parser`` (``parse_module``, ``HloParseEr
 ``classify_movement``), ``report`` (the audit as tables, for the command line) and
 ``verify`` (``verify_rewrite``: is a rewrite of a module safe, physically or logically)
 and ``execute`` (``run`` a module on real packed bytes, ``compare`` two modules by running
-them: the verifier's independent executable oracle).
+them: the verifier's independent executable oracle) and ``passes`` (``validate_passes``:
+did every pass of an XLA per-pass dump directory keep the program's meaning).
 """
 
 from layout_algebra.hlo.attributes import PaddingDimension, SliceDimension
@@ -47,6 +48,7 @@ from layout_algebra.hlo.ir import (
     HloOperand,
 )
 from layout_algebra.hlo.parser import HloParseError, parse_module
+from layout_algebra.hlo.passes import PassResult, ValidationReport, validate_pair, validate_passes
 from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo, verify_rewrite
 
 __all__ = [
@@ -64,12 +66,16 @@ __all__ = [
     "InvalidHlo",
     "MovementVerdict",
     "PaddingDimension",
+    "PassResult",
     "SliceDimension",
     "UnsupportedHlo",
+    "ValidationReport",
     "audit_module",
     "classify_movement",
     "compare",
     "parse_module",
     "run",
+    "validate_pair",
+    "validate_passes",
     "verify_rewrite",
 ]

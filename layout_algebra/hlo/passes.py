@@ -81,7 +81,7 @@ from layout_algebra.hlo.ir import (
     HloOperand,
 )
 from layout_algebra.hlo.parser import parse_module
-from layout_algebra.hlo.verify import SUPPORTED_OPCODES, verify_rewrite
+from layout_algebra.hlo.verify import ELEMENTWISE_OPCODES, MOVEMENT_OPCODES, verify_rewrite
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.syntax import parse_shape
 
@@ -113,6 +113,8 @@ _LAYOUT_SENSITIVE = frozenset(
 )
 # Ops that never give equal results twice.
 _NONDETERMINISTIC = frozenset({"rng", "rng-get-and-update-state"})
+# Ops the rewrite verifier interprets element by element; every other op is a cut point.
+_INTERPRETED = frozenset({*MOVEMENT_OPCODES, *ELEMENTWISE_OPCODES})
 # Ops inlined before cutting.
 _INLINED = ("fusion", "call")
 
@@ -519,7 +521,7 @@ class _Side:
                 instr = _canonical_reduce(builder, instr)
             builder.emit(instr)
         by_name = {i.name: i for i in builder.instructions}
-        opaque = [i.name for i in builder.instructions if i.opcode not in SUPPORTED_OPCODES]
+        opaque = [i.name for i in builder.instructions if i.opcode not in _INTERPRETED]
         return cls(module, builder, root, by_name, opaque)
 
     def parameters(self) -> list[HloInstruction]:
@@ -812,6 +814,14 @@ def _cone_names(side: _Side, root: str) -> set[str]:
     return seen
 
 
+def _operand_types(side: _Side, instr: HloInstruction) -> list[str]:
+    shapes = side.builder.shapes
+    return [
+        s.element_type.text if isinstance(s, ArrayShape) else str(s)
+        for s in (shapes[o.name] for o in instr.operands)
+    ]
+
+
 def _no_counterpart(
     a: _Side, b: _Side, b_instr: HloInstruction, candidates: list[str], failures: list[str]
 ) -> str:
@@ -822,17 +832,25 @@ def _no_counterpart(
             + "; ".join(failures[:2])
         )
     same_op = [n for n in a.opaque if a.by_name[n].opcode == b_instr.opcode]
+    b_types = _operand_types(b, b_instr)
     for n in same_op:
         x = a.by_name[n]
         if isinstance(x.shape, ArrayShape) and isinstance(b_instr.shape, ArrayShape):
-            if (
-                x.shape.dimensions == b_instr.shape.dimensions
-                and x.shape.element_type != b_instr.shape.element_type
-            ):
+            if x.shape.dimensions != b_instr.shape.dimensions:
+                continue
+            a_types = _operand_types(a, x)
+            if x.shape.element_type != b_instr.shape.element_type or a_types != b_types:
                 return (
-                    f"precision change: {what} has element type {b_instr.shape.element_type.text} where the earlier "
-                    f"{x.opcode} {n} has {x.shape.element_type.text} (the pass changes element precision on purpose)"
+                    f"precision change: {what} computes ({', '.join(b_types)}) -> {b_instr.shape.element_type.text} "
+                    f"where the earlier {x.opcode} {n} computes ({', '.join(a_types)}) -> {x.shape.element_type.text} "
+                    "(the pass changes element precision on purpose)"
                 )
+    if b_instr.opcode == "convolution" and "lhs_dilate" in b_instr.attributes.get("window", ""):
+        return (
+            f"{what}: a base-dilated convolution ({b_instr.attributes['window']}, dim_labels="
+            f"{b_instr.attributes.get('dim_labels')}); XLA writes batched dots this way, but it equals the dot "
+            "only if 0 x k = 0 for the kernel elements met at the dilation holes (false for inf and NaN)"
+        )
     if same_op:
         return f"{what}: no {b_instr.opcode} of the earlier module has the same attributes, operand types and result type"
     return f"{what}: the earlier module has no {b_instr.opcode} (the pass changed a compute op whose index semantics are not stated)"

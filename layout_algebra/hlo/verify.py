@@ -1005,7 +1005,11 @@ class _Evaluator:
                 raise InvalidHlo(
                     f"{op} {instr.name}: operand {k} is {s}, the result is {shape} (elementwise ops keep the dimensions)"
                 )
-        if op in _SAME_TYPE_OPS and any(s.element_type != shape.element_type for s in shapes):
+        mixed = any(s.element_type != shape.element_type for s in shapes)
+        # XLA allows mixed floating-point precision (allow_mixed_precision: TPU's bfloat16
+        # propagation writes f32 x f32 -> bf16): then the operand types are part of the op.
+        floats = all(t.is_floating_point for t in (shape.element_type, *(s.element_type for s in shapes)))
+        if op in _SAME_TYPE_OPS and mixed and not floats:
             raise InvalidHlo(
                 f"{op} {instr.name}: operand types {[s.element_type.text for s in shapes]} differ from the result's {shape.element_type.text}"
             )
@@ -1015,6 +1019,8 @@ class _Evaluator:
             f"{k}={v}" for k, v in sorted(instr.attributes.items()) if k not in _INERT_ATTRIBUTES
         )
         key = f"{op}|{attributes}|{shape.element_type.text}"
+        if op in _SAME_TYPE_OPS and mixed:
+            key += "|" + ",".join(s.element_type.text for s in shapes)
         args = tuple(
             self.sub(scope, instr, k, [] if s.rank == 0 and shape.rank else index)
             for k, s in enumerate(shapes)
