@@ -420,7 +420,7 @@ def test_bitcast_convert() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} reduce-window(p)"), "reduce-window"),
+        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} while(p), condition=c, body=b"), "while"),
         (
             module("p = f32[4]{0} parameter(0)", 'ROOT r = f32[4]{0} custom-call(p), custom_call_target="x"'),
             "custom-call",
@@ -745,3 +745,59 @@ def test_iota_values_are_indices_only_where_they_fit() -> None:
         ),
     )
     assert r.status != "proved"
+
+
+REDUCE = (
+    "HloModule m\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+)
+
+
+def with_add(*lines: str) -> str:
+    return REDUCE + "ENTRY e {\n" + "\n".join("  " + line for line in lines) + "\n}"
+
+
+def test_opaque_ops_carried_through_data_movement() -> None:
+    """A dot or reduce is an opaque array: the same text on the same operands is the same array."""
+    dot = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+    transposed = module(
+        "p = f32[4,8]{1,0} parameter(0)",
+        "q = f32[8,3]{1,0} parameter(1)",
+        f"d = f32[4,3]{{1,0}} dot(p, q), {dot}",
+        "ROOT t = f32[3,4]{1,0} transpose(d), dimensions={1,0}",
+    )
+    laid_out = module(
+        "p = f32[4,8]{1,0} parameter(0)",
+        "q = f32[8,3]{1,0} parameter(1)",
+        f"d = f32[4,3]{{0,1}} dot(p, q), {dot}",
+        "ROOT t = f32[3,4]{1,0} bitcast(d)",
+    )
+    assert verify_rewrite(transposed, laid_out).status == "proved"  # layout assignment's rewrite
+    swapped = transposed.replace("dot(p, q)", "dot(q, p)").replace("f32[4,3]{1,0} dot", "f32[4,3]{1,0} dot")
+    assert verify_rewrite(transposed, swapped).status != "proved"
+    summed = with_add(
+        "p = f32[N,M]{1,0} parameter(0)",
+        "z = f32[] constant(0)",
+        "r = f32[N]{0} reduce(p, z), dimensions={1}, to_apply=add",
+        "ROOT c = f32[N]{0} copy(r)",
+    )
+    direct = with_add(
+        "p = f32[N,M]{1,0} parameter(0)",
+        "z = f32[] constant(0)",
+        "ROOT r = f32[N]{0} reduce(p, z), dimensions={1}, to_apply=add",
+    )
+    assert verify_rewrite(summed, direct).status == "proved"
+    assert verify_rewrite(summed, direct.replace("constant(0)", "constant(1)")).status != "proved"
+    assert (
+        verify_rewrite(summed, direct.replace("ROOT s = f32[] add", "ROOT s = f32[] multiply")).status
+        != "proved"
+    )
+
+
+def test_nondeterministic_ops_are_never_the_same() -> None:
+    text = module(
+        "p = f32[4,8]{1,0} parameter(0)",
+        'q = f32[8,3]{1,0} custom-call(), custom_call_target="random"',
+        "ROOT d = f32[4,3]{1,0} dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+    )
+    r = verify_rewrite(text, text)
+    assert r.status == "unknown" and "custom-call" in r.reason

@@ -23,6 +23,8 @@ clamps them), ``tuple``/``get-tuple-element`` (traced through), ``fusion``/``cal
 ``compare``, ``select``, ``clamp`` — is an *uninterpreted function* of its opcode,
 attributes and result type, applied element by element: equal inputs give equal outputs,
 and nothing more is assumed (``add(a,b)`` and ``add(b,a)`` are not proved equal).
+Deterministic compute ops (``dot``, ``reduce``, ``convolution``, ``gather``, ...) are opaque
+arrays: equal when their text (operand subgraphs, attributes, called computations) is.
 
 **The answers.** ``proved``: Z3 answered unsat for every size satisfying ``assume``.
 ``refuted``: a counterexample with concrete ``sizes``, a root ``element`` and what each
@@ -86,6 +88,7 @@ size unless whole tiles fit, which ``assume`` can say:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import re
 import time
@@ -98,7 +101,7 @@ import sympy
 import z3
 
 from layout_algebra.hlo.attributes import parse_int_list
-from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
+from layout_algebra.hlo.ir import COMPUTATION_REFERENCE_ATTRIBUTES, HloComputation, HloInstruction, HloModule
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
@@ -160,8 +163,23 @@ MOVEMENT_OPCODES = (
     "call",
 )
 
+#: Deterministic ops read as opaque arrays: element j of ``op(operands)`` equals element j of
+#: another such op exactly when the op, its attributes and called computations, and its
+#: operand subgraphs are the same text (names aside). Enough to carry a ``dot`` or ``reduce``
+#: untouched through a rewrite of the data movement around it.
+OPAQUE_OPCODES = frozenset(
+    "dot convolution reduce reduce-window select-and-scatter scatter gather sort map "
+    "cholesky triangular-solve fft".split()
+)
+
+#: Ops whose result may differ between two runs of the same text: never "the same".
+NONDETERMINISTIC_OPCODES = frozenset(
+    "rng rng-bit-generator rng-get-and-update-state infeed recv recv-done custom-call "
+    "send send-done outfeed after-all".split()
+)
+
 #: Every opcode the verifier understands.
-SUPPORTED_OPCODES = tuple(sorted({*MOVEMENT_OPCODES, *ELEMENTWISE_OPCODES}))
+SUPPORTED_OPCODES = tuple(sorted({*MOVEMENT_OPCODES, *ELEMENTWISE_OPCODES, *OPAQUE_OPCODES}))
 
 # Elementwise ops whose operands and result all have one element type.
 _SAME_TYPE_OPS = frozenset(
@@ -548,7 +566,8 @@ class _Evaluator:
         self.inputs = inputs  # scalar integer parameters used as offsets: number -> term or value
         #: size relations valid HLO needs, checked for every size allowed: (a, b, a <= b?, problem)
         self.requirements: list[tuple[Any, Any, bool, str]] = []
-        self._checked: set[tuple[str, str]] = set()
+        self._fingerprints: dict[tuple[int, str, bool], str] = {}
+        self._scopes: list[_Scope] = []
 
     # -------------------------------------------------------------- helpers
     def lift(self, d: Any) -> Any:
@@ -587,6 +606,10 @@ class _Evaluator:
                 f"instruction {instr.name} is a {op}, which the rewrite verifier does not read "
                 f"(it reads {', '.join(MOVEMENT_OPCODES)} and elementwise ops)"
             )
+        if op in OPAQUE_OPCODES:
+            self.shape_of(scope, instr, path)
+            key = f"{op}#{self.fingerprint(scope, instr.name, own_layout=False)}{''.join(f'.{k}' for k in path)}"
+            return App(key, tuple(Number("index", i) for i in index))
         if op == "tuple":
             if not path:
                 raise UnsupportedHlo(f"tuple {instr.name} is used as an array")
@@ -619,6 +642,51 @@ class _Evaluator:
         return getattr(self, "op_" + op.replace("-", "_"), self.op_elementwise)(
             scope, instr, shape, list(index)
         )
+
+    def fingerprint(self, scope: _Scope, name: str, own_layout: bool = True) -> str:
+        """A digest of the text of the subgraph computing ``name`` (names of values left out).
+
+        Every shape is in it with its layout (a ``bitcast`` below reads layouts), except,
+        without ``own_layout``, the result's own: an opaque op's values do not depend on it."""
+        memo_key = (id(scope), name, own_layout)
+        known = self._fingerprints.get(memo_key)
+        if known is not None:
+            return known
+        instr = _instruction(scope.computation, name)
+        if instr.opcode in NONDETERMINISTIC_OPCODES:
+            raise _Inexpressible(f"{instr.opcode} {instr.name} may give another result on every run")
+        if instr.opcode == "parameter" and scope.bindings is not None:
+            digest = self.fingerprint(scope.parent, scope.bindings[instr.parameter_number])  # type: ignore[arg-type,index]
+        else:
+            attributes = sorted(
+                (k, v)
+                for k, v in instr.attributes.items()
+                if k not in _INERT_ATTRIBUTES and k not in COMPUTATION_REFERENCE_ATTRIBUTES
+            )
+            called = []
+            for callee in instr.called_computations:
+                if not any(c.name == callee for c in self.module.computations):
+                    raise InvalidHlo(
+                        f"{instr.opcode} {instr.name} calls {callee!r}, which the module does not define"
+                    )
+                computation = self.module.computation(callee)
+                called.append(self.fingerprint(_Scope(computation), computation.root.name))
+            operands = [self.fingerprint(scope, o.name) for o in instr.operands]
+            text = repr(
+                (
+                    instr.opcode,
+                    str(instr.shape) if own_layout else _logical_text(instr.shape),
+                    attributes,
+                    instr.literal,
+                    instr.parameter_number,
+                    operands,
+                    called,
+                )
+            )
+            digest = hashlib.sha256(text.encode()).hexdigest()[:20]
+        self._fingerprints[memo_key] = digest
+        self._scopes.append(scope)  # keep the scope alive: its id is part of the key
+        return digest
 
     def sub(self, scope: _Scope, instr: HloInstruction, k: int, index: Sequence[Any]) -> Any:
         return self.element(scope, self.operand(scope, instr, k).name, index)
@@ -1120,6 +1188,15 @@ def _logically_equal(x: Shape, y: Shape) -> bool:
     return str(x) == str(y)
 
 
+def _logical_text(shape: Shape) -> str:
+    """A shape without its layouts: element types and dimensions."""
+    if isinstance(shape, ArrayShape):
+        return f"{shape.element_type.text}{list(shape.dimensions)}"
+    if isinstance(shape, TupleShape):
+        return "(" + ", ".join(_logical_text(s) for s in shape.elements) + ")"
+    return str(shape)
+
+
 def _leaves(shape: Shape, path: tuple = ()) -> list[tuple[tuple, ArrayShape]]:
     if isinstance(shape, TupleShape):
         return [leaf for k, s in enumerate(shape.elements) for leaf in _leaves(s, (*path, k))]
@@ -1420,7 +1497,9 @@ def _confirm_by_execution(
         return ctx.result("refuted", encoding, counterexample=confirmed)
     if comparison.same is None:
         return ctx.result(
-            "unknown", encoding, reason=f"the executor does not run these modules: {comparison.detail}"
+            "unknown",
+            encoding,
+            reason=f"the executor does not run these modules: {comparison.reason or comparison.detail}",
         )
     return ctx.result(
         "unknown",
@@ -1431,14 +1510,20 @@ def _confirm_by_execution(
     )
 
 
+def _why(err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return "the module's chains of instructions are too deep for the encoding (Python's recursion limit)"
+    return str(err)
+
+
 def _verify_leaf(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShape) -> ProofResult:
     encoding = "integer (layout stages of every instruction) + uninterpreted elementwise ops"
     a, b = ctx.before, ctx.after
     symbolic = bool(_symbols_of(a, b))
     try:
         answer, details = _element_query(ctx, a, b, path, ra, rb, concrete=not symbolic)
-    except (UnsupportedExpression, _Inexpressible) as err:
-        return ctx.result("unknown", encoding, reason=str(err))
+    except (UnsupportedExpression, _Inexpressible, RecursionError) as err:
+        return ctx.result("unknown", encoding, reason=_why(err))
     if answer == "proved":
         return ctx.result("proved", encoding)
     if answer == "unknown":
@@ -1469,8 +1554,8 @@ def _verify_leaf(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShape) -> 
                 return ctx.result("unknown", encoding, reason=f"at {sizes}: {details}")
             _, element, offsets = details
             found = _concrete_difference(ctx, ca, cb, path, cra, crb, element, offsets)
-    except (UnsupportedExpression, _Inexpressible) as err:
-        return ctx.result("unknown", encoding, reason=str(err))
+    except (UnsupportedExpression, _Inexpressible, RecursionError) as err:
+        return ctx.result("unknown", encoding, reason=_why(err))
     if found is None:
         return ctx.result(
             "unknown",
