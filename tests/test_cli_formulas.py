@@ -199,3 +199,11 @@ def test_the_prover_says_unknown_not_a_wrong_answer_on_formula_dims() -> None:
     assert result.status in ("proved", "unknown")  # injective is true: never refuted
     if result.status == "unknown":
         assert "N/8" in str(result)
+
+
+def test_cli_explain_of_a_formula_shape(capsys) -> None:
+    assert main(["explain", "f32[N/8,8,128]{2,1,0:T(8,128)}"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("f32[N/8,8,128]{2,1,0:T(8,128)}\n")
+    assert "dimensions      [N/8, 8, 128]: 128*N elements" in out
+    assert f"physical size   {la.physical_size_in_bytes('f32[N/8,8,128]{2,1,0:T(8,128)}')} bytes" in out
