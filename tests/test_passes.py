@@ -396,6 +396,14 @@ def test_mutants_are_never_proved() -> None:
     assert proved == [], proved
 
 
+MOVEMENT = """HloModule m, entry_computation_layout={(f32[8,128]{1,0:T(8,128)})->f32[128,8]{1,0:T(8,128)}}
+ENTRY e {
+  p = f32[8,128]{1,0:T(8,128)} parameter(0)
+  t = f32[128,8]{0,1:T(8,128)} transpose(p), dimensions={1,0}
+  ROOT c = f32[128,8]{1,0:T(8,128)} copy(t)
+}"""
+
+
 def test_a_movement_bug_is_refuted_with_an_element() -> None:
     """Without compute ops in the way, a wrong bitcast layout is refuted with a concrete
     root element, both sides' sources named, re-checked by evaluation."""
@@ -413,6 +421,27 @@ ENTRY e {
     i, j = r.counterexample["element"]
     assert f"parameter 0 element ({j}, {i})" in r.counterexample["before"]
     assert f"parameter 0 element ({j}, {i})" not in r.counterexample["after"]
+    assert r.counterexample["execution"]  # the NumPy executor ran both modules and saw it too
+
+
+def test_cli_exit_status_1_and_json_counterexample_on_a_refuted_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = MOVEMENT
+    after = MOVEMENT.replace(
+        "t = f32[128,8]{0,1:T(8,128)} transpose(p), dimensions={1,0}",
+        "t = f32[128,8]{1,0:T(8,128)} bitcast(p)",
+    )
+    stem = "module_0001.jit_g.cl_1"
+    (tmp_path / f"{stem}.0001.Layout_assignment.after_layout-assignment.before_pipeline-end.txt").write_text(
+        before
+    )
+    (tmp_path / f"{stem}.0002.simplification.after_algsimp.before_pipeline-end.txt").write_text(after)
+    (tmp_path / f"{stem}.after_optimizations.txt").write_text("not read")
+    assert cli_main(["validate-passes", str(tmp_path), "--json"]) == 1
+    (pair,) = json.loads(capsys.readouterr().out)["pairs"]
+    assert (pair["pass"], pair["mode"], pair["status"]) == ("algsimp", "physical", "refuted")
+    assert len(pair["counterexample"]["element"]) == 2
 
 
 def test_mixed_precision_elementwise_ops_are_read_with_their_operand_types() -> None:

@@ -752,10 +752,44 @@ def validate_pair(
                 cex,
                 len(cuts.pairs),
             )
-        return answer("refuted", "", cex, len(cuts.pairs))
+        return _rechecked_refutation(cuts, a, b, mode, cex, answer)
     precision = _precision_changes(a, b)
     return answer(
         "unknown", precision + (result.reason or "the verifier gave no answer"), cuts=len(cuts.pairs)
+    )
+
+
+def _rechecked_refutation(cuts: _Cuts, a: _Side, b: _Side, mode: str, cex: dict, answer: Any) -> PassResult:
+    """A refutation of the cut modules, run once more by the NumPy executor (an oracle
+    independent of the verifier): kept only if running them shows a difference too."""
+    from layout_algebra.hlo.execute import compare  # the executor: an application-level peer
+
+    before = cuts.module(a, a.root, earlier=True)
+    after = cuts.module(b, b.root, earlier=False)
+    try:
+        comparison = compare(before, after, mode=mode, sizes=cex.get("sizes") or None)
+    except ValueError as err:
+        return answer(
+            "unknown",
+            f"the verifier refuted at {cex.get('element')}, but the executor cannot run the modules: {err}",
+            cex,
+            len(cuts.pairs),
+        )
+    if comparison.same is False:
+        return answer("refuted", "", {**cex, "execution": comparison.detail}, len(cuts.pairs))
+    if comparison.same is None:
+        return answer(
+            "unknown",
+            f"the verifier refuted at element {cex.get('element')} (before: {cex.get('before')}; after: "
+            f"{cex.get('after')}), but the executor cannot run the modules to confirm it: {comparison.detail}",
+            cex,
+            len(cuts.pairs),
+        )
+    return answer(
+        "unknown",
+        f"the verifier refuted at element {cex.get('element')}, but running the modules shows no difference",
+        cex,
+        len(cuts.pairs),
     )
 
 
