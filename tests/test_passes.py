@@ -469,3 +469,30 @@ ENTRY e {
         "u = bf16[1024]{0:T(1024)(128)(2,1)} convert(s)\n  v = bf16[1024]{0:T(1024)(128)(2,1)} convert(t)\n  ROOT r",
     )
     assert validate_pair(before, rounded, mode="physical").status != "proved"
+
+
+def test_a_fused_parameter_with_another_layout_than_its_operand_is_not_read_as_a_copy() -> None:
+    """Inlining used to put a copy (the same logical array) between an operand and a fused
+    parameter of another layout: a bitcast inside the fusion then read the copy's bytes,
+    and a layout bug in the fused computation was proved away."""
+    before = """HloModule m, entry_computation_layout={(f32[8,128]{1,0:T(8,128)})->f32[128,8]{1,0:T(8,128)}}
+%fused (x: f32[8,128]) -> f32[128,8] {
+  %x = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %t = f32[128,8]{0,1:T(8,128)} transpose(%x), dimensions={1,0}
+  ROOT %c = f32[128,8]{1,0:T(8,128)} copy(%t)
+}
+ENTRY e {
+  p = f32[8,128]{1,0:T(8,128)} parameter(0)
+  ROOT f = f32[128,8]{1,0:T(8,128)} fusion(p), kind=kLoop, calls=%fused
+}"""
+    good = before.replace(
+        "%t = f32[128,8]{0,1:T(8,128)} transpose(%x), dimensions={1,0}",
+        "%t = f32[128,8]{0,1:T(8,128)} bitcast(%x)",
+    )
+    assert validate_pair(before, good, mode="physical").status == "proved"
+    # the fused parameter claims the operand is column-major: the bitcast would read other bytes
+    bad = good.replace(
+        "%x = f32[8,128]{1,0:T(8,128)} parameter(0)", "%x = f32[8,128]{0,1:T(8,128)} parameter(0)"
+    )
+    r = validate_pair(before, bad, mode="physical")
+    assert r.status == "unknown" and "stands for" in r.reason

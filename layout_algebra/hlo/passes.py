@@ -351,13 +351,15 @@ class _Builder:
         self.count += 1
         return f"{hint}.v{self.count}"
 
-    def copy_to(self, source: str, shape: Shape, hint: str) -> str:
-        """``source`` re-laid as ``shape`` (the same logical array)."""
+    def bind(self, source: str, shape: Shape, hint: str) -> str:
+        """``source`` standing for a value of ``shape`` (a fused parameter, a fusion's result).
+
+        XLA requires the two shapes, layouts included, to be the same: a fused computation
+        reads its operands' buffers as they are. Anything else is not read as a copy (that
+        would hide a layout bug) but left undecided."""
         if str(self.shapes[source]) == str(shape):
             return source
-        if not isinstance(shape, ArrayShape):
-            raise _Unsupported(f"{hint} needs a change of layout of the tuple {shape}")
-        return self.emit(HloInstruction(self.fresh(hint), shape, "copy", (HloOperand(source),)))
+        raise _Unsupported(f"{hint} is {shape} but stands for {source}, which is {self.shapes[source]}")
 
 
 class _Unsupported(Exception):
@@ -384,13 +386,13 @@ def _flatten(module: HloModule) -> tuple[_Builder, str]:
                 n = instr.parameter_number
                 if n is None or n >= len(bindings):
                     raise _Unsupported(f"parameter {instr.name} of {computation.name} has no operand")
-                local[instr.name] = builder.copy_to(bindings[n], instr.shape, name)
+                local[instr.name] = builder.bind(bindings[n], instr.shape, name)
                 continue
             if instr.opcode in _INLINED:
                 callee = instr.calls[0] if instr.calls else instr.to_apply
                 if callee is not None and _defined(module, callee):
                     root = inline(module.computation(callee), name + "/", operands, depth + 1)
-                    local[instr.name] = builder.copy_to(root, instr.shape, name)
+                    local[instr.name] = builder.bind(root, instr.shape, name)
                     continue
             local[instr.name] = builder.emit(
                 dataclasses.replace(
