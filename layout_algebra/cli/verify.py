@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--assume",
         action="append",
         metavar="COND",
-        help="a condition on the symbolic sizes, e.g. 'N % 8 == 0' (repeatable)",
+        help="a condition on the symbolic sizes, e.g. 'N %% 8 == 0' (repeatable)",
     )
     p.add_argument(
         "--mode", choices=("physical", "logical"), default="physical", help="what 'the same' means"
