@@ -42,6 +42,7 @@ LAYERS: dict[str, int] = {
     "sizes": 2,
     "prove": 2,
     "bitcast": 2,
+    "conditions": 2,
     "numpy_eval": 2,
     "copy_engine": 2,
     "codegen": 2,

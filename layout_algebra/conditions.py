@@ -1,0 +1,737 @@
+"""For which sizes? The exact size condition under which a layout claim holds.
+
+A claim about a shape with symbolic sizes ("this reshape is a bitcast", "this tiling adds
+no padding") is often true for some sizes and false for others. This module finds the
+**weakest condition on the size symbols** under which it holds, as a SymPy boolean built
+from divisibility ``Eq(Mod(N, 8), 0)``, equalities ``Eq(N, 1)`` and bounds ``N <= 8``, and
+says how much of it is proved:
+
+* ``exact``: the condition is proved **sufficient** (the claim is proved by Z3 under it) and
+  **necessary** (Z3 proved that for every size assignment violating it the two sides differ
+  in element count or allocated bytes, so the claim fails);
+* ``sufficient, necessary up to N<=64``: sufficiency is proved; necessity was checked by the
+  exact concrete decision for every size up to the bound (each symbol), not for all sizes;
+* ``unknown``: the condition matches every size of the grid but its sufficiency could not be
+  proved (or no condition of the grammar matches; then ``expr`` is ``None``).
+
+Sizes are integers ``>= 1`` (a zero-size dimension is not asked about).
+
+The method: (1) decide the claim exactly at every point of a grid of small sizes with the
+fast concrete decision; (2) build candidate atoms from the numbers in the layouts (tile
+sizes, ``L(n)``, element packing) and their divisors, lcms and products; (3) fit the
+smallest and/or-formula of at most four atoms that matches every grid point; (4) prove it
+sufficient by splitting it into cases and substituting (``N % 8 == 0`` becomes ``N = 8*K``,
+``N == 1`` becomes 1, ``N <= 3`` becomes the cases 1, 2, 3) so that the symbolic decision sees
+aligned sizes; (5) prove it necessary by a size query under its negation.
+
+>>> from layout_algebra.conditions import when_no_padding, when_reshape_is_bitcast
+>>> c = when_no_padding("f32[N,128]{1,0:T(8,128)}")
+>>> c.expr, c.status
+(Eq(Mod(N, 8), 0), 'exact')
+>>> when_no_padding("f32[N,M]{1,0:T(8,128)}").expr
+Eq(Mod(M, 128), 0) & Eq(Mod(N, 8), 0)
+
+Merging two major dimensions of a tiled array into one keeps every element in place
+exactly when the merged-into dimension fills whole tiles:
+
+>>> c = when_reshape_is_bitcast("f32[2,N,128]{2,1,0:T(8,128)}", "f32[2*N,128]{1,0:T(8,128)}")
+>>> c.expr, c.status
+(Eq(Mod(N, 8), 0), 'exact')
+
+With two symbols, ``f32[A,B,128] -> f32[A*B,128]`` gets ``Eq(A, 1) | Eq(Mod(B, 8), 0)``,
+which matches the exact decision at every grid size; but the symbolic decision times out
+on ``B = 8*K`` with ``A`` free, so its status is ``unknown`` (not proved sufficient).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import sympy
+
+from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.model.shapes import ArrayShape, Shape
+from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.model.syntax import as_shape
+from layout_algebra.prove import holds
+from layout_algebra.sizes import meaningful_array, size_report
+
+__all__ = [
+    "Claim",
+    "Condition",
+    "atoms",
+    "base_numbers",
+    "bitcast_claim",
+    "condition_of",
+    "fit",
+    "grid_values",
+    "in_bounds_claim",
+    "no_padding_claim",
+    "numbers_of",
+    "prove_necessary",
+    "prove_sufficient",
+    "sample",
+    "substitute",
+    "truth",
+    "when_bitcast_is_valid",
+    "when_in_bounds",
+    "when_no_padding",
+    "when_reshape_is_bitcast",
+    "when_transpose_is_bitcast",
+]
+
+EXACT = "exact"
+UNKNOWN = "unknown"
+#: Grid bound per symbol, by number of symbols (the grid is 1..bound in each).
+DEFAULT_BOUNDS = {0: 1, 1: 64, 2: 32, 3: 8}
+#: Largest extra grid value (around the layout's numbers), by number of symbols.
+LARGEST = {0: 1, 1: 2048, 2: 1024, 3: 256}
+#: At most this many concrete cases when a bound atom (``N <= 3``) is split into values.
+MAX_CASES = 64
+#: Per-query solver timeout for the necessity query.
+NECESSITY_TIMEOUT_MS = 10_000
+
+Sizes = Mapping[sympy.Symbol, int]
+
+
+# ------------------------------------------------------------------------------ claims
+@dataclass(frozen=True)
+class Claim:
+    """A claim about shapes with size symbols, in three readings.
+
+    ``decide(sizes)`` is the exact concrete decision (a bool); ``prove(shapes, assume)``
+    the symbolic decision on shapes with some symbols substituted (a status string);
+    ``size_failure`` a SymPy condition on the sizes which, when true, makes the claim
+    fail (element counts or allocations differ), or ``None`` when there is none.
+    """
+
+    text: str
+    shapes: tuple[ArrayShape, ...]
+    decide_shapes: Callable[[tuple[ArrayShape, ...]], bool]
+    prove_shapes: Callable[[tuple[ArrayShape, ...], tuple], str]
+    size_failure: sympy.Basic | None = None
+
+    @property
+    def symbols(self) -> tuple[sympy.Symbol, ...]:
+        found: list[sympy.Symbol] = []
+        for s in self.shapes:
+            found += [x for x in s.size_symbols if x not in found]
+        return tuple(found)
+
+    def decide(self, sizes: Sizes) -> bool:
+        return self.decide_shapes(tuple(s.specialize(sizes) for s in self.shapes))
+
+    def prove(self, substitution: Mapping[sympy.Symbol, Any], assume: tuple = ()) -> str:
+        return self.prove_shapes(tuple(substitute(s, substitution) for s in self.shapes), assume)
+
+
+def substitute(shape: ArrayShape, substitution: Mapping[sympy.Symbol, Any]) -> ArrayShape:
+    """``shape`` with its size symbols replaced by expressions (integers stay integers).
+
+    >>> from layout_algebra.model.syntax import as_shape
+    >>> str(substitute(as_shape("f32[N,128]{1,0}"), {dim_symbol("N"): 8 * dim_symbol("K")}))
+    'f32[8*K,128]{1,0}'
+    """
+    dims: list[Any] = []
+    for d in shape.dimensions:
+        if isinstance(d, int):
+            dims.append(d)
+            continue
+        v = sympy.expand(sympy.sympify(d).subs(substitution))
+        dims.append(int(v) if v.is_Integer else v)
+    return replace(shape, dimensions=tuple(dims))
+
+
+def _status(result: Any) -> str:
+    return str(result.status)
+
+
+def bitcast_claim(
+    src: Shape | str, dst: Shape | str, operation: str = "reshape", permutation: Sequence[int] = ()
+) -> Claim:
+    """The claim "``operation`` from ``src`` to ``dst`` is a bitcast" (``reshape``,
+    ``transpose`` with ``permutation``, or ``bitcast``: any correspondence)."""
+    a, b = meaningful_array(as_shape(src)), meaningful_array(as_shape(dst))
+    perm = tuple(int(p) for p in permutation)
+    if operation not in ("reshape", "transpose", "bitcast"):
+        raise ValueError(f"operation {operation!r} is not reshape, transpose or bitcast")
+
+    def verdict(shapes: tuple[ArrayShape, ...], assume: tuple = ()) -> Any:
+        x, y = shapes
+        if operation == "reshape":
+            return reshape_is_bitcast(x, y, assume=assume or None)
+        if operation == "transpose":
+            return transpose_is_bitcast(x, y, perm, assume=assume or None)
+        return bitcast_is_valid(x, y, assume=assume or None)
+
+    def decide(shapes: tuple[ArrayShape, ...]) -> bool:
+        try:
+            return verdict(shapes).status == "proved"
+        except ValueError:  # concrete element counts differ: not this operation at all
+            return False
+
+    def prove(shapes: tuple[ArrayShape, ...], assume: tuple) -> str:
+        try:
+            return _status(verdict(shapes, assume))
+        except ValueError:
+            return "refuted"
+
+    verdict((a, b))  # errors in the claim itself surface now, with their message
+    failure = _bitcast_size_failure(a, b)
+    name = f"{operation}{' ' + str(list(perm)) if operation == 'transpose' else ''} {a} -> {b} is a bitcast"
+    return Claim(name, (a, b), decide, prove, failure)
+
+
+def _bitcast_size_failure(a: ArrayShape, b: ArrayShape) -> sympy.Basic:
+    ra, rb = size_report(a), size_report(b)
+    if (
+        a.effective_layout.memory_space != b.effective_layout.memory_space
+        or ra.element_bits != rb.element_bits
+    ):
+        return sympy.true
+    count_a = sympy.sympify(math.prod(a.dimensions, start=1))
+    count_b = sympy.sympify(math.prod(b.dimensions, start=1))
+    return sympy.Or(
+        sympy.Ne(count_a, count_b),
+        sympy.Ne(sympy.sympify(ra.first_tile_bytes), sympy.sympify(rb.first_tile_bytes)),
+    )
+
+
+def no_padding_claim(shape: Shape | str) -> Claim:
+    """The claim "the layout of ``shape`` adds no padding slot": its exact buffer (every
+    tile level, ``L(n)``) has as many element slots as the array has elements."""
+    a = meaningful_array(as_shape(shape))
+
+    def gap(s: ArrayShape) -> tuple[Any, Any]:
+        r = size_report(s)
+        return r.physical_elements, r.logical_elements
+
+    def decide(shapes: tuple[ArrayShape, ...]) -> bool:
+        physical, logical = gap(shapes[0])
+        return bool(physical == logical)
+
+    def prove(shapes: tuple[ArrayShape, ...], assume: tuple) -> str:
+        physical, logical = gap(shapes[0])
+        return _status(
+            holds(sympy.Eq(sympy.sympify(physical), sympy.sympify(logical)), assume=assume or None)
+        )
+
+    physical, logical = gap(a)
+    return Claim(
+        f"{a} adds no padding", (a,), decide, prove, sympy.Ne(sympy.sympify(physical), sympy.sympify(logical))
+    )
+
+
+def in_bounds_claim(shape: Shape | str, allocation: str = "xla") -> Claim:
+    """The claim "every element of ``shape`` lies inside the buffer" (``allocation`` as
+    for ``prove.in_bounds``: ``exact`` or ``xla``)."""
+    from layout_algebra.prove import in_bounds
+
+    a = meaningful_array(as_shape(shape))
+
+    def decide(shapes: tuple[ArrayShape, ...]) -> bool:
+        return in_bounds(shapes[0], allocation=allocation).status == "proved"
+
+    def prove(shapes: tuple[ArrayShape, ...], assume: tuple) -> str:
+        return _status(in_bounds(shapes[0], allocation=allocation, assume=assume or None))
+
+    return Claim(f"{a} stays inside the {allocation} allocation", (a,), decide, prove, None)
+
+
+# ------------------------------------------------------------------------------- atoms
+def numbers_of(shapes: Iterable[ArrayShape]) -> tuple[int, ...]:
+    """The numbers a size condition can be made of: tile sizes, ``L(n)``, the packing
+    factor of each tile (elements per 32-bit word), and constant dimensions, with their
+    divisors, pairwise products and lcms (up to 1024).
+
+    >>> numbers_of([as_shape("f32[N,128]{1,0:T(8,128)}")])[:8]
+    (2, 4, 8, 16, 32, 64, 128, 256)
+    """
+    shapes = list(shapes)
+    base = set(base_numbers(shapes))
+    for s in shapes:
+        base |= {int(d) for d in s.dimensions if isinstance(d, int) and d > 1}
+    out: set[int] = set()
+    for n in base:
+        out |= {k for k in range(2, min(n, 1024) + 1) if n % k == 0}
+    for x, y in itertools.combinations_with_replacement(sorted(out), 2):
+        for z in (x * y, math.lcm(x, y)):
+            if z <= 1024:
+                out.add(z)
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True)
+class Literal:
+    """An atom or its negation, with its truth value at every grid point (a bitmask)."""
+
+    expr: sympy.Basic
+    mask: int
+    cost: int
+
+
+def atoms(shapes: Sequence[ArrayShape], symbols: Sequence[sympy.Symbol], bound: int) -> list[sympy.Basic]:
+    """Candidate atoms: per symbol ``s``, ``Eq(Mod(s, k), 0)`` for each number ``k`` of the
+    layouts, ``Eq(s, 1)`` and ``s <= c`` for those numbers below the grid bound.
+
+    >>> n = dim_symbol("N")
+    >>> atoms([as_shape("f32[N]{0:T(4)}")], [n], 8)
+    [Eq(N, 1), Eq(Mod(N, 2), 0), Eq(Mod(N, 4), 0), Eq(Mod(N, 8), 0), Eq(Mod(N, 16), 0), N <= 2, N <= 4]
+    """
+    numbers = numbers_of(shapes)
+    out: list[sympy.Basic] = []
+    for s in symbols:
+        out.append(sympy.Eq(s, 1))
+        out += [sympy.Eq(sympy.Mod(s, k), 0) for k in numbers]
+        out += [s <= c for c in numbers if c < bound]
+    return out
+
+
+def _negation(atom: sympy.Basic) -> sympy.Basic:
+    if isinstance(atom, sympy.Eq) and atom.lhs.is_Symbol:  # Eq(N, 1) -> N >= 2
+        return atom.lhs >= atom.rhs + 1
+    if isinstance(atom, sympy.Le):
+        return atom.lhs >= atom.rhs + 1
+    return sympy.Ne(atom.lhs, atom.rhs)
+
+
+# ------------------------------------------------------------------------------ sample
+def base_numbers(shapes: Iterable[ArrayShape]) -> tuple[int, ...]:
+    """The numbers written in the layouts: tile sizes and their products, ``L(n)``, packing factors."""
+    base: set[int] = set()
+    for s in shapes:
+        layout = s.effective_layout
+        for tile in layout.tiles:
+            dims = [int(d) for d in tile.dimensions if isinstance(d, int) and d > 0]
+            base |= {d for d in dims if d > 1}
+            if math.prod(dims, start=1) > 1:
+                base.add(math.prod(dims, start=1))
+        if layout.tail_padding_alignment_in_elements:
+            base.add(int(layout.tail_padding_alignment_in_elements))
+        bits = size_report(s).element_bits
+        if bits and bits < 32:
+            base.add(32 // bits)
+    return tuple(sorted(base))
+
+
+def grid_values(shapes: Sequence[ArrayShape], bound: int, largest: int = 2048) -> tuple[int, ...]:
+    """The sizes tried for each symbol: ``1..bound``; each candidate modulus ``k`` above
+    it and ``k+1`` (up to ``largest``); and ``2k, 2k+1, 3k`` for each layout number ``k``.
+    A condition such as ``N % 1024 == 0`` is seen even when ``bound`` is 64.
+
+    >>> grid_values([as_shape("f32[N]{0:T(8)}")], 4)
+    (1, 2, 3, 4, 8, 9, 16, 17, 24, 32, 33, 64, 65)
+    """
+    extra = {v for k in base_numbers(shapes) if k > bound for v in (2 * k, 2 * k + 1, 3 * k)}
+    extra |= {v for k in numbers_of(shapes) if k > bound for v in (k, k + 1)}
+    return tuple(sorted(set(range(1, bound + 1)) | {v for v in extra if v <= largest}))
+
+
+def sample(
+    decide: Callable[[Sizes], bool], symbols: Sequence[sympy.Symbol], values: int | Sequence[int]
+) -> dict[tuple[int, ...], bool]:
+    """The truth table of ``decide`` over the grid: each symbol takes ``values``
+    (``1..values`` when an int).
+
+    >>> n = dim_symbol("N")
+    >>> sample(lambda s: s[n] % 2 == 0, [n], 4)
+    {(1,): False, (2,): True, (3,): False, (4,): True}
+    """
+    vals = range(1, values + 1) if isinstance(values, int) else values
+    return {
+        p: bool(decide(dict(zip(symbols, p, strict=True))))
+        for p in itertools.product(vals, repeat=len(symbols))
+    }
+
+
+def truth(expr: sympy.Basic, symbols: Sequence[sympy.Symbol], sizes: Sequence[int]) -> bool:
+    """The value of a condition at concrete sizes (``True``/``False`` stay themselves).
+
+    >>> n = dim_symbol("N")
+    >>> truth(sympy.Eq(sympy.Mod(n, 8), 0) | (n <= 2), [n], [16]), truth(n >= 3, [n], [2])
+    (True, False)
+    """
+    return bool(_value(expr, dict(zip(symbols, sizes, strict=True))))
+
+
+_RELATIONS: dict[type, Callable[[int, int], bool]] = {
+    sympy.Eq: lambda x, y: x == y,
+    sympy.Ne: lambda x, y: x != y,
+    sympy.Le: lambda x, y: x <= y,
+    sympy.Lt: lambda x, y: x < y,
+    sympy.Ge: lambda x, y: x >= y,
+    sympy.Gt: lambda x, y: x > y,
+}
+
+
+def _value(expr: Any, values: Mapping[sympy.Symbol, int]) -> Any:
+    """Evaluate a condition of this module's grammar at integer sizes (a walk of the
+    expression tree: faster than ``subs`` and never a parse of text)."""
+    if expr is True or expr is sympy.true:
+        return True
+    if expr is False or expr is sympy.false:
+        return False
+    if isinstance(expr, int):
+        return expr
+    if expr.is_Integer:
+        return int(expr)
+    if expr.is_Symbol:
+        return values[expr]
+    if isinstance(expr, sympy.And):
+        return all(_value(a, values) for a in expr.args)
+    if isinstance(expr, sympy.Or):
+        return any(_value(a, values) for a in expr.args)
+    if isinstance(expr, sympy.Not):
+        return not _value(expr.args[0], values)
+    if isinstance(expr, sympy.Mod):
+        return _value(expr.args[0], values) % _value(expr.args[1], values)
+    if isinstance(expr, sympy.Add):
+        return sum(_value(a, values) for a in expr.args)
+    if isinstance(expr, sympy.Mul):
+        return math.prod(_value(a, values) for a in expr.args)
+    relation = _RELATIONS.get(type(expr))
+    if relation is not None:
+        return relation(_value(expr.lhs, values), _value(expr.rhs, values))
+    raise ValueError(f"{expr}: not a condition of divisibility, equality and bounds")
+
+
+# --------------------------------------------------------------------------------- fit
+def fit(
+    table: Mapping[tuple[int, ...], bool], symbols: Sequence[sympy.Symbol], candidates: Sequence[sympy.Basic]
+) -> sympy.Basic | None:
+    """The simplest and/or-formula over ``candidates`` (and their negations), at most
+    four literals, that matches every row of ``table``; ``None`` when none does.
+
+    Simplest: fewest literals; among those, the first in the candidates' order.
+
+    >>> n = dim_symbol("N")
+    >>> table = sample(lambda s: s[n] % 4 == 0 or s[n] == 1, [n], 16)
+    >>> fit(table, [n], atoms([as_shape("f32[N]{0:T(4)}")], [n], 16))
+    Eq(N, 1) | Eq(Mod(N, 4), 0)
+    """
+    points = list(table)
+    full = (1 << len(points)) - 1
+    target = sum(1 << k for k, p in enumerate(points) if table[p])
+    if target == full:
+        return sympy.true
+    if target == 0:
+        return sympy.false
+    literals = _literals(points, symbols, candidates, full)
+    dnf = _cover(target, full, literals)
+    cnf = _cover(full & ~target, full, [Literal(_negation_any(x.expr), x.mask, x.cost) for x in literals])
+    best = None
+    if dnf is not None:
+        best = (dnf[0], _or_of_ands(dnf[1]))
+    if cnf is not None and (best is None or cnf[0] < best[0]):
+        best = (cnf[0], sympy.And(*[sympy.Or(*[_negation_any(t) for t in term]) for term in cnf[1]]))
+    return None if best is None else best[1]
+
+
+def _negation_any(expr: sympy.Basic) -> sympy.Basic:
+    if isinstance(expr, sympy.Ne):
+        return sympy.Eq(expr.lhs, expr.rhs)
+    if isinstance(expr, sympy.Ge) and expr.lhs.is_Symbol:
+        c = expr.rhs - 1
+        return sympy.Eq(expr.lhs, 1) if c == 1 else expr.lhs <= c
+    return _negation(expr)
+
+
+def _or_of_ands(terms: Sequence[tuple[sympy.Basic, ...]]) -> sympy.Basic:
+    return sympy.Or(*[sympy.And(*t) for t in terms])
+
+
+def _literals(points, symbols, candidates, full) -> list[Literal]:
+    """Candidates and their negations as bitmasks, one literal per distinct mask (the
+    first, simplest, kept), constants dropped."""
+    seen: set[int] = set()
+    out: list[Literal] = []
+    for cost, atom in enumerate(candidates):
+        mask = sum(1 << k for k, p in enumerate(points) if truth(atom, symbols, p))
+        for expr, m in ((atom, mask), (_negation(atom), full & ~mask)):
+            if m in (0, full) or m in seen:
+                continue
+            seen.add(m)
+            out.append(Literal(expr, m, cost))
+    return out
+
+
+def _cover(
+    target: int, full: int, literals: Sequence[Literal]
+) -> tuple[int, list[tuple[sympy.Basic, ...]]] | None:
+    """At most four literals as an or of ands whose union is exactly ``target``:
+    (number of literals, the and-terms)."""
+    inside = [x for x in literals if x.mask & ~target == 0]  # literals that imply the target
+    terms: list[tuple[int, int, tuple[sympy.Basic, ...]]] = [(1, x.mask, (x.expr,)) for x in inside]
+    for x, y in itertools.combinations(literals, 2):
+        m = x.mask & y.mask
+        if m and m & ~target == 0 and m != x.mask and m != y.mask:
+            terms.append((2, m, (x.expr, y.expr)))
+    # maximal terms only: a term whose mask is inside another's of no more literals adds nothing
+    terms.sort(key=lambda t: t[0])
+    kept: list[tuple[int, int, tuple[sympy.Basic, ...]]] = []
+    masks: dict[int, int] = {}
+    for t in terms:
+        if t[1] not in masks:
+            masks[t[1]] = t[0]
+            kept.append(t)
+    for t in kept:
+        if t[1] == target:
+            return t[0], [t[2]]
+    best = None
+    for t, u in itertools.combinations(kept, 2):
+        if t[1] | u[1] == target and (best is None or t[0] + u[0] < best[0]):
+            best = (t[0] + u[0], [t[2], u[2]])
+            if best[0] == 2:
+                break
+    if best is not None:
+        return best
+    singles = [t for t in kept if t[0] == 1]
+    for t, u, v in itertools.combinations(singles, 3):
+        if t[1] | u[1] | v[1] == target:
+            return 3, [t[2], u[2], v[2]]
+    return None
+
+
+# ----------------------------------------------------------------------------- proofs
+def _cases(expr: sympy.Basic) -> list[tuple[sympy.Basic, ...]]:
+    """The condition as an or of and-terms (each a tuple of literals)."""
+    dnf = sympy.to_dnf(expr, simplify=False)
+    terms = dnf.args if isinstance(dnf, sympy.Or) else (dnf,)
+    return [t.args if isinstance(t, sympy.And) else (t,) for t in terms]
+
+
+def _substitutions(
+    term: Sequence[sympy.Basic], symbols: Sequence[sympy.Symbol]
+) -> tuple[list[dict], tuple] | None:
+    """One and-term as substitutions (``N % 8 == 0`` → ``N = 8*N8``, ``N == 1`` → 1,
+    ``N <= 3`` → the cases 1, 2, 3) and the literals left as assumptions; ``None`` when
+    there would be too many cases."""
+    moduli: dict[sympy.Symbol, int] = {}
+    fixed: dict[sympy.Symbol, int] = {}
+    upper: dict[sympy.Symbol, int] = {}
+    rest: list[sympy.Basic] = []
+    for lit in term:
+        if (
+            isinstance(lit, sympy.Eq)
+            and isinstance(lit.lhs, sympy.Mod)
+            and lit.lhs.args[0].is_Symbol
+            and lit.rhs == 0
+        ):
+            s, k = lit.lhs.args
+            moduli[s] = math.lcm(moduli.get(s, 1), int(k))
+        elif isinstance(lit, sympy.Eq) and lit.lhs.is_Symbol and lit.rhs.is_Integer:
+            fixed[lit.lhs] = int(lit.rhs)
+        elif isinstance(lit, sympy.Le) and lit.lhs.is_Symbol and lit.rhs.is_Integer:
+            upper[lit.lhs] = min(upper.get(lit.lhs, int(lit.rhs)), int(lit.rhs))
+        else:
+            rest.append(lit)
+    choices: list[list[tuple[sympy.Symbol, Any]]] = []
+    for s in symbols:
+        k = moduli.get(s, 1)
+        if s in fixed:
+            choices.append([(s, fixed[s])])
+        elif s in upper:
+            choices.append([(s, v) for v in range(k, upper[s] + 1, k)])
+        elif k > 1:
+            choices.append([(s, k * dim_symbol(f"{s}_{k}"))])
+    if math.prod(len(c) for c in choices) > MAX_CASES:
+        return None
+    subs = [dict(c) for c in itertools.product(*choices)]
+    return subs, tuple(rest)
+
+
+def prove_sufficient(claim: Claim, expr: sympy.Basic) -> tuple[bool, str]:
+    """Whether the claim is proved under ``expr``: each and-term of its or-form, with
+    divisibility and equalities substituted and bounds split into values, is proved by
+    the claim's symbolic (or, once concrete, exact) decision. Returns (proved, how)."""
+    if expr in (sympy.false, False):
+        return True, "nothing to prove: the condition is False"
+    symbols = claim.symbols
+    n = 0
+    for term in [()] if expr in (sympy.true, True) else _cases(expr):
+        split = _substitutions(term, symbols)
+        if split is None:
+            return False, f"too many cases in {sympy.And(*term)}"
+        subs, rest = split
+        for sub in subs:
+            free = set()
+            for v in sub.values():
+                free |= getattr(sympy.sympify(v), "free_symbols", set())
+            free |= {s for s in symbols if s not in sub}
+            rest_sub = tuple(sympy.sympify(r).subs(sub) for r in rest)
+            if any(r == sympy.false for r in rest_sub):
+                continue  # this case is empty
+            rest_kept = tuple(r for r in rest_sub if r != sympy.true)
+            status = claim.prove(sub, rest_kept)  # for every size >= 0 (stronger), then >= 1
+            assume = rest_kept
+            if status == "refuted" and free:  # perhaps only at a zero size
+                assume = (*(s >= 1 for s in sorted(free, key=str)), *rest_kept)
+                status = claim.prove(sub, assume)
+            n += 1
+            if status != "proved":
+                where = ", ".join(f"{k}={v}" for k, v in sub.items()) or "all sizes"
+                return False, f"the claim is {status} for {where}" + (
+                    f" assuming {list(assume)}" if assume else ""
+                )
+    return True, f"proved in {n} case(s) by the symbolic decision"
+
+
+def prove_necessary(claim: Claim, expr: sympy.Basic) -> tuple[bool, str]:
+    """Whether Z3 proves that the claim fails whenever ``expr`` does, by sizes: under
+    ``Not(expr)`` (and every size ``>= 1``) the element counts or allocations differ."""
+    if expr in (sympy.true, True):
+        return True, "nothing to prove: the condition is True"
+    if claim.size_failure is None:
+        return False, "this claim fails by element positions, not sizes: no size query"
+    if claim.size_failure in (sympy.true, True):
+        return True, "the claim fails for every size (memory spaces or element widths differ)"
+    assume = (*(s >= 1 for s in claim.symbols), sympy.Not(expr))
+    result = holds(claim.size_failure, assume=assume, timeout_ms=NECESSITY_TIMEOUT_MS)
+    if result.status == "proved":
+        return True, "Z3: wherever the condition fails, the element counts or allocated bytes differ"
+    return False, f"the size query was {result.status}: some failures are by element positions"
+
+
+# ---------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Condition:
+    """The weakest size condition found for a claim.
+
+    ``expr``: a SymPy boolean over the size symbols (``True``/``False`` when it does not
+    depend on them; ``None`` when no candidate fits); ``status``: ``exact``,
+    ``sufficient, necessary up to ...`` or ``unknown``; ``method`` and ``details`` say how.
+    """
+
+    claim: str
+    expr: sympy.Basic | None
+    status: str
+    method: str
+    bound: int
+    symbols: tuple[sympy.Symbol, ...] = ()
+    seconds: float = 0.0
+    details: tuple[str, ...] = field(default=())
+
+    def __repr__(self) -> str:
+        return f"Condition({self.expr}, {self.status!r})"
+
+    def holds_at(self, sizes: Mapping[object, int]) -> bool:
+        """The condition's value at concrete sizes (keys: names or symbols)."""
+        if self.expr is None:
+            raise ValueError(f"no condition was found for {self.claim}")
+        values = {(dim_symbol(k) if isinstance(k, str) else k): v for k, v in sizes.items()}
+        return truth(self.expr, self.symbols, [values[s] for s in self.symbols])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "claim": self.claim,
+            "condition": None if self.expr is None else str(self.expr),
+            "status": self.status,
+            "method": self.method,
+            "grid_bound": self.bound,
+            "symbols": [str(s) for s in self.symbols],
+            "seconds": round(self.seconds, 3),
+            "details": list(self.details),
+        }
+
+
+def condition_of(claim: Claim, bound: int | None = None, *, prove: bool = True) -> Condition:
+    """Find, then prove, the weakest size condition of ``claim`` (see the module doc).
+
+    ``prove=False`` only fits (status ``unknown``, "not proved"): the formula that
+    matches the exact decision at every grid size."""
+    start = time.perf_counter()
+    symbols = claim.symbols
+    if len(symbols) > 3:
+        raise ValueError(f"{claim.text}: conditions are found for at most 3 size symbols, not {len(symbols)}")
+    if bound is None:
+        bound = DEFAULT_BOUNDS[len(symbols)]
+    values = grid_values(claim.shapes, bound, LARGEST[len(symbols)])
+    table = sample(claim.decide, symbols, values)
+    expr = fit(table, symbols, atoms(claim.shapes, symbols, bound))
+    more = (
+        f" and {len(values) - bound} larger values around the layout's numbers" if len(values) > bound else ""
+    )
+    grid_text = f"decided exactly at {len(table)} sizes (1..{bound} each{more})"
+    if expr is None:
+        return Condition(
+            claim.text,
+            None,
+            UNKNOWN,
+            "grid fit",
+            bound,
+            symbols,
+            time.perf_counter() - start,
+            (grid_text, "no formula of at most four atoms matches the grid"),
+        )
+    if not prove:
+        return Condition(
+            claim.text,
+            expr,
+            UNKNOWN,
+            "grid fit",
+            bound,
+            symbols,
+            time.perf_counter() - start,
+            (grid_text, "matches the grid; not proved (prove=False)"),
+        )
+    sufficient, why_s = prove_sufficient(claim, expr)
+    if not sufficient:
+        return Condition(
+            claim.text,
+            expr,
+            UNKNOWN,
+            "grid fit",
+            bound,
+            symbols,
+            time.perf_counter() - start,
+            (grid_text, f"matches the grid; sufficiency not proved: {why_s}"),
+        )
+    necessary, why_n = prove_necessary(claim, expr)
+    if necessary:
+        status, method = EXACT, "grid fit, sufficiency and necessity proved"
+    else:
+        names = ",".join(map(str, symbols))
+        status, method = f"sufficient, necessary up to {names}<={bound}", "grid fit, sufficiency proved"
+    return Condition(
+        claim.text,
+        expr,
+        status,
+        method,
+        bound,
+        symbols,
+        time.perf_counter() - start,
+        (grid_text, f"sufficient: {why_s}", f"necessary: {why_n}"),
+    )
+
+
+# ----------------------------------------------------------------------- public entry
+def when_reshape_is_bitcast(src: Shape | str, dst: Shape | str, *, bound: int | None = None) -> Condition:
+    """For which sizes ``reshape_is_bitcast(src, dst)`` holds."""
+    return condition_of(bitcast_claim(src, dst, "reshape"), bound)
+
+
+def when_transpose_is_bitcast(
+    src: Shape | str, dst: Shape | str, permutation: Sequence[int], *, bound: int | None = None
+) -> Condition:
+    """For which sizes ``transpose_is_bitcast(src, dst, permutation)`` holds."""
+    return condition_of(bitcast_claim(src, dst, "transpose", permutation), bound)
+
+
+def when_bitcast_is_valid(src: Shape | str, dst: Shape | str, *, bound: int | None = None) -> Condition:
+    """For which sizes ``bitcast_is_valid(src, dst)`` holds."""
+    return condition_of(bitcast_claim(src, dst, "bitcast"), bound)
+
+
+def when_no_padding(shape: Shape | str, *, bound: int | None = None) -> Condition:
+    """For which sizes the layout of ``shape`` adds no padding slot."""
+    return condition_of(no_padding_claim(shape), bound)
+
+
+def when_in_bounds(shape: Shape | str, allocation: str = "xla", *, bound: int | None = None) -> Condition:
+    """For which sizes every element lies inside the allocation (``exact`` or ``xla``)."""
+    return condition_of(in_bounds_claim(shape, allocation), bound)
