@@ -271,6 +271,8 @@ def _same_placement(shape: str, other: str) -> bool:
         return re.sub(r"^\w+\[", "s32[", text)
 
     a, b = parse_shape(as_s32(shape)), parse_shape(as_s32(other))
+    if not hasattr(a, "dimensions") or not hasattr(b, "dimensions"):
+        return True  # tuples: not mutated
     values = np.arange(1, 1 + int(np.prod(a.dimensions)), dtype=np.int32).reshape(a.dimensions)
     return bool(np.array_equal(pack(values, a), pack(values, b)))
 
@@ -350,6 +352,13 @@ def mutants(text: str, seed: int) -> list[tuple[str, str]]:
         elif opcode == "copy" and "S(" in shape:
             new = line.replace(shape, re.sub(r"S\(\d+\)", "", shape), 1)
             found.append((f"copy {name} drops its memory space", new))
+        elif opcode == "copy":
+            operand = re.match(r"%?([\w.\-]+)\)", rest)
+            source = shapes.get(operand[1]) if operand else None
+            if source is not None and not _same_placement(str(source), shape):
+                # the copy dropped: its result read from the operand's bytes as they are
+                new = line.replace(" copy(", " bitcast(", 1)
+                found.append((f"copy {name} dropped (its operand's bytes read in place)", new))
         if new is not None:
             desc, new_line = found[-1]
             found[-1] = (desc, "\n".join([*lines[:n], new_line, *lines[n + 1 :]]))
@@ -371,7 +380,7 @@ def test_mutants_are_never_proved() -> None:
     """At least 200 mutants of real later modules (derandomized: fixed seeds); none proved."""
     total, outcomes, proved = 0, {"refuted": 0, "unknown": 0, "unchanged": 0}, []
     seen: set[str] = set()
-    for program, k in _mutant_cases()[::2]:  # every other pair: ~270 mutants in about two minutes
+    for program, k in _mutant_cases()[::3]:  # every third pair: 254 mutants
         modules, _ = read_dump_directory(DUMPS / program)
         (dumps,) = modules.values()
         earlier, later = dumps[k - 1].path.read_text(), dumps[k].path.read_text()

@@ -472,7 +472,8 @@ def _canonical_reduce(builder: _Builder, instr: HloInstruction) -> HloInstructio
         operands[k] = HloOperand(
             _transposed(builder, operands[k].name, s, [*kept, *dims], f"{instr.name}/in{k}")
         )
-    rank = builder.shapes[operands[0].name].rank  # type: ignore[union-attr]
+    first = builder.shapes[operands[0].name]
+    rank = first.rank if isinstance(first, ArrayShape) else 0
     new_dims = tuple(range(rank - len(dims), rank))
     attrs = dict(instr.attributes, dimensions=_int_list(new_dims))
     return dataclasses.replace(instr, operands=tuple(operands), dimensions=new_dims, attributes=attrs)
@@ -558,8 +559,11 @@ class _Cuts:
         self.number[a_name] = self.first + len(self.number)
 
     def module(self, side: _Side, root: str, earlier: bool) -> HloModule:
-        """``side`` cut at the pairs, with root ``root`` (only its cone is kept)."""
-        cut = self.number if earlier else {self.pairs[b]: None for b in self.pairs}
+        """``side`` cut at the pairs, with root ``root`` (only its cone is kept).
+
+        A cut op becomes parameter ``number``; on the later side that parameter has the
+        earlier op's shape, and a ``copy`` (the same logical array) gives it the later op's
+        layout, so that both modules have one interface."""
         keep: list[HloInstruction] = []
         seen: set[str] = set()
         order: list[str] = []
@@ -577,7 +581,6 @@ class _Cuts:
             is_cut = (name in self.number) if earlier else (name in self.pairs)
             if not is_cut:
                 stack.extend((o.name, False) for o in reversed(instr.operands))
-        del cut
         for name in order:
             instr = side.by_name[name]
             if earlier and name in self.number:
@@ -769,7 +772,12 @@ def _rechecked_refutation(cuts: _Cuts, a: _Side, b: _Side, mode: str, cex: dict,
     before = cuts.module(a, a.root, earlier=True)
     after = cuts.module(b, b.root, earlier=False)
     try:
-        comparison = compare(before, after, mode=mode, sizes=cex.get("sizes") or None)
+        comparison = compare(
+            before,
+            after,
+            mode="physical" if mode == "physical" else "logical",
+            sizes=cex.get("sizes") or None,
+        )
     except ValueError as err:
         return answer(
             "unknown",
