@@ -38,7 +38,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -128,9 +128,10 @@ def run_parallel(work: Callable[[T], None], items: Sequence[T], threads: int) ->
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
         futures = [pool.submit(worker) for _ in range(threads)]
-    errors = [f.exception() for f in futures if f.exception() is not None]
-    if errors:
-        raise errors[0]
+    for future in futures:
+        error = future.exception()
+        if error is not None:
+            raise error
 
 
 _DONE = object()
@@ -238,10 +239,11 @@ def peeled(dst: np.ndarray, src: np.ndarray) -> list[tuple[np.ndarray, np.ndarra
             peel += 1
     if peel == 0 or dst.strides[n - peel :] == src.strides[n - peel :]:
         return [(dst, src)]
-    return [
-        (dst[(Ellipsis, *index)], src[(Ellipsis, *index)])
-        for index in itertools.product(*(range(d) for d in dst.shape[n - peel :]))
-    ]
+    pairs = []
+    for index in itertools.product(*(range(d) for d in dst.shape[n - peel :])):
+        at: tuple[Any, ...] = (Ellipsis, *index)
+        pairs.append((dst[at], src[at]))
+    return pairs
 
 
 def inner_first(a: np.ndarray) -> list[int]:
@@ -292,7 +294,7 @@ def blocked_copy(dst: np.ndarray, src: np.ndarray, limit: int | None = None) -> 
 
 def span(a: np.ndarray) -> int:
     """Bytes between the first and the last element of ``a``, plus one element."""
-    return a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides, strict=True))
+    return int(a.itemsize) + sum(int((n - 1) * abs(s)) for n, s in zip(a.shape, a.strides, strict=True))
 
 
 def block_extents(
@@ -347,7 +349,7 @@ def staging_buffer(
     ((32, 2, 8, 128), [8, 34816, 1, 272])
     """
     near_inner = near_order[0] if near_order else None
-    inside = far_order[: far_order.index(near_inner)] if near_order else []
+    inside = far_order[: far_order.index(near_inner)] if near_inner is not None else []
     layout = inside + [k for k in near_order if k not in inside]
     layout += [k for k in range(len(extents)) if k not in layout]
     pad = max(1, PAD_BYTES // dtype.itemsize)
