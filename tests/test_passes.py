@@ -505,3 +505,19 @@ ENTRY e {
     )
     r = validate_pair(before, bad, mode="physical")
     assert r.status == "unknown" and "stands for" in r.reason
+
+
+def test_a_dump_that_does_not_parse_is_unknown_and_the_others_are_still_answered(tmp_path: Path) -> None:
+    stem = "module_0001.jit_g.cl_1"
+    names = [
+        f"{stem}.0001.Layout_assignment.after_layout-assignment.before_pipeline-end.txt",
+        f"{stem}.0002.simplification.after_algsimp.before_dce.txt",
+        f"{stem}.0003.simplification.after_dce.before_pipeline-end.txt",
+        f"{stem}.0004.simplification.after_cse.before_pipeline-end.txt",
+    ]
+    broken = MOVEMENT.replace("transpose(p)", "transpose(p")
+    for name, text in zip(names, (MOVEMENT, broken, MOVEMENT, MOVEMENT), strict=True):
+        (tmp_path / name).write_text(text)
+    report = validate_passes(tmp_path)
+    assert [r.status for r in report.results] == ["unknown", "unknown", "unchanged"]
+    assert all("cannot read" in r.reason and "line" in r.reason for r in report.results[:2])

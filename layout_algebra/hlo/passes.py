@@ -663,6 +663,11 @@ def _decide_equal(cuts: _Cuts, a_name: str, b_name: str, mode: str, timeout_ms: 
         result = verify_rewrite(before, after, mode=mode, timeout_ms=timeout_ms)
     except ValueError as err:
         return "unknown", str(err)
+    except RecursionError:
+        return (
+            "unknown",
+            "the chains of instructions are too deep for the encoding (Python's recursion limit)",
+        )
     return result.status, result
 
 
@@ -935,7 +940,7 @@ def validate_passes(
             start = time.perf_counter()
             try:
                 result = validate_pair(load(k - 1), load(k), mode=mode, timeout_ms=timeout_ms)
-            except ValueError as err:
+            except ValueError as err:  # HloParseError, a file that is not UTF-8 text
                 result = PassResult(name, dumps[k - 1], dumps[k], mode, "unknown", 0.0, f"cannot read: {err}")
             results.append(
                 dataclasses.replace(
