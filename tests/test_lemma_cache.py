@@ -309,3 +309,10 @@ def test_every_record_holds_exactly_the_query_the_code_builds(cache_dir) -> None
     data["query"] = data["query"].replace("(assert", "(assert true) (assert", 1)
     record.write_text(json.dumps(data))
     assert len(lemma_cache.verify_records(pairs)) == 1
+
+
+def test_no_records_when_the_source_cannot_be_fingerprinted(cache_dir, monkeypatch) -> None:
+    monkeypatch.setattr(lemma_cache, "code_fingerprint", lambda: None)  # e.g. a zipped installation
+    assert core.general_stage_lemma(_split_lemma()).proved
+    assert not list(cache_dir.glob("*.lemma.json"))
+    assert list(cache_dir.glob("*.smt2"))  # the exact-text entries still work

@@ -180,8 +180,12 @@ _QUERY_CODE = ("prove", "stages", "model")
 
 
 @cache
-def code_fingerprint() -> str:
-    """SHA-256 of the code that builds lemma queries and of the library versions it runs on."""
+def code_fingerprint() -> str | None:
+    """SHA-256 of the code that builds lemma queries and of the library versions it runs on.
+
+    ``None`` when the source cannot be read (a zipped or source-less installation): then no
+    record is read or written, since a change of the code could not be seen.
+    """
     import sympy
 
     package = Path(__file__).resolve().parents[1]
@@ -189,10 +193,16 @@ def code_fingerprint() -> str:
     digest.update(
         f"python {platform.python_version()} sympy {sympy.__version__} z3 {z3.get_full_version()}".encode()
     )
-    for part in _QUERY_CODE:
-        for path in sorted((package / part).glob("*.py")):
-            digest.update(f"\n{part}/{path.name}\n".encode())
-            digest.update(path.read_bytes())
+    try:
+        for part in _QUERY_CODE:
+            paths = sorted((package / part).glob("*.py"))
+            if not any(p.name == "__init__.py" for p in paths):
+                return None
+            for path in paths:
+                digest.update(f"\n{part}/{path.name}\n".encode())
+                digest.update(path.read_bytes())
+    except OSError:
+        return None
     return digest.hexdigest()
 
 
@@ -237,8 +247,9 @@ def _record_path(identity: str, folder: Path) -> Path:
     return folder / (hashlib.sha256(identity.encode()).hexdigest() + ".lemma.json")
 
 
-def _record_identity(identity: str) -> str:
-    return f"{identity}\ncode {code_fingerprint()}"
+def _record_identity(identity: str) -> str | None:
+    fingerprint = code_fingerprint()
+    return None if fingerprint is None else f"{identity}\ncode {fingerprint}"
 
 
 def remembered(identity: str | None, prove: Callable[[], ProofResult]) -> ProofResult:
@@ -253,6 +264,8 @@ def remembered(identity: str | None, prove: Callable[[], ProofResult]) -> ProofR
         return prove()
     start = time.perf_counter()
     full = _record_identity(identity)
+    if full is None:
+        return prove()
     path = _record_path(full, folder)
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -289,9 +302,9 @@ def verify_records(lemmas: Iterable[tuple[str | None, Callable[[], ProofResult]]
     if folder is None:
         return wrong
     for identity, prove in lemmas:
-        if identity is None:
+        full = None if identity is None else _record_identity(identity)
+        if identity is None or full is None:
             continue
-        full = _record_identity(identity)
         try:
             record = json.loads(_record_path(full, folder).read_text(encoding="utf-8"))
         except (OSError, ValueError):
