@@ -521,3 +521,32 @@ def test_a_dump_that_does_not_parse_is_unknown_and_the_others_are_still_answered
     report = validate_passes(tmp_path)
     assert [r.status for r in report.results] == ["unknown", "unknown", "unchanged"]
     assert all("cannot read" in r.reason and "line" in r.reason for r in report.results[:2])
+
+
+CONCAT = """HloModule m, entry_computation_layout={(bf16[4,3]{1,0}, bf16[4,2]{1,0})->bf16[4,5]{1,0}}
+ENTRY e {
+  a = bf16[4,3]{1,0} parameter(0)
+  b = bf16[4,2]{1,0} parameter(1)
+  ROOT c = bf16[4,5]{1,0} concatenate(a, b), dimensions={1}
+}"""
+
+
+def _decomposed(pad_value: str, low_b: int, high_a: int) -> str:
+    return CONCAT.replace(
+        "  ROOT c = bf16[4,5]{1,0} concatenate(a, b), dimensions={1}",
+        f"""  m = bf16[] constant({pad_value})
+  pa = bf16[4,5]{{1,0}} pad(a, m), padding=0_0x0_{high_a}
+  pb = bf16[4,5]{{1,0}} pad(b, m), padding=0_0x{low_b}_0
+  ROOT c = bf16[4,5]{{1,0}} maximum(pb, pa)""",
+    )
+
+
+def test_concat_decomposer_maximum_of_minus_inf_pads_is_proved() -> None:
+    """XLA's concat decomposer writes concatenate(a, b) as maximum(pad(a, -inf), pad(b, -inf)):
+    exact because max(x, -inf) = x for every float x (NaN included)."""
+    assert validate_pair(CONCAT, _decomposed("-inf", 3, 2), mode="physical").status == "proved"
+    # padding with 0 instead: max(x, 0) is not x
+    assert validate_pair(CONCAT, _decomposed("0", 3, 2), mode="physical").status != "proved"
+    # overlapping pads (b shifted by one, a second pad width): not a concatenate
+    overlapping = _decomposed("-inf", 3, 2).replace("padding=0_0x3_0", "padding=0_0x2_1")
+    assert validate_pair(CONCAT, overlapping, mode="physical").status != "proved"

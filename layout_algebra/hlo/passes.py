@@ -457,6 +457,56 @@ def _convolution_as_dot(instr: HloInstruction) -> HloInstruction:
     return dataclasses.replace(instr, opcode="dot", attributes=attrs)
 
 
+def _maximum_of_pads_as_concatenate(
+    by_name: Mapping[str, HloInstruction], instr: HloInstruction
+) -> HloInstruction:
+    """``maximum(pad(a, -inf), pad(b, -inf))`` with ``a`` and ``b`` side by side along one
+    dimension and covering it: the ``concatenate(a, b)`` XLA's concat decomposer started from.
+
+    Exact for every float ``x``: ``max(x, -inf) = x`` (NaN included: XLA's maximum propagates
+    NaN). Any other ``maximum`` is left alone."""
+    if instr.opcode != "maximum" or len(instr.operands) != 2 or not isinstance(instr.shape, ArrayShape):
+        return instr
+    if not instr.shape.element_type.is_floating_point:
+        return instr
+    pads = [by_name.get(o.name) for o in instr.operands]
+    regions = []
+    for pad in pads:
+        if pad is None or pad.opcode != "pad" or pad.padding is None or len(pad.operands) != 2:
+            return instr
+        if not isinstance(pad.shape, ArrayShape) or pad.shape.element_type != instr.shape.element_type:
+            return instr
+        if any(p.low < 0 or p.high < 0 for p in pad.padding):  # negative padding crops
+            return instr
+        value = by_name.get(pad.operands[1].name)
+        if value is None or value.opcode != "constant" or (value.literal or "").strip() != "-inf":
+            return instr
+        padded = [k for k, p in enumerate(pad.padding) if (p.low, p.high, p.interior) != (0, 0, 0)]
+        if len(padded) != 1 or pad.padding[padded[0]].interior != 0:
+            return instr
+        regions.append((padded[0], pad.padding[padded[0]], pad.operands[0].name))
+    (d, p1, a), (d2, p2, b) = regions
+    if d != d2:
+        return instr
+    if p1.low == 0 and p2.high == 0:
+        first, second, pf, ps = a, b, p1, p2
+    elif p2.low == 0 and p1.high == 0:
+        first, second, pf, ps = b, a, p2, p1
+    else:
+        return instr
+    # first fills [0, n - pf.high), second fills [ps.low, n): side by side, covering dimension d
+    n = instr.shape.dimensions[d]
+    if not isinstance(n, int) or n - pf.high != ps.low:
+        return instr
+    return dataclasses.replace(
+        instr,
+        opcode="concatenate",
+        operands=(HloOperand(first), HloOperand(second)),
+        attributes={"dimensions": _int_list([d])},
+        dimensions=(d,),
+    )
+
+
 def _canonical_reduce(builder: _Builder, instr: HloInstruction) -> HloInstruction:
     """``reduce`` of arrays transposed to (kept dims, reduced dims): the same result."""
     dims = instr.dimensions or ()
@@ -515,7 +565,9 @@ class _Side:
         builder, root = _flatten(module)
         instructions = list(builder.instructions)
         builder.instructions = []
+        flat = {i.name: i for i in instructions}
         for instr in instructions:
+            instr = _maximum_of_pads_as_concatenate(flat, instr)
             if instr.opcode == "convolution":
                 instr = _convolution_as_dot(instr)
             if instr.opcode == "dot":
