@@ -548,6 +548,17 @@ _TRICKY_ATTRIBUTES = [
         "%x = (f32[2]{0:T(8,128))}, s32[]) tuple(%p)",
         "%x = (f32[2]{0}, s32[] tuple(%p)",
         "%x = (f32[2] {0}, s32[]) tuple(%p)",
+        "%x = f32[2]{0} add(f32[2]{0} %p, f32[2]{0:T(2)} p)",
+        "%x = f32[2]{0} add(f32[2]{0} %p, %p)",
+        "%x = f32[2]{0} add(%p, f32[2] %p.1)",
+        "%x = f32[2]{0} add(f32[2] -1, %p)",
+        "%x = f32[2]{0} add(f32[2] {0} %p)",
+        "%x = f32[2]{0} add(f32[2]{0:P(s32[2]{0})} %p)",
+        "%x = f32[2]{0} add(f32[2]{0:T(2} %p)",
+        "%x = f32[2]{0} add(f32[2]{0:Q} %p)",
+        "%x = f32[2]{0} add((f32[2]) %p)",
+        "%x = f32[2]{0} add(f32[2]{0}%p)",
+        "%x = f32[2]{0} add( f32[2]{0}  %p ,f32[2]{0} %p )",
     ],
 )
 def test_the_fast_reader_agrees_on_tricky_attribute_values(head, attributes, monkeypatch) -> None:

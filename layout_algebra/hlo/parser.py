@@ -162,6 +162,11 @@ _FLAT_VALUE = (
 _FLAT_ATTRIBUTE = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r")")
 # An array shape inside a tuple: its layout's parentheses balanced (what balanced_end reads).
 _TUPLE_ELEMENT = r"[a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)(?:[^{}()\n]|\([^{}()\n]*\))*\})?"
+# An operand in the one-match form: a name, or an array shape (layout without nested braces) and a name.
+_ARRAY_TEXT = r"[a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)[^{}\n]*\})?"
+_OPERAND = r"(?:" + _ARRAY_TEXT + r"[ \t]+)?%?[\w.\-]+"
+_TYPED_OPERAND = re.compile(r"(?:(" + _ARRAY_TEXT + r")[ \t]+)?(%?[\w.\-]+)")
+_OPERAND_NAME = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")  # what _Parser.name reads
 _FLAT_INSTRUCTION = re.compile(
     r"(ROOT[ \t]+)?%?([A-Za-z0-9_][\w.\-]*)[ \t]*=[ \t]*"  # [ROOT] name =
     r"([a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)[^{}\n]*\})?"  # an array shape
@@ -171,7 +176,7 @@ _FLAT_INSTRUCTION = re.compile(
     + _TUPLE_ELEMENT
     + r")*)?[ \t]*\))"  # or a flat tuple
     r"[ \t]+([a-z][a-z0-9\-]*)\("  # opcode(
-    r"[ \t]*((?:%?[\w.\-]+[ \t]*,[ \t]*)*%?[\w.\-]+)?[ \t]*\)"  # plain operand names)
+    r"[ \t]*((?:" + _OPERAND + r"[ \t]*,[ \t]*)*" + _OPERAND + r")?[ \t]*\)"  # operands, maybe typed)
     r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+)"  # , key=value
     r"[ \t\r\n]*",  # and the line break after it
     re.S,
@@ -717,6 +722,7 @@ class _Parser:
         ``instruction_by_parts`` gives on the same text, from one match."""
         root, name, _shape, opcode, names, attribute_text = m.groups()
         operands: tuple[HloOperand, ...] = ()
+        typed: list[tuple[str, int, int]] = []  # (name, shape start, shape end; -1 if none)
         parameter_number = literal = None
         if opcode == "parameter":
             if names is None or _DIGITS.fullmatch(names) is None:
@@ -724,6 +730,12 @@ class _Parser:
             parameter_number = int(names)
         elif opcode == "constant":
             literal = names or ""
+        elif names and "[" in names:  # some operands have shapes: names read as _Parser.name does
+            for o in _TYPED_OPERAND.finditer(self.text, m.start(5), m.end(5)):
+                plain = _OPERAND_NAME.fullmatch(o.group(2))
+                if plain is None:
+                    return None  # an error: reported by the piece-by-piece reader
+                typed.append((plain.group(1), o.start(1), o.end(1)))
         elif names:
             operands = tuple(map(HloOperand, _OPERAND_NAMES.findall(names)))
         attributes: dict[str, str] = {}
@@ -744,6 +756,10 @@ class _Parser:
         ):
             return None  # more attributes (on the next line, or a value the match stopped in)
         shape = self.shape_text(m.start(3), m.end(3))
+        if typed:
+            operands = tuple(
+                HloOperand(o, self.shape_text(start, end) if start >= 0 else None) for o, start, end in typed
+            )
         parsed = self.parsed_attributes(attributes, starts) if attributes else {}
         return HloInstruction(
             name,
