@@ -170,7 +170,8 @@ def _dims(dims: tuple[Dim, ...]) -> str:
     return "[" + ", ".join(str(d) for d in dims) + "]"
 
 
-def _count(n: Dim) -> str:
+def number_text(n: Dim) -> str:
+    """A count for people, in the one style every command prints: ``335,544,320``; a formula as is."""
     return f"{n:,}" if isinstance(n, int) else str(n)
 
 
@@ -231,14 +232,14 @@ def _array_lines(shape: ArrayShape) -> list[str]:
         out.append(_row(label, f"{prefix} on the last {k} dims {shown_before}{note} -> {_dims(step.range)}"))
     if layout.tiles:
         slots = math.prod(report.tiled_dimensions, start=1)
-        out.append(_row("tiled shape", f"{_dims(report.tiled_dimensions)}: {_count(slots)} slots"))
+        out.append(_row("tiled shape", f"{_dims(report.tiled_dimensions)}: {number_text(slots)} slots"))
     out.extend(_map_lines(shape))
     if layout.tail_padding_alignment_in_elements != 1:
         out.append(
             _row(
                 "tail padding",
                 f"L({layout.tail_padding_alignment_in_elements}): slots rounded up to "
-                f"{_count(report.physical_elements)}",
+                f"{number_text(report.physical_elements)}",
             )
         )
     space = layout.memory_space
@@ -249,23 +250,28 @@ def _array_lines(shape: ArrayShape) -> list[str]:
     out.append(
         _row(
             "logical size",
-            f"{_count(report.logical_bytes)} bytes ({_elements(report.logical_elements)} x {bits_each} bits)",
+            f"{number_text(report.logical_bytes)} bytes ({_elements(report.logical_elements)} x {bits_each} bits)",
         )
     )
-    out.append(_row("physical size", f"{_count(report.physical_bytes)} bytes"))
+    out.append(_row("physical size", f"{number_text(report.physical_bytes)} bytes"))
     if report.first_tile_bytes != report.physical_bytes:
         out.append(
-            _row("XLA allocates", f"{_count(report.first_tile_bytes)} bytes (padding to the first tile only)")
+            _row(
+                "XLA allocates",
+                f"{number_text(report.first_tile_bytes)} bytes (padding to the first tile only)",
+            )
         )
     ratio = report.padding_ratio
     ratio_text = f"{ratio:.3f}" if isinstance(ratio, float) else str(ratio)
-    out.append(_row("padding", f"{_count(report.padding_bytes)} bytes (physical / logical = {ratio_text})"))
+    out.append(
+        _row("padding", f"{number_text(report.padding_bytes)} bytes (physical / logical = {ratio_text})")
+    )
     out.extend(_row("note", n) for n in report.notes)
     return out
 
 
 def _elements(n: Dim) -> str:
-    return f"{_count(n)} element" + ("" if n == 1 else "s")
+    return f"{number_text(n)} element" + ("" if n == 1 else "s")
 
 
 def _dim(size: Dim, dynamic: bool) -> str:

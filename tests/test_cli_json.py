@@ -220,3 +220,18 @@ def _evaluate(text: str, env: dict[str, int]) -> int:
         text = text.replace(name, f"({env[name]})")
     assert _PYTHON_INTEGER_EXPRESSION.fullmatch(text), text
     return eval(text, {"__builtins__": {}})  # our own printed arithmetic, checked above
+
+
+def test_every_command_prints_counts_in_one_style(capsys) -> None:
+    """Bytes read ``819,200`` in ``size``, ``explain``, ``tpu-layout`` alike (issue: one style)."""
+    from layout_algebra.cli import main
+
+    shape = "s16[1000,200]{0,1:T(1,128)(2,1)}"
+    assert main(["size", shape]) == 0
+    size_text = capsys.readouterr().out
+    assert main(["explain", shape]) == 0
+    explain_text = capsys.readouterr().out
+    for text in (size_text, explain_text):
+        assert "819,200 bytes" in text and "819200" not in text
+    assert main(["tpu-layout", "bf16", "8", "1280"]) == 0
+    assert "20,480 bytes" in capsys.readouterr().out

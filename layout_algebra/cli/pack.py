@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         if array.dtype.kind == "V" and array.dtype.itemsize == wanted.itemsize:
             array = array.view(wanted)  # .npy files keep ml_dtypes arrays as raw bytes
         data = pack(array, args.shape, fill=args.fill)
-        done = f"{args.input} -> {args.output}: {data.size} bytes"
+        done = f"{args.input} -> {args.output}: {data.size:,} bytes"
     try:
         with open(args.output, "wb") as f:
             if args.unpack:

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from layout_algebra.cli._batch import each, error_record, print_json, report_error
+from layout_algebra.explain import number_text
 from layout_algebra.sizes import SizeReport, size_report
 
 __all__ = ["register", "run"]
@@ -42,9 +43,9 @@ def run(args: argparse.Namespace) -> int:
                 report_error("size", o)
                 continue
             r = o.value
-            line = f"{r.shape}: logical {r.logical_bytes} bytes, physical {r.physical_bytes} bytes"
+            line = f"{r.shape}: logical {number_text(r.logical_bytes)} bytes, physical {number_text(r.physical_bytes)} bytes"
             if r.first_tile_bytes != r.physical_bytes:
-                line += f", XLA allocates {r.first_tile_bytes} bytes"
+                line += f", XLA allocates {number_text(r.first_tile_bytes)} bytes"
             print(line)
     return 2 if any(o.error is not None for o in outcomes) else 0
 
