@@ -4,15 +4,14 @@
 memory. As a logical array nothing changes, so removing the copy is proved in logical
 mode (the first result). The copy may move below a transpose (the second result: the
 transpose then runs on the copy in S(1), and the root is the same buffer in the same
-memory). Physically, removing it, or replacing it by a bitcast, is *refuted*: the root
-would be in S(0) (``layout-algebra verify`` on these modules answers ``refuted`` with the
-property "memory space", and a bitcast that changes memory space reads unspecified bits);
-that refutation is checked in ``tests/test_verify.py``.
+memory). Physically, removing it is *refuted* (the third result, expected refuted): the
+root would be in S(0), not S(1) — the copy must stay.
 """
 
 from layout_algebra.hlo import verify_rewrite
 
-CLAIM = "rewrite: a copy into S(1) is only removable logically; it may move below a transpose"
+CLAIM = "rewrite: a copy into S(1) must stay (removable only logically); it may move below a transpose"
+EXPECTED = ("proved", "proved", "refuted")
 
 COPY = """HloModule m
 ENTRY e {
@@ -42,4 +41,5 @@ def prove_claim():
     return [
         verify_rewrite(COPY, REMOVED, mode="logical"),
         verify_rewrite(TRANSPOSE_THEN_COPY, COPY_THEN_TRANSPOSE),
+        verify_rewrite(COPY, REMOVED, mode="physical"),
     ]

@@ -72,3 +72,25 @@ def test_cli_prove_method(capsys) -> None:
     assert main(["prove", "injective", shape, "--method", "direct"]) == 0
     out = capsys.readouterr().out
     assert "proved" in out and "general stage lemma" not in out
+
+
+def test_a_claim_that_a_rewrite_is_unsafe_is_proved_only_by_its_refutation(tmp_path) -> None:
+    from layout_algebra.proofs import run_catalog
+
+    theorem = """
+from layout_algebra import prove
+CLAIM = "N % 8 == 0 does not hold for every N; N >= 0 does"
+EXPECTED = ({first!r}, "proved")
+def prove_claim():
+    return [prove.holds("N % 8 == 0"), prove.holds("N >= 0")]
+"""
+    (tmp_path / "unsafe.py").write_text(theorem.format(first="refuted"))
+    (entry,) = run_catalog(tmp_path)
+    assert entry.status == "proved" and entry.results[0].status == "refuted"
+    assert entry.results[0].counterexample  # re-checked by the prover before it said refuted
+    (tmp_path / "unsafe.py").write_text(theorem.format(first="proved"))  # now claims it holds: false
+    (entry,) = run_catalog(tmp_path)
+    assert entry.status == "refuted"
+    (tmp_path / "unsafe.py").write_text(theorem.format(first="maybe"))
+    with pytest.raises(ValueError, match="EXPECTED"):
+        run_catalog(tmp_path)
