@@ -62,9 +62,9 @@ piece, regular expressions jumping over whitespace, names, strings and values. T
 check that both readers give the same module, or the same error, on every shipped dump,
 on tricky attribute values and on generated instructions. Shapes are handed, as text, to
 the package's one shape parser (``parse_shape``, cached: dumps repeat the same shapes
-thousands of times). On a 20 MB module it reads 20-26 MB/s of CPU time, 0.9-1.1 times a
-bare ``re.findall`` tokenizer over the same bytes; over every shipped module (smaller
-modules, more comments and typed operands) about 0.55 times; see
+thousands of times). On a 20 MB module it reads 24-29 MB/s of CPU time, 0.9-1.14 times
+a bare ``re.findall`` tokenizer over the same bytes; over every shipped module (smaller
+modules, more comments) about 0.58 times; see
 ``benchmarks/hlo_parse.py`` and ``benchmarks/README.md``. HLO's grammar is also
 context dependent in ways a generic lexer handles badly: ``{`` starts a layout only
 before an integer or ``:``, and attribute values such as ``bf_io->bf``, ``0_0x0_1`` or
