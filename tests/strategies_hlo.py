@@ -34,7 +34,7 @@ from layout_algebra.model.syntax import parse_shape
 #: (element type, E(n)): the packing cases of the fuzz.
 ELEMENTS = (("f32", 0), ("bf16", 0), ("s8", 0), ("s4", 4), ("pred", 0), ("s32", 0), ("u8", 0))
 #: Unary elementwise ops that keep the type, per kind.
-UNARY = {"float": ("negate", "abs", "exp"), "int": ("negate", "abs", "not"), "pred": ("not",)}
+UNARY = {"float": ("negate", "abs", "exponential"), "int": ("negate", "abs", "not"), "pred": ("not",)}
 #: Binary elementwise ops, per kind.
 BINARY = {
     "float": ("add", "subtract", "multiply", "maximum"),

@@ -240,7 +240,7 @@ def test_compare_clamp_convert_and_logic() -> None:
     )
     a, b = np.array([0, 0, 1, 1], bool), np.array([0, 1, 0, 1], bool)
     assert run(text, [a, b]).array.tolist() == [True, False, False, False]
-    text = module("x = f32[2]{0} parameter(0)", "r = f32[2]{0} exp(x)")
+    text = module("x = f32[2]{0} parameter(0)", "r = f32[2]{0} exponential(x)")
     out = run(text, [np.array([0.0, 1.0], np.float32)]).array
     assert out[0] == 1.0 and abs(out[1] - np.e) < 4e-7  # within an ulp of f32 (NumPy's SIMD exp)
 
@@ -503,7 +503,11 @@ def test_compare_runs_enough_trials_for_the_narrowest_type(element: str, trials:
         ("negate", lambda x: -x),
         ("abs", abs),
         ("sign", lambda x: math.copysign(1.0, x) if x else 0.0),
-        ("exp", math.exp),
+        ("exponential", math.exp),
+        ("exponential-minus-one", math.expm1),
+        ("log-plus-one", math.log1p),
+        ("sine", math.sin),
+        ("cosine", math.cos),
         ("log", math.log),
         ("tanh", math.tanh),
         ("sqrt", math.sqrt),
@@ -546,3 +550,10 @@ ENTRY e {
   ROOT c = s32[3]{0} call(p), to_apply=double
 }"""
     assert run(text, [np.array([1, -2, 5], np.int32)]).array.tolist() == [2, -4, 10]
+
+
+def test_opcodes_are_read_as_xla_spells_them() -> None:
+    # XLA prints `exponential`; `exp` is not an HLO opcode and must not be guessed at.
+    text = module("x = f32[2]{0} parameter(0)", "r = f32[2]{0} exp(x)")
+    c = compare(text, text)
+    assert c.same is None and "'exp'" in c.reason

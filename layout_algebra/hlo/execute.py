@@ -851,8 +851,8 @@ def _iota(ins: HloInstruction, shape: ArrayShape) -> np.ndarray:
 # --------------------------------------------------------------------- elementwise
 ELEMENTWISE_OPCODES = (
     "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and", "or", "xor",
-    "negate", "abs", "sign", "not", "exp", "log", "tanh", "sqrt", "rsqrt", "floor", "ceil",
-    "convert", "compare", "clamp", "shift-left", "shift-right-arithmetic", "shift-right-logical",
+    "negate", "abs", "sign", "not", "exponential", "exponential-minus-one", "log", "log-plus-one",
+    "tanh", "sine", "cosine", "sqrt", "rsqrt", "floor", "ceil", "convert", "compare", "clamp", "shift-left", "shift-right-arithmetic", "shift-right-logical",
 )  # fmt: skip
 _ELEMENTWISE = frozenset(ELEMENTWISE_OPCODES)
 _COMPARE = {
@@ -920,9 +920,11 @@ def _same_types(ins, shape, operands) -> None:
             )
 
 
-_UNARY_FLOAT = {"negate": np.negative, "abs": np.abs, "sign": np.sign, "exp": np.exp, "log": np.log,
-                "tanh": np.tanh, "sqrt": np.sqrt, "floor": np.floor, "ceil": np.ceil,
-                "rsqrt": lambda x: 1 / np.sqrt(x)}  # fmt: skip
+#: Opcodes as XLA prints them (``exponential``, not ``exp``): no aliases.
+_UNARY_FLOAT = {"negate": np.negative, "abs": np.abs, "sign": np.sign, "exponential": np.exp,
+                "exponential-minus-one": np.expm1, "log": np.log, "log-plus-one": np.log1p,
+                "tanh": np.tanh, "sine": np.sin, "cosine": np.cos, "sqrt": np.sqrt, "floor": np.floor,
+                "ceil": np.ceil, "rsqrt": lambda x: 1 / np.sqrt(x)}  # fmt: skip
 _BINARY_FLOAT = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
                  "remainder": np.fmod, "maximum": np.maximum, "minimum": np.minimum}  # fmt: skip
 _BINARY_INT = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum,
@@ -931,7 +933,7 @@ _BINARY_INT = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, 
 
 def _arith(ins: HloInstruction, shape: ArrayShape, xs: list[np.ndarray]) -> np.ndarray:
     op, kind, dtype = ins.opcode, _kind(shape), numpy_dtype(shape.element_type)
-    unary = op in ("negate", "abs", "sign", "not", "exp", "log", "tanh", "sqrt", "rsqrt", "floor", "ceil")
+    unary = op in _UNARY_FLOAT or op == "not"
     _arity(ins, xs, 1 if unary else 2)
     if kind == "pred":
         table = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor, "not": np.logical_not,
