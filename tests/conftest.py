@@ -10,8 +10,11 @@ conformance that was never checked.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,6 +32,14 @@ settings.register_profile("layout_algebra", database=None, print_blob=True)
 # toss); local runs keep exploring new random examples.
 settings.register_profile("ci", database=None, print_blob=True, derandomize=True)
 settings.load_profile("ci" if os.environ.get("CI") else "layout_algebra")
+
+
+# The run proves into a lemma cache of its own, for every test and doctest of the session
+# (this file is loaded first: ``tests`` leads ``testpaths``): it never reads or writes the
+# user's cache directory, and a stale entry there can never make a test pass.
+_LEMMA_CACHE = tempfile.mkdtemp(prefix="layout-algebra-test-lemmas-")
+os.environ["LAYOUT_ALGEBRA_CACHE_DIR"] = _LEMMA_CACHE
+atexit.register(shutil.rmtree, _LEMMA_CACHE, ignore_errors=True)
 
 
 def ground_truth_file(name: str) -> Path:

@@ -316,3 +316,16 @@ def test_no_records_when_the_source_cannot_be_fingerprinted(cache_dir, monkeypat
     assert core.general_stage_lemma(_split_lemma()).proved
     assert not list(cache_dir.glob("*.lemma.json"))
     assert list(cache_dir.glob("*.smt2"))  # the exact-text entries still work
+
+
+def test_the_suite_never_touches_the_users_lemma_cache() -> None:
+    """tests/conftest.py gives the whole run a private cache directory (hermetic test runs)."""
+    import tempfile
+    from pathlib import Path
+
+    from layout_algebra.prove import lemma_cache
+
+    directory = lemma_cache.cache_directory()
+    assert directory is not None
+    assert Path(tempfile.gettempdir()) in directory.resolve().parents
+    assert "layout-algebra-test-lemmas-" in str(directory)
