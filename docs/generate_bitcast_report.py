@@ -34,7 +34,7 @@ from layout_algebra.model.shapes import ArrayShape
 
 DOCS = Path(__file__).resolve().parent
 REPORT = DOCS / "bitcasts_xla_vs_exact.md"
-SHARED_DATA = DOCS.parent / "tests" / "data" / "ground_truth"
+GROUND_TRUTH = DOCS.parent / "tests" / "data" / "ground_truth"
 
 # The three questions, by name: what XLA answers, what the exact checker answers.
 RESHAPE, TRANSPOSE, EITHER = "reshape", "transpose", "reshape or transpose"
@@ -134,11 +134,11 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def tpu_cases(shared_data: Path = SHARED_DATA) -> list[Case]:
+def tpu_cases(ground_truth: Path = GROUND_TRUTH) -> list[Case]:
     """One case per row of the two TPU bitcast files, with the compiler's answer."""
     cases = [
         Case(f"TPU reshape row {n}", RESHAPE, row["src"], row["dst"], tpu=row.get("bitcast"))
-        for n, row in enumerate(_jsonl(shared_data / "tpu" / "reshape_bitcast.jsonl"), start=1)
+        for n, row in enumerate(_jsonl(ground_truth / "tpu" / "reshape_bitcast.jsonl"), start=1)
     ]
     cases += [
         Case(
@@ -149,14 +149,14 @@ def tpu_cases(shared_data: Path = SHARED_DATA) -> list[Case]:
             tuple(row["permutation"]),
             tpu=row.get("bitcast"),
         )
-        for n, row in enumerate(_jsonl(shared_data / "tpu" / "transpose_bitcast.jsonl"), start=1)
+        for n, row in enumerate(_jsonl(ground_truth / "tpu" / "transpose_bitcast.jsonl"), start=1)
     ]
     return cases
 
 
-def vector_cases(shared_data: Path = SHARED_DATA) -> list[Case]:
+def vector_cases(ground_truth: Path = GROUND_TRUTH) -> list[Case]:
     """The reshape, transpose and reshape-or-transpose cases of ``xla_vectors.json``."""
-    vectors = json.loads((shared_data / "xla_vectors.json").read_text(encoding="utf-8"))
+    vectors = json.loads((ground_truth / "xla_vectors.json").read_text(encoding="utf-8"))
     cases: list[Case] = []
     for vector in vectors:
         kind, given = vector["kind"], vector["input"]
@@ -446,12 +446,12 @@ def render(groups: Sequence[tuple[str, list[Comparison]]]) -> str:
 TPU_GROUPS = (("TPU reshape rows", RESHAPE), ("TPU transpose rows", TRANSPOSE))
 
 
-def groups(shared_data: Path = SHARED_DATA) -> list[tuple[str, list[Comparison]]]:
+def groups(ground_truth: Path = GROUND_TRUTH) -> list[tuple[str, list[Comparison]]]:
     """The comparisons of the three sources of cases, in report order."""
-    tpu = tpu_cases(shared_data)
+    tpu = tpu_cases(ground_truth)
     return [
         *((name, [compare(c) for c in tpu if c.op == op]) for name, op in TPU_GROUPS),
-        ("XLA vectors", [compare(c) for c in vector_cases(shared_data)]),
+        ("XLA vectors", [compare(c) for c in vector_cases(ground_truth)]),
         ("constructed tiled cases", [compare(c) for c in CONSTRUCTED]),
     ]
 

@@ -55,10 +55,6 @@ def ground_truth_file(name: str) -> Path:
     return path
 
 
-#: Old name, kept while in-flight work still uses it.
-shared_data_file = ground_truth_file
-
-
 @pytest.fixture
 def ground_truth() -> Path:
     """The ``GROUND_TRUTH`` directory; the test FAILS (does not skip) if it is missing."""
