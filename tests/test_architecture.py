@@ -78,12 +78,7 @@ KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
 KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
 
 #: Private names (``_x``) imported from another module (importer, module, name). Must shrink.
-KNOWN_PRIVATE: frozenset[tuple[str, str, str]] = frozenset(
-    {
-        ("layout_algebra.codegen.simplify", "layout_algebra.codegen.expr", "_term_order"),
-        ("layout_algebra.xla.bitcast_util", "layout_algebra.xla.layout_util", "_shapes_equal"),
-    }
-)
+KNOWN_PRIVATE: frozenset[tuple[str, str, str]] = frozenset()
 
 
 @dataclass(frozen=True)

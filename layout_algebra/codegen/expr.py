@@ -85,6 +85,7 @@ __all__ = [
     "ops",
     "safe_mod",
     "scale",
+    "term_order",
     "to_sympy",
     "variables",
 ]
@@ -262,7 +263,7 @@ def _key(e: Expr) -> str:
     return repr(e)
 
 
-def _term_order(term: tuple[Expr, int]) -> tuple:
+def term_order(term: tuple[Expr, int]) -> tuple:
     """Print order of a sum's terms: terms with sizes first, then by stride, largest first."""
     atom, coefficient = term
     return (0 if any(v.kind == "dim" for v in variables(atom)) else 1, -abs(coefficient), _key(atom))
@@ -296,7 +297,7 @@ def _linear(e: Expr) -> tuple[dict[Expr, int], int]:
 
 
 def _make_sum(terms: Mapping[Expr, int], const: int) -> Expr:
-    kept = tuple(sorted(((a, c) for a, c in terms.items() if c), key=_term_order))
+    kept = tuple(sorted(((a, c) for a, c in terms.items() if c), key=term_order))
     if not kept:
         return Const(const)
     if len(kept) == 1 and kept[0][1] == 1 and const == 0:

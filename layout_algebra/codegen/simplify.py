@@ -77,6 +77,7 @@ from layout_algebra.codegen.expr import (
     mod,
     mul,
     scale,
+    term_order,
 )
 
 __all__ = ["RULES", "Bounds", "factor_strides", "simplify"]
@@ -435,6 +436,4 @@ def _factor_sum(terms: list[tuple[Expr, int]], const: int) -> Expr:
         terms = [*outer, (inner_sum, g)]
     if len(terms) == 1 and terms[0][1] == 1 and const == 0:
         return terms[0][0]
-    from layout_algebra.codegen.expr import _term_order
-
-    return Sum(tuple(sorted(terms, key=_term_order)), const)
+    return Sum(tuple(sorted(terms, key=term_order)), const)

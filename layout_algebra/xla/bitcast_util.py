@@ -111,7 +111,7 @@ from layout_algebra.xla._common import (
     product,
     quote,
 )
-from layout_algebra.xla.layout_util import _shapes_equal
+from layout_algebra.xla.layout_util import shapes_equal
 
 __all__ = [
     "BitcastDecomposition",
@@ -370,7 +370,7 @@ def is_reshape_or_transpose_bitcast(a: ShapeLike, b: ShapeLike, ignore_element_t
     second, second_text, b_m2m = _with_layout(b, label)
     if not ignore_element_type and first.element_type != second.element_type:
         return False
-    if _shapes_equal(first, replace(second, element_type=first.element_type)):
+    if shapes_equal(first, replace(second, element_type=first.element_type)):
         return True
     a_dims = concrete_dims(first, first_text, label)
     b_dims = concrete_dims(second, second_text, label)

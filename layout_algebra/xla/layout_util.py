@@ -104,6 +104,7 @@ __all__ = [
     "layout_util_linear_index",
     "max_elements_in_per_split",
     "max_split_size",
+    "shapes_equal",
 ]
 
 
@@ -360,20 +361,20 @@ def _layouts_equal(a: Layout, b: Layout, ignored: frozenset[str]) -> bool:
     if "physical_shape" not in ignored and (a.physical_shape is not None or b.physical_shape is not None):
         if a.physical_shape is None or b.physical_shape is None:
             return False
-        return _shapes_equal(a.physical_shape, b.physical_shape)
+        return shapes_equal(a.physical_shape, b.physical_shape)
     return True
 
 
-def _shapes_equal(a: Shape, b: Shape) -> bool:
+def shapes_equal(a: Shape, b: Shape) -> bool:
     """``Shape::Equal()`` with its default options (layouts compared by ``Layout::Equal``)."""
     if type(a) is not type(b):
         return False
     if isinstance(a, TupleShape) and isinstance(b, TupleShape):
         return len(a.elements) == len(b.elements) and all(
-            _shapes_equal(x, y) for x, y in zip(a.elements, b.elements, strict=True)
+            shapes_equal(x, y) for x, y in zip(a.elements, b.elements, strict=True)
         )
     if isinstance(a, BufferShape) and isinstance(b, BufferShape):
-        return _shapes_equal(a.array, b.array)
+        return shapes_equal(a.array, b.array)
     if not (isinstance(a, ArrayShape) and isinstance(b, ArrayShape)):
         return True  # token == token, opaque == opaque
     if a.element_type != b.element_type or a.rank != b.rank:
