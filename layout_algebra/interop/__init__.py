@@ -28,6 +28,7 @@ the tiling backwards. What has no exact counterpart raises :class:`NotExpressibl
 """
 
 from layout_algebra.interop.cute import cute_modes, from_cute, to_cute
+from layout_algebra.interop.digits import Digit
 from layout_algebra.interop.jax_layouts import (
     MEMORY_KINDS,
     JaxLayoutFields,
@@ -52,6 +53,7 @@ from layout_algebra.interop.recover import NotExpressible, Position, positions_o
 
 __all__ = [
     "MEMORY_KINDS",
+    "Digit",
     "JaxLayoutFields",
     "NotExpressible",
     "Position",

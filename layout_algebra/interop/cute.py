@@ -75,6 +75,7 @@ from typing import Any
 import sympy
 
 from layout_algebra.codegen.certify import Certification, certify
+from layout_algebra.interop.digits import Digit
 from layout_algebra.interop.recover import NotExpressible, recover_layout, strided_positions
 from layout_algebra.layout_map import LayoutMap, index_symbols, layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape
@@ -94,22 +95,6 @@ __all__ = ["CuteLayout", "NotExpressible", "cute_expr", "cute_layout", "cute_mod
 
 
 @dataclass(frozen=True)
-class _Digit:
-    """One mixed-radix digit of a logical index, as it sits in the physical order.
-
-    It contributes ``weight·value`` to logical dimension ``dim`` (``None``: a constant-0
-    placeholder), takes ``size`` values, and occupies ``span >= size`` slots at its place.
-    ``padded`` names the tile that grew ``span`` beyond ``size``, for messages.
-    """
-
-    dim: int | None
-    weight: Any
-    size: Any
-    span: Any
-    padded: str = ""
-
-
-@dataclass(frozen=True)
 class CuteLayout:
     """A layout in CuTe form: ``shape`` and ``stride`` (one mode per logical dimension), the text, its check."""
 
@@ -126,14 +111,19 @@ def _product(values: Any) -> Any:
     return math.prod(values, start=1)
 
 
-def _digits_of_layout(m: LayoutMap) -> list[_Digit]:
-    """The digits of every logical index, major to minor in memory, or ``NotExpressible``."""
+def _digits_of_layout(m: LayoutMap) -> list[Digit]:
+    """The digits of every logical index, major to minor in memory, or ``NotExpressible``.
+
+    Each digit of a dimension starts whole (``Digit(k, 1, None, size)``); tiles pad and cut
+    them, and transposes and combines move them, as the layout's stages say.
+    """
     shape = str(m.shape)
-    dims: list[list[_Digit]] = []
+    sizes = m.shape.dimensions
+    dims: list[list[Digit]] = []
     for k, d in enumerate(m.shape.dimensions):
         if isinstance(d, int) and d == 0:
             raise NotExpressible(f"{shape}: dimension {k} has size 0; a CuTe shape has no empty modes")
-        dims.append([_Digit(k, 1, d, d)])
+        dims.append([Digit(k, 1, None, d)])
     for step in m.steps:
         for stage in step.stages:
             if isinstance(stage, Transpose):
@@ -150,7 +140,7 @@ def _digits_of_layout(m: LayoutMap) -> list[_Digit]:
             elif isinstance(stage, Split):
                 out = dims[: stage.start]
                 for run, t in zip(dims[stage.start :], stage.tile, strict=True):
-                    out += list(_split(shape, step.label, run, t))
+                    out += list(_split(shape, step.label, run, t, sizes))
                 dims = out
             elif isinstance(stage, Linearize):
                 return [d for run in dims for d in run]
@@ -159,65 +149,68 @@ def _digits_of_layout(m: LayoutMap) -> list[_Digit]:
     raise AssertionError("a layout pipeline always linearizes")  # pragma: no cover
 
 
-def _who(run: list[_Digit]) -> str:
+def _who(run: list[Digit]) -> str:
     owners = sorted({d.dim for d in run if d.dim is not None})
     if len(owners) == 1:
         return f"dimension {owners[0]}"
     return "combined dimensions " + ", ".join(map(str, owners)) if owners else "a unit dimension"
 
 
-def _pad(shape: str, label: str, run: list[_Digit], padded: Any) -> list[_Digit]:
-    if not isinstance(padded, int) or not all(isinstance(d.span, int) for d in run):
+def _pad(shape: str, label: str, run: list[Digit], padded: Any) -> list[Digit]:
+    if not isinstance(padded, int) or not all(isinstance(d.extent, int) for d in run):
         raise NotExpressible(
             f"{shape}: {_who(run)} has a symbolic size and {label} may pad it; CuTe layouts cannot "
             f"express padding that depends on a size (give the size, or a multiple of the tile)"
         )
     if not run:
-        return [_Digit(None, 1, 1, padded, label)]
-    rest = _product(d.span for d in run[1:])
+        return [Digit(None, 1, None, padded, label)]
+    rest = _product(d.extent for d in run[1:])
     if padded % rest:
         raise NotExpressible(
-            f"{shape}: {_who(run)} (size {_product(d.span for d in run)}) is padded to {padded} by {label}, "
+            f"{shape}: {_who(run)} (size {_product(d.extent for d in run)}) is padded to {padded} by {label}, "
             f"which is not a whole number of its {rest}-element minor part: CuTe layouts cannot express that padding"
         )
     top = run[0]
-    return [replace(top, span=padded // rest, padded=label), *run[1:]]
+    return [replace(top, extent=padded // rest, padded_by=label), *run[1:]]
 
 
-def _split(shape: str, label: str, run: list[_Digit], t: int) -> tuple[list[_Digit], list[_Digit]]:
+def _split(
+    shape: str, label: str, run: list[Digit], t: int, sizes: tuple[Any, ...]
+) -> tuple[list[Digit], list[Digit]]:
     """``run`` cut into (tile number, position in tile) at ``t``, digits split where needed."""
-    hi: list[_Digit] = list(run)
-    lo: list[_Digit] = []
+    hi: list[Digit] = list(run)
+    lo: list[Digit] = []
     r = t
     while r > 1:
         if not hi:  # pragma: no cover - the run is padded to a multiple of t
             raise AssertionError(f"{shape}: run {run} shorter than tile {t}")
         d = hi.pop()
-        if not isinstance(d.span, int) or not isinstance(d.size, int):
+        size = d.size(sizes)
+        if not isinstance(d.extent, int) or not isinstance(size, int):
             raise NotExpressible(
-                f"{shape}: {label} splits {_who([d])} of symbolic size {d.size}; CuTe needs to know that "
+                f"{shape}: {label} splits {_who([d])} of symbolic size {size}; CuTe needs to know that "
                 f"the tile divides it (give the size)"
             )
-        if r % d.span == 0:
+        if r % d.extent == 0:
             lo.insert(0, d)
-            r //= d.span
+            r //= d.extent
             continue
-        if d.span % r:
+        if d.extent % r:
             raise NotExpressible(
-                f"{shape}: {label} cuts {_who([d])} at {r}, which does not divide its run of {d.span}: "
+                f"{shape}: {label} cuts {_who([d])} at {r}, which does not divide its run of {d.extent}: "
                 f"the result is not a mixed-radix split, so it has no CuTe shape:stride"
             )
-        if d.size <= r:
-            lo.insert(0, replace(d, span=r))
-            hi.append(_Digit(None, 1, 1, d.span // r, d.padded))
-        elif d.size % r == 0:
-            lo.insert(0, _Digit(d.dim, d.weight, r, r))
-            hi.append(_Digit(d.dim, d.weight * r, d.size // r, d.span // r, d.padded))
+        if size <= r:
+            lo.insert(0, replace(d, extent=r))
+            hi.append(Digit(None, 1, None, d.extent // r, d.padded_by))
+        elif size % r == 0:
+            lo.insert(0, Digit(d.dim, d.weight, r, r))
+            top = None if d.modulus is None else d.modulus // r
+            hi.append(Digit(d.dim, d.weight * r, top, d.extent // r, d.padded_by))
         else:
-            original = d.size
             raise NotExpressible(
-                f"{shape}: {_who([d])} (size {original}) is padded to {d.span} by {d.padded or label} "
-                f"and then split as {d.span // r} x {r}, so the padding falls inside a mode: "
+                f"{shape}: {_who([d])} (size {size}) is padded to {d.extent} by {d.padded_by or label} "
+                f"and then split as {d.extent // r} x {r}, so the padding falls inside a mode: "
                 f"CuTe layouts cannot express padding there"
             )
         r = 1
@@ -230,41 +223,42 @@ def _text(value: Any) -> str:
     return str(value).replace(" ", "")
 
 
-def _modes(m: LayoutMap, digits: list[_Digit]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def _modes(m: LayoutMap, digits: list[Digit]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     strides: list[Any] = []
     running: Any = 1
+    sizes = m.shape.dimensions
     for d in reversed(digits):
         strides.append(running)
-        running = running * d.span
+        running = running * d.extent
     strides.reverse()
     shape: list[Any] = []
     stride: list[Any] = []
     for k, size in enumerate(m.shape.dimensions):
         mine = _by_weight(
-            [(d, s) for d, s in zip(digits, strides, strict=True) if d.dim == k and d.size != 1]
+            [(d, s) for d, s in zip(digits, strides, strict=True) if d.dim == k and d.size(sizes) != 1], sizes
         )
         weight: Any = 1
         for d, _ in mine:
             if sympy.simplify(d.weight - weight) != 0:  # pragma: no cover - a bug in the digit bookkeeping
                 raise AssertionError(f"{m.shape}: digits of dimension {k} do not chain: {mine}")
-            weight = weight * d.size
+            weight = weight * d.size(sizes)
         if sympy.simplify(weight - size) != 0:  # pragma: no cover
             raise AssertionError(f"{m.shape}: digits of dimension {k} multiply to {weight}, not {size}")
         if not mine:
             shape.append(1)
             stride.append(0)
         elif len(mine) == 1:
-            shape.append(mine[0][0].size)
+            shape.append(mine[0][0].size(sizes))
             stride.append(mine[0][1])
         else:
-            shape.append(tuple(d.size for d, _ in mine))
+            shape.append(tuple(d.size(sizes) for d, _ in mine))
             stride.append(tuple(s for _, s in mine))
     return tuple(shape), tuple(stride)
 
 
-def _by_weight(pairs: list[tuple[_Digit, Any]]) -> list[tuple[_Digit, Any]]:
+def _by_weight(pairs: list[tuple[Digit, Any]], sizes: tuple[Any, ...]) -> list[tuple[Digit, Any]]:
     """Digits of one dimension, fastest (weight 1) first: each next weight is the previous times its size."""
-    out: list[tuple[_Digit, Any]] = []
+    out: list[tuple[Digit, Any]] = []
     weight: Any = 1
     left = list(pairs)
     while left:
@@ -273,7 +267,7 @@ def _by_weight(pairs: list[tuple[_Digit, Any]]) -> list[tuple[_Digit, Any]]:
             return out + left
         out.append(nxt)
         left.remove(nxt)
-        weight = weight * nxt[0].size
+        weight = weight * nxt[0].size(sizes)
     return out
 
 

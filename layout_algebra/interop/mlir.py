@@ -67,14 +67,8 @@ from typing import Any
 import sympy
 
 from layout_algebra.codegen.readback import ReadBackError, read_back
-from layout_algebra.interop.recover import (
-    NotExpressible,
-    Position,
-    digit_expr,
-    digit_of,
-    recover_layout,
-    strided_positions,
-)
+from layout_algebra.interop.digits import Digit, digit_expr, digit_of
+from layout_algebra.interop.recover import NotExpressible, recover_layout, strided_positions
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import Shape
@@ -294,7 +288,7 @@ def from_mlir_affine_map(
                 f"{where}: result {k} ({e}) is not one digit ⌊d_k/w⌋ mod m of a dimension, as the positions "
                 f"of an XLA tiled shape are (maps that mix dimensions, like XLA's '*', are not read back)"
             )
-        positions.append(Position(digit[0], digit[1], digit[2], _span(sympy.sympify(e), dims)))
+        positions.append(Digit(digit[0], digit[1], digit[2], _span(sympy.sympify(e), dims)))
     try:
         return recover_layout(dtype, dims, positions, element_size_in_bits=element_size_in_bits)
     except NotExpressible as err:

@@ -51,6 +51,7 @@ from functools import cache
 
 import sympy
 
+from layout_algebra.interop.digits import Digit, digit_expr, digit_of
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
@@ -76,34 +77,8 @@ class NotExpressible(ValueError):
     message says why. One class for every direction: ``to_cute``, ``from_cute``, MLIR, JAX."""
 
 
-@dataclass(frozen=True)
-class Position:
-    """One position of a tiled shape: the digit ``⌊i_dim / weight⌋ mod modulus`` over ``extent`` slots.
-
-    ``dim is None``: a unit position (always 0). ``modulus is None``: the top digit
-    (no ``mod``). ``extent`` may exceed the number of values the digit takes (padding).
-    """
-
-    dim: int | None
-    weight: int = 1
-    modulus: int | None = None
-    extent: int = 1
-
-    def __str__(self) -> str:
-        if self.dim is None:
-            text = "0"
-        else:
-            text = f"i{self.dim}" if self.weight == 1 else f"⌊i{self.dim}/{self.weight}⌋"
-            if self.modulus is not None:
-                text += f" mod {self.modulus}"
-        return f"{text} (extent {self.extent})"
-
-    def size(self, dims: Sequence[int]) -> int:
-        """How many values the digit takes on the index box ``dims``."""
-        if self.dim is None:
-            return 1
-        top = ceil_div(dims[self.dim], self.weight)
-        return top if self.modulus is None else min(top, self.modulus)
+#: A position of a tiled shape is a digit with its extent: the one type, :class:`~layout_algebra.interop.digits.Digit`.
+Position = Digit
 
 
 # ----------------------------------------------------------------------------- forwards
@@ -130,71 +105,6 @@ def positions_of(shape: Shape | str) -> tuple[Position, ...]:
             )
         out.append(Position(digit[0], digit[1], digit[2], int(extent)))
     return tuple(out)
-
-
-def digit_expr(dim: int | None, weight: int = 1, modulus: int | None = None) -> sympy.Expr:
-    """The SymPy expression ``⌊i_dim/weight⌋ mod modulus`` (``0`` for a unit position).
-
-    >>> digit_expr(0, 2, 4), digit_expr(1), digit_expr(None)
-    (Mod(floor(i0/2), 4), i1, 0)
-    """
-    if dim is None:
-        return sympy.Integer(0)
-    e = sympy.Symbol(f"i{dim}", integer=True, nonnegative=True)
-    if weight != 1:
-        e = sympy.floor(e / weight)
-    return e if modulus is None else sympy.Mod(e, modulus)
-
-
-def digit_of(expr, dims: Sequence[int]) -> tuple[int | None, int, int | None] | None:
-    """``(dim, weight, modulus)`` if the SymPy ``expr`` is ``⌊i_dim/weight⌋ mod modulus``, else None.
-
-    ``(None, 1, None)`` is the constant 0.
-
-    >>> import sympy
-    >>> i0 = sympy.Symbol("i0", integer=True, nonnegative=True)
-    >>> digit_of(sympy.floor(sympy.Mod(i0, 8) / 2), (16,))
-    (0, 2, 4)
-    >>> digit_of(sympy.floor(sympy.Mod(i0, 12) / 8), (16,)) is None
-    True
-    """
-    if expr.is_Integer:
-        return (None, 1, None) if expr == 0 else None
-    if isinstance(expr, sympy.Mod) and expr.args[1] == 1:
-        return (None, 1, None)
-    if expr.is_Symbol:
-        name = str(expr)
-        if name.startswith("i") and name[1:].isdigit() and int(name[1:]) < len(dims):
-            return (int(name[1:]), 1, None)
-        return None
-    if isinstance(expr, sympy.floor):
-        arg = expr.args[0]
-        coefficient, rest = arg.as_coeff_Mul()
-        if not (coefficient.is_Rational and coefficient.p == 1 and coefficient.q > 0):
-            return None
-        inner = digit_of(rest, dims)
-        if inner is None or inner[0] is None:
-            return None
-        dim, weight, modulus = inner
-        c = int(coefficient.q)
-        if modulus is not None and modulus % c:
-            return None
-        return (dim, weight * c, None if modulus is None else modulus // c)
-    if isinstance(expr, sympy.Mod):
-        inner = digit_of(expr.args[0], dims)
-        m = expr.args[1]
-        if inner is None or inner[0] is None or not m.is_Integer or m <= 0:
-            return None
-        dim, weight, modulus = inner
-        m = int(m)
-        if m == 1:
-            return (None, 1, None)
-        if modulus is None or modulus % m == 0:
-            return (dim, weight, m)
-        if m % modulus == 0:
-            return inner
-        return None
-    return None
 
 
 # ----------------------------------------------------------------------------- backwards
