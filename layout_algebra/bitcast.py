@@ -89,6 +89,7 @@ __all__ = [
     "UNKNOWN",
     "BitcastVerdict",
     "Correspondence",
+    "bit_offsets",
     "bitcast_is_valid",
     "decide_movement",
     "memory_space_reason",
@@ -345,6 +346,28 @@ def decide_movement(
     if opcode in ("reshape", "copy"):
         return reshape_is_bitcast(src, dst, assume=assume)
     raise ValueError(f"decide_movement handles bitcast, reshape, transpose and copy; got {opcode!r}")
+
+
+def bit_offsets(
+    src: Shape | str,
+    dst: Shape | str,
+    element: Sequence[Any],
+    permutation: Sequence[int] | None = None,
+    ar: Arithmetic = _INT,
+) -> tuple[Any, Any]:
+    """The bit offsets ``(in src, in dst)`` of output element ``element`` and of the input
+    element it comes from: under the reshape correspondence, or the transpose by
+    ``permutation``. Any arithmetic (ints, SymPy closed forms of symbolic sizes).
+
+    >>> bit_offsets("f32[16,128]{1,0:T(8,128)}", "f32[2048]{0}", (1024,))
+    (32768, 32768)
+    >>> bit_offsets("f32[8,2]{1,0}", "f32[2,8]{1,0}", (1, 0), permutation=(1, 0))
+    (32, 256)
+    """
+    a, b = _arrays(src, dst)
+    corr = _reshape(a, b) if permutation is None else _transpose(tuple(permutation), b)
+    j = list(element)
+    return _bit_position(a)(_input_index(corr, a, b)(j, ar), ar), _bit_position(b)(j, ar)
 
 
 def _candidates(a: ArrayShape, b: ArrayShape) -> tuple[Correspondence, ...]:

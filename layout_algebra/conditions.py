@@ -54,12 +54,13 @@ from typing import Any
 
 import sympy
 
-from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.bitcast import bit_offsets, bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import holds
 from layout_algebra.sizes import meaningful_array, size_report
+from layout_algebra.stages.symbolic import SYMPY_ARITHMETIC
 
 __all__ = [
     "Claim",
@@ -83,6 +84,7 @@ __all__ = [
     "when_no_padding",
     "when_reshape_is_bitcast",
     "when_transpose_is_bitcast",
+    "witnesses",
 ]
 
 EXACT = "exact"
@@ -115,6 +117,11 @@ class Claim:
     decide_shapes: Callable[[tuple[ArrayShape, ...]], bool]
     prove_shapes: Callable[[tuple[ArrayShape, ...], tuple], str]
     size_failure: sympy.Basic | None = None
+    #: ``element, ar -> (input bit, output bit)`` of an output element and its input
+    #: element, on the claim's symbolic shapes (reshape and transpose claims only)
+    offsets: Callable[[Sequence[Any], Any], tuple[Any, Any]] | None = None
+    #: the transpose's permutation (``None``: the reshape correspondence)
+    permutation: tuple[int, ...] | None = None
 
     @property
     def symbols(self) -> tuple[sympy.Symbol, ...]:
@@ -184,7 +191,13 @@ def bitcast_claim(
     verdict((a, b))  # errors in the claim itself surface now, with their message
     failure = _bitcast_size_failure(a, b)
     name = f"{operation}{' ' + str(list(perm)) if operation == 'transpose' else ''} {a} -> {b} is a bitcast"
-    return Claim(name, (a, b), decide, prove, failure)
+    offsets = None
+    if operation != "bitcast":
+
+        def offsets(element: Sequence[Any], ar: Any) -> tuple[Any, Any]:
+            return bit_offsets(a, b, element, perm if operation == "transpose" else None, ar)
+
+    return Claim(name, (a, b), decide, prove, failure, offsets, perm if operation == "transpose" else None)
 
 
 def _bitcast_size_failure(a: ArrayShape, b: ArrayShape) -> sympy.Basic:
@@ -581,9 +594,13 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic) -> tuple[bool, str]:
     return True, f"proved in {n} case(s) by the symbolic decision"
 
 
-def prove_necessary(claim: Claim, expr: sympy.Basic) -> tuple[bool, str]:
-    """Whether Z3 proves that the claim fails whenever ``expr`` does, by sizes: under
-    ``Not(expr)`` (and every size ``>= 1``) the element counts or allocations differ."""
+def prove_necessary(
+    claim: Claim, expr: sympy.Basic, table: Mapping[tuple[int, ...], bool] | None = None
+) -> tuple[bool, str]:
+    """Whether Z3 proves that the claim fails wherever ``expr`` does (every size ``>= 1``):
+    the element counts or allocations differ, or (reshape/transpose claims) some witness
+    element, given as a function of the sizes, has different bit offsets on the two sides.
+    Witnesses are chosen from ``table``'s failing sizes (see :func:`witnesses`)."""
     if expr in (sympy.true, True):
         return True, "nothing to prove: the condition is True"
     if claim.size_failure is None:
@@ -594,7 +611,74 @@ def prove_necessary(claim: Claim, expr: sympy.Basic) -> tuple[bool, str]:
     result = holds(claim.size_failure, assume=assume, timeout_ms=NECESSITY_TIMEOUT_MS)
     if result.status == "proved":
         return True, "Z3: wherever the condition fails, the element counts or allocated bytes differ"
-    return False, f"the size query was {result.status}: some failures are by element positions"
+    if claim.offsets is None or table is None:
+        return False, f"the size query was {result.status}: some failures are by element positions"
+    chosen = witnesses(claim, [p for p, ok in table.items() if not ok])
+    if not chosen:
+        return (
+            False,
+            "no witness element of the form 0, 1, d-1, d//2 per dimension fails at every failing size",
+        )
+    differs = [
+        sympy.And(
+            *(x < d for x, d in zip(w, _output_dims(claim), strict=True)),
+            sympy.Ne(*claim.offsets(w, SYMPY_ARITHMETIC)),
+        )
+        for w in chosen
+    ]
+    result = holds(sympy.Or(claim.size_failure, *differs), assume=assume, timeout_ms=NECESSITY_TIMEOUT_MS)
+    names = " or ".join(str(list(w)) for w in chosen)
+    if result.status == "proved":
+        return True, f"Z3: wherever the condition fails, the sizes differ or element {names} moves"
+    return False, f"the witness query (element {names}) was {result.status}"
+
+
+def _output_dims(claim: Claim) -> tuple[Any, ...]:
+    return tuple(claim.shapes[-1].dimensions)
+
+
+def witnesses(claim: Claim, failing: Sequence[tuple[int, ...]], most: int = 2) -> list[tuple[Any, ...]]:
+    """At most ``most`` output elements, each coordinate ``0``, ``1``, ``d-1`` or ``d//2``
+    of its dimension ``d``, that together move (or whose sizes differ) at every failing
+    size of the grid; ``[]`` when none do."""
+    dims = _output_dims(claim)
+    choices = [
+        list(
+            dict.fromkeys(
+                [sympy.Integer(0), sympy.Integer(1), sympy.sympify(d) - 1, sympy.floor(sympy.sympify(d) / 2)]
+            )
+        )
+        for d in dims
+    ]
+    templates = list(itertools.product(*choices))[:256]
+    points = [p for p in failing if not _sizes_differ(claim, p)][:400]
+    if not points:
+        return []
+    covers = {t: frozenset(k for k, p in enumerate(points) if _moves(claim, t, p)) for t in templates}
+    everything = frozenset(range(len(points)))
+    for t, covered in covers.items():
+        if covered == everything:
+            return [t]
+    if most >= 2:
+        for t, u in itertools.combinations(templates, 2):
+            if covers[t] | covers[u] == everything:
+                return [t, u]
+    return []
+
+
+def _sizes_differ(claim: Claim, point: tuple[int, ...]) -> bool:
+    values = dict(zip(claim.symbols, point, strict=True))
+    return bool(claim.size_failure.subs(values)) if claim.size_failure is not None else False
+
+
+def _moves(claim: Claim, template: tuple[Any, ...], point: tuple[int, ...]) -> bool:
+    values = dict(zip(claim.symbols, point, strict=True))
+    shapes = [s.specialize(values) for s in claim.shapes]
+    element = [int(sympy.sympify(x).subs(values)) for x in template]
+    if any(not 0 <= x < d for x, d in zip(element, shapes[-1].dimensions, strict=True)):
+        return False
+    src, dst = bit_offsets(shapes[0], shapes[1], element, claim.permutation)
+    return src != dst
 
 
 # ---------------------------------------------------------------------------- results
@@ -691,7 +775,7 @@ def condition_of(claim: Claim, bound: int | None = None, *, prove: bool = True) 
             time.perf_counter() - start,
             (grid_text, f"matches the grid; sufficiency not proved: {why_s}"),
         )
-    necessary, why_n = prove_necessary(claim, expr)
+    necessary, why_n = prove_necessary(claim, expr, table)
     if necessary:
         status, method = EXACT, "grid fit, sufficiency and necessity proved"
     else:
