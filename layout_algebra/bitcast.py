@@ -73,12 +73,12 @@ import numpy as np
 import sympy
 
 from layout_algebra.layout_map import layout_map
+from layout_algebra.logical_ops import reshape_source_index, transpose_result_index, transpose_source_index
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
 from layout_algebra.prove.core import Assumptions, parse_assumptions
 from layout_algebra.prove.encode import UnsupportedExpression
-from layout_algebra.references import delinearize_row_major, linear_index_row_major
 from layout_algebra.sizes import meaningful_array, size_report
 from layout_algebra.stages.arith import ARITHMETIC as _INT
 from layout_algebra.stages.arith import Arithmetic
@@ -157,18 +157,18 @@ def _physical(a: ArrayShape, b: ArrayShape) -> Correspondence:
 
 
 def _input_index(corr: Correspondence, a: ArrayShape, b: ArrayShape) -> Callable[[Any, Any], list[Any]]:
-    """``j, ar -> i``: the input index of output element ``j`` (any arithmetic)."""
+    """``j, ar -> i``: the input index of output element ``j`` (any arithmetic).
+
+    Transpose the output by ``dst_order``, reshape to the input read in ``src_order``,
+    transpose that back (:mod:`layout_algebra.logical_ops`, the one definition of each).
+    """
     src_dims = tuple(a.dimensions[d] for d in corr.src_order)
     dst_dims = tuple(b.dimensions[d] for d in corr.dst_order)
-    same = src_dims == dst_dims
 
     def input_index(j: Any, ar: Any) -> list[Any]:
-        t = [j[d] for d in corr.dst_order]
-        s = t if same else delinearize_row_major(linear_index_row_major(t, dst_dims, ar), src_dims, ar)
-        i: list[Any] = [None] * a.rank
-        for k, d in enumerate(corr.src_order):
-            i[d] = s[k]
-        return i
+        t = transpose_result_index(j, corr.dst_order)
+        s = reshape_source_index(t, dst_dims, src_dims, ar)
+        return list(transpose_source_index(s, corr.src_order))
 
     return input_index
 

@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "stages": 1,
     "layout_map": 2,
     "references": 2,
+    "logical_ops": 2,
     "sizes": 2,
     "prove": 2,
     "bitcast": 2,

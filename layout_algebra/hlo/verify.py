@@ -103,6 +103,7 @@ import z3
 from layout_algebra.hlo.attributes import parse_int_list
 from layout_algebra.hlo.ir import COMPUTATION_REFERENCE_ATTRIBUTES, HloComputation, HloInstruction, HloModule
 from layout_algebra.layout_map import layout_map
+from layout_algebra.logical_ops import reshape_source_index, transpose_source_index
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.prove.assumptions import (
@@ -115,7 +116,6 @@ from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
 from layout_algebra.prove.query import as_bool, differ, in_box, model_int, side_conditions, solver_for
 from layout_algebra.prove.result import ProofResult
-from layout_algebra.references import delinearize_row_major, linear_index_row_major
 from layout_algebra.sizes import size_report
 from layout_algebra.stages.arith import ARITHMETIC
 
@@ -737,9 +737,8 @@ class _Evaluator:
     def op_reshape(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
         self.check_count(instr, source, shape)
-        position = linear_index_row_major(index, tuple(shape.dimensions), self.ar)
         return self.sub(
-            scope, instr, 0, list(delinearize_row_major(position, tuple(source.dimensions), self.ar))
+            scope, instr, 0, list(reshape_source_index(index, shape.dimensions, source.dimensions, self.ar))
         )
 
     def op_transpose(self, scope, instr, shape, index):
@@ -754,10 +753,7 @@ class _Evaluator:
                 raise InvalidHlo(
                     f"transpose {instr.name}: result dimension {k} is {shape.dimensions[k]}, operand dimension {p} is {source.dimensions[p]}"
                 )
-        src: list[Any] = [None] * len(perm)
-        for k, p in enumerate(perm):
-            src[p] = index[k]
-        return self.sub(scope, instr, 0, src)
+        return self.sub(scope, instr, 0, list(transpose_source_index(index, perm)))
 
     def op_broadcast(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
