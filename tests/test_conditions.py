@@ -9,6 +9,7 @@ none of them is the condition engine.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -263,3 +264,39 @@ def test_no_condition_of_the_grammar_is_reported_unknown():
 def test_too_many_symbols_is_a_clear_error():
     with pytest.raises(ValueError, match="at most 3 size symbols"):
         conditions.when_no_padding("f32[A,B,C,D]{3,2,1,0}")
+
+
+# --------------------------------------------------------------------------- CLI
+def test_cli_bitcast_when_prints_the_condition_and_json(capsys):
+    from layout_algebra.cli import main
+
+    rc = main(["bitcast", "f32[2,N,128]{2,1,0:T(8,128)}", "f32[2*N,128]{1,0:T(8,128)}", "--when", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["condition"] == "Eq(Mod(N, 8), 0)" and out["status"] == "exact"
+    rc = main(["bitcast", "f32[N,128]{1,0}", "f32[128,N]{1,0}", "--permutation", "1,0", "--when"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "exactly when: Eq(N, 1)" in text
+
+
+def test_cli_prove_when_and_no_padding(capsys):
+    from layout_algebra.cli import main
+
+    rc = main(["prove", "no-padding", "f32[N,M]{1,0:T(8,128)}", "--when", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["status"] == "exact"
+    assert out["condition"] in (
+        "Eq(Mod(M, 128), 0) & Eq(Mod(N, 8), 0)",
+        "Eq(Mod(N, 8), 0) & Eq(Mod(M, 128), 0)",
+    )
+    rc = main(["prove", "no-padding", "f32[N,128]{1,0:T(8,128)}"])  # not for every N
+    assert rc == 1 and "counterexample" in capsys.readouterr().out
+    assert main(["prove", "injective", "f32[N]{0}", "--when"]) == 2
+    assert "--when applies to the claims in-bounds and no-padding" in capsys.readouterr().err
+
+
+def test_prove_no_padding_matches_the_sizes():
+    from layout_algebra import prove
+
+    assert prove.no_padding("s8[N,128]{1,0:T(32,128)(4,1)}", assume="N % 32 == 0").status == "proved"
+    r = prove.no_padding("s8[N,128]{1,0:T(32,128)(4,1)}", assume="N % 16 == 0")
+    assert r.status == "refuted" and r.counterexample["N"] % 32 == 16

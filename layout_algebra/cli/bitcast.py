@@ -28,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "  layout-algebra bitcast 'f32[5,3]{1,0}' 'f32[3,5]{0,1}' --permutation 1,0\n"
         "  layout-algebra bitcast 'bf16[16,256]{1,0:T(8,128)(2,1)}' 'bf16[8,2,256]{2,0,1:T(8,128)(2,1)}' "
         "--reinterpret --json\n"
+        "  layout-algebra bitcast 'f32[2,N,128]{2,1,0:T(8,128)}' 'f32[2*N,128]{1,0:T(8,128)}' --when\n"
         "  layout-algebra bitcast 'bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}' 256,24,200 --suggest",
     )
     p.add_argument("src", metavar="SRC", help="input shape with layout")
@@ -55,6 +56,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--assume", action="append", default=[], metavar="TEXT", help="for symbolic dims, e.g. 'M == 8*N'"
+    )
+    p.add_argument(
+        "--when",
+        action="store_true",
+        help="for symbolic dims: print the weakest size condition under which it is a bitcast, and how much "
+        "of it is proved (exact / sufficient, necessary up to a bound / unknown); see docs/conditions.md",
     )
     p.set_defaults(run=run)
 
@@ -89,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{suggestion.shape}: {suggestion.reason}" if suggestion else suggestion.reason)
         return 0 if suggestion else 1
+    if args.when:
+        return _when(args)
     assume = args.assume or None
     if args.permutation is not None:
         verdict = transpose_is_bitcast(args.src, args.dst, args.permutation, assume=assume)
@@ -106,6 +115,29 @@ def run(args: argparse.Namespace) -> int:
         if theirs is not None:
             print(f"  XLA's tile-unaware ShapeUtil check says: {theirs}")
     return _EXIT[verdict.status]
+
+
+def _when(args: argparse.Namespace) -> int:
+    """``--when``: the size condition; exit 0 when exact, 3 otherwise."""
+    from layout_algebra import conditions
+
+    if args.suggest or args.assume:
+        raise ValueError("--when finds the condition itself: it takes no --assume and no --suggest")
+    if args.permutation is not None:
+        found = conditions.when_transpose_is_bitcast(args.src, args.dst, args.permutation)
+    elif args.reinterpret:
+        found = conditions.when_bitcast_is_valid(args.src, args.dst)
+    else:
+        found = conditions.when_reshape_is_bitcast(args.src, args.dst)
+    if args.json:
+        print(json.dumps(found.to_dict()))
+    else:
+        when = "exactly when" if found.status == "exact" else "when (see the status)"
+        print(f"{found.claim} {when}: {found.expr}" if found.expr is not None else found.claim)
+        print(f"  status: {found.status} ({found.method})")
+        for line in found.details:
+            print(f"  {line}")
+    return 0 if found.status == "exact" else 3
 
 
 def _xla_answer(args: argparse.Namespace) -> str | None:

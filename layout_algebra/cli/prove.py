@@ -21,13 +21,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "  in-bounds SHAPE          every element lies inside the buffer (--allocation xla: inside\n"
         "                           what XLA allocates, padding to the first tile only)\n"
         "  tiling SHAPE             the document's tiled formula = pad-reshape-transpose = the layout\n"
-        "  equivalent SHAPE SHAPE   two layouts place every element at the same position",
+        "  equivalent SHAPE SHAPE   two layouts place every element at the same position\n"
+        "  no-padding SHAPE         the layout adds no padding slot\n\n"
+        "--when (in-bounds, no-padding): print the weakest size condition under which the claim\n"
+        "holds and its status (exact / sufficient, necessary up to a bound / unknown); exit 0 exact.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  layout-algebra prove injective 'bf16[N,M]{1,0:T(8,128)(2,1)}'\n"
         "  layout-algebra prove equivalent 'f32[N,M]{1,0:T(1,128)}' 'f32[N,M]{1,0}' --assume 'M % 128 == 0'\n"
-        "  layout-algebra prove in-bounds 's16[1000,200]{0,1:T(1,128)(2,1)}' --allocation xla",
+        "  layout-algebra prove in-bounds 's16[1000,200]{0,1:T(1,128)(2,1)}' --allocation xla\n"
+        "  layout-algebra prove no-padding 'bf16[N,M]{1,0:T(8,128)(2,1)}' --when",
     )
-    p.add_argument("claim", choices=["injective", "in-bounds", "tiling", "equivalent"], help="what to prove")
+    p.add_argument(
+        "claim",
+        choices=["injective", "in-bounds", "tiling", "equivalent", "no-padding"],
+        help="what to prove",
+    )
     p.add_argument("shapes", nargs="+", metavar="SHAPE", help="shape text (two for 'equivalent')")
     p.add_argument(
         "--assume",
@@ -46,6 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--timeout-ms", type=int, default=30_000, help="per solver query (default 30000)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object (docs/cli.md)")
+    p.add_argument(
+        "--when", action="store_true", help="in-bounds, no-padding: the size condition (docs/conditions.md)"
+    )
     p.set_defaults(run=run)
 
 
@@ -55,8 +66,12 @@ def run(args: argparse.Namespace) -> int:
     expected = 2 if args.claim == "equivalent" else 1
     if len(args.shapes) != expected:
         raise ValueError(f"'{args.claim}' takes {expected} shape(s), got {len(args.shapes)}")
+    if args.when:
+        return _when(args)
     options = {"assume": args.assume or None, "timeout_ms": args.timeout_ms}
-    if args.claim == "injective":
+    if args.claim == "no-padding":
+        result = prove.no_padding(args.shapes[0], **options)
+    elif args.claim == "injective":
         result = prove.injective(args.shapes[0], method=args.method, **options)
     elif args.claim == "in-bounds":
         result = prove.in_bounds(args.shapes[0], allocation=args.allocation, method=args.method, **options)
@@ -71,3 +86,28 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result)
     return 0 if result.proved else 1
+
+
+def _when(args: argparse.Namespace) -> int:
+    """``--when``: the size condition of in-bounds or no-padding; exit 0 when exact, 3 otherwise."""
+    from layout_algebra import conditions
+
+    if args.claim not in ("in-bounds", "no-padding"):
+        raise ValueError(f"--when applies to the claims in-bounds and no-padding, not {args.claim!r}")
+    if args.assume:
+        raise ValueError("--when finds the condition itself: it takes no --assume")
+    if args.claim == "no-padding":
+        found = conditions.when_no_padding(args.shapes[0])
+    else:
+        found = conditions.when_in_bounds(args.shapes[0], args.allocation)
+    if args.json:
+        from layout_algebra.cli._batch import print_json
+
+        print_json(found.to_dict())
+    else:
+        when = "exactly when" if found.status == "exact" else "when (see the status)"
+        print(f"{found.claim} {when}: {found.expr}" if found.expr is not None else found.claim)
+        print(f"  status: {found.status} ({found.method})")
+        for line in found.details:
+            print(f"  {line}")
+    return 0 if found.status == "exact" else 3

@@ -28,6 +28,7 @@ from layout_algebra.prove.core import (
     in_bounds,
     injective,
     mixed_radix_pair_lemma,
+    no_padding,
     tiling_is_pad_reshape_transpose,
 )
 from layout_algebra.prove.maps import (
@@ -57,6 +58,7 @@ __all__ = [
     "injective",
     "layout_index_map",
     "mixed_radix_pair_lemma",
+    "no_padding",
     "pad_reshape_transpose_reference",
     "parse_assumptions",
     "rewrite",

@@ -85,6 +85,7 @@ __all__ = [
     "holds",
     "in_bounds",
     "injective",
+    "no_padding",
     "parse_assumptions",
     "tiling_is_pad_reshape_transpose",
 ]
@@ -847,6 +848,25 @@ def holds(
         return solver, recheck, _side_conditions(ar, constraints, timeout_ms)
 
     return _run(claim, "integer", build)
+
+
+def no_padding(
+    shape: Any, *, assume: Assumptions = None, timeout_ms: int = DEFAULT_TIMEOUT_MS
+) -> ProofResult:
+    """The layout adds no padding slot: its exact buffer (every tile level, ``L(n)``) has as
+    many element slots as the array has elements. For the sizes where this holds, see
+    ``layout_algebra.conditions.when_no_padding``.
+
+    >>> no_padding("f32[N,128]{1,0:T(8,128)}", assume="N % 8 == 0").status
+    'proved'
+    >>> no_padding("f32[N,128]{1,0:T(8,128)}").counterexample["N"] % 8 != 0
+    True
+    """
+    report = size_report(as_index_map(shape).shape)
+    physical, logical = sympy.sympify(report.physical_elements), sympy.sympify(report.logical_elements)
+    result = holds(sympy.Eq(physical, logical), assume=assume, timeout_ms=timeout_ms)
+    claim = f"{report.shape} adds no padding ({physical} slots for {logical} elements)"
+    return dataclasses.replace(result, claim=claim)
 
 
 def _z3_value(expr: Any, ar: IntArithmetic) -> Any:
