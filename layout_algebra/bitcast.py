@@ -79,6 +79,7 @@ from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
 from layout_algebra.prove.core import Assumptions, parse_assumptions
 from layout_algebra.prove.encode import UnsupportedExpression
+from layout_algebra.prove.result import json_value
 from layout_algebra.sizes import meaningful_array, size_report
 from layout_algebra.stages.arith import ARITHMETIC as _INT
 from layout_algebra.stages.arith import Arithmetic
@@ -230,21 +231,9 @@ class BitcastVerdict:
             "dst": str(self.dst),
             "correspondence": self.correspondence or None,
             "reason": self.reason,
-            "counterexample": _jsonable(self.counterexample),
+            "counterexample": json_value(self.counterexample),
             "method": self.method or None,
         }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (np.integer, sympy.Integer)):
-        return int(value)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
 
 
 # ------------------------------------------------------------------------- inputs

@@ -21,7 +21,9 @@ printed code, as SymPy) with the layout map of the same direction and unit:
 >>> i0, i1 = m.index_symbols
 >>> good = 12 * sympy.floor(i0 / 2) + 4 * sympy.floor(i1 / 2) + 2 * sympy.Mod(i0, 2) + sympy.Mod(i1, 2)
 >>> certify(m, "forward", "element", good)
-Certification(status='proved', method='exhaustive', detail='equal on all 15 logical indices', counterexample=None)
+Certification(proved: 'exhaustive')
+>>> print(certify(m, "forward", "element", good))
+proved (exhaustive): equal on all 15 logical indices
 >>> wrong = good.subs(12, 10)
 >>> r = certify(m, "forward", "element", wrong)
 >>> r.status, r.counterexample
@@ -46,6 +48,7 @@ import sympy
 
 from layout_algebra.layout_map import LayoutMap, layout_map
 from layout_algebra.model.shapes import Shape
+from layout_algebra.prove.result import json_value
 from layout_algebra.stages.pipeline import TILE
 from layout_algebra.stages.stages import Combine, Linearize, PrependUnitDims, Split
 from layout_algebra.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMETIC
@@ -79,11 +82,26 @@ class Certification:
     detail: str
     counterexample: dict[str, Any] | None = None
 
+    def __bool__(self) -> bool:
+        return self.status == "proved"
+
     def __str__(self) -> str:
         text = f"{self.status} ({self.method}): {self.detail}"
         if self.counterexample:
             text += "; counterexample " + ", ".join(f"{k}={v}" for k, v in self.counterexample.items())
         return text
+
+    def __repr__(self) -> str:
+        return f"Certification({self.status}: {self.method!r})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``status``, ``method``, ``detail`` and ``counterexample`` (``null`` or its values)."""
+        return {
+            "status": self.status,
+            "method": self.method,
+            "detail": self.detail,
+            "counterexample": None if self.counterexample is None else json_value(self.counterexample),
+        }
 
 
 # ------------------------------------------------------------------------ exact evaluation

@@ -21,7 +21,9 @@ over its array leaves.
 >>> report.totals_by_memory_space[0].physical_bytes, report.totals_by_memory_space[1].physical_bytes
 (16384, 8192)
 >>> report.row("main", "c").movement
-MovementVerdict(verdict='moves data', reason='different memory spaces S(0) → S(1): a copy between memories')
+MovementVerdict(refuted: 'moves data')
+>>> print(report.row("main", "c").movement)
+moves data (refuted): different memory spaces S(0) → S(1): a copy between memories
 >>> report.row("main", "t").movement.verdict
 'no data movement'
 
@@ -72,6 +74,7 @@ import functools
 import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from layout_algebra.bitcast import BitcastVerdict, decide_movement, memory_space_reason
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
@@ -125,6 +128,39 @@ class MovementVerdict:
     verdict: str
     reason: str
     bitcast: BitcastVerdict | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def status(self) -> str:
+        """The answer to "every element keeps its bit offset": the exact decision's status
+        where one was made, else ``"refuted"`` for a move between memories and ``"unknown"``.
+
+        It can differ from the verdict in one case: a ``bitcast`` instruction proved invalid
+        is ``"refuted"`` but moves no data (it reinterprets its bytes in place).
+
+        >>> MovementVerdict(MOVES_DATA, "S(0) → S(1)").status, MovementVerdict(UNKNOWN, "dynamic").status
+        ('refuted', 'unknown')
+        """
+        if self.bitcast is not None:
+            return self.bitcast.status
+        return "refuted" if self.verdict == MOVES_DATA else "unknown"
+
+    def __bool__(self) -> bool:
+        return self.status == "proved"
+
+    def __str__(self) -> str:
+        return f"{self.verdict} ({self.status}): {self.reason}"
+
+    def __repr__(self) -> str:
+        return f"MovementVerdict({self.status}: {self.verdict!r})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``verdict``, ``status``, ``reason`` and ``bitcast`` (its ``to_dict()``, or ``null``)."""
+        return {
+            "verdict": self.verdict,
+            "status": self.status,
+            "reason": self.reason,
+            "bitcast": None if self.bitcast is None else self.bitcast.to_dict(),
+        }
 
 
 def classify_movement(instruction: HloInstruction, operand_shape: Shape | None) -> MovementVerdict:
@@ -478,15 +514,8 @@ def _row_json(r: AuditRow) -> dict:
         "padding_ratio": r.padding_ratio,
         "memory_spaces": list(r.memory_spaces),
         "problems": list(r.problems),
-        "movement": None if r.movement is None else _movement_json(r.movement),
+        "movement": None if r.movement is None else r.movement.to_dict(),
     }
-
-
-def _movement_json(m: MovementVerdict) -> dict:
-    out: dict = {"verdict": m.verdict, "reason": m.reason}
-    if m.bitcast is not None:
-        out["bitcast"] = m.bitcast.to_dict()
-    return out
 
 
 def audit_module(module: HloModule, progress: Callable[[int, int], None] | None = None) -> AuditReport:

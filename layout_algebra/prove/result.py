@@ -15,21 +15,47 @@ data (``to_dict()``, the ``--json`` of ``layout-algebra prove``) it nests its le
 ('proved', 4.0)
 >>> print(r._repr_markdown_())
 **proved**: f32[3,5]{1,0:T(2,2)} is injective *(bit-vector (12 bits), 4.0 ms)*
+
+**One vocabulary.** Every answer of the package speaks it: ``ProofResult``, the code
+certificate (``codegen.certify.Certification``), the bitcast decision
+(``bitcast.BitcastVerdict``) and the audit's data-movement verdict
+(``hlo.audit.MovementVerdict``) each have a ``status`` in :data:`STATUSES` (with a
+domain word beside it where one helps: ``"bitcast"``, ``"moves data"``), a short
+``repr``, a ``str`` that starts with the answer, and ``to_dict()`` whose values
+:func:`json_value` made JSON-ready. :class:`Answer` names that shape:
+
+>>> isinstance(r, Answer)
+True
+>>> json_value({"i": (1, 2), "n": __import__("sympy").Symbol("N")})
+{'i': [1, 2], 'n': 'N'}
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 #: Longest claim a ``repr`` shows before cutting it with an ellipsis.
 REPR_CLAIM_LENGTH = 100
 
-__all__ = ["STATUSES", "ProofResult"]
+__all__ = ["STATUSES", "Answer", "ProofResult", "json_value"]
 
 Status = Literal["proved", "refuted", "unknown"]
 #: The three answers a proof can give.
 STATUSES: tuple[str, ...] = ("proved", "refuted", "unknown")
+
+
+@runtime_checkable
+class Answer(Protocol):
+    """An answer to a claim: ``status`` in :data:`STATUSES`, truthy exactly when proved, and
+    JSON-ready data by ``to_dict()`` (which has the ``status``)."""
+
+    @property
+    def status(self) -> str: ...
+
+    def __bool__(self) -> bool: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, repr=False)
@@ -92,7 +118,7 @@ class ProofResult:
             "milliseconds": round(self.seconds * 1000, 1),
             "counterexample": None
             if self.counterexample is None
-            else {str(k): _json_value(v) for k, v in self.counterexample.items()},
+            else {str(k): json_value(v) for k, v in self.counterexample.items()},
             "reason": self.reason,
             "lemmas": [lemma.to_dict() for lemma in self.lemmas],
         }
@@ -111,15 +137,16 @@ class ProofResult:
         return "\n".join(lines)
 
 
-def _json_value(value: Any) -> Any:
-    """A counterexample value as JSON: ints, bools and text as they are, sequences as lists,
-    anything else (SymPy numbers, NumPy integers) as an int when it is one, else its text."""
-    if isinstance(value, bool | int | str) or value is None:
+def json_value(value: Any) -> Any:
+    """A value (a counterexample's, say) as JSON: ints, floats, bools and text as they are,
+    sequences as lists, dicts with text keys, anything else (SymPy numbers, NumPy integers)
+    as an int when it is one, else its text."""
+    if isinstance(value, bool | int | float | str) or value is None:
         return value
     if isinstance(value, tuple | list):
-        return [_json_value(v) for v in value]
+        return [json_value(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _json_value(v) for k, v in value.items()}
+        return {str(k): json_value(v) for k, v in value.items()}
     try:
         as_int = int(value)
     except (TypeError, ValueError):
