@@ -58,7 +58,7 @@ from layout_algebra.bitcast import bit_offsets, bitcast_is_valid, reshape_is_bit
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.prove import holds
+from layout_algebra.prove import ProofResult, holds
 from layout_algebra.sizes import meaningful_array, size_report
 from layout_algebra.stages.symbolic import SYMPY_ARITHMETIC
 
@@ -595,12 +595,18 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic) -> tuple[bool, str]:
 
 
 def prove_necessary(
-    claim: Claim, expr: sympy.Basic, table: Mapping[tuple[int, ...], bool] | None = None
+    claim: Claim,
+    expr: sympy.Basic,
+    table: Mapping[tuple[int, ...], bool] | None = None,
+    record: list[ProofResult] | None = None,
 ) -> tuple[bool, str]:
     """Whether Z3 proves that the claim fails wherever ``expr`` does (every size ``>= 1``):
     the element counts or allocations differ, or (reshape/transpose claims) some witness
     element, given as a function of the sizes, has different bit offsets on the two sides.
-    Witnesses are chosen from ``table``'s failing sizes (see :func:`witnesses`)."""
+    Witnesses are chosen from ``table``'s failing sizes (see :func:`witnesses`). The Z3
+    answer that decides (the size query if it is proved, else the witness query) is
+    appended to ``record`` when given."""
+    record = [] if record is None else record
     if expr in (sympy.true, True):
         return True, "nothing to prove: the condition is True"
     if claim.size_failure is None:
@@ -610,10 +616,13 @@ def prove_necessary(
     assume = (*(s >= 1 for s in claim.symbols), sympy.Not(expr))
     result = holds(claim.size_failure, assume=assume, timeout_ms=NECESSITY_TIMEOUT_MS)
     if result.status == "proved":
+        record.append(result)
         return True, "Z3: wherever the condition fails, the element counts or allocated bytes differ"
+    chosen = witnesses(claim, [p for p, ok in table.items() if not ok]) if claim.offsets and table else []
+    if not chosen:
+        record.append(result)
     if claim.offsets is None or table is None:
         return False, f"the size query was {result.status}: some failures are by element positions"
-    chosen = witnesses(claim, [p for p, ok in table.items() if not ok])
     if not chosen:
         return (
             False,
@@ -627,6 +636,7 @@ def prove_necessary(
         for w in chosen
     ]
     result = holds(sympy.Or(claim.size_failure, *differs), assume=assume, timeout_ms=NECESSITY_TIMEOUT_MS)
+    record.append(result)
     names = " or ".join(str(list(w)) for w in chosen)
     if result.status == "proved":
         return True, f"Z3: wherever the condition fails, the sizes differ or element {names} moves"
