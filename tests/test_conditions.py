@@ -15,6 +15,8 @@ import math
 import numpy as np
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from layout_algebra import conditions
 from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
@@ -300,3 +302,40 @@ def test_prove_no_padding_matches_the_sizes():
     assert prove.no_padding("s8[N,128]{1,0:T(32,128)(4,1)}", assume="N % 32 == 0").status == "proved"
     r = prove.no_padding("s8[N,128]{1,0:T(32,128)(4,1)}", assume="N % 16 == 0")
     assert r.status == "refuted" and r.counterexample["N"] % 32 == 16
+
+
+# ------------------------------------------------------------- random layouts
+@settings(max_examples=8, deadline=None)
+@given(
+    rows=st.sampled_from([1, 2, 4, 8]),
+    cols=st.sampled_from([1, 2, 4, 8, 16]),
+    outer=st.integers(1, 3),
+    minor=st.sampled_from([1, 2, 3, 4, 8, 16]),
+)
+def test_random_merges_agree_and_exact_means_beyond_the_grid(rows, cols, outer, minor):
+    """``f32[outer,N,minor] -> f32[outer*N,minor]`` under a random tile ``T(rows,cols)``: the
+    condition matches the decision on 1..64, and when it is ``exact`` also far beyond the
+    fitting grid (random N up to 400, the decision run on each)."""
+    tiles = f"T({rows},{cols})"
+    args = (f"f32[{outer},N,{minor}]{{2,1,0:{tiles}}}", f"f32[{outer}*N,{minor}]{{1,0:{tiles}}}")
+    found = conditions.condition_of(claim_of("reshape", args))
+    assert found.expr is not None
+    for n in [*range(1, 65), 97, 128, 130, 255, 256, 384, 399]:
+        assert found.holds_at({"N": n}) == oracle("reshape", args, {N: n}), (found, n)
+    assert found.status == "exact" or found.status.startswith("sufficient") or found.status == "unknown"
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    rows=st.sampled_from([1, 2, 4, 8, 16]), cols=st.sampled_from([2, 4, 8, 128]), minor=st.integers(1, 300)
+)
+def test_random_no_padding_agrees_and_is_exact(rows, cols, minor):
+    shape = (
+        f"bf16[N,{minor}]{{1,0:T({rows},{cols})(2,1)}}"
+        if rows % 2 == 0
+        else f"f32[N,{minor}]{{1,0:T({rows},{cols})}}"
+    )
+    found = conditions.when_no_padding(shape)
+    assert found.status == "exact", found.details  # size claims: both proofs are size queries
+    for n in [*range(1, 65), 100, 128, 256, 384]:
+        assert found.holds_at({"N": n}) == oracle("no_padding", (shape,), {N: n})
