@@ -53,6 +53,7 @@ import sympy
 from layout_algebra.layout_map import OFFSET_SYMBOL, index_symbols
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.stages.arith import Arithmetic
+from layout_algebra.stages.symbolic import safe_mod
 
 __all__ = [
     "FALSE",
@@ -501,26 +502,6 @@ def from_sympy(value: Any) -> Expr:
         make = floordiv if isinstance(e, sympy.floor) else ceildiv
         return make(from_sympy(sympy.expand(num)), int(den))
     raise ValueError(f"cannot express the size {e} ({type(e).__name__}) in index arithmetic")
-
-
-def safe_mod(a: Any, b: Any) -> Any:
-    """``sympy.Mod(a, b)``, but left unevaluated when ``a`` has a ``Mod`` inside.
-
-    SymPy 1.14 gets remainders of products with remainders wrong: ``Mod(c*Mod(x, m), q)``
-    (an integer ``q`` other than ``m``) becomes ``Mod(c*Mod(x, m)**2, q)`` (``Mod.eval``
-    rebuilds the product from all its factors *and* appends the ``Mod`` factors again: 2,
-    not 1, at ``x = 2, c = 2, m = 5, q = 3``), and ``Mod(2*Mod(x, 3), 3)`` becomes
-    ``2*Mod(x, 3)`` (4, not 1, at ``x = 2``). Whenever ``a`` contains a ``Mod`` the
-    remainder is kept as written; everything else evaluates as usual.
-
-    >>> x = sympy.Symbol("x", integer=True, nonnegative=True)
-    >>> safe_mod(2 * sympy.Mod(x, 5), 3).subs(x, 2), sympy.Mod(2 * sympy.Mod(x, 5), 3).subs(x, 2)
-    (1, 2)
-    """
-    a, b = sympy.sympify(a), sympy.sympify(b)
-    if a.has(sympy.Mod):
-        return sympy.Mod(a, b, evaluate=False)
-    return sympy.Mod(a, b)
 
 
 def _symbol(v: Var) -> sympy.Symbol:

@@ -440,29 +440,14 @@ def _literal_elements(text: str, shape: ArrayShape, name: str) -> list:
     return [_literal_value(t, shape.element_type, name) for t in flat]
 
 
-_ML_DTYPES = {
-    "bf16": "bfloat16",
-    "f8e5m2": "float8_e5m2",
-    "f8e4m3": "float8_e4m3",
-    "f8e4m3fn": "float8_e4m3fn",
-    "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
-    "f8e3m4": "float8_e3m4",
-    "f8e5m2fnuz": "float8_e5m2fnuz",
-    "f8e4m3fnuz": "float8_e4m3fnuz",
-    "f4e2m1fn": "float4_e2m1fn",
-    "f8e8m0fnu": "float8_e8m0fnu",
-}
-
-
 def _float_dtype(type_text: str):
-    import numpy as np
+    """The NumPy (or ``ml_dtypes``) scalar type that rounds like ``type_text``, or None if none does."""
+    from layout_algebra.numpy_eval import numpy_dtype  # lazily: NumPy only when a float literal is read
 
-    if type_text in ("f16", "f32", "f64"):
-        return {"f16": np.float16, "f32": np.float32, "f64": np.float64}[type_text]
-    import ml_dtypes
-
-    name = _ML_DTYPES.get(type_text)
-    return getattr(ml_dtypes, name, None) if name else None
+    try:
+        return numpy_dtype(type_text).type
+    except ValueError:
+        return None
 
 
 def _literal_value(token: str, etype: PrimitiveType, name: str) -> Any:
