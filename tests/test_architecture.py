@@ -8,8 +8,8 @@ The layers, lowest first (a module may import its own layer and the ones below):
 
     0 model          data model, text syntax, validation, shape checks
     1 stages         the small index maps and the pipeline that defines a layout
-    2 interpreters   layout_map, references, sizes, prove, bitcast, numpy_eval, codegen,
-                     draw, explain, tpu, xla
+    2 interpreters   layout_map, references, logical_ops, sizes, prove, bitcast, conditions,
+                     numpy_eval, copy_engine, codegen, draw, explain, tpu, xla
     3 applications   hlo, interop, proofs (the catalog runner)
     4 package API    layout_algebra/__init__.py (re-exports)
     5 command line   cli, __main__
