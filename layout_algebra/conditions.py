@@ -115,7 +115,7 @@ class Claim:
     text: str
     shapes: tuple[ArrayShape, ...]
     decide_shapes: Callable[[tuple[ArrayShape, ...]], bool]
-    prove_shapes: Callable[[tuple[ArrayShape, ...], tuple], str]
+    prove_shapes: Callable[[tuple[ArrayShape, ...], tuple[Any, ...]], str]
     size_failure: sympy.Basic | None = None
     #: ``element, ar -> (input bit, output bit)`` of an output element and its input
     #: element, on the claim's symbolic shapes (reshape and transpose claims only)
@@ -133,7 +133,7 @@ class Claim:
     def decide(self, sizes: Sizes) -> bool:
         return self.decide_shapes(tuple(s.specialize(sizes) for s in self.shapes))
 
-    def prove(self, substitution: Mapping[sympy.Symbol, Any], assume: tuple = ()) -> str:
+    def prove(self, substitution: Mapping[sympy.Symbol, Any], assume: tuple[Any, ...] = ()) -> str:
         return self.prove_shapes(tuple(substitute(s, substitution) for s in self.shapes), assume)
 
 
@@ -168,7 +168,7 @@ def bitcast_claim(
     if operation not in ("reshape", "transpose", "bitcast"):
         raise ValueError(f"operation {operation!r} is not reshape, transpose or bitcast")
 
-    def verdict(shapes: tuple[ArrayShape, ...], assume: tuple = ()) -> Any:
+    def verdict(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...] = ()) -> Any:
         x, y = shapes
         if operation == "reshape":
             return reshape_is_bitcast(x, y, assume=assume or None)
@@ -178,11 +178,11 @@ def bitcast_claim(
 
     def decide(shapes: tuple[ArrayShape, ...]) -> bool:
         try:
-            return verdict(shapes).status == "proved"
+            return bool(verdict(shapes).status == "proved")
         except ValueError:  # concrete element counts differ: not this operation at all
             return False
 
-    def prove(shapes: tuple[ArrayShape, ...], assume: tuple) -> str:
+    def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...]) -> str:
         try:
             return _status(verdict(shapes, assume))
         except ValueError:
@@ -228,7 +228,7 @@ def no_padding_claim(shape: Shape | str) -> Claim:
         physical, logical = gap(shapes[0])
         return bool(physical == logical)
 
-    def prove(shapes: tuple[ArrayShape, ...], assume: tuple) -> str:
+    def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...]) -> str:
         physical, logical = gap(shapes[0])
         return _status(
             holds(sympy.Eq(sympy.sympify(physical), sympy.sympify(logical)), assume=assume or None)
@@ -250,7 +250,7 @@ def in_bounds_claim(shape: Shape | str, allocation: str = "xla") -> Claim:
     def decide(shapes: tuple[ArrayShape, ...]) -> bool:
         return in_bounds(shapes[0], allocation=allocation).status == "proved"
 
-    def prove(shapes: tuple[ArrayShape, ...], assume: tuple) -> str:
+    def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...]) -> str:
         return _status(in_bounds(shapes[0], allocation=allocation, assume=assume or None))
 
     return Claim(f"{a} stays inside the {allocation} allocation", (a,), decide, prove, None)
@@ -458,7 +458,12 @@ def _or_of_ands(terms: Sequence[tuple[sympy.Basic, ...]]) -> sympy.Basic:
     return sympy.Or(*[sympy.And(*t) for t in terms])
 
 
-def _literals(points, symbols, candidates, full) -> list[Literal]:
+def _literals(
+    points: Sequence[tuple[int, ...]],
+    symbols: Sequence[sympy.Symbol],
+    candidates: Sequence[sympy.Basic],
+    full: int,
+) -> list[Literal]:
     """Candidates and their negations as bitmasks, one literal per distinct mask (the
     first, simplest, kept), constants dropped."""
     seen: set[int] = set()
@@ -520,7 +525,7 @@ def _cases(expr: sympy.Basic) -> list[tuple[sympy.Basic, ...]]:
 
 def _substitutions(
     term: Sequence[sympy.Basic], symbols: Sequence[sympy.Symbol]
-) -> tuple[list[dict], tuple] | None:
+) -> tuple[list[dict[sympy.Symbol, Any]], tuple[sympy.Basic, ...]] | None:
     """One and-term as substitutions (``N % 8 == 0`` → ``N = 8*N8``, ``N == 1`` → 1,
     ``N <= 3`` → the cases 1, 2, 3) and the literals left as assumptions; ``None`` when
     there would be too many cases."""
@@ -572,7 +577,7 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic) -> tuple[bool, str]:
             return False, f"too many cases in {sympy.And(*term)}"
         subs, rest = split
         for sub in subs:
-            free = set()
+            free: set[sympy.Symbol] = set()
             for v in sub.values():
                 free |= getattr(sympy.sympify(v), "free_symbols", set())
             free |= {s for s in symbols if s not in sub}
@@ -688,7 +693,7 @@ def _moves(claim: Claim, template: tuple[Any, ...], point: tuple[int, ...]) -> b
     if any(not 0 <= x < d for x, d in zip(element, shapes[-1].dimensions, strict=True)):
         return False
     src, dst = bit_offsets(shapes[0], shapes[1], element, claim.permutation)
-    return src != dst
+    return bool(src != dst)
 
 
 # ---------------------------------------------------------------------------- results
