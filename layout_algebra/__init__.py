@@ -62,6 +62,7 @@ _LAZY: dict[str, str] = {
     "hlo": "layout_algebra.hlo",
     "interop": "layout_algebra.interop",
     "prove": "layout_algebra.prove",
+    "conditions": "layout_algebra.conditions",
     "tpu": "layout_algebra.tpu",
     "xla": "layout_algebra.xla",
     "bitcast_is_valid": "layout_algebra.bitcast",
@@ -86,7 +87,7 @@ _LAZY: dict[str, str] = {
 
 
 #: Sub-packages exported as themselves (every other lazy name is a function or class).
-_SUBPACKAGES = frozenset({"hlo", "interop", "prove", "tpu", "xla"})
+_SUBPACKAGES = frozenset({"conditions", "hlo", "interop", "prove", "tpu", "xla"})
 
 
 def __getattr__(name: str) -> object:
@@ -123,7 +124,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not run __getattr__
-    from layout_algebra import hlo, interop, prove, tpu, xla
+    from layout_algebra import conditions, hlo, interop, prove, tpu, xla
     from layout_algebra.bitcast import (
         bitcast_is_valid,
         reshape_is_bitcast,
@@ -166,6 +167,7 @@ __all__ = [
     "as_shape",
     "bitcast_is_valid",
     "codegen",
+    "conditions",
     "delinearize",
     "draw",
     "explain",
