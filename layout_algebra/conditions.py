@@ -55,11 +55,13 @@ from typing import Any
 import sympy
 
 from layout_algebra.bitcast import bit_offsets, bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, holds
 from layout_algebra.sizes import meaningful_array, size_report
+from layout_algebra.stages.arith import ARITHMETIC
 from layout_algebra.stages.symbolic import SYMPY_ARITHMETIC
 
 __all__ = [
@@ -122,6 +124,9 @@ class Claim:
     offsets: Callable[[Sequence[Any], Any], tuple[Any, Any]] | None = None
     #: the transpose's permutation (``None``: the reshape correspondence)
     permutation: tuple[int, ...] | None = None
+    #: ``shape, element, ar -> (position, slots)`` (in-bounds claims: the claim fails at
+    #: an element whose position is ``>= slots``)
+    outside: Callable[[ArrayShape, Sequence[Any], Any], tuple[Any, Any]] | None = None
 
     @property
     def symbols(self) -> tuple[sympy.Symbol, ...]:
@@ -253,7 +258,14 @@ def in_bounds_claim(shape: Shape | str, allocation: str = "xla") -> Claim:
     def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...]) -> str:
         return _status(in_bounds(shapes[0], allocation=allocation, assume=assume or None))
 
-    return Claim(f"{a} stays inside the {allocation} allocation", (a,), decide, prove, None)
+    def outside(s: ArrayShape, element: Sequence[Any], ar: Any) -> tuple[Any, Any]:
+        m = layout_map(s)
+        report = size_report(s)
+        slots = report.first_tile_elements if allocation == "xla" else report.physical_elements
+        return m.apply(list(element), ar, through=len(m.stages) - 1)[0], slots
+
+    name = f"{a} stays inside the {allocation} allocation"
+    return Claim(name, (a,), decide, prove, sympy.false, outside=outside)
 
 
 # ------------------------------------------------------------------------------- atoms
@@ -623,10 +635,11 @@ def prove_necessary(
     if result.status == "proved":
         record.append(result)
         return True, "Z3: wherever the condition fails, the element counts or allocated bytes differ"
-    chosen = witnesses(claim, [p for p, ok in table.items() if not ok]) if claim.offsets and table else []
+    has_witness = claim.offsets is not None or claim.outside is not None
+    chosen = witnesses(claim, [p for p, ok in table.items() if not ok]) if has_witness and table else []
     if not chosen:
         record.append(result)
-    if claim.offsets is None or table is None:
+    if not has_witness or table is None:
         return False, f"the size query was {result.status}: some failures are by element positions"
     if not chosen:
         return (
@@ -634,18 +647,26 @@ def prove_necessary(
             "no witness element of the form 0, 1, d-1, d//2 per dimension fails at every failing size",
         )
     differs = [
-        sympy.And(
-            *(x < d for x, d in zip(w, _output_dims(claim), strict=True)),
-            sympy.Ne(*claim.offsets(w, SYMPY_ARITHMETIC)),
-        )
+        sympy.And(*(x < d for x, d in zip(w, _output_dims(claim), strict=True)), _fails_at(claim, w))
         for w in chosen
     ]
     result = holds(sympy.Or(claim.size_failure, *differs), assume=assume, timeout_ms=NECESSITY_TIMEOUT_MS)
     record.append(result)
     names = " or ".join(str(list(w)) for w in chosen)
     if result.status == "proved":
-        return True, f"Z3: wherever the condition fails, the sizes differ or element {names} moves"
+        how = "lies outside the allocation" if claim.outside is not None else "moves"
+        sizes = "" if claim.size_failure in (sympy.false, False) else "the sizes differ or "
+        return True, f"Z3: wherever the condition fails, {sizes}element {names} {how}"
     return False, f"the witness query (element {names}) was {result.status}"
+
+
+def _fails_at(claim: Claim, element: Sequence[Any]) -> sympy.Basic:
+    """The symbolic condition "the claim fails at ``element``"."""
+    if claim.outside is not None:
+        position, slots = claim.outside(claim.shapes[0], element, SYMPY_ARITHMETIC)
+        return sympy.Ge(sympy.sympify(position), sympy.sympify(slots))
+    assert claim.offsets is not None
+    return sympy.Ne(*claim.offsets(element, SYMPY_ARITHMETIC))
 
 
 def _output_dims(claim: Claim) -> tuple[Any, ...]:
@@ -692,6 +713,9 @@ def _moves(claim: Claim, template: tuple[Any, ...], point: tuple[int, ...]) -> b
     element = [int(sympy.sympify(x).subs(values)) for x in template]
     if any(not 0 <= x < d for x, d in zip(element, shapes[-1].dimensions, strict=True)):
         return False
+    if claim.outside is not None:
+        position, slots = claim.outside(shapes[0], element, ARITHMETIC)
+        return bool(position >= slots)
     src, dst = bit_offsets(shapes[0], shapes[1], element, claim.permutation)
     return bool(src != dst)
 
