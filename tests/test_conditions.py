@@ -339,3 +339,20 @@ def test_random_no_padding_agrees_and_is_exact(rows, cols, minor):
     assert found.status == "exact", found.details  # size claims: both proofs are size queries
     for n in [*range(1, 65), 100, 128, 256, 384]:
         assert found.holds_at({"N": n}) == oracle("no_padding", (shape,), {N: n})
+
+
+def test_in_bounds_of_xla_allocation_is_exact_by_a_witness_outside():
+    """A later tile that does not divide the first: XLA's allocation (first tile only) is too
+    small for every N; the witness element is proved outside it for all N >= 1."""
+    found = conditions.when_in_bounds("bf16[N,128]{1,0:T(1,128)(2,1)}", "xla")
+    assert found.expr == sympy.false and found.status == "exact"
+    assert "lies outside the allocation" in found.details[-1]
+    for n in range(1, 20):
+        assert not oracle("in_bounds", ("bf16[N,128]{1,0:T(1,128)(2,1)}",), {N: n})
+
+
+def test_a_sparse_grid_sees_the_tile_modulus():
+    """Regression: with two symbols the grid is 1..32, where M % 64 and M % 128 look alike
+    unless 64 and 128 themselves are on the grid; the fit once chose M % 64 (then refuted)."""
+    values = conditions.grid_values([as_shape("f32[N,M]{1,0:T(8,128)}")], 32, 1024)
+    assert 64 in values and 128 in values and 129 in values
