@@ -629,7 +629,10 @@ def prove_necessary(
     if claim.size_failure is None:
         return False, "this claim fails by element positions, not sizes: no size query"
     if claim.size_failure in (sympy.true, True):
-        return True, "the claim fails for every size (memory spaces or element widths differ)"
+        return (
+            True,
+            "the sizes differ whatever the size symbols are (or memory spaces or element widths differ)",
+        )
     assume = (*(s >= 1 for s in claim.symbols), sympy.Not(expr))
     result = holds(claim.size_failure, assume=assume, timeout_ms=NECESSITY_TIMEOUT_MS)
     if result.status == "proved":
@@ -814,7 +817,10 @@ def condition_of(claim: Claim, bound: int | None = None, *, prove: bool = True) 
             time.perf_counter() - start,
             (grid_text, f"matches the grid; sufficiency not proved: {why_s}"),
         )
-    necessary, why_n = prove_necessary(claim, expr, table)
+    if symbols:
+        necessary, why_n = prove_necessary(claim, expr, table)
+    else:  # no size symbols: the one concrete decision is the whole truth
+        necessary, why_n = True, "the shapes are concrete: the exact decision covers every case"
     if necessary:
         status, method = EXACT, "grid fit, sufficiency and necessity proved"
     else:

@@ -356,3 +356,12 @@ def test_a_sparse_grid_sees_the_tile_modulus():
     unless 64 and 128 themselves are on the grid; the fit once chose M % 64 (then refuted)."""
     values = conditions.grid_values([as_shape("f32[N,M]{1,0:T(8,128)}")], 32, 1024)
     assert 64 in values and 128 in values and 129 in values
+
+
+def test_concrete_shapes_give_true_or_false_exactly():
+    """Regression: without size symbols the one decision is the whole answer (was reported
+    as 'necessary up to <=1')."""
+    refuted = conditions.when_reshape_is_bitcast("f32[16,256]{1,0:T(8,128)}", "f32[4096]{0}")
+    assert refuted.expr == sympy.false and refuted.status == "exact"
+    proved = conditions.when_no_padding("f32[16,128]{1,0:T(8,128)}")
+    assert proved.expr == sympy.true and proved.status == "exact"
