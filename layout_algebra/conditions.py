@@ -250,6 +250,8 @@ def in_bounds_claim(shape: Shape | str, allocation: str = "xla") -> Claim:
     for ``prove.in_bounds``: ``exact`` or ``xla``)."""
     from layout_algebra.prove import in_bounds
 
+    if allocation not in ("exact", "xla"):
+        raise ValueError(f"allocation {allocation!r} is not 'exact' or 'xla'")
     a = meaningful_array(as_shape(shape))
 
     def decide(shapes: tuple[ArrayShape, ...]) -> bool:

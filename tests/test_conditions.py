@@ -365,3 +365,8 @@ def test_concrete_shapes_give_true_or_false_exactly():
     assert refuted.expr == sympy.false and refuted.status == "exact"
     proved = conditions.when_no_padding("f32[16,128]{1,0:T(8,128)}")
     assert proved.expr == sympy.true and proved.status == "exact"
+
+
+def test_bad_allocation_is_a_clear_error():
+    with pytest.raises(ValueError, match="allocation 'tpu' is not 'exact' or 'xla'"):
+        conditions.when_in_bounds("f32[N]{0}", "tpu")
