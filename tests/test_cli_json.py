@@ -235,3 +235,12 @@ def test_every_command_prints_counts_in_one_style(capsys) -> None:
         assert "819,200 bytes" in text and "819200" not in text
     assert main(["tpu-layout", "bf16", "8", "1280"]) == 0
     assert "20,480 bytes" in capsys.readouterr().out
+
+
+def test_an_error_quotes_a_huge_input_shortened(capsys) -> None:
+    from layout_algebra.cli import main
+
+    text = "(" * 3000
+    assert main(["explain", text]) == 2
+    first_line = capsys.readouterr().err.splitlines()[0]
+    assert len(first_line) < 400 and "3,000 characters" in first_line

@@ -46,7 +46,15 @@ def each(texts: Sequence[str], compute: Callable[[str], T]) -> Iterator[Outcome[
 def error_message(text: str, err: ValueError) -> str:
     """The error, with the input quoted unless the message already shows it."""
     message = str(err)
-    return message if text in message else f"{text!r}: {message}"
+    return message if text in message else f"{quoted(text)}: {message}"
+
+
+def quoted(text: str, limit: int = 120) -> str:
+    """``text`` quoted for an error line; a long input is shortened in the middle (its length said)."""
+    if len(text) <= limit:
+        return repr(text)
+    keep = limit // 2
+    return f"{text[:keep]!r} ... {text[-keep // 2 :]!r} ({len(text):,} characters)"
 
 
 def report_error(command: str, outcome: Outcome[Any]) -> None:
