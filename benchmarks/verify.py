@@ -183,7 +183,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def main() -> int:
-    print(f"machine: {platform.machine()}, {platform.processor() or 'unknown cpu'}, Python {sys.version.split()[0]}")
+    print(
+        f"machine: {platform.machine()}, {platform.processor() or 'unknown cpu'}, Python {sys.version.split()[0]}"
+    )
     print(f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     all_times: list[float] = []
     baseline: list[float] = []
@@ -209,8 +211,12 @@ def main() -> int:
     median = statistics.median(all_times) * 1000
     p95 = percentile(all_times, 0.95) * 1000
     base = statistics.median(baseline) * 1000
-    print(f"\nverify_rewrite over {len(all_times)} runs: median {median:.1f} ms, p95 {p95:.1f} ms (goal: median < 200 ms)")
-    print(f"baseline, execution at N = M = 256: median {base:.1f} ms; ratio verify/execute {median / base:.2f}")
+    print(
+        f"\nverify_rewrite over {len(all_times)} runs: median {median:.1f} ms, p95 {p95:.1f} ms (goal: median < 200 ms)"
+    )
+    print(
+        f"baseline, execution at N = M = 256: median {base:.1f} ms; ratio verify/execute {median / base:.2f}"
+    )
     return 0 if ok else 1
 
 

@@ -606,4 +606,6 @@ def test_symbolic_sizes_beyond_the_encoding_are_unknown_not_wrong() -> None:
     v = reshape_is_bitcast("f32[N,128]{1,0}", "f32[N/8,8,128]{2,1,0}")
     assert v.status == "unknown" and v.reason
     # with it, the exact quotient is proved (tests/test_cli_formulas.py checks it against concrete sizes)
-    assert reshape_is_bitcast("f32[N,128]{1,0}", "f32[N/8,8,128]{2,1,0}", assume="N % 8 == 0").status == "proved"
+    assert (
+        reshape_is_bitcast("f32[N,128]{1,0}", "f32[N/8,8,128]{2,1,0}", assume="N % 8 == 0").status == "proved"
+    )

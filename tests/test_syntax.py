@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from conftest import TEST_DATA, require_vector, ground_truth_file, vector_params
+from conftest import TEST_DATA, ground_truth_file, require_vector, vector_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import array_shapes, layouts, shapes

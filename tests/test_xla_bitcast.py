@@ -21,7 +21,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import require_vector, ground_truth_file, vector_params
+from conftest import ground_truth_file, require_vector, vector_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import array_shapes, layouts
