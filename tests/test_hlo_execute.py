@@ -14,8 +14,10 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
+import strategies_hlo as sh
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies_maps import small_layout_shapes
 
 from layout_algebra import linear_index, parse_shape
 from layout_algebra.hlo.execute import (
@@ -28,8 +30,6 @@ from layout_algebra.hlo.execute import (
 )
 from layout_algebra.layout_map import layout_map
 from layout_algebra.numpy_eval import numpy_dtype
-from tests import strategies_hlo as sh
-from tests.strategies_maps import small_layout_shapes
 
 
 def module(*lines: str) -> str:

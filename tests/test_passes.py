@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from conftest import TEST_DATA
 
 from layout_algebra.cli import main as cli_main
 from layout_algebra.hlo import parse_module
@@ -25,7 +26,6 @@ from layout_algebra.hlo.passes import (
     validate_pair,
     validate_passes,
 )
-from tests.conftest import TEST_DATA
 
 DUMPS = TEST_DATA / "pass_dumps"
 PROGRAMS = ("dense_relu_reshape", "mlp_train_step", "attention_int8", "conv_block")

@@ -17,11 +17,11 @@ than its ``unknown``).
 from __future__ import annotations
 
 import pytest
+import strategies_hlo as sh
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from layout_algebra.hlo.execute import compare
-from tests import strategies_hlo as sh
 
 
 def fuzz(strategy: st.SearchStrategy[sh.Case], examples: int) -> sh.Tally:
