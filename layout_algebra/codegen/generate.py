@@ -166,7 +166,7 @@ def _bounds(m: LayoutMap, direction: str, unit: str) -> Bounds:
                 for n, d in zip(names, m.shape.dimensions, strict=True)
             }
         )
-    size = {"element": m.size_in_elements, "bit": m.size_in_bits, "byte": m.size_in_bytes}[unit]
+    size = m.size_in(unit)
     return Bounds({OFFSET.name: (0, max(size - 1, 0) if isinstance(size, int) else None)})
 
 
@@ -178,17 +178,6 @@ def _check_arguments(lang: str, direction: str, unit: str) -> None:
         raise ValueError(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
     if unit not in UNITS:
         raise ValueError(f"unit {unit!r} is not one of {', '.join(UNITS)}")
-
-
-def _size_names(m: LayoutMap) -> tuple[str, ...]:
-    """Symbolic dimension names in order of first appearance in the shape."""
-    out: list[str] = []
-    for d in m.shape.dimensions:
-        if not isinstance(d, int):
-            for s in sorted(sympy.sympify(d).free_symbols, key=str):
-                if str(s) not in out:
-                    out.append(str(s))
-    return tuple(out)
 
 
 def _check_names(m: LayoutMap, name: str, sizes: Sequence[str]) -> None:
@@ -234,7 +223,7 @@ def codegen(
     """
     _check_arguments(lang, direction, unit)
     m = layout_map(shape)
-    sizes = _size_names(m)
+    sizes = tuple(map(str, m.shape.size_symbols))
     name = name if name is not None else _DEFAULT_NAMES[direction].format(unit=unit)
     _check_names(m, name, sizes)
     raw = build_expressions(m, direction, unit)
@@ -295,7 +284,7 @@ def _describe(m: LayoutMap, direction: str, unit: str, shape: str, inputs: Seque
         where = f" at logical index ({', '.join(inputs)})" if inputs else ""
         text = f"{unit.capitalize()} offset of {shape}{where}"
         return text + (f", for {ranges}" if ranges else "")
-    size = {"element": m.size_in_elements, "bit": m.size_in_bits, "byte": m.size_in_bytes}[unit]
+    size = m.size_in(unit)
     size_text = str(size).replace("**", "^")
     if direction == "inverse":
         return (
