@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-__all__ = ["parse_index", "read_text"]
+__all__ = ["parse_index", "read_text", "report_condition"]
 
 
 def parse_index(text: str) -> tuple[int, ...]:
@@ -27,3 +28,24 @@ def read_text(path: str) -> str:
         raise ValueError(
             f"{path} is not UTF-8 text (byte {err.start} is {data[err.start : err.start + 1]!r})"
         ) from None
+
+
+def report_condition(found: Any, as_json: bool) -> int:
+    """Print a size condition (``layout_algebra.conditions.Condition``) as text or JSON.
+
+    Exit status 0 when the condition is exact (proved sufficient and necessary), 3 otherwise.
+    """
+    if as_json:
+        from layout_algebra.cli._batch import print_json
+
+        print_json(found.to_dict())
+    else:
+        when = "exactly when" if found.status == "exact" else "when (see the status)"
+        if found.expr is not None:
+            print(f"{found.claim} {when}: {found.expr}")
+        else:
+            print(f"{found.claim}: for which sizes is not known (no condition of the grammar fits)")
+        print(f"  status: {found.status} ({found.method})")
+        for line in found.details:
+            print(f"  {line}")
+    return 0 if found.status == "exact" else 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from layout_algebra.cli._common import parse_index
+from layout_algebra.cli._common import parse_index, report_condition
 
 __all__ = ["register", "run"]
 
@@ -129,15 +129,7 @@ def _when(args: argparse.Namespace) -> int:
         found = conditions.when_bitcast_is_valid(args.src, args.dst)
     else:
         found = conditions.when_reshape_is_bitcast(args.src, args.dst)
-    if args.json:
-        print(json.dumps(found.to_dict()))
-    else:
-        when = "exactly when" if found.status == "exact" else "when (see the status)"
-        print(f"{found.claim} {when}: {found.expr}" if found.expr is not None else found.claim)
-        print(f"  status: {found.status} ({found.method})")
-        for line in found.details:
-            print(f"  {line}")
-    return 0 if found.status == "exact" else 3
+    return report_condition(found, args.json)
 
 
 def _xla_answer(args: argparse.Namespace) -> str | None:

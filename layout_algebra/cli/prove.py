@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from layout_algebra.cli._common import report_condition
+
 __all__ = ["register", "run"]
 
 
@@ -100,14 +102,4 @@ def _when(args: argparse.Namespace) -> int:
         found = conditions.when_no_padding(args.shapes[0])
     else:
         found = conditions.when_in_bounds(args.shapes[0], args.allocation)
-    if args.json:
-        from layout_algebra.cli._batch import print_json
-
-        print_json(found.to_dict())
-    else:
-        when = "exactly when" if found.status == "exact" else "when (see the status)"
-        print(f"{found.claim} {when}: {found.expr}" if found.expr is not None else found.claim)
-        print(f"  status: {found.status} ({found.method})")
-        for line in found.details:
-            print(f"  {line}")
-    return 0 if found.status == "exact" else 3
+    return report_condition(found, args.json)
