@@ -785,40 +785,26 @@ def condition_of(claim: Claim, bound: int | None = None, *, prove: bool = True) 
         f" and {len(values) - bound} larger values around the layout's numbers" if len(values) > bound else ""
     )
     grid_text = f"decided exactly at {len(table)} sizes (1..{bound} each{more})"
+
+    def found(formula: Any, status: str, method: str, *details: str) -> Condition:
+        return Condition(
+            claim.text,
+            formula,
+            status,
+            method,
+            bound,
+            symbols,
+            time.perf_counter() - start,
+            (grid_text, *details),
+        )
+
     if expr is None:
-        return Condition(
-            claim.text,
-            None,
-            UNKNOWN,
-            "grid fit",
-            bound,
-            symbols,
-            time.perf_counter() - start,
-            (grid_text, "no formula of at most four atoms matches the grid"),
-        )
+        return found(None, UNKNOWN, "grid fit", "no formula of at most four atoms matches the grid")
     if not prove:
-        return Condition(
-            claim.text,
-            expr,
-            UNKNOWN,
-            "grid fit",
-            bound,
-            symbols,
-            time.perf_counter() - start,
-            (grid_text, "matches the grid; not proved (prove=False)"),
-        )
+        return found(expr, UNKNOWN, "grid fit", "matches the grid; not proved (prove=False)")
     sufficient, why_s = prove_sufficient(claim, expr)
     if not sufficient:
-        return Condition(
-            claim.text,
-            expr,
-            UNKNOWN,
-            "grid fit",
-            bound,
-            symbols,
-            time.perf_counter() - start,
-            (grid_text, f"matches the grid; sufficiency not proved: {why_s}"),
-        )
+        return found(expr, UNKNOWN, "grid fit", f"matches the grid; sufficiency not proved: {why_s}")
     if symbols:
         necessary, why_n = prove_necessary(claim, expr, table)
     else:  # no size symbols: the one concrete decision is the whole truth
@@ -828,16 +814,7 @@ def condition_of(claim: Claim, bound: int | None = None, *, prove: bool = True) 
     else:
         names = ",".join(map(str, symbols))
         status, method = f"sufficient, necessary up to {names}<={bound}", "grid fit, sufficiency proved"
-    return Condition(
-        claim.text,
-        expr,
-        status,
-        method,
-        bound,
-        symbols,
-        time.perf_counter() - start,
-        (grid_text, f"sufficient: {why_s}", f"necessary: {why_n}"),
-    )
+    return found(expr, status, method, f"sufficient: {why_s}", f"necessary: {why_n}")
 
 
 # ----------------------------------------------------------------------- public entry

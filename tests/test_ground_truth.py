@@ -46,7 +46,7 @@ def test_nothing_in_the_project_reads_outside_the_checkout() -> None:
     else:
         files = [ROOT / name for name in tracked.stdout.split()]
     # code (also doctests in Markdown) that builds a path to the steering repository's folder
-    reaching_out = ("../shared", "parents[1].parent", '"..", "shared"', '/ "shared" /')
+    reaching_out = (".." + "/shared", "parents[1].parent", '"..", "shared"', '/ "shared" /')
     offenders = [
         str(p.relative_to(ROOT))
         for p in files
