@@ -54,6 +54,8 @@ LAYERS: dict[str, int] = {
     "hlo": 3,
     "interop": 3,
     "proofs": 3,
+    "normal_form": 3,  # reads bitcast; read by interop's from_cute/from_mlir
+    "views": 3,  # reads recover (interop) to name the layout a view is
     "": 4,  # the package's own __init__: re-exports everything below the command line
     "cli": 5,
     "__main__": 5,

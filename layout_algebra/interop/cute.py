@@ -80,6 +80,7 @@ from layout_algebra.interop.recover import NotExpressible, recover_layout, strid
 from layout_algebra.layout_map import LayoutMap, index_symbols, layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.normal_form import normal_form
 from layout_algebra.stages.stages import (
     AlignTail,
     Combine,
@@ -406,6 +407,9 @@ def from_cute(text: str, dtype: str, *, element_size_in_bits: int = 0, rank: int
             weight *= size
     try:
         positions = strided_positions(digits, dims)
-        return recover_layout(dtype, dims, positions, exact=False, element_size_in_bits=element_size_in_bits)
+        recovered = recover_layout(
+            dtype, dims, positions, exact=False, element_size_in_bits=element_size_in_bits
+        )
     except NotExpressible as err:
         raise NotExpressible(f"{text}: {err}") from None
+    return normal_form(recovered)

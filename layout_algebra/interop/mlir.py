@@ -72,6 +72,7 @@ from layout_algebra.interop.recover import NotExpressible, recover_layout, strid
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import Shape
+from layout_algebra.normal_form import normal_form
 from layout_algebra.stages.stages import Linearize, ceil_div
 
 __all__ = [
@@ -290,9 +291,10 @@ def from_mlir_affine_map(
             )
         positions.append(Digit(digit[0], digit[1], digit[2], _span(sympy.sympify(e), dims)))
     try:
-        return recover_layout(dtype, dims, positions, element_size_in_bits=element_size_in_bits)
+        recovered = recover_layout(dtype, dims, positions, element_size_in_bits=element_size_in_bits)
     except NotExpressible as err:
         raise NotExpressible(f"{where}: {err}") from None
+    return normal_form(recovered)
 
 
 def _recover_strided(
@@ -304,6 +306,9 @@ def _recover_strided(
 ) -> Shape:
     try:
         positions = strided_positions(digits, dims)
-        return recover_layout(dtype, dims, positions, exact=False, element_size_in_bits=element_size_in_bits)
+        recovered = recover_layout(
+            dtype, dims, positions, exact=False, element_size_in_bits=element_size_in_bits
+        )
     except NotExpressible as err:
         raise NotExpressible(f"{where}: {err}") from None
+    return normal_form(recovered)
