@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     "explain": 2,
     "tpu": 2,
     "xla": 2,
+    "access": 2,
     "hlo": 3,
     "interop": 3,
     "proofs": 3,
