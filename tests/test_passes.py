@@ -112,11 +112,18 @@ def test_dot_to_convolution_canonicalization_is_proved() -> None:
     assert pair.status == "proved" and pair.mode == "physical"
 
 
-def test_float_type_correction_is_named_as_a_precision_change() -> None:
+def test_float_type_correction_of_a_maximum_is_proved_naming_its_float_rule() -> None:
+    """The pass computes relu's bf16 maximum in f32 between converts: exact (widening is
+    exact, maximum picks one of its operands), proved under the named rule ``exact-ops``;
+    without float rules the convert/maximum pattern stays an uninterpreted difference."""
     r = report("dense_relu_reshape")
     (pair,) = [x for x in r.results if x.later.after == "float-type-correction"]
-    assert pair.status == "unknown"
-    assert pair.reason.startswith("precision change") and "bf16->f32" in pair.reason
+    assert (pair.status, pair.float_rules) == ("proved", ("exact-ops",))
+    assert pair.as_json()["float_rules"] == ["exact-ops"]
+    earlier, later = pair.earlier.path.read_text(), pair.later.path.read_text()
+    strict = validate_pair(earlier, later, mode="physical", float_rules=())
+    assert strict.status == "unknown"
+    assert strict.reason.startswith("precision change") and "bf16->f32" in strict.reason
 
 
 def test_precision_change_of_a_compute_op_is_named() -> None:

@@ -67,7 +67,7 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,11 +81,19 @@ from layout_algebra.hlo.ir import (
     HloOperand,
 )
 from layout_algebra.hlo.parser import parse_module
-from layout_algebra.hlo.verify import ELEMENTWISE_OPCODES, MOVEMENT_OPCODES, verify_rewrite
+from layout_algebra.hlo.verify import (
+    ELEMENTWISE_OPCODES,
+    FLOAT_RULES,
+    MOVEMENT_OPCODES,
+    float_rules_used,
+    verify_rewrite,
+)
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.syntax import parse_shape
+from layout_algebra.prove.result import json_value
 
 __all__ = [
+    "DEFAULT_FLOAT_RULES",
     "PASS_FILE",
     "PassDump",
     "PassResult",
@@ -115,6 +123,9 @@ _LAYOUT_SENSITIVE = frozenset(
 _NONDETERMINISTIC = frozenset({"rng", "rng-get-and-update-state"})
 # Ops the rewrite verifier interprets element by element; every other op is a cut point.
 _INTERPRETED = frozenset({*MOVEMENT_OPCODES, *ELEMENTWISE_OPCODES})
+#: The float rules pass validation relies on unless told otherwise: all of them, each named
+#: in the report of every proof that used it.
+DEFAULT_FLOAT_RULES: tuple[str, ...] = tuple(FLOAT_RULES)
 # Ops inlined before cutting.
 _INLINED = ("fusion", "call")
 
@@ -152,6 +163,8 @@ class PassResult:
     reason: str = ""
     counterexample: Mapping[str, Any] | None = None
     cut_points: int = 0
+    #: the float rules (:data:`layout_algebra.hlo.verify.FLOAT_RULES`) a proof relied on
+    float_rules: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -165,8 +178,9 @@ class PassResult:
             "status": self.status,
             "seconds": round(self.seconds, 4),
             "reason": self.reason,
-            "counterexample": _jsonable(self.counterexample),
+            "counterexample": json_value(None if self.counterexample is None else dict(self.counterexample)),
             "cut_points": self.cut_points,
+            "float_rules": list(self.float_rules),
         }
 
 
@@ -193,16 +207,6 @@ class ValidationReport:
             "skipped_files": list(self.skipped),
             "pairs": [r.as_json() for r in self.results],
         }
-
-
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return str(value)
 
 
 # ------------------------------------------------------------------------ the directory
@@ -598,8 +602,10 @@ def _signature(side: _Side, instr: HloInstruction) -> str:
 class _Cuts:
     """Cut points: pairs (earlier op, later op) replaced by one parameter each."""
 
-    def __init__(self, a: _Side, b: _Side) -> None:
+    def __init__(self, a: _Side, b: _Side, float_rules: frozenset[str] = frozenset()) -> None:
         self.a, self.b = a, b
+        self.float_rules = float_rules
+        self.used_rules: set[str] = set()  # what the proofs so far relied on
         self.first = 1 + max(
             [i.parameter_number or 0 for i in (*a.parameters(), *b.parameters())], default=-1
         )
@@ -712,7 +718,7 @@ def _decide_equal(cuts: _Cuts, a_name: str, b_name: str, mode: str, timeout_ms: 
     before = cuts.module(cuts.a, a_name, earlier=True)
     after = cuts.module(cuts.b, b_name, earlier=False)
     try:
-        result = verify_rewrite(before, after, mode=mode, timeout_ms=timeout_ms)
+        result = verify_rewrite(before, after, mode=mode, timeout_ms=timeout_ms, float_rules=cuts.float_rules)
     except ValueError as err:
         return "unknown", str(err)
     except RecursionError:
@@ -720,18 +726,30 @@ def _decide_equal(cuts: _Cuts, a_name: str, b_name: str, mode: str, timeout_ms: 
             "unknown",
             "the chains of instructions are too deep for the encoding (Python's recursion limit)",
         )
+    if result.status == "proved":
+        cuts.used_rules.update(float_rules_used(result))
     return result.status, result
 
 
 def validate_pair(
-    earlier: str | HloModule, later: str | HloModule, *, mode: str, timeout_ms: int = 10_000
+    earlier: str | HloModule,
+    later: str | HloModule,
+    *,
+    mode: str,
+    timeout_ms: int = 10_000,
+    float_rules: Collection[str] = DEFAULT_FLOAT_RULES,
 ) -> PassResult:
-    """Does ``later`` compute what ``earlier`` computes (``mode``: ``logical``/``physical``)?"""
+    """Does ``later`` compute what ``earlier`` computes (``mode``: ``logical``/``physical``)?
+
+    ``float_rules``: the :data:`~layout_algebra.hlo.verify.FLOAT_RULES` a proof may rely
+    on (all by default); a proof names those it used in ``PassResult.float_rules``."""
     start = time.perf_counter()
     a_mod = parse_module(earlier) if isinstance(earlier, str) else earlier
     b_mod = parse_module(later) if isinstance(later, str) else later
     dummy = PassDump(Path("earlier"), a_mod.name, 0, "", "earlier", None)
     dummy_b = PassDump(Path("later"), b_mod.name, 1, "", "later", None)
+
+    used: set[str] = set()
 
     def answer(status: str, reason: str = "", counterexample: Any = None, cuts: int = 0) -> PassResult:
         return PassResult(
@@ -744,6 +762,7 @@ def validate_pair(
             reason,
             counterexample,
             cuts,
+            tuple(sorted(used)) if status == "proved" else (),
         )
 
     if module_key(a_mod) == module_key(b_mod):
@@ -756,8 +775,9 @@ def validate_pair(
         a, b = _Side.of(a_mod), _Side.of(b_mod)
     except (_Unsupported, KeyError, ValueError) as err:
         return answer("unknown", f"cannot inline the modules: {err}")
-    cuts = _Cuts(a, b)
-    used: set[str] = set()
+    cuts = _Cuts(a, b, frozenset(float_rules))
+    used = cuts.used_rules
+    matched_ops: set[str] = set()
     by_signature: dict[str, list[str]] = {}
     for name in a.opaque:
         by_signature.setdefault(_signature(a, a.by_name[name]), []).append(name)
@@ -770,7 +790,7 @@ def validate_pair(
         if b_instr.opcode in _NONDETERMINISTIC:
             reasons.append(f"{b_instr.opcode} {b_name} is nondeterministic: no two are known equal")
             break
-        candidates = [n for n in by_signature.get(_signature(b, b_instr), []) if n not in used]
+        candidates = [n for n in by_signature.get(_signature(b, b_instr), []) if n not in matched_ops]
         candidates.sort(key=lambda n: (n != b_name, 0))
         matched = None
         failures: list[str] = []
@@ -790,7 +810,7 @@ def validate_pair(
         if matched is None:
             reasons.append(_no_counterpart(a, b, b_instr, candidates, failures))
             break
-        used.add(matched)
+        matched_ops.add(matched)
         cuts.add(matched, b_name)
     if reasons:
         return answer("unknown", _precision_changes(a, b) + reasons[0], cuts=len(cuts.pairs))
@@ -967,9 +987,14 @@ def pass_mode(dumps: Sequence[PassDump], k: int) -> str:
 
 
 def validate_passes(
-    directory: str | os.PathLike[str], *, timeout_ms: int = 10_000, modules: Sequence[str] | None = None
+    directory: str | os.PathLike[str],
+    *,
+    timeout_ms: int = 10_000,
+    modules: Sequence[str] | None = None,
+    float_rules: Collection[str] = DEFAULT_FLOAT_RULES,
 ) -> ValidationReport:
-    """Validate every consecutive pair of per-pass dumps of every module in ``directory``."""
+    """Validate every consecutive pair of per-pass dumps of every module in ``directory``
+    (``float_rules`` as for :func:`validate_pair`)."""
     found, skipped = read_dump_directory(directory)
     if not found:
         raise DumpDirectoryError(
@@ -991,7 +1016,9 @@ def validate_passes(
             mode = pass_mode(dumps, k)
             start = time.perf_counter()
             try:
-                result = validate_pair(load(k - 1), load(k), mode=mode, timeout_ms=timeout_ms)
+                result = validate_pair(
+                    load(k - 1), load(k), mode=mode, timeout_ms=timeout_ms, float_rules=float_rules
+                )
             except ValueError as err:  # HloParseError, a file that is not UTF-8 text
                 result = PassResult(name, dumps[k - 1], dumps[k], mode, "unknown", 0.0, f"cannot read: {err}")
             results.append(

@@ -88,11 +88,12 @@ size unless whole tiles fit, which ``assume`` can say:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -105,6 +106,7 @@ from layout_algebra.hlo.ir import COMPUTATION_REFERENCE_ATTRIBUTES, HloComputati
 from layout_algebra.layout_map import layout_map
 from layout_algebra.logical_ops import reshape_source_index, transpose_source_index
 from layout_algebra.model.primitive_types import PrimitiveType
+from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.prove.assumptions import (
     Assumptions,
@@ -121,10 +123,12 @@ from layout_algebra.stages.arith import ARITHMETIC
 
 __all__ = [
     "ELEMENTWISE_OPCODES",
+    "FLOAT_RULES",
     "MODES",
     "SUPPORTED_OPCODES",
     "InvalidHlo",
     "UnsupportedHlo",
+    "float_rules_used",
     "verify_rewrite",
 ]
 
@@ -190,6 +194,32 @@ _SAME_TYPE_OPS = frozenset(
 _INERT_ATTRIBUTES = frozenset(
     {"metadata", "backend_config", "frontend_attributes", "sharding", "statistics", "origin"}
 )
+#: Named float rules the caller may allow (``verify_rewrite(..., float_rules=...)``); a proof
+#: that used one says so in its ``encoding``. Each is a theorem about IEEE-754 rounding, or a
+#: stated reading of XLA's semantics; ``tests/test_float_rules.py`` checks each against exact
+#: rational arithmetic on random and special values.
+FLOAT_RULES: dict[str, str] = {
+    "exact-ops": "a narrow float widened, passed through maximum/minimum/clamp/select/negate/abs/"
+    "compare in the wide type and narrowed again is the narrow op's value (widening is exact and "
+    "rounding is monotone and odd); equal up to NaN payloads, and assuming maximum/minimum pick "
+    "between +0 and -0 alike in both types",
+    "correctly-rounded": "assumes correctly rounded narrow arithmetic: add/subtract/multiply/divide of "
+    "two narrow values computed in f32 and rounded to bf16 or f16 equal the narrow op "
+    "(double rounding is innocuous when p_wide >= 2 p_narrow + 2); equal up to NaN payloads",
+    "mixed-precision": "an op with wide float operands and a narrow float result (allow_mixed_precision) "
+    "is the op in the operand type followed by a convert (XLA's float normalization)",
+}
+
+# (narrow, wide) float types for which widening is exact and the wide type has at least
+# 2 p + 2 bits of precision and the narrow type's exponent range: the pairs tested.
+_WIDENINGS = frozenset({("bf16", "f32"), ("f16", "f32")})
+# Ops exact on widened values: their wide result is a widened narrow value.
+_EXACT_FLOAT_OPS = frozenset({"maximum", "minimum", "clamp", "select", "negate", "abs"})
+# Ops rounding commutes with (monotone or odd in each float operand).
+_ROUNDING_COMMUTES = _EXACT_FLOAT_OPS
+# Correctly rounded basic operations (binary; sqrt is not included: untested).
+_ROUNDED_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "divide"})
+
 #: Constants with more elements than this are not expanded (answer: unknown).
 MAX_CONSTANT_ELEMENTS = 4096
 
@@ -440,6 +470,18 @@ def _literal_elements(text: str, shape: ArrayShape, name: str) -> list:
     return [_literal_value(t, shape.element_type, name) for t in flat]
 
 
+def _representable(value: Fraction, type_text: str) -> bool:
+    """Is ``value`` exactly a finite value of the float type ``type_text``?"""
+    import numpy as np
+
+    dtype = _float_dtype(type_text)
+    if dtype is None:
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        narrow = np.asarray(float(value)).astype(dtype)
+    return bool(np.isfinite(narrow)) and Fraction(float(narrow)) == value and float(value) == value
+
+
 def _float_dtype(type_text: str):
     """The NumPy (or ``ml_dtypes``) scalar type that rounds like ``type_text``, or None if none does."""
     from layout_algebra.numpy_eval import numpy_dtype  # lazily: NumPy only when a float literal is read
@@ -543,8 +585,13 @@ class _Scope:
 class _Evaluator:
     """The value of any element of any instruction, for index terms of one arithmetic."""
 
-    def __init__(self, module: HloModule, mode: str, ar: Any, inputs: dict) -> None:
+    def __init__(
+        self, module: HloModule, mode: str, ar: Any, inputs: dict, rules: frozenset[str] = frozenset()
+    ) -> None:
         self.module = module
+        self.rules = rules  # the FLOAT_RULES allowed
+        self.used: set[str] = set()  # the FLOAT_RULES a value relied on
+        self.app_info: dict[str, tuple[str, str, str]] = {}  # App key -> (op, attributes, result type)
         self.mode = mode
         self.ar = ar
         self.symbolic = isinstance(ar, IntArithmetic)
@@ -1067,14 +1114,132 @@ class _Evaluator:
         attributes = ",".join(
             f"{k}={v}" for k, v in sorted(instr.attributes.items()) if k not in _INERT_ATTRIBUTES
         )
-        key = f"{op}|{attributes}|{shape.element_type.text}"
+        result_type = shape.element_type.text
+        types = [s.element_type.text for s in shapes]
+        suffix = ""
         if op in _SAME_TYPE_OPS and mixed:
-            key += "|" + ",".join(s.element_type.text for s in shapes)
+            suffix = ",".join(types)
+        elif op == "convert":
+            suffix = types[0]
         args = tuple(
             self.sub(scope, instr, k, [] if s.rank == 0 and shape.rank else index)
             for k, s in enumerate(shapes)
         )
-        return App(key, args)
+        if self.rules:
+            normal = self.float_normal_form(op, attributes, result_type, types, args, mixed)
+            if normal is not None:
+                value, used = normal
+                self.used |= used
+                return value
+        return self.app(op, attributes, result_type, args, suffix)
+
+    # -------------------------------------------------------------- float rules
+    def app(self, op: str, attributes: str, result_type: str, args: Sequence[Any], suffix: str = "") -> App:
+        """The uninterpreted ``op`` applied to ``args``; its key names op, attributes and types."""
+        key = f"{op}|{attributes}|{result_type}" + (f"|{suffix}" if suffix else "")
+        self.app_info[key] = (op, attributes, result_type)
+        return App(key, tuple(args))
+
+    def float_normal_form(
+        self, op: str, attributes: str, result_type: str, types: list[str], args: tuple, mixed: bool
+    ) -> tuple[Any, frozenset[str]] | None:
+        """An elementwise op's value rewritten by the allowed FLOAT_RULES, or ``None``.
+
+        ``convert`` to a narrow type of a wide computation on widened narrow values is read
+        as the narrow computation; ``compare`` of two widened values as the compare of the
+        narrow ones; a mixed-precision op as the op in the wide type, then ``convert``."""
+        if op in _SAME_TYPE_OPS and mixed and "mixed-precision" in self.rules:
+            (wide, *others) = types
+            if any(t != wide for t in others) or (result_type, wide) not in _WIDENINGS:
+                return None
+            inner = self.app(op, attributes, wide, args)
+            narrowed = self.rounded(inner, result_type, wide)
+            if narrowed is not None:
+                return narrowed[0], narrowed[1] | {"mixed-precision"}
+            return self.app("convert", "", result_type, (inner,), wide), frozenset({"mixed-precision"})
+        if op == "convert" and (result_type, types[0]) in _WIDENINGS:
+            return self.rounded(args[0], result_type, types[0])
+        if op == "compare" and len(args) == 2 and types[0] == types[1]:
+            for narrow, wide in sorted(_WIDENINGS):
+                if wide != types[0]:
+                    continue
+                x, y = self.exactly_narrow(args[0], narrow, wide), self.exactly_narrow(args[1], narrow, wide)
+                if x is not None and y is not None:
+                    return self.app(op, attributes, result_type, (x[0], y[0])), x[1] | y[1]
+        return None
+
+    def exactly_narrow(self, u: Any, narrow: str, wide: str) -> tuple[Any, frozenset[str]] | None:
+        """``v`` with ``u == widen(v)`` exactly (``u`` of type ``wide``, ``v`` of ``narrow``), or None."""
+        if "exact-ops" not in self.rules:
+            return None
+        exact = frozenset({"exact-ops"})
+        if isinstance(u, Number):
+            if u.type != wide:
+                return None
+            if isinstance(u.value, str):  # nan, inf, -inf, -0 exist in both types
+                return Number(narrow, u.value), exact
+            if isinstance(u.value, (int, Fraction)) and _representable(Fraction(u.value), narrow):
+                return Number(narrow, u.value), exact
+            return None
+        if isinstance(u, Choice):
+            then = self.exactly_narrow(u.then, narrow, wide)
+            other = self.exactly_narrow(u.other, narrow, wide)
+            if then is None or other is None:
+                return None
+            return Choice(u.cond, then[0], other[0]), then[1] | other[1]
+        if not isinstance(u, App) or u.op not in self.app_info:
+            return None
+        op, attributes, result_type = self.app_info[u.op]
+        if result_type != wide:
+            return None
+        if op == "convert" and u.op == f"convert|{attributes}|{wide}|{narrow}":
+            return u.args[0], exact
+        if op in _EXACT_FLOAT_OPS and u.op == f"{op}|{attributes}|{wide}":
+            return self.narrow_args(u, op, attributes, narrow, lambda a: self.exactly_narrow(a, narrow, wide))
+        return None
+
+    def rounded(self, u: Any, narrow: str, wide: str) -> tuple[Any, frozenset[str]] | None:
+        """``v`` with ``convert_narrow(u) == v`` (``u`` of type ``wide``), by the rules, or None."""
+        exact = self.exactly_narrow(u, narrow, wide)
+        if exact is not None:
+            return exact
+        if isinstance(u, Choice):
+            then, other = self.rounded(u.then, narrow, wide), self.rounded(u.other, narrow, wide)
+            if then is None or other is None:
+                return None
+            return Choice(u.cond, then[0], other[0]), then[1] | other[1]
+        if not isinstance(u, App) or u.op not in self.app_info or "exact-ops" not in self.rules:
+            return None
+        op, attributes, result_type = self.app_info[u.op]
+        if result_type != wide or u.op != f"{op}|{attributes}|{wide}":
+            return None
+        if op in _ROUNDING_COMMUTES:  # round(max(x, y)) = max(round(x), round(y)), ...
+            return self.narrow_args(u, op, attributes, narrow, lambda a: self.rounded(a, narrow, wide))
+        if op in _ROUNDED_FLOAT_OPS and "correctly-rounded" in self.rules:
+            found = self.narrow_args(
+                u, op, attributes, narrow, lambda a: self.exactly_narrow(a, narrow, wide)
+            )
+            if found is not None:
+                return found[0], found[1] | {"correctly-rounded"}
+        return None
+
+    def narrow_args(
+        self, u: App, op: str, attributes: str, narrow: str, each: Callable[[Any], Any]
+    ) -> tuple[Any, frozenset[str]] | None:
+        """``op`` in the narrow type on ``each`` of ``u``'s float arguments (a select's
+        predicate kept), or None if one has no narrow form."""
+        args: list[Any] = []
+        used: frozenset[str] = frozenset({"exact-ops"})
+        for k, a in enumerate(u.args):
+            if op == "select" and k == 0:
+                args.append(a)
+                continue
+            found = each(a)
+            if found is None:
+                return None
+            args.append(found[0])
+            used |= found[1]
+        return self.app(op, attributes, narrow, args), used
 
     # -------------------------------------------------------------- checks
     def check_same_dims(self, instr, source: ArrayShape, shape: ArrayShape) -> None:
@@ -1213,8 +1378,13 @@ class _Context:
     timeout_ms: int
     claim: str
     start: float
+    float_rules: frozenset[str] = frozenset()
+    #: the float rules the values relied on (named in a proof's encoding)
+    used_rules: set[str] = dataclasses.field(default_factory=set)
 
     def result(self, status: str, encoding: str, **kwargs: Any) -> ProofResult:
+        if status == "proved" and self.used_rules and "; float rules: " not in encoding:
+            encoding = f"{encoding}; float rules: {', '.join(sorted(self.used_rules))}"
         return ProofResult(status, self.claim, time.perf_counter() - self.start, encoding, **kwargs)  # type: ignore[arg-type]
 
 
@@ -1362,9 +1532,11 @@ def _element_query(
     j = [ar.variable(f"j{k}") for k in range(ra.rank)]
     context += in_box(j, ra.dimensions, ar)
     inputs: dict = {}
-    ea, eb = _Evaluator(a, ctx.mode, ar, inputs), _Evaluator(b, ctx.mode, ar, inputs)
+    ea = _Evaluator(a, ctx.mode, ar, inputs, ctx.float_rules)
+    eb = _Evaluator(b, ctx.mode, ar, inputs, ctx.float_rules)
     va = ea.element(_Scope(a.entry), a.entry.root.name, j, path)
     vb = eb.element(_Scope(b.entry), b.entry.root.name, j, path)
+    ctx.used_rules |= ea.used | eb.used
     if not concrete:
         _check_requirements(ctx, (ea, eb))
     condition = _differ_values(va, vb)
@@ -1403,8 +1575,8 @@ def _concrete_difference(
     """Evaluate both (concrete) modules at ``element``: None if equal there, else (kind, cex)."""
     if any(not 0 <= e < d for e, d in zip(element, ra.dimensions, strict=True)):
         return None
-    ea = _Evaluator(a, ctx.mode, ARITHMETIC, dict(offsets))
-    eb = _Evaluator(b, ctx.mode, ARITHMETIC, dict(offsets))
+    ea = _Evaluator(a, ctx.mode, ARITHMETIC, dict(offsets), ctx.float_rules)
+    eb = _Evaluator(b, ctx.mode, ARITHMETIC, dict(offsets), ctx.float_rules)
     va = ea.element(_Scope(a.entry), a.entry.root.name, list(element), path)
     vb = eb.element(_Scope(b.entry), b.entry.root.name, list(element), path)
     cex: dict[str, Any] = {"element": tuple(element), "output": path}
@@ -1491,6 +1663,14 @@ def _confirm_by_execution(
     )
 
 
+def float_rules_used(result: ProofResult) -> tuple[str, ...]:
+    """The :data:`FLOAT_RULES` a proof of :func:`verify_rewrite` relied on (its encoding names them)."""
+    if result.status != "proved" or "; float rules: " not in result.encoding:
+        return ()
+    names = result.encoding.rsplit("; float rules: ", 1)[1].split(", ")
+    return tuple(n for n in names if n in FLOAT_RULES)
+
+
 def _why(err: Exception) -> str:
     if isinstance(err, RecursionError):
         return "the module's chains of instructions are too deep for the encoding (Python's recursion limit)"
@@ -1562,6 +1742,20 @@ def _verify_leaf(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShape) -> 
     return _confirm_by_execution(ctx, ca, cb, sizes, cex, describe)
 
 
+def _answering_rewrite(verify: Callable[..., ProofResult]) -> Callable[..., ProofResult]:
+    """The result remembers its question (``before``, ``after``, ``mode``), so that
+    ``result.condition`` can find the sizes for which the rewrite is safe (on first use)."""
+
+    @functools.wraps(verify)
+    def answered(before: str | HloModule, after: str | HloModule, **options: Any) -> ProofResult:
+        result = verify(before, after, **options)
+        question = Question("rewrite", (before, after), (("mode", options.get("mode", "physical")),))
+        return dataclasses.replace(result, question=question)
+
+    return answered
+
+
+@_answering_rewrite
 def verify_rewrite(
     before: str | HloModule,
     after: str | HloModule,
@@ -1569,6 +1763,7 @@ def verify_rewrite(
     assume: Assumptions = None,
     mode: str = "physical",
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    float_rules: Collection[str] = (),
 ) -> ProofResult:
     """Prove or refute that rewriting ``before`` into ``after`` is safe (module docstring: the contract).
 
@@ -1578,9 +1773,14 @@ def verify_rewrite(
     (``InvalidHlo``, ``UnsupportedHlo``, ``HloParseError``) for bad input, quoting it.
     A refutation's counterexample has ``sizes`` (name -> int), ``element`` (a root index,
     or ``None`` when a buffer property differs) and ``before``/``after`` descriptions.
+    ``float_rules``: names from :data:`FLOAT_RULES` the proof may use (none by default:
+    elementwise ops stay uninterpreted); a proof that used one names it in its ``encoding``.
     """
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    unknown_rules = sorted(set(float_rules) - set(FLOAT_RULES))
+    if unknown_rules:
+        raise ValueError(f"float rules {unknown_rules} are not among {', '.join(FLOAT_RULES)}")
     start = time.perf_counter()
     a, b = _as_module(before), _as_module(after)
     _check_interface(a, b, mode)
@@ -1604,6 +1804,7 @@ def verify_rewrite(
         timeout_ms,
         f"rewrite of {a.entry.name} preserves the root {'buffer' if mode == 'physical' else 'array'}",
         start,
+        frozenset(float_rules),
     )
     results = []
     for (path, ra), (_, rb) in zip(leaves_a, leaves_b, strict=True):

@@ -1,0 +1,411 @@
+"""The verifier's float rules (``verify.FLOAT_RULES``) against an executable oracle.
+
+Each rule claims that a narrow-type computation XLA rewrote into the wide type between
+converts (``convert_bf16(op_f32(convert_f32(a), convert_f32(b)))``) has the narrow op's value.
+The oracle here is independent of both the verifier and ``ml_dtypes``' own arithmetic:
+exact rational arithmetic (``fractions.Fraction``) rounded once, by a rounding function
+written from IEEE 754's definition (round to nearest, ties to even, gradual underflow,
+overflow to infinity), compared bit for bit with what the rewritten program computes
+(``float32`` arithmetic, then NumPy's ``astype`` to the narrow type). NaN results are
+compared as NaN only: the rules claim equality up to NaN payloads.
+
+Then the verifier itself: each rule proves its pattern, and every pattern that is not
+neutral (``exp`` in f32, a widened reduction accumulator, a convert of the wrong types, an
+arithmetic op on values that are not widened narrow values) stays not proved.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from layout_algebra.hlo.verify import FLOAT_RULES, float_rules_used, verify_rewrite
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning"),
+    pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning"),
+]
+
+NARROW = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
+# precision (significand bits, the hidden one included), smallest normal exponent, largest exponent
+FORMAT = {"bf16": (8, -126, 127), "f16": (11, -14, 15)}
+ALL_RULES = tuple(FLOAT_RULES)
+OPS = ("add", "subtract", "multiply", "divide")
+
+
+# ------------------------------------------------------------------ the oracle
+def _floor_log2(q: Fraction) -> int:
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    return e if Fraction(2) ** e <= q else e - 1
+
+
+def round_to(q: Fraction, narrow: str) -> float:
+    """The exact rational ``q`` rounded once to the float type ``narrow`` (IEEE 754 RNE)."""
+    p, emin, emax = FORMAT[narrow]
+    if q == 0:
+        return 0.0
+    size = abs(q)
+    ulp = Fraction(2) ** (max(_floor_log2(size), emin) - p + 1)  # subnormals: the fixed ulp
+    steps = size / ulp
+    n = math.floor(steps)
+    rest = steps - n
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    value = n * ulp
+    if value >= Fraction(2) ** (emax + 1):
+        return math.copysign(math.inf, q)
+    return math.copysign(float(value), q)
+
+
+def exact_op(op: str, a: float, b: float, narrow: str) -> float:
+    """The correctly rounded narrow ``a op b``: exact rational arithmetic, rounded once."""
+    with np.errstate(all="ignore"):
+        in_f64 = {"add": a + b, "subtract": a - b, "multiply": a * b}.get(op)
+        if op == "divide":
+            in_f64 = float(np.float64(a) / np.float64(b))
+    if not (math.isfinite(a) and math.isfinite(b)) or (op == "divide" and b == 0):
+        return in_f64  # infinities, NaN, x/0: exact by IEEE's rules, and f64 follows them
+    x, y = Fraction(a), Fraction(b)
+    q = {"add": x + y, "subtract": x - y, "multiply": x * y, "divide": x / y if y else None}[op]
+    rounded = round_to(q, narrow)
+    if rounded == 0:  # the sign of an exact zero: f64 computes it by the same IEEE rule
+        return math.copysign(0.0, in_f64) if q == 0 else math.copysign(0.0, q)
+    return rounded
+
+
+def via_f32(op: str, a: np.ndarray, b: np.ndarray, narrow: str) -> np.ndarray:
+    """What the rewritten program computes: widen, the f32 op, narrow."""
+    x, y = a.astype(np.float32), b.astype(np.float32)
+    with np.errstate(all="ignore"):
+        wide = {
+            "add": x + y,
+            "subtract": x - y,
+            "multiply": x * y,
+            "divide": x / y,
+            "maximum": np.maximum(x, y),
+            "minimum": np.minimum(x, y),
+        }[op]
+    return wide.astype(NARROW[narrow])
+
+
+def bits(values: np.ndarray) -> np.ndarray:
+    return values.view(np.uint16)
+
+
+def same_up_to_nan_payload(got: np.ndarray, want: np.ndarray) -> bool:
+    """Bit for bit equal, except that a NaN need only be a NaN (its payload may differ)."""
+    nan = np.isnan(want.astype(np.float32))
+    return bool((bits(got) == bits(want))[~nan].all() and np.isnan(got.astype(np.float32))[nan].all())
+
+
+def special_values(narrow: str) -> list[float]:
+    info = ml_dtypes.finfo(NARROW[narrow])
+    tiny, smallest, big = float(info.tiny), float(info.smallest_subnormal), float(info.max)
+    base = [0.0, 1.0, 1.5, 2.0, 3.0, math.inf, math.nan, tiny, smallest, 3 * smallest, big, tiny - smallest]
+    base += [float(info.eps), 1 + float(info.eps), big / 2, 2 * tiny, 0.1, 1 / 3]
+    return sorted({v for x in base for v in (x, -x)}, key=repr)
+
+
+def samples(narrow: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` random pairs of narrow values (random bit patterns: every exponent alike, NaNs
+    and infinities included), plus every pair of special values."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 1 << 16, n, dtype=np.uint16).view(NARROW[narrow])
+    b = rng.integers(0, 1 << 16, n, dtype=np.uint16).view(NARROW[narrow])
+    # close exponents too: sums with cancellation, products near 1
+    near = rng.integers(0, 1 << 16, n // 4, dtype=np.uint16)
+    c = near.view(NARROW[narrow])
+    d = (near ^ rng.integers(0, 1 << 10, n // 4, dtype=np.uint16)).view(NARROW[narrow])
+    specials = np.array(special_values(narrow), dtype=NARROW[narrow])
+    sa, sb = np.meshgrid(specials, specials)
+    return np.concatenate([a, c, sa.ravel()]), np.concatenate([b, d, sb.ravel()])
+
+
+# ------------------------------------------------------------------ the rules, executed
+@pytest.mark.parametrize("narrow", ["bf16", "f16"])
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_exact_ops_maximum_minimum_on_widened_values(narrow: str, op: str) -> None:
+    """>= 10^5 random pairs and all special pairs: max/min computed in f32 and narrowed is
+    one of the two narrow operands, bit for bit, and the right one (NaN if either is)."""
+    a, b = samples(narrow, 100_000, seed=1 if op == "maximum" else 2)
+    got = via_f32(op, a, b, narrow)
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    nan = np.isnan(x) | np.isnan(y)
+    assert np.isnan(got.astype(np.float64))[nan].all()
+    keep = ~nan
+    is_a, is_b = bits(got) == bits(a), bits(got) == bits(b)
+    assert (is_a | is_b)[keep].all()  # the result is an operand, bit for bit
+    value = got.astype(np.float64)
+    better = (value >= np.maximum(x, y)) if op == "maximum" else (value <= np.minimum(x, y))
+    assert better[keep].all()
+
+
+@pytest.mark.parametrize("narrow", ["bf16", "f16"])
+def test_exact_ops_negate_abs_compare_select_on_widened_values(narrow: str) -> None:
+    a, b = samples(narrow, 100_000, seed=3)
+    wa, wb = a.astype(np.float32), b.astype(np.float32)
+    for f in (np.negative, np.abs):
+        assert same_up_to_nan_payload(f(wa).astype(NARROW[narrow]), f(a))
+    exact_a, exact_b = a.astype(np.float64), b.astype(np.float64)  # f64: exact, and not f32
+    for compare in (np.less, np.less_equal, np.equal, np.not_equal, np.greater):
+        assert (compare(wa, wb) == compare(exact_a, exact_b)).all()
+    pick = np.random.default_rng(4).integers(0, 2, a.shape).astype(bool)
+    assert same_up_to_nan_payload(np.where(pick, wa, wb).astype(NARROW[narrow]), np.where(pick, a, b))
+    assert same_up_to_nan_payload(wa.astype(NARROW[narrow]), a)  # widening then narrowing
+
+
+@pytest.mark.parametrize("narrow", ["bf16", "f16"])
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide"])
+def test_correctly_rounded_arithmetic_via_f32_equals_rounding_once(narrow: str, op: str) -> None:
+    """Double rounding is innocuous: for narrow a, b, narrow(f32(a op b)) is the exact
+    a op b rounded once to the narrow type (10,000 random bit patterns + 2,500 pairs of
+    near-equal values + every pair of the special values, per op and type)."""
+    a, b = samples(narrow, 10_000, seed=10 * ("bf16", "f16").index(narrow) + OPS.index(op))
+    _check_arithmetic(op, a, b, narrow)
+
+
+def _check_arithmetic(op: str, a: np.ndarray, b: np.ndarray, narrow: str) -> None:
+    got = via_f32(op, a, b, narrow)
+    bad = []
+    for x, y, g in zip(
+        a.astype(np.float64).tolist(), b.astype(np.float64).tolist(), got.tolist(), strict=True
+    ):
+        want = exact_op(op, x, y, narrow)
+        g = float(g)
+        if math.isnan(want) or math.isnan(g):
+            ok = math.isnan(want) and math.isnan(g)
+        else:
+            ok = want == g and math.copysign(1, want) == math.copysign(1, g)
+        if not ok:
+            bad.append((x, y, want, g))
+    assert bad == [], bad[:5]
+
+
+def test_correctly_rounded_near_the_hard_cases() -> None:
+    """Adversarial pairs: products and quotients in the subnormal range, sums just below the
+    overflow threshold, and sums of numbers far apart (a sticky bit below a tie)."""
+    for narrow in ("bf16", "f16"):
+        p, emin, emax = FORMAT[narrow]
+        dtype = NARROW[narrow]
+        info = ml_dtypes.finfo(dtype)
+        rng = random.Random(5)
+        pairs = []
+        for _ in range(1000):
+            m1, m2 = rng.randrange(1 << (p - 1), 1 << p), rng.randrange(1 << (p - 1), 1 << p)
+            e1 = rng.randrange(emin - p, emax - p + 2)
+            e2 = rng.randrange(emin - p, emax - p + 2)
+            pairs.append((math.ldexp(m1, e1), math.ldexp(m2, e2)))
+            # product or quotient near the subnormal range
+            e3 = rng.randrange(emin - 2 * p, emin + 2)
+            pairs.append((math.ldexp(m1, e3 - e2 - p), math.ldexp(m2, e2)))
+            # a tie in the narrow type plus a tiny term (sticky bit)
+            pairs.append((math.ldexp(2 * m1 + 1, e1), math.ldexp(1, e1 - p - 3)))
+            pairs.append((float(info.max), math.ldexp(m2, emax - p - rng.randrange(0, 3))))
+        xs = np.array([x for x, _ in pairs], dtype=np.float64).astype(dtype)
+        ys = np.array([y for _, y in pairs], dtype=np.float64).astype(dtype)
+        for op in ("add", "subtract", "multiply", "divide"):
+            _check_arithmetic(op, xs, ys, narrow)
+
+
+def test_the_oracle_sees_double_rounding_where_the_premise_fails() -> None:
+    """The check has teeth: for an f32 operand that is not a bf16 value, rounding the f32 sum
+    to bf16 (twice) and rounding the exact sum (once) differ, and the oracle says so."""
+    a, b = 1 + 2.0**-8, 2.0**-30  # a is a bf16 tie; b a sticky bit below f32's precision
+    assert exact_op("add", a, b, "bf16") == 1 + 2.0**-7
+    twice = float((np.float32(a) + np.float32(b)).astype(ml_dtypes.bfloat16))
+    assert twice == 1.0
+
+
+def test_the_oracle_rounds_like_ieee() -> None:
+    """The oracle's rounding, checked where NumPy's f64->bf16/f16 rounding is exact (f64 values)."""
+    rng = np.random.default_rng(6)
+    for narrow in ("bf16", "f16"):
+        values = rng.standard_normal(5000) * np.exp2(rng.integers(-30, 30, 5000))
+        values = np.concatenate([values, np.ldexp(rng.integers(1, 1 << 20, 500).astype(np.float64), -160)])
+        for v in values.tolist():
+            want = float(np.asarray(v).astype(NARROW[narrow]))
+            assert round_to(Fraction(v), narrow) == want, v
+    assert round_to(Fraction(3, 2) * Fraction(2) ** -133, "bf16") == 2.0**-132  # tie to even, subnormal
+    assert round_to(Fraction(65520), "f16") == math.inf  # max + half ulp overflows
+    assert round_to(Fraction(65519), "f16") == 65504.0
+
+
+# ------------------------------------------------------------------ the verifier
+def _module(body: str, params: str = "bf16[4,8]{1,0} a, bf16[4,8]{1,0} b") -> str:
+    lines = [
+        f"  {name} = {shape} parameter({k})"
+        for k, (shape, name) in enumerate(p.rsplit(" ", 1) for p in params.split(", "))
+    ]
+    return "HloModule m\nENTRY e {\n" + "\n".join(lines) + "\n" + body + "\n}"
+
+
+NARROW_OP = _module("  ROOT r = bf16[4,8]{1,0} {op}(a, b)")
+
+
+def _widened(op: str, narrow: str = "bf16", wide: str = "f32") -> str:
+    return _module(
+        f"""  x = {wide}[4,8]{{1,0}} convert(a)
+  y = {wide}[4,8]{{1,0}} convert(b)
+  z = {wide}[4,8]{{1,0}} {op}(x, y)
+  ROOT r = {narrow}[4,8]{{1,0}} convert(z)""",
+        params=f"{narrow}[4,8]{{1,0}} a, {narrow}[4,8]{{1,0}} b",
+    )
+
+
+@pytest.mark.parametrize(
+    ("op", "rules"),
+    [
+        ("maximum", ("exact-ops",)),
+        ("minimum", ("exact-ops",)),
+        ("add", ("correctly-rounded", "exact-ops")),
+        ("subtract", ("correctly-rounded", "exact-ops")),
+        ("multiply", ("correctly-rounded", "exact-ops")),
+        ("divide", ("correctly-rounded", "exact-ops")),
+    ],
+)
+def test_each_rule_proves_its_pattern_and_names_itself(op: str, rules: tuple[str, ...]) -> None:
+    before = NARROW_OP.replace("{op}", op)
+    r = verify_rewrite(before, _widened(op), float_rules=ALL_RULES)
+    assert r.status == "proved" and float_rules_used(r) == rules
+    assert verify_rewrite(before, _widened(op)).status != "proved"  # no rules: uninterpreted
+    if "correctly-rounded" in rules:  # the exact rules alone do not cover arithmetic
+        assert verify_rewrite(before, _widened(op), float_rules=("exact-ops",)).status != "proved"
+
+
+def test_f16_is_covered_and_f32_to_f64_is_not_claimed() -> None:
+    before = NARROW_OP.replace("{op}", "add").replace("bf16", "f16")
+    assert verify_rewrite(before, _widened("add", "f16"), float_rules=ALL_RULES).status == "proved"
+    before64 = NARROW_OP.replace("{op}", "add").replace("bf16", "f32")
+    assert verify_rewrite(before64, _widened("add", "f32", "f64"), float_rules=ALL_RULES).status != "proved"
+
+
+def test_relu_maximum_with_a_widened_constant_is_exact() -> None:
+    """relu's max(x, 0) with the 0 an f32 constant (exactly a bf16 value) is proved; with a
+    constant that is not a bf16 value (0.1 in f32) it is not."""
+    before = _module(
+        "  z = bf16[] constant(0)\n  zs = bf16[4,8]{1,0} broadcast(z), dimensions={}\n  ROOT r = bf16[4,8]{1,0} maximum(a, zs)",
+        params="bf16[4,8]{1,0} a",
+    )
+    after = _module(
+        "  z = f32[] constant(0)\n  zs = f32[4,8]{1,0} broadcast(z), dimensions={}\n  x = f32[4,8]{1,0} convert(a)\n"
+        "  m = f32[4,8]{1,0} maximum(x, zs)\n  ROOT r = bf16[4,8]{1,0} convert(m)",
+        params="bf16[4,8]{1,0} a",
+    )
+    assert verify_rewrite(before, after, float_rules=ALL_RULES).status == "proved"
+    tenth = after.replace("f32[] constant(0)", "f32[] constant(0.1)")
+    assert (
+        verify_rewrite(before.replace("constant(0)", "constant(0.1)"), tenth, float_rules=ALL_RULES).status
+        != "proved"
+    )
+
+
+def test_rounding_commutes_with_maximum_of_an_f32_sum() -> None:
+    """convert(max(add_f32(a, b), c)): rounding is monotone, so it is max(add_bf16(a, b), c)."""
+    before = _module(
+        "  s = bf16[4,8]{1,0} add(a, b)\n  ROOT r = bf16[4,8]{1,0} maximum(s, c)",
+        params="bf16[4,8]{1,0} a, bf16[4,8]{1,0} b, bf16[4,8]{1,0} c",
+    )
+    after = _module(
+        "  x = f32[4,8]{1,0} convert(a)\n  y = f32[4,8]{1,0} convert(b)\n  w = f32[4,8]{1,0} convert(c)\n"
+        "  s = f32[4,8]{1,0} add(x, y)\n  m = f32[4,8]{1,0} maximum(s, w)\n  ROOT r = bf16[4,8]{1,0} convert(m)",
+        params="bf16[4,8]{1,0} a, bf16[4,8]{1,0} b, bf16[4,8]{1,0} c",
+    )
+    assert verify_rewrite(before, after, float_rules=ALL_RULES).status == "proved"
+    # but an f32 sum of an f32 sum is not a bf16 sum of a bf16 sum (rounded once instead of twice)
+    before2 = before.replace("maximum(s, c)", "add(s, c)")
+    after2 = after.replace("maximum(s, w)", "add(s, w)")
+    assert verify_rewrite(before2, after2, float_rules=ALL_RULES).status != "proved"
+
+
+@pytest.mark.parametrize(
+    "mutation",
+    [
+        "exponential",  # exp in f32 between converts: not correctly rounded twice
+        "swap-types",  # the narrowing convert goes to f16, not bf16
+        "drop-narrowing",  # the f32 result is not narrowed (a wider root: rejected)
+        "maximum-to-add",  # add in f32 where the narrow op is maximum
+    ],
+)
+def test_non_neutral_patterns_are_not_proved(mutation: str) -> None:
+    before = NARROW_OP.replace("{op}", "maximum")
+    after = _widened("maximum")
+    if mutation == "exponential":
+        before = _module("  ROOT r = bf16[4,8]{1,0} exponential(a)", params="bf16[4,8]{1,0} a")
+        after = _module(
+            "  x = f32[4,8]{1,0} convert(a)\n  z = f32[4,8]{1,0} exponential(x)\n  ROOT r = bf16[4,8]{1,0} convert(z)",
+            params="bf16[4,8]{1,0} a",
+        )
+    elif mutation == "swap-types":
+        after = after.replace(
+            "ROOT r = bf16[4,8]{1,0} convert(z)",
+            "h = f16[4,8]{1,0} convert(z)\n  ROOT r = bf16[4,8]{1,0} convert(h)",
+        )
+    elif mutation == "drop-narrowing":
+        after = after.replace("ROOT r = bf16[4,8]{1,0} convert(z)", "ROOT r = f32[4,8]{1,0} copy(z)")
+    elif mutation == "maximum-to-add":
+        after = after.replace("maximum(x, y)", "add(x, y)")
+    try:
+        status = verify_rewrite(before, after, float_rules=ALL_RULES).status
+    except ValueError:
+        status = "rejected"
+    assert status != "proved"
+
+
+def test_a_widened_reduction_accumulator_is_not_proved() -> None:
+    """reduce in f32 of widened bf16 values, then narrowed: many roundings become one (not neutral)."""
+    region = """%add (x: {t}[], y: {t}[]) -> {t}[] {{
+  %x = {t}[] parameter(0)
+  %y = {t}[] parameter(1)
+  ROOT %s = {t}[] add(%x, %y)
+}}
+"""
+    before = (
+        "HloModule m\n"
+        + region.format(t="bf16")
+        + """ENTRY e {
+  a = bf16[4,8]{1,0} parameter(0)
+  z = bf16[] constant(0)
+  ROOT r = bf16[4]{0} reduce(a, z), dimensions={1}, to_apply=%add
+}"""
+    )
+    after = (
+        "HloModule m\n"
+        + region.format(t="f32").replace("%add", "%add32")
+        + """ENTRY e {
+  a = bf16[4,8]{1,0} parameter(0)
+  w = f32[4,8]{1,0} convert(a)
+  z = f32[] constant(0)
+  s = f32[4]{0} reduce(w, z), dimensions={1}, to_apply=%add32
+  ROOT r = bf16[4]{0} convert(s)
+}"""
+    )
+    assert verify_rewrite(before, after, float_rules=ALL_RULES).status != "proved"
+
+
+def test_a_mixed_precision_op_is_the_wide_op_then_convert() -> None:
+    before = _module("  ROOT r = bf16[4,8]{1,0} multiply(p, q)", params="f32[4,8]{1,0} p, f32[4,8]{1,0} q")
+    after = _module(
+        "  m = f32[4,8]{1,0} multiply(p, q)\n  ROOT r = bf16[4,8]{1,0} convert(m)",
+        params="f32[4,8]{1,0} p, f32[4,8]{1,0} q",
+    )
+    r = verify_rewrite(before, after, float_rules=ALL_RULES)
+    assert r.status == "proved" and float_rules_used(r) == ("mixed-precision",)
+    assert verify_rewrite(before, after, float_rules=("exact-ops",)).status != "proved"
+    # rounding the operands first is another computation
+    early = _module(
+        "  u = bf16[4,8]{1,0} convert(p)\n  v = bf16[4,8]{1,0} convert(q)\n  ROOT r = bf16[4,8]{1,0} multiply(u, v)",
+        params="f32[4,8]{1,0} p, f32[4,8]{1,0} q",
+    )
+    assert verify_rewrite(before, early, float_rules=ALL_RULES).status != "proved"
+
+
+def test_an_unknown_rule_name_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="'fast-math'"):
+        verify_rewrite(
+            NARROW_OP.replace("{op}", "add"), NARROW_OP.replace("{op}", "add"), float_rules=("fast-math",)
+        )
