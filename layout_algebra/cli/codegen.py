@@ -15,17 +15,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the command's parser."""
     p = subparsers.add_parser(
         "codegen",
-        help="closed-form index code (C, Python, NumPy, MLIR, LaTeX), certified equal to the layout",
+        help="closed-form index code (C, Python, NumPy, MLIR, LaTeX, JavaScript), certified equal to the layout",
         description="Print a layout's index arithmetic as code: the offset of a logical index "
         "(default), the logical index at an offset (--inverse) or whether an offset is padding "
         "(--padding). The expression is simplified, read back from the printed text and checked "
         "equal to the layout map; a last comment gives its operation count and that check.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  layout-algebra codegen 'bf16[16,256]{1,0:T(8,128)(2,1)}' --lang c\n"
-        "  layout-algebra codegen 'f32[N,M]{1,0:T(8,128)}' --lang mlir --inverse --unit byte",
+        "  layout-algebra codegen 'f32[N,M]{1,0:T(8,128)}' --lang mlir --inverse --unit byte\n"
+        "  layout-algebra codegen 's4[64,256]{1,0:T(64,128)(8,1)E(4)}' --lang js --unit bit",
     )
     p.add_argument("shape", metavar="SHAPE", help="XLA array shape with its layout (quote it)")
-    p.add_argument("--lang", choices=["c", "python", "numpy", "mlir", "latex"], default="c", help="default c")
+    p.add_argument(
+        "--lang", choices=["c", "python", "numpy", "mlir", "latex", "js"], default="c", help="default c"
+    )
     which = p.add_mutually_exclusive_group()
     which.add_argument("--inverse", action="store_true", help="offset -> logical index")
     which.add_argument("--padding", action="store_true", help="offset -> is it padding")

@@ -3,7 +3,7 @@
 A code generator that reads or writes a tiled array needs the layout's index arithmetic
 as code: where logical element ``(i0, i1)`` lives (*forward*), which element lives at
 offset ``p`` (*inverse*), and whether ``p`` is padding. :func:`codegen` prints these in C,
-Python, NumPy, MLIR or LaTeX, simplified the way a person would simplify them, and
+Python, NumPy, MLIR, LaTeX or JavaScript, simplified the way a person would simplify them, and
 *certifies* the printed text equal to the layout map.
 
 The tiled-layout document's Figure 1, ``f32[3,5]`` in 2x2 tiles (element (2,3) is at 17):
@@ -33,7 +33,9 @@ How it works, and where each part lives:
    merged back, common strides factored.
 3. **Print** (:mod:`.printers`) a complete function: C (``uint64_t``, compiles with
    ``-Wall -Wextra -Werror``), Python, NumPy (vectorised), an MLIR ``affine_map`` (symbolic
-   sizes become its symbols ``[s0, ...]``), a LaTeX equation.
+   sizes become its symbols ``[s0, ...]``), a LaTeX equation, a JavaScript function
+   (``Number`` arithmetic with ``Math.floor(a / b)`` where every value stays below 2^53,
+   ``BigInt`` beyond; see :mod:`.printers`).
 4. **Read back** (:mod:`.readback`) the printed expressions into SymPy and **certify**
    them (:func:`.certify.certify`): exhaustively for concrete shapes of up to a million
    points, with the prover (:func:`layout_algebra.prove.expressions_equal`) beyond that

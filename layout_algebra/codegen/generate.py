@@ -62,7 +62,14 @@ from layout_algebra.codegen.expr import (
     scale,
     variables,
 )
-from layout_algebra.codegen.printers import LANGUAGES, latex_name, negate_condition, printer
+from layout_algebra.codegen.printers import (
+    JS_SAFE_LIMIT,
+    LANGUAGES,
+    largest_value,
+    latex_name,
+    negate_condition,
+    printer,
+)
 from layout_algebra.codegen.readback import read_back
 from layout_algebra.codegen.simplify import Bounds, factor_strides, simplify
 from layout_algebra.layout_map import UNITS, LayoutMap, layout_map
@@ -74,6 +81,15 @@ _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if inline int long "
     "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while "
     "bool true false int64_t uint64_t index".split()
+)
+
+#: Words a JavaScript function or parameter may not be named (reserved words, and the globals
+#: the generated code calls).
+_JS_RESERVED = frozenset(
+    "await break case catch class const continue debugger default delete do else enum export extends false "
+    "finally for function if import in instanceof let new null return static super switch this throw true try "
+    "typeof var void while with yield implements interface package private protected public arguments eval "
+    "Math BigInt Number undefined NaN Infinity".split()
 )
 
 _DEFAULT_NAMES = {"forward": "{unit}_offset", "inverse": "logical_index", "padding": "is_padding"}
@@ -127,7 +143,7 @@ class GeneratedCode:
 
     def comment(self) -> str:
         """``summary()`` as a comment in the code's own language."""
-        lead = {"c": "//", "python": "#", "numpy": "#", "mlir": "//", "latex": "%"}[self.lang]
+        lead = {"c": "//", "python": "#", "numpy": "#", "mlir": "//", "latex": "%", "js": "//"}[self.lang]
         return f"{lead} {self.summary()}"
 
 
@@ -180,8 +196,14 @@ def _check_arguments(lang: str, direction: str, unit: str) -> None:
         raise ValueError(f"unit {unit!r} is not one of {', '.join(UNITS)}")
 
 
-def _check_names(m: LayoutMap, name: str, sizes: Sequence[str]) -> None:
+def _check_names(m: LayoutMap, name: str, sizes: Sequence[str], lang: str = "c") -> None:
     reserved = {str(v) for v in index_vars(m.rank)} | {OFFSET.name, "np", "out", "index"}
+    if lang == "js":
+        for word in (name, *sizes):
+            if word in _JS_RESERVED:
+                raise ValueError(
+                    f"{m.shape}: {word!r} is a reserved word or global in JavaScript; choose another name"
+                )
     if not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name) or keyword.iskeyword(name) or name in _C_KEYWORDS:
         raise ValueError(f"function name {name!r} is not usable in C and Python: use letters, digits and '_'")
     for s in sizes:
@@ -208,7 +230,7 @@ def codegen(
 ) -> GeneratedCode:
     """Closed-form index code for ``shape``'s layout in ``lang``, certified equal to the layout.
 
-    ``lang``: ``"c"``, ``"python"``, ``"numpy"``, ``"mlir"`` or ``"latex"``. ``direction``:
+    ``lang``: ``"c"``, ``"python"``, ``"numpy"``, ``"mlir"``, ``"latex"`` or ``"js"``. ``direction``:
     ``"forward"`` (logical index → offset), ``"inverse"`` (offset → logical index; its
     value at a padding offset is meaningless) or ``"padding"`` (offset → is it padding).
     ``unit``: offsets in ``"element"`` slots, ``"byte"`` or ``"bit"``. Symbolic dimensions
@@ -225,7 +247,7 @@ def codegen(
     m = layout_map(shape)
     sizes = tuple(map(str, m.shape.size_symbols))
     name = name if name is not None else _DEFAULT_NAMES[direction].format(unit=unit)
-    _check_names(m, name, sizes)
+    _check_names(m, name, sizes, lang)
     raw = build_expressions(m, direction, unit)
     rules: list[str] = []
     if simplified:
@@ -314,6 +336,8 @@ def _emit(
     about = _describe(m, direction, unit, shape, inputs, lang)
     if lang == "mlir":
         return _mlir(m, direction, name, inputs, sizes, exprs, about)
+    if lang == "js":
+        return _js_function(m, direction, unit, name, params, exprs, about)
     p = printer(lang)
     texts = tuple(p.expr(e) for e in exprs)
     if lang == "c":
@@ -369,6 +393,53 @@ def _c_function(
         lines.append(f"    return {texts[0]};")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _js_arithmetic(m: LayoutMap, direction: str, unit: str, exprs: Sequence[Expr]) -> tuple[bool, str]:
+    """``(bigint, why)``: BigInt when some value the code computes may reach 2^53."""
+    if m.is_symbolic:
+        return False, (
+            "Number arithmetic: exact while every value computed stays below 2^53 (with these sizes "
+            "unknown, that is for you to check; generated for concrete sizes, the code is checked and "
+            "switches to BigInt when needed)"
+        )
+    bounds = _bounds(m, direction, unit)
+    values = [largest_value(e, bounds) for e in exprs]
+    largest = max((v for v in values if v is not None), default=0)
+    if None not in values and largest < JS_SAFE_LIMIT:
+        return False, (
+            f"Number arithmetic, exact: every value computed is a non-negative integer of at most "
+            f"{largest} (below 2^53), where Math.floor(a / b) is floor division and % the modulo"
+        )
+    return True, (
+        f"BigInt arithmetic: values reach {largest}, past the 2^53 that Numbers hold exactly, so pass "
+        f"BigInt arguments (5n) and get BigInts back; on these non-negative values / is floor division"
+    )
+
+
+def _js_function(
+    m: LayoutMap,
+    direction: str,
+    unit: str,
+    name: str,
+    params: Sequence[str],
+    exprs: Sequence[Expr],
+    about: str,
+) -> _Emitted:
+    bigint, why = _js_arithmetic(m, direction, unit, exprs)
+    p = printer("js", bigint=bigint)
+    texts = tuple(p.expr(e) for e in exprs)
+    body = texts[0] if direction != "inverse" else "[" + ", ".join(texts) + "]"
+    lines = [
+        "/**",
+        f" * {_comment_safe(about)}.",
+        f" * {_comment_safe(why)}.",
+        " */",
+        f"function {name}({', '.join(params)}) {{",
+        f"    return {body};",
+        "}",
+    ]
+    return _Emitted("\n".join(lines) + "\n", texts, tuple(params))
 
 
 def _python_function(

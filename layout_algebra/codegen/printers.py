@@ -1,4 +1,4 @@
-"""Printers: one expression tree, five languages.
+"""Printers: one expression tree, six languages.
 
 Each printer turns an :class:`~layout_algebra.codegen.expr.Expr` into text with as few
 parentheses as the language's precedence allows, but always around a division or remainder
@@ -20,6 +20,25 @@ C and Python print a ceiling division as ``(a + (b - 1)) / b``; MLIR has ``ceild
 All C quantities are non-negative, so C's ``/`` and ``%`` (on ``uint64_t``) are floor
 division and modulo; the C printer refuses a negative coefficient rather than print code
 whose meaning would depend on that.
+
+JavaScript has two integer arithmetics, and the printer speaks both. With ``Number``
+(doubles), ``/`` is real division, so a quotient is ``Math.floor(a / b)``; with ``BigInt``,
+literals carry an ``n`` and ``/`` truncates, which is floor division on the non-negative
+values printed here (the JS printers refuse a negative term, as C's does, so ``%`` never
+meets a negative operand and agrees with the mathematical modulo):
+
+>>> printer("js").expr(e)
+'1024*Math.floor(i0 / 8) + 128*(i0 % 8) + i1 % 128'
+>>> printer("js", bigint=True).expr(e)
+'1024n*(i0 / 8n) + 128n*(i0 % 8n) + i1 % 128n'
+
+When is the ``Number`` form exact? For integers ``0 <= a, b < 2**53`` the double
+``a / b`` never rounds up to the next integer: if ``q = ⌊a/b⌋ >= 2**E`` the gap from
+``a/b`` to ``q + 1`` is at least ``1/b > 2**(E-53)``, half the spacing of doubles there
+(and ``1/b > 2**-54`` when ``q = 0``), so ``Math.floor(a / b)`` is ``⌊a/b⌋``; sums,
+products and ``%`` of integers below ``2**53`` are exact too. :func:`largest_value`
+bounds every value a printed expression computes; code generation picks ``Number`` when
+that bound is below ``2**53`` and ``BigInt`` otherwise.
 """
 
 from __future__ import annotations
@@ -43,11 +62,15 @@ from layout_algebra.codegen.expr import (
     ceil_numerator,
     scale,
 )
+from layout_algebra.codegen.simplify import Bounds
 
-__all__ = ["LANGUAGES", "Printer", "latex_name", "printer"]
+__all__ = ["JS_SAFE_LIMIT", "LANGUAGES", "Printer", "largest_value", "latex_name", "printer"]
 
 #: Languages code can be generated in.
-LANGUAGES = ("c", "python", "numpy", "mlir", "latex")
+LANGUAGES = ("c", "python", "numpy", "mlir", "latex", "js")
+
+#: JavaScript ``Number.MAX_SAFE_INTEGER + 1``: every integer below it is a double, exactly.
+JS_SAFE_LIMIT = 2**53
 
 # precedence levels, loosest first
 OR, CMP, ADD, MUL, ATOM = 1, 2, 3, 4, 5
@@ -66,6 +89,10 @@ class Printer:
 
     def __init__(self, names: Mapping[str, str] | None = None) -> None:
         self.names = dict(names or {})
+
+    def number(self, value: int) -> str:
+        """A non-negative integer literal."""
+        return str(value)
 
     def expr(self, e: Expr) -> str:
         return self._p(e)[0]
@@ -91,19 +118,19 @@ class Printer:
         if c == 1:
             return self.wrap(atom, ADD + 1) if isinstance(atom, Sum) else self._p(atom)[0]
         if self.coefficient_first:
-            return f"{c}{self.mul}{self.factor(atom)}"
-        return f"{self.factor(atom)}{self.mul}{c}"
+            return f"{self.number(c)}{self.mul}{self.factor(atom)}"
+        return f"{self.factor(atom)}{self.mul}{self.number(c)}"
 
     def sum_text(self, e: Sum) -> str:
         positive = [(a, c) for a, c in e.terms if c > 0]
         negative = [(a, -c) for a, c in e.terms if c < 0]
         parts = [self.scaled(a, c) for a, c in positive]
         if e.const > 0:
-            parts.append(str(e.const))
+            parts.append(self.number(e.const))
         text = " + ".join(parts)
         minus = [(self.scaled(a, c), c == 1 and self._p(a)[1] == ATOM) for a, c in negative]
         if e.const < 0:
-            minus.append((str(-e.const), True))
+            minus.append((self.number(-e.const), True))
         for m, atomic in minus:
             # a leading minus binds tighter than any operator: -(x mod 8), never -x mod 8
             text = f"{text} - {m}" if text else f"-{m}" if atomic else f"-{self.paren(m)}"
@@ -126,7 +153,8 @@ class Printer:
 
     def _p(self, e: Expr) -> tuple[str, int]:
         if isinstance(e, Const):
-            return (str(e.value), ATOM) if e.value >= 0 else (self.paren(str(e.value)), ATOM)
+            text = self.number(abs(e.value))
+            return (text, ATOM) if e.value >= 0 else (self.paren("-" + text), ATOM)
         if isinstance(e, Var):
             return self.var(e), ATOM
         if isinstance(e, Bool):
@@ -163,6 +191,25 @@ class CPrinter(Printer):
         if e.const < 0 or any(c < 0 for _, c in e.terms):
             raise ValueError(f"refusing to print a negative term in C: {e!r}")
         return super().sum_text(e)
+
+
+class JSPrinter(CPrinter):
+    """JavaScript on ``Number``: ``Math.floor(a / b)``, ``%``, ``||``; no negative term (as in C)."""
+
+    def division(self, e: FloorDiv) -> str:
+        return f"Math.floor({self.wrap(e.num, MUL)} / {self.wrap(e.den)})"
+
+    def _p(self, e: Expr) -> tuple[str, int]:
+        if isinstance(e, (FloorDiv, CeilDiv)):  # a call: binds like an atom
+            return (self.division(e) if isinstance(e, FloorDiv) else self.ceiling(e)), ATOM
+        return super()._p(e)
+
+
+class JSBigIntPrinter(CPrinter):
+    """JavaScript on ``BigInt``: literals ``8n``, ``/`` (truncating: floor on non-negatives), ``%``, ``||``."""
+
+    def number(self, value: int) -> str:
+        return f"{value}n"
 
 
 class PythonPrinter(Printer):
@@ -235,12 +282,67 @@ _PRINTERS = {
     "numpy": PythonPrinter,
     "mlir": MLIRPrinter,
     "latex": LatexPrinter,
+    "js": JSPrinter,
 }
 
 
-def printer(lang: str, names: Mapping[str, str] | None = None) -> Printer:
-    """The printer for ``lang``; ``names`` renames variables (MLIR's ``d0``, ``s0``)."""
+def printer(lang: str, names: Mapping[str, str] | None = None, *, bigint: bool = False) -> Printer:
+    """The printer for ``lang``; ``names`` renames variables (MLIR's ``d0``, ``s0``);
+    ``bigint`` picks JavaScript's ``BigInt`` arithmetic over ``Number``."""
+    if lang == "js" and bigint:
+        return JSBigIntPrinter(names)
     return _PRINTERS[lang](names)
+
+
+def largest_value(e: Expr, bounds: Bounds) -> int | None:
+    """An upper bound on every value computing ``e`` goes through (``None``: unbounded).
+
+    Each sub-expression, each scaled term of a sum and each running sum, each running
+    product, the numerator ``a + (b - 1)`` of a ceiling: with no negative term, no value
+    exceeds these (the offset ``p`` itself is one of the values):
+
+    >>> from layout_algebra.codegen.expr import Var, floordiv, scale
+    >>> from layout_algebra.codegen.simplify import Bounds
+    >>> largest_value(scale(floordiv(Var("p"), 8), 3) + 5, Bounds({"p": (0, 99)}))
+    99
+    >>> largest_value(scale(floordiv(Var("p"), 8), 300) + 5, Bounds({"p": (0, 99)}))
+    3605
+    """
+    values: list[int | None] = []
+
+    def hi(x: Expr) -> int | None:
+        return bounds.range(x)[1]
+
+    def walk(x: Expr) -> None:
+        if not isinstance(x, (Bool, Or, Ge)):  # a truth value is no number
+            values.append(hi(x))
+        if isinstance(x, Sum):
+            running: int | None = 0
+            for a, c in x.terms:
+                h = hi(a)
+                term = None if h is None else abs(c) * h
+                values.append(term)
+                running = None if running is None or term is None else running + term
+                values.append(running)
+            values.append(None if running is None else running + abs(x.const))
+        elif isinstance(x, Product):
+            running = 1
+            for f in x.factors:
+                h = hi(f)
+                running = None if running is None or h is None else running * max(h, 1)
+                values.append(running)
+        elif isinstance(x, CeilDiv):
+            a, b = hi(x.num), hi(x.den)
+            values.append(None if a is None or b is None else a + b)
+        elif isinstance(x, Ge):
+            values.extend((hi(x.lhs), hi(x.rhs)))
+        for child in x.children:
+            walk(child)
+
+    walk(e)
+    if any(v is None for v in values):
+        return None
+    return max((v for v in values if v is not None), default=0)
 
 
 def negate_condition(e: Ge) -> Expr:

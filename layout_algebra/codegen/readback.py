@@ -23,6 +23,21 @@ Not ``sympy.parse_expr``: it evaluates ``%`` with SymPy's ``Mod``, which in SymP
 >>> read_back("latex", "\\\\left\\\\lfloor \\\\frac{p}{8} \\\\right\\\\rfloor \\\\bmod 4", rank=0)
 Mod(floor(p/8), 4)
 
+JavaScript is read with its own semantics: on ``Number``, ``/`` is *real* division, so a
+quotient must be the argument of ``Math.floor`` (a bare one would be a fraction, and is
+refused rather than silently floored); on ``BigInt`` (every literal ends in ``n``), ``/``
+truncates, which is floor division on the non-negative values the printer emits. Mixing
+the two is a ``TypeError`` in JavaScript and an error here:
+
+>>> read_back("js", "128*Math.floor(i0 / 8) + Math.floor((i1 + 127) / 128)", rank=2)
+128*floor(i0/8) + floor(i1/128 + 127/128)
+>>> read_back("js", "128n*(i0 / 8n)", rank=1)
+128*floor(i0/8)
+>>> read_back("js", "i0 / 8 + 1", rank=1)
+Traceback (most recent call last):
+    ...
+layout_algebra.codegen.readback.ReadBackError: a JavaScript Number division outside Math.floor is a fraction: 'i0 / 8 + 1'
+
 MLIR text is a whole map (or set); the other languages are read one expression at a time.
 An MLIR ``affine_map`` over ``(d0, ...)`` reads ``d_k`` as the index ``i_k`` when it has
 as many inputs as the rank and no offset is asked for; with ``offset=True`` (inverse and
@@ -72,6 +87,8 @@ def read_back(lang: str, text: str, *, rank: int = 0, dims: Sequence[str] = (), 
         return _Parser(_tokens(text, _LATEX_TOKENS), _LATEX_BINARY, names, primary=_latex_primary).whole()
     if lang == "mlir":
         return _read_mlir(text, rank, dims, offset)
+    if lang == "js":
+        return _read_js(text, names)
     raise ValueError(f"no reader for language {lang!r}")
 
 
@@ -268,6 +285,54 @@ def _latex_primary(p: _Parser) -> Any:
             p.take()
             return sympy.true if token.endswith("true}") else sympy.false
     return None
+
+
+# --------------------------------------------------------------------------- JavaScript
+_JS_TOKENS = r"Math\.floor|\d+n?|[A-Za-z_][A-Za-z_0-9]*|\|\||>=|[-+*/%()]"
+
+
+class _Fraction:
+    """A JavaScript ``Number`` quotient ``a / b``: real division, only usable inside ``Math.floor``."""
+
+    def __init__(self, num: Any, den: Any) -> None:
+        self.num, self.den = num, den
+
+
+def _read_js(text: str, names: dict[str, Any]) -> Any:
+    tokens = _tokens(text, _JS_TOKENS)
+    literals = [t for t in tokens if t[0].isdigit()]
+    bigint = any(t.endswith("n") for t in literals)
+    if bigint and not all(t.endswith("n") for t in literals):
+        raise ReadBackError(f"JavaScript mixes BigInt and Number literals (a TypeError): {text!r}")
+
+    def integer(value: Any) -> Any:
+        if isinstance(value, _Fraction):
+            raise ReadBackError(f"a JavaScript Number division outside Math.floor is a fraction: {text!r}")
+        return value
+
+    def lift(make: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        return lambda a, b: make(integer(a), integer(b))
+
+    binary: Binary = {op: (prec, lift(make)) for op, (prec, make) in _C_BINARY.items()}
+    if not bigint:
+        binary["/"] = (4, lambda a, b: _Fraction(integer(a), integer(b)))
+
+    def primary(p: _Parser) -> Any:
+        if p.peek() == "Math.floor":
+            p.take()
+            p.take("(")
+            value = p.expression()
+            p.take(")")
+            if isinstance(value, _Fraction):
+                return sympy.floor(value.num / value.den)
+            return sympy.floor(value)
+        token = p.peek()
+        if token is not None and token[0].isdigit():
+            p.take()
+            return sympy.Integer(int(token.rstrip("n")))
+        return None
+
+    return integer(_Parser(tokens, binary, names, primary=primary).whole())
 
 
 # --------------------------------------------------------------------------- MLIR
