@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
     "access": 2,
     "hlo": 3,
     "interop": 3,
+    "algebra": 3,
     "proofs": 3,
     "normal_form": 3,  # reads bitcast; read by interop's from_cute/from_mlir
     "views": 3,  # reads recover (interop) to name the layout a view is
