@@ -74,7 +74,7 @@ import sympy
 
 from layout_algebra.layout_map import layout_map
 from layout_algebra.logical_ops import reshape_source_index, transpose_result_index, transpose_source_index
-from layout_algebra.model.shapes import ArrayShape, Layout, Shape
+from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
 from layout_algebra.prove.core import Assumptions, parse_assumptions
@@ -95,7 +95,7 @@ __all__ = [
     "decide_movement",
     "memory_space_reason",
     "reshape_is_bitcast",
-    "suggest_bitcast_layout",
+    "suggest_bitcast_layout",  # noqa: F822 - a lazy alias, see __getattr__
     "transpose_is_bitcast",
 ]
 
@@ -952,82 +952,12 @@ def _op_candidates(operation: str, a: ArrayShape, b: ArrayShape) -> tuple[Corres
 
 
 # --------------------------------------------------------------------------- suggest
-@dataclass(frozen=True)
-class Suggestion:
-    """A layout for the reshape's result that makes it a bitcast, or why none was found."""
+def __getattr__(name: str) -> Any:
+    """``suggest_bitcast_layout`` and its ``Suggestion``, kept here for callers: they read
+    the reshape's *view* back as an XLA layout (``layout_algebra.views``, an application
+    above this module, as the interop's layout recovery is), so they load on first use."""
+    if name in ("suggest_bitcast_layout", "Suggestion"):
+        from layout_algebra import views
 
-    shape: ArrayShape | None
-    verdict: BitcastVerdict | None
-    reason: str
-
-    def __bool__(self) -> bool:
-        return self.shape is not None
-
-
-def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggestion:
-    """A layout for ``reshape(src) -> dst_dims`` under which the reshape moves no data.
-
-    Candidates: XLA's ``AlignLayouts`` order (when available) and every ``minor_to_major``
-    for small ranks, each with the input's tiles and without tiles; the first one proved
-    a bitcast is returned.
-
-    >>> s = suggest_bitcast_layout("bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}", (256, 24, 200))
-    >>> str(s.shape)
-    'bf16[256,24,200]{2,1,0:T(8,128)(2,1)}'
-    >>> print(suggest_bitcast_layout("f32[16,256]{1,0:T(8,128)}", (4096,)).reason)  # doctest: +ELLIPSIS
-    no layout ... makes the reshape a bitcast: ...
-    """
-    a = meaningful_array(as_shape(src))
-    if a.is_symbolic:
-        raise ValueError(f"{a}: suggesting a layout needs concrete dimensions")
-    try:
-        dims = tuple(int(d) for d in dst_dims)
-    except (TypeError, ValueError):
-        raise ValueError(f"output dimensions {dst_dims!r} must be integers like 256,24,200") from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"output dimensions {list(dims)} must not be negative")
-    if math.prod(dims, start=1) != math.prod(a.dimensions, start=1):
-        raise ValueError(
-            f"{a} has {math.prod(a.dimensions, start=1):,} elements; {list(dims)} has "
-            f"{math.prod(dims, start=1):,}: not a reshape"
-        )
-    layout = a.effective_layout
-    orders: list[tuple[int, ...]] = []
-    try:
-        from layout_algebra.xla import align_layouts
-
-        aligned = align_layouts(a, dims)
-        if aligned is not None:
-            orders.append(tuple(aligned.minor_to_major))
-    except (ImportError, ValueError):
-        pass
-    if len(dims) <= 5:
-        orders += [tuple(p) for p in itertools.permutations(range(len(dims)))]
-    else:
-        orders.append(tuple(reversed(range(len(dims)))))
-    seen = set()
-    last: BitcastVerdict | None = None
-    for tiles in (layout.tiles, ()):
-        for order in orders:
-            candidate = Layout(
-                minor_to_major=order,
-                tiles=tiles,
-                tail_padding_alignment_in_elements=layout.tail_padding_alignment_in_elements,
-                element_size_in_bits=layout.element_size_in_bits,
-                memory_space=layout.memory_space,
-            )
-            if candidate in seen:
-                continue
-            seen.add(candidate)
-            dst = ArrayShape(a.element_type, dims, (False,) * len(dims), candidate)
-            try:
-                verdict = reshape_is_bitcast(a, dst)
-            except ValueError:
-                continue
-            if verdict:
-                return Suggestion(dst, verdict, f"{dst} keeps every element of {a} in place")
-            last = verdict
-    why = last.reason if last else "no candidate layout applies"
-    return Suggestion(
-        None, last, f"no layout with the input's tiles or without tiles makes the reshape a bitcast: {why}"
-    )
+        return getattr(views, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -73,6 +73,7 @@ ALLOWED_UPWARD: frozenset[tuple[str, str]] = frozenset(
         ("layout_algebra.prove", "layout_algebra.hlo.verify"),
         ("layout_algebra.codegen", "layout_algebra.interop.cute"),
         ("layout_algebra.codegen.cute", "layout_algebra.interop.cute"),  # the old module path
+        ("layout_algebra.bitcast", "layout_algebra.views"),  # suggest_bitcast_layout reads a view
     }
 )
 
