@@ -533,7 +533,8 @@ def _seeds(v: View, recovered: ArrayShape) -> list[ArrayShape]:
     out = [recovered]
     layout = v.base.effective_layout
     orders = itertools.permutations(range(v.rank)) if v.rank <= 4 else [tuple(reversed(range(v.rank)))]
-    offsets_of = _fast_offsets(v)
+    target = v.offsets("element").ravel()
+    offsets_of = _fast_offsets(v, target - target[0])
     for order in orders:
         for tiles in (layout.tiles, ()):
             candidate = replace(recovered, layout=replace(layout, minor_to_major=tuple(order), tiles=tiles))
@@ -545,18 +546,22 @@ def _seeds(v: View, recovered: ArrayShape) -> list[ArrayShape]:
     return out
 
 
-def _fast_offsets(v: View) -> Any:
-    """A cheap test: does ``candidate`` put every element where the view does, up to a constant?"""
-    count = math.prod(v.dimensions, start=1)
-    flat = np.arange(count, dtype=np.int64)
-    index = tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, v.dimensions))
-    target = v.offsets("element").ravel()
-    target = target - target[0]
+def _fast_offsets(v: View, target: np.ndarray) -> Any:
+    """A cheap test: does ``candidate`` put every element where the view does (``target``,
+    element slots from the first element)? Sampled elements first, then all."""
+    count = target.size
+    rng = np.random.default_rng(count)
+    probes = np.unique(np.concatenate([[0, count - 1], rng.integers(0, count, 256)])).astype(np.int64)
+
+    def at(candidate: ArrayShape, flat: np.ndarray) -> np.ndarray:
+        m = layout_map(meaningful_array(candidate))
+        index = tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, v.dimensions))
+        return np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64)
 
     def same(candidate: ArrayShape) -> bool:
-        m = layout_map(meaningful_array(candidate))
-        mine = np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64)
-        return bool(np.array_equal(mine, target))
+        if not np.array_equal(at(candidate, probes), target[probes]):
+            return False
+        return bool(np.array_equal(at(candidate, np.arange(count, dtype=np.int64)), target))
 
     return same
 
