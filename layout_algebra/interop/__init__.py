@@ -1,6 +1,7 @@
 """Interop: XLA layouts as JAX ``Layout``s, CuTe ``shape:stride`` and MLIR ``affine_map``s, and back.
 
-Users meet layouts through JAX, code generators through CuTe and MLIR; the truth lives
+Users meet layouts through JAX, code generators through CuTe, MLIR and Triton's linear
+layouts (:mod:`.triton`, bases over GF(2)); the truth lives
 in XLA. Each conversion here goes both ways and is checked on the layout *map* (where
 every element is stored), not on the text:
 
@@ -50,11 +51,13 @@ from layout_algebra.interop.mlir import (
     to_mlir_strided,
 )
 from layout_algebra.interop.recover import NotExpressible, Position, positions_of, recover_layout
+from layout_algebra.interop.triton import LinearLayout, from_linear_layout, to_linear_layout
 
 __all__ = [
     "MEMORY_KINDS",
     "Digit",
     "JaxLayoutFields",
+    "LinearLayout",
     "NotExpressible",
     "Position",
     "cute_modes",
@@ -62,6 +65,7 @@ __all__ = [
     "from_cute",
     "from_jax_format",
     "from_jax_layout",
+    "from_linear_layout",
     "from_mlir_affine_map",
     "jax_layout_fields",
     "mlir_element_type",
@@ -72,6 +76,7 @@ __all__ = [
     "to_cute",
     "to_jax_format",
     "to_jax_layout",
+    "to_linear_layout",
     "to_mlir_affine_map",
     "to_mlir_memref",
     "to_mlir_strided",
