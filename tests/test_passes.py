@@ -118,8 +118,8 @@ def test_float_type_correction_of_a_maximum_is_proved_naming_its_float_rule() ->
     without float rules the convert/maximum pattern stays an uninterpreted difference."""
     r = report("dense_relu_reshape")
     (pair,) = [x for x in r.results if x.later.after == "float-type-correction"]
-    assert (pair.status, pair.float_rules) == ("proved", ("exact-ops",))
-    assert pair.as_json()["float_rules"] == ["exact-ops"]
+    assert (pair.status, pair.assumptions) == ("proved", ("exact-ops",))
+    assert pair.as_json()["assumptions"] == ["exact-ops"]
     earlier, later = pair.earlier.path.read_text(), pair.later.path.read_text()
     strict = validate_pair(earlier, later, mode="physical", float_rules=())
     assert strict.status == "unknown"
@@ -557,3 +557,85 @@ def test_concat_decomposer_maximum_of_minus_inf_pads_is_proved() -> None:
     # overlapping pads (b shifted by one, a second pad width): not a concatenate
     overlapping = _decomposed("-inf", 3, 2).replace("padding=0_0x3_0", "padding=0_0x2_1")
     assert validate_pair(CONCAT, overlapping, mode="physical").status != "proved"
+
+
+# ------------------------------------------------------------------ the pad-slice mover, elided constants
+PADS = """HloModule m, entry_computation_layout={(bf16[4,7]{1,0})->bf16[4,5,8]{2,1,0}}
+ENTRY e {
+  x = bf16[4,7]{1,0} parameter(0)
+  zero = bf16[] constant(0)
+  low = bf16[] constant(-inf)
+  b = bf16[4,2,7]{2,1,0} broadcast(x), dimensions={0,2}
+  p1 = bf16[4,2,8]{2,1,0} pad(b, zero), padding=0_0x0_0x0_1
+  ROOT p3 = bf16[4,5,8]{2,1,0} pad(p1, low), padding=0_0x3_0x0_0
+}"""
+
+
+def _moved_pads(bound: int, direction: str = "GE", fill: str = "-inf") -> str:
+    """XLA's pad-slice mover: the two pads as one, and the -inf border as a select on an iota."""
+    return PADS.replace(
+        "  p1 = bf16[4,2,8]{2,1,0} pad(b, zero), padding=0_0x0_0x0_1\n"
+        "  ROOT p3 = bf16[4,5,8]{2,1,0} pad(p1, low), padding=0_0x3_0x0_0",
+        f"""  i = s32[4,5,8]{{2,1,0}} iota(), iota_dimension=1
+  k = s32[] constant({bound})
+  kb = s32[4,5,8]{{2,1,0}} broadcast(k), dimensions={{}}
+  c = pred[4,5,8]{{2,1,0}} compare(i, kb), direction={direction}
+  p4 = bf16[4,5,8]{{2,1,0}} pad(b, zero), padding=0_0x3_0x0_1
+  f = bf16[] constant({fill})
+  lb = bf16[4,5,8]{{2,1,0}} broadcast(f), dimensions={{}}
+  ROOT s = bf16[4,5,8]{{2,1,0}} select(c, p4, lb)""",
+    )
+
+
+def test_pad_slice_mover_select_on_an_iota_is_proved_and_wrong_bounds_are_refuted() -> None:
+    """conv_block pass 43: an integer compare of an iota with a constant is exact, so the
+    select is data movement. It used to stay an uninterpreted compare (unknown)."""
+    assert validate_pair(PADS, _moved_pads(3), mode="physical", float_rules=()).status == "proved"
+    for wrong in (_moved_pads(2), _moved_pads(3, "GT"), _moved_pads(3, fill="0")):
+        r = validate_pair(PADS, wrong, mode="physical")
+        assert r.status == "refuted" and r.counterexample["execution"]
+
+
+def test_maximum_with_minus_inf_is_the_other_operand_only_under_exact_ops() -> None:
+    before = PADS.replace("ROOT p3 = bf16[4,5,8]{2,1,0} pad(p1, low)", "p3 = bf16[4,5,8]{2,1,0} pad(p1, low)")
+    before = before.replace("\n}", "\n  ROOT m = bf16[4,5,8]{2,1,0} maximum(p3, p3)\n}")
+    after = PADS.replace(
+        "ROOT p3 = bf16[4,5,8]{2,1,0} pad(p1, low), padding=0_0x3_0x0_0",
+        "p3 = bf16[4,5,8]{2,1,0} pad(p1, low), padding=0_0x3_0x0_0\n"
+        "  lows = bf16[4,5,8]{2,1,0} broadcast(low), dimensions={}\n"
+        "  q = bf16[4,5,8]{2,1,0} maximum(p3, lows)\n  ROOT m = bf16[4,5,8]{2,1,0} maximum(q, q)",
+    )
+    r = validate_pair(before, after, mode="physical")
+    assert r.status == "proved" and "exact-ops" in r.assumptions
+    assert validate_pair(before, after, mode="physical", float_rules=()).status == "unknown"
+    # minimum(x, -inf) is not x
+    assert (
+        validate_pair(before, after.replace("maximum(p3, lows)", "minimum(p3, lows)"), mode="physical").status
+        != "proved"
+    )
+
+
+ELIDED = """HloModule m, entry_computation_layout={(bf16[16,3]{1,0})->bf16[16,3]{1,0}}
+ENTRY e {
+  x = bf16[16,3]{1,0} parameter(0)
+  z = bf16[] constant(0)
+  zs = bf16[16,3]{1,0} broadcast(z), dimensions={}
+  %constant.7 = pred[16,3]{1,0} constant({...})
+  %constant.8 = pred[16,3]{1,0} constant({...})
+  ROOT s = bf16[16,3]{1,0} select(%constant.7, x, zs)
+}"""
+
+
+def test_elided_constants_are_known_by_name_and_the_report_says_so() -> None:
+    """A constant printed {...} is an unknown array: equal to the earlier module's constant
+    of the same name, type and computation (a named assumption), and to nothing else."""
+    relaid = ELIDED.replace("ROOT s = bf16[16,3]{1,0} select", "s0 = bf16[16,3]{0,1} select").replace(
+        "\n}", "\n  ROOT s = bf16[16,3]{1,0} copy(s0)\n}"
+    )
+    r = validate_pair(ELIDED, relaid, mode="physical")
+    assert r.status == "proved" and r.assumptions == ("elided-constants",)
+    other = relaid.replace("select(%constant.7", "select(%constant.8")
+    assert validate_pair(ELIDED, other, mode="physical").status == "unknown"
+    renamed = relaid.replace("%constant.7", "%constant.9")
+    r = validate_pair(ELIDED, renamed, mode="physical")
+    assert r.status == "unknown" and "printed {...}" in r.reason

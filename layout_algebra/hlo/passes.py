@@ -93,6 +93,7 @@ from layout_algebra.model.syntax import parse_shape
 from layout_algebra.prove.result import json_value
 
 __all__ = [
+    "ASSUMPTIONS",
     "DEFAULT_FLOAT_RULES",
     "PASS_FILE",
     "PassDump",
@@ -108,6 +109,9 @@ PASS_FILE = re.compile(
     r"^module_(?P<module>\d+)\.(?P<name>.+?)\.(?P<number>\d{4})\.(?P<pipeline>[^/]*?)"
     r"\.after_(?P<after>.+?)(?:\.before_(?P<before>.+))?\.txt$"
 )
+
+#: The name of the assumption that identifies elided constants (``{...}``) by their names.
+ELIDED_CONSTANTS = "elided-constants"
 
 #: The pass whose output is the last one compared logically (its input has no layouts).
 LAYOUT_ASSIGNMENT = "layout-assignment"
@@ -126,6 +130,15 @@ _INTERPRETED = frozenset({*MOVEMENT_OPCODES, *ELEMENTWISE_OPCODES})
 #: The float rules pass validation relies on unless told otherwise: all of them, each named
 #: in the report of every proof that used it.
 DEFAULT_FLOAT_RULES: tuple[str, ...] = tuple(FLOAT_RULES)
+
+#: Every assumption a proof of pass validation may rest on, by the name the report gives.
+ASSUMPTIONS: dict[str, str] = {
+    **FLOAT_RULES,
+    ELIDED_CONSTANTS: "a constant printed as {...} (its literal elided by the dump) is an unknown "
+    "array; the later module's equals the earlier's when both have the same name, are defined in "
+    "computations of the same name and have the same type and dimensions (XLA does not rename a "
+    "constant, and its name uniquer never gives an old name to a new instruction)",
+}
 # Ops inlined before cutting.
 _INLINED = ("fusion", "call")
 
@@ -163,8 +176,8 @@ class PassResult:
     reason: str = ""
     counterexample: Mapping[str, Any] | None = None
     cut_points: int = 0
-    #: the float rules (:data:`layout_algebra.hlo.verify.FLOAT_RULES`) a proof relied on
-    float_rules: tuple[str, ...] = ()
+    #: the named assumptions (:data:`ASSUMPTIONS`) a proof relied on
+    assumptions: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -180,7 +193,7 @@ class PassResult:
             "reason": self.reason,
             "counterexample": json_value(None if self.counterexample is None else dict(self.counterexample)),
             "cut_points": self.cut_points,
-            "float_rules": list(self.float_rules),
+            "assumptions": list(self.assumptions),
         }
 
 
@@ -345,6 +358,8 @@ class _Builder:
         self.instructions: list[HloInstruction] = []
         self.shapes: dict[str, Shape] = {}
         self.count = 0
+        #: flat name -> (the computation that defines it, its name there)
+        self.origin: dict[str, tuple[str, str]] = {}
 
     def emit(self, instr: HloInstruction) -> str:
         self.instructions.append(instr)
@@ -403,6 +418,7 @@ def _flatten(module: HloModule) -> tuple[_Builder, str]:
                     instr, name=name, operands=tuple(HloOperand(o) for o in operands), is_root=False
                 )
             )
+            builder.origin[name] = (computation.name, instr.name)
         return local[computation.root.name]
 
     root = inline(module.entry, "", None, 0)
@@ -459,56 +475,6 @@ def _convolution_as_dot(instr: HloInstruction) -> HloInstruction:
     attrs["lhs_contracting_dims"] = _int_list([m[1].index("f")])
     attrs["rhs_contracting_dims"] = _int_list([m[2].index("i")])
     return dataclasses.replace(instr, opcode="dot", attributes=attrs)
-
-
-def _maximum_of_pads_as_concatenate(
-    by_name: Mapping[str, HloInstruction], instr: HloInstruction
-) -> HloInstruction:
-    """``maximum(pad(a, -inf), pad(b, -inf))`` with ``a`` and ``b`` side by side along one
-    dimension and covering it: the ``concatenate(a, b)`` XLA's concat decomposer started from.
-
-    Exact for every float ``x``: ``max(x, -inf) = x`` (NaN included: XLA's maximum propagates
-    NaN). Any other ``maximum`` is left alone."""
-    if instr.opcode != "maximum" or len(instr.operands) != 2 or not isinstance(instr.shape, ArrayShape):
-        return instr
-    if not instr.shape.element_type.is_floating_point:
-        return instr
-    pads = [by_name.get(o.name) for o in instr.operands]
-    regions = []
-    for pad in pads:
-        if pad is None or pad.opcode != "pad" or pad.padding is None or len(pad.operands) != 2:
-            return instr
-        if not isinstance(pad.shape, ArrayShape) or pad.shape.element_type != instr.shape.element_type:
-            return instr
-        if any(p.low < 0 or p.high < 0 for p in pad.padding):  # negative padding crops
-            return instr
-        value = by_name.get(pad.operands[1].name)
-        if value is None or value.opcode != "constant" or (value.literal or "").strip() != "-inf":
-            return instr
-        padded = [k for k, p in enumerate(pad.padding) if (p.low, p.high, p.interior) != (0, 0, 0)]
-        if len(padded) != 1 or pad.padding[padded[0]].interior != 0:
-            return instr
-        regions.append((padded[0], pad.padding[padded[0]], pad.operands[0].name))
-    (d, p1, a), (d2, p2, b) = regions
-    if d != d2:
-        return instr
-    if p1.low == 0 and p2.high == 0:
-        first, second, pf, ps = a, b, p1, p2
-    elif p2.low == 0 and p1.high == 0:
-        first, second, pf, ps = b, a, p2, p1
-    else:
-        return instr
-    # first fills [0, n - pf.high), second fills [ps.low, n): side by side, covering dimension d
-    n = instr.shape.dimensions[d]
-    if not isinstance(n, int) or n - pf.high != ps.low:
-        return instr
-    return dataclasses.replace(
-        instr,
-        opcode="concatenate",
-        operands=(HloOperand(first), HloOperand(second)),
-        attributes={"dimensions": _int_list([d])},
-        dimensions=(d,),
-    )
 
 
 def _canonical_reduce(builder: _Builder, instr: HloInstruction) -> HloInstruction:
@@ -569,9 +535,7 @@ class _Side:
         builder, root = _flatten(module)
         instructions = list(builder.instructions)
         builder.instructions = []
-        flat = {i.name: i for i in instructions}
         for instr in instructions:
-            instr = _maximum_of_pads_as_concatenate(flat, instr)
             if instr.opcode == "convolution":
                 instr = _convolution_as_dot(instr)
             if instr.opcode == "dot":
@@ -580,15 +544,25 @@ class _Side:
                 instr = _canonical_reduce(builder, instr)
             builder.emit(instr)
         by_name = {i.name: i for i in builder.instructions}
-        opaque = [i.name for i in builder.instructions if i.opcode not in _INTERPRETED]
+        opaque = [
+            i.name for i in builder.instructions if i.opcode not in _INTERPRETED or _is_elided_constant(i)
+        ]
         return cls(module, builder, root, by_name, opaque)
 
     def parameters(self) -> list[HloInstruction]:
         return [i for i in self.builder.instructions if i.opcode == "parameter"]
 
 
+def _is_elided_constant(instr: HloInstruction) -> bool:
+    """A constant whose literal the dump did not print (``constant({...})``)."""
+    return instr.opcode == "constant" and "..." in (instr.literal or "")
+
+
 def _signature(side: _Side, instr: HloInstruction) -> str:
     shapes = side.builder.shapes
+    if _is_elided_constant(instr):  # known only by its name (ASSUMPTIONS["elided-constants"])
+        computation, name = side.builder.origin.get(instr.name, ("?", instr.name))
+        return f"elided constant {computation}/{name} {_plain(instr.shape)}"
     memo: dict = {}
     if instr.opcode in _LAYOUT_SENSITIVE:
         operand_text = ",".join(str(shapes[o.name]) for o in instr.operands)
@@ -742,7 +716,8 @@ def validate_pair(
     """Does ``later`` compute what ``earlier`` computes (``mode``: ``logical``/``physical``)?
 
     ``float_rules``: the :data:`~layout_algebra.hlo.verify.FLOAT_RULES` a proof may rely
-    on (all by default); a proof names those it used in ``PassResult.float_rules``."""
+    on (all by default). A proof names every assumption it used (these rules, and
+    ``elided-constants``: :data:`ASSUMPTIONS`) in ``PassResult.assumptions``."""
     start = time.perf_counter()
     a_mod = parse_module(earlier) if isinstance(earlier, str) else earlier
     b_mod = parse_module(later) if isinstance(later, str) else later
@@ -812,6 +787,8 @@ def validate_pair(
             break
         matched_ops.add(matched)
         cuts.add(matched, b_name)
+        if _is_elided_constant(b_instr):
+            used.add(ELIDED_CONSTANTS)
     if reasons:
         return answer("unknown", _precision_changes(a, b) + reasons[0], cuts=len(cuts.pairs))
     status, result = _decide_equal(cuts, a.root, b.root, mode, timeout_ms)
@@ -947,6 +924,13 @@ def _no_counterpart(
     a: _Side, b: _Side, b_instr: HloInstruction, candidates: list[str], failures: list[str]
 ) -> str:
     what = f"{b_instr.opcode} {b_instr.name} ({_plain(b_instr.shape)})"
+    if _is_elided_constant(b_instr):
+        computation, name = b.builder.origin.get(b_instr.name, ("?", b_instr.name))
+        return (
+            f"constant {b_instr.name} ({_plain(b_instr.shape)}) is printed {{...}} (its value elided by the dump) "
+            f"and the earlier module has no elided constant {name} of that type in a computation {computation}: "
+            "its value is unknown"
+        )
     if failures:
         return (
             f"{what}: no op of the earlier module with the same opcode and attributes has provably equal operands; "

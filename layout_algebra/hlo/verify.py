@@ -201,8 +201,8 @@ _INERT_ATTRIBUTES = frozenset(
 FLOAT_RULES: dict[str, str] = {
     "exact-ops": "a narrow float widened, passed through maximum/minimum/clamp/select/negate/abs/"
     "compare in the wide type and narrowed again is the narrow op's value (widening is exact and "
-    "rounding is monotone and odd); equal up to NaN payloads, and assuming maximum/minimum pick "
-    "between +0 and -0 alike in both types",
+    "rounding is monotone and odd); and maximum(x, -inf) = minimum(x, inf) = x; equal up to NaN "
+    "payloads, and assuming maximum/minimum pick between +0 and -0 alike in both types",
     "correctly-rounded": "assumes correctly rounded narrow arithmetic: add/subtract/multiply/divide of "
     "two narrow values computed in f32 and rounded to bf16 or f16 equal the narrow op "
     "(double rounding is innocuous when p_wide >= 2 p_narrow + 2); equal up to NaN payloads",
@@ -217,6 +217,29 @@ _WIDENINGS = frozenset({("bf16", "f32"), ("f16", "f32")})
 _EXACT_FLOAT_OPS = frozenset({"maximum", "minimum", "clamp", "select", "negate", "abs"})
 # Ops rounding commutes with (monotone or odd in each float operand).
 _ROUNDING_COMMUTES = _EXACT_FLOAT_OPS
+# Binary float ops and their identity elements (Number values).
+_IDENTITIES = {"maximum": "-inf", "minimum": "inf"}
+
+# ``compare`` directions on exact integers.
+_INTEGER_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "EQ": lambda x, y: x == y,
+    "NE": lambda x, y: x != y,
+    "LT": lambda x, y: x < y,
+    "LE": lambda x, y: x <= y,
+    "GT": lambda x, y: x > y,
+    "GE": lambda x, y: x >= y,
+}
+
+
+def _is_integer_value(v: Any) -> bool:
+    """A Python int or a Z3 integer term (not a string, a fraction or a real)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return True
+    return isinstance(v, z3.ArithRef) and v.sort() == z3.IntSort()
+
+
 # Correctly rounded basic operations (binary; sqrt is not included: untested).
 _ROUNDED_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "divide"})
 
@@ -1125,6 +1148,9 @@ class _Evaluator:
             self.sub(scope, instr, k, [] if s.rank == 0 and shape.rank else index)
             for k, s in enumerate(shapes)
         )
+        exact = self.integer_compare_or_select(instr, op, shapes, args)
+        if exact is not None:
+            return exact
         if self.rules:
             normal = self.float_normal_form(op, attributes, result_type, types, args, mixed)
             if normal is not None:
@@ -1132,6 +1158,38 @@ class _Evaluator:
                 self.used |= used
                 return value
         return self.app(op, attributes, result_type, args, suffix)
+
+    # -------------------------------------------------------------- exact integer compares
+    def integer_compare_or_select(
+        self, instr: HloInstruction, op: str, shapes: list[ArrayShape], args: tuple
+    ) -> Any:
+        """``compare`` of two known integers is their comparison (exact: integers are not
+        rounded), a ``pred`` value; ``select`` on such a known ``pred`` picks its operand.
+        ``None`` for every other case (the op stays uninterpreted)."""
+        if op == "compare" and len(args) == 2 and all(isinstance(a, Number) for a in args):
+            kind = shapes[0].element_type.value.kind
+            direction = instr.attributes.get("direction", "")
+            extra = set(instr.attributes) - {"direction", "type"} - _INERT_ATTRIBUTES
+            compare_type = instr.attributes.get("type", "SIGNED" if kind == "signed" else "UNSIGNED")
+            if (
+                kind not in ("signed", "unsigned")
+                or extra
+                or compare_type != ("SIGNED" if kind == "signed" else "UNSIGNED")
+                or direction not in _INTEGER_COMPARISONS
+                or not all(_is_integer_value(a.value) for a in args)
+            ):
+                return None
+            holds = _INTEGER_COMPARISONS[direction](args[0].value, args[1].value)
+            if isinstance(holds, bool):
+                return Number("pred", int(holds))
+            return Number("pred", z3.If(holds, 1, 0))
+        if op == "select" and len(args) == 3 and isinstance(args[0], Number) and args[0].type == "pred":
+            value = args[0].value
+            if isinstance(value, int):
+                return args[1] if value else args[2]
+            if _is_integer_value(value):
+                return Choice(value == 1, args[1], args[2])
+        return None
 
     # -------------------------------------------------------------- float rules
     def app(self, op: str, attributes: str, result_type: str, args: Sequence[Any], suffix: str = "") -> App:
@@ -1159,6 +1217,8 @@ class _Evaluator:
             return self.app("convert", "", result_type, (inner,), wide), frozenset({"mixed-precision"})
         if op == "convert" and (result_type, types[0]) in _WIDENINGS:
             return self.rounded(args[0], result_type, types[0])
+        if op in _IDENTITIES and len(args) == 2 and not mixed and "exact-ops" in self.rules:
+            return self.identity_dropped(op, attributes, result_type, args)
         if op == "compare" and len(args) == 2 and types[0] == types[1]:
             for narrow, wide in sorted(_WIDENINGS):
                 if wide != types[0]:
@@ -1167,6 +1227,37 @@ class _Evaluator:
                 if x is not None and y is not None:
                     return self.app(op, attributes, result_type, (x[0], y[0])), x[1] | y[1]
         return None
+
+    def identity_dropped(
+        self, op: str, attributes: str, result_type: str, args: tuple
+    ) -> tuple[Any, frozenset[str]] | None:
+        """``maximum(x, -inf)`` is ``x``, ``minimum(x, inf)`` is ``x`` (for every float ``x``,
+        NaN too, up to its payload): where an operand is the op's identity (under the
+        index conditions of pads and selects), the other operand. ``None`` if none is."""
+        identity = _IDENTITIES[op]
+
+        def is_identity(v: Any) -> bool:
+            return isinstance(v, Number) and v.type == result_type and v.value == identity
+
+        def leaves(v: Any) -> list[Any]:
+            return leaves(v.then) + leaves(v.other) if isinstance(v, Choice) else [v]
+
+        x_leaves, y_leaves = leaves(args[0]), leaves(args[1])
+        if not any(map(is_identity, x_leaves + y_leaves)) or len(x_leaves) * len(y_leaves) > 64:
+            return None
+
+        def combine(x: Any, y: Any) -> Any:
+            if isinstance(x, Choice):
+                return Choice(x.cond, combine(x.then, y), combine(x.other, y))
+            if isinstance(y, Choice):
+                return Choice(y.cond, combine(x, y.then), combine(x, y.other))
+            if is_identity(x):
+                return y
+            if is_identity(y):
+                return x
+            return self.app(op, attributes, result_type, (x, y))
+
+        return combine(*args), frozenset({"exact-ops"})
 
     def exactly_narrow(self, u: Any, narrow: str, wide: str) -> tuple[Any, frozenset[str]] | None:
         """``v`` with ``u == widen(v)`` exactly (``u`` of type ``wide``, ``v`` of ``narrow``), or None."""
@@ -1239,6 +1330,10 @@ class _Evaluator:
                 return None
             args.append(found[0])
             used |= found[1]
+        if op in _IDENTITIES and len(args) == 2:
+            dropped = self.identity_dropped(op, attributes, narrow, tuple(args))
+            if dropped is not None:
+                return dropped[0], used
         return self.app(op, attributes, narrow, args), used
 
     # -------------------------------------------------------------- checks
@@ -1273,10 +1368,16 @@ class _Evaluator:
 # ------------------------------------------------------------------- specialization
 def _specialize_module(module: HloModule, values: Mapping[Any, int]) -> HloModule:
     """The module with every array shape's symbolic sizes given ``values``."""
+    return map_array_shapes(module, lambda shape: shape.specialize(values))
+
+
+def map_array_shapes(module: HloModule, f: Callable[[ArrayShape], ArrayShape]) -> HloModule:
+    """The module with ``f`` applied to every array shape (inside tuples too) of every
+    instruction and operand: sizes given values, or symbols replaced by expressions."""
 
     def shape_at(shape: Any) -> Any:
         if isinstance(shape, ArrayShape):
-            return shape.specialize(values)
+            return f(shape)
         if isinstance(shape, TupleShape):
             return dataclasses.replace(shape, elements=tuple(shape_at(s) for s in shape.elements))
         return shape
@@ -1823,3 +1924,39 @@ def verify_rewrite(
     if unknown:
         return unknown[0]
     return ctx.result("proved", results[0].encoding if results else "no outputs")
+
+
+# ------------------------------------------------ hooks for size conditions (rewrite_conditions)
+def rewrite_modules(
+    before: str | HloModule, after: str | HloModule, mode: str = "physical"
+) -> tuple[HloModule, HloModule]:
+    """The two modules of a rewrite, parsed, with the checks :func:`verify_rewrite` makes
+    before any proof (mode, interface, root structure); ``ValueError`` quoting what is wrong."""
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    a, b = _as_module(before), _as_module(after)
+    _check_interface(a, b, mode)
+    if [p for p, _ in _leaves(a.entry.root.shape)] != [p for p, _ in _leaves(b.entry.root.shape)]:
+        raise ValueError(
+            f"the roots have different tuple structures: {a.entry.root.shape} vs {b.entry.root.shape}"
+        )
+    return a, b
+
+
+def specialize_module(module: HloModule, values: Mapping[Any, int]) -> HloModule:
+    """The module at concrete sizes (every array shape's symbols given ``values``)."""
+    return _specialize_module(module, values)
+
+
+def root_element_differs(a: HloModule, b: HloModule, element: Sequence[Any], mode: str, ar: Any) -> Any:
+    """The verifier's condition (a bool, or a Z3 term with ``ar`` an ``IntArithmetic``) that
+    root element ``element`` of the two modules has different values, uninterpreted ops
+    free. (Physical mode: the element's slot is not compared; see ``_element_query``.)
+    Raises ``UnsupportedExpression`` where the encoding cannot state it."""
+    inputs: dict = {}
+    try:
+        va = _Evaluator(a, mode, ar, inputs).element(_Scope(a.entry), a.entry.root.name, list(element), ())
+        vb = _Evaluator(b, mode, ar, inputs).element(_Scope(b.entry), b.entry.root.name, list(element), ())
+    except (_Inexpressible, RecursionError) as err:
+        raise UnsupportedExpression(_why(err)) from err
+    return _differ_values(va, vb)
