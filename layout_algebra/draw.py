@@ -57,12 +57,21 @@ Large arrays are cropped to their top-left corner, and the title says so:
 
 Figures are built on matplotlib's Agg canvas (no display needed) and returned; give a
 path ending in ``.png`` or ``.svg`` to also save one.
+
+With ``fmt="html"`` (or a path ending in ``.html``) the result is an interactive page
+instead (:mod:`layout_algebra.explorer`): the same grid and buffer, drawn by the browser
+from certified generated JavaScript; point at an element to see its slot, offsets and
+arithmetic. Several layouts can share one page:
+
+>>> page = draw(["f32[16,256]{1,0:T(8,128)}", "f32[16,256]{0,1:T(8,128)}"], fmt="html")
+>>> page.count('class="panels"'), "function p1_logical_index(p)" in page
+(1, True)
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,10 +84,12 @@ from layout_algebra.stages.stages import Linearize, Split
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["FORMATS", "Cell", "LayoutPicture", "Slot", "draw", "layout_picture"]
+    from layout_algebra.explorer import Panel
+
+__all__ = ["FORMATS", "Cell", "LayoutPicture", "Slot", "draw", "explorer_panel", "layout_picture"]
 
 #: File formats :func:`draw` writes, by path suffix.
-FORMATS = ("png", "svg")
+FORMATS = ("png", "svg", "html")
 
 #: Fill colours of first-level tiles (light, so black numbers stay readable); padding is white.
 PALETTE = (
@@ -654,8 +665,70 @@ def _render(picture: LayoutPicture, memory_strip: bool) -> Figure:
     return fig
 
 
+def explorer_panel(
+    shape: Shape | str, *, max_rows: int = 16, max_cols: int = 32, memory_slots: int | None = None
+) -> Panel:
+    """What the explorer page needs to show ``shape``: the map, the dims drawn, the tile levels.
+
+    The same reading of the map as :func:`layout_picture` (the two minor-most dims, grown
+    to whole first-level tiles); the page's window is ``max_rows`` x ``max_cols`` cells
+    and ``memory_slots`` slots (default ``4 * max_cols``), ``max_cols`` a row.
+
+    >>> p = explorer_panel("bf16[20,300]{1,0:T(8,128)(2,1)}")
+    >>> p.row_extent, p.col_extent, p.first_tile, p.last_tile
+    (24, 384, '(8,128)', '(2,1)')
+    """
+    from layout_algebra.explorer import Panel
+
+    _check_limit("max_rows", max_rows)
+    _check_limit("max_cols", max_cols)
+    slots = _check_limit("memory_slots", memory_slots) if memory_slots is not None else 4 * max_cols
+    m = layout_map(shape)
+    if m.is_symbolic:
+        raise ValueError(f"{m.shape}: an explorer page needs concrete sizes; give the dimensions numbers")
+    levels = _levels(m)
+    rows_dim, cols_dim = _view_dims(m)
+    return Panel(
+        map=m,
+        rows_dim=rows_dim,
+        cols_dim=cols_dim,
+        row_extent=_padded_extent(m, rows_dim),
+        col_extent=_padded_extent(m, cols_dim),
+        first_end=levels.first_end,
+        first_rank=levels.first_rank,
+        last_end=levels.last_end,
+        last_rank=levels.last_rank,
+        linearize_at=levels.linearize_at,
+        first_tile=levels.first_tile,
+        last_tile=levels.last_tile,
+        grid_rows=max_rows,
+        grid_cols=max_cols,
+        strip_width=max_cols,
+        strip_rows=math.ceil(slots / max_cols),
+        palette=PALETTE,
+    )
+
+
+def _draw_html(
+    shapes: Sequence[Shape | str],
+    path: str | Path | None,
+    max_rows: int,
+    max_cols: int,
+    memory_slots: int | None,
+) -> str:
+    from layout_algebra.explorer import explorer_page, write_page
+
+    panels = [
+        explorer_panel(s, max_rows=max_rows, max_cols=max_cols, memory_slots=memory_slots) for s in shapes
+    ]
+    page = explorer_page(panels)
+    if path is not None:
+        write_page(page, path)
+    return page
+
+
 def draw(
-    shape: Shape | str,
+    shape: Shape | str | Sequence[Shape | str],
     path: str | Path | None = None,
     *,
     memory_strip: bool = True,
@@ -663,28 +736,46 @@ def draw(
     max_cols: int = 32,
     memory_slots: int | None = None,
     fmt: str | None = None,
-) -> Figure:
-    """Draw ``shape``'s layout; save it to ``path`` (PNG or SVG, by suffix or ``fmt``) if given.
+    format: str | None = None,
+) -> Figure | str:
+    """Draw ``shape``'s layout; save it to ``path`` (PNG, SVG or HTML, by suffix or ``fmt``) if given.
 
     Returns the matplotlib ``Figure`` (on the Agg canvas; not registered with pyplot, so
     nothing accumulates). The first axes is the grid, the second (with ``memory_strip``)
     the memory; see the module documentation for what they show and how to read the
     numbers back. Raises ``ValueError`` for a shape without one exact map (a tuple, a
-    symbolic size, ...), a format other than PNG or SVG, or a path it cannot write.
+    symbolic size, ...), a format other than PNG, SVG or HTML, or a path it cannot write.
+
+    ``fmt="html"`` (``format`` is the same keyword, spelled in full) returns the text of an
+    interactive page (:mod:`layout_algebra.explorer`) instead; ``shape`` may then be a
+    list of shapes, shown side by side; ``max_rows``/``max_cols``/``memory_slots`` size
+    its window.
 
     >>> fig = draw("bf16[4,8]{1,0:T(2,4)(2,1)}", memory_strip=False)
     >>> len(fig.axes)
     1
     """
-    picture = layout_picture(shape, max_rows=max_rows, max_cols=max_cols, memory_slots=memory_slots)
+    if fmt is not None and format is not None and fmt != format:
+        raise ValueError(f"draw: give the format once (fmt={fmt!r}, format={format!r})")
+    fmt = fmt if fmt is not None else format
     kind = None
     if path is not None or fmt is not None:
         kind = (fmt or Path(path).suffix.lstrip(".")).lower()
         if kind not in FORMATS:
             where = f"format {fmt!r}" if fmt else f"path {str(path)!r}"
             raise ValueError(
-                f"cannot draw to {where}: give a path ending in .png or .svg (or fmt='png'/'svg')"
+                f"cannot draw to {where}: give a path ending in .png or .svg, or .html for an explorer page "
+                "(or fmt='png'/'svg'/'html')"
             )
+    several = isinstance(shape, (list, tuple))
+    if kind == "html":
+        shapes = list(shape) if several else [shape]
+        return _draw_html(shapes, path, max_rows, max_cols, memory_slots)
+    if several:
+        raise ValueError(
+            "draw: several shapes go on one page only as HTML (fmt='html' or a path ending in .html)"
+        )
+    picture = layout_picture(shape, max_rows=max_rows, max_cols=max_cols, memory_slots=memory_slots)
     fig = _render(picture, memory_strip)
     if path is not None:
         try:

@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "copy_engine": 2,
     "codegen": 2,
     "draw": 2,
+    "explorer": 2,
     "explain": 2,
     "tpu": 2,
     "xla": 2,
