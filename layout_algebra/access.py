@@ -46,7 +46,7 @@ load):
 
 >>> from layout_algebra.access import vector_width
 >>> print(vector_width("f32[16,256]{1,0:T(8,128)}", 1))
-128 elements (512 bytes) along dimension 1 of f32[16,256]{1,0:T(8,128)}
+128 elements (512 bytes) along dimension 1 of f32[16,256]{1,0:T(8,128)}: runs are 128 long: at i1 = 128 the offset steps by 897 elements instead of 1 (a tile boundary)
 >>> print(vector_width("f32[16,100]", 1))
 4 elements (16 bytes) along dimension 1 of f32[16,100]{1,0}: blocks of 4 tile the run of 100 elements; 8 do not
 >>> print(vector_width("f32[16,256]{1,0:T(8,128)}", 0))
@@ -335,6 +335,8 @@ def vector_width(shape: Shape | str, dim: int) -> VectorWidth:
             + (f" and the dimension of {access.size}" if access.run != access.size else "")
             + f"; {2 * v} do not"
         )
+    elif access.run < access.size:
+        limit = f"runs are {access.run} long: {access.reason}"
     while v > 1:
         why = _aligned(m, dim, f, v)
         if not why:
