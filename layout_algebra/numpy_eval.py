@@ -771,6 +771,67 @@ def _word_copies(plan: _Plan, prefix: tuple[int, ...], lo: int, hi: int, dims: i
             yield view[(Ellipsis, *local)], dst[:-dims], _row_major(w, word)
 
 
+def _compiled_word_pairs(
+    plan: _Plan,
+    prefix: tuple[int, ...],
+    lo: int,
+    hi: int,
+    dims: int,
+    bits: int,
+    region: np.ndarray,
+    lead: tuple[int, ...],
+) -> list[tuple[np.ndarray, np.ndarray, slice]] | None:
+    """For the compiled word kernels: ``(words, parts, positions)`` for each block in a chunk:
+    the block's 32-bit words in ``region`` (the chunk's bytes), the block's view with the
+    positions of a word last, and which positions of its words the block holds (all but at
+    a ragged edge). None (use NumPy) if there is no kernel or a word is not 32 bits."""
+    word = plan.box[-dims:]
+    if engine.kernels() is None or math.prod(word) * bits != 32 or sum(n > 1 for n in word) != 1:
+        return None
+    if region.size % 4 or region.ctypes.data % 4:
+        return None
+    words = region.view("<u4").reshape(lead)
+    inner = word.index(max(word))  # the one dim of the word with more than one position
+    pairs = []
+    for b in plan.blocks:
+        where = _overlap(b, prefix, lo, hi)
+        if where is None:
+            continue
+        src, dst = where
+        at: tuple[Any, ...] = (Ellipsis, *(slice(None) if k == inner else 0 for k in range(dims)))
+        pairs.append((words[dst[:-dims]], b.view[src][at], dst[len(dst) - dims + inner]))
+    return pairs
+
+
+def _pack_word_block(
+    words: np.ndarray, parts: np.ndarray, held: slice, width: int, bits: int, fill: int
+) -> None:
+    """Build a block's words with the kernel; at a ragged edge (the block holds only some
+    positions of its words) through a copy whose missing positions hold ``fill``."""
+    if (held.start, held.stop) != (0, width):
+        whole = np.full((*parts.shape[:-1], width), fill, np.uint8)
+        whole[..., held] = parts
+        parts = whole
+    if not engine.interleave(words, parts, bits):  # e.g. a reversed array: NumPy, part by part
+        mask = (1 << bits) - 1
+        np.copyto(words, parts[..., -1] & mask)
+        for j in range(width - 2, -1, -1):
+            np.left_shift(words, bits, out=words)
+            np.bitwise_or(words, parts[..., j] & mask, out=words)
+
+
+def _unpack_word_block(words: np.ndarray, parts: np.ndarray, held: slice, width: int, bits: int) -> None:
+    """The inverse of :func:`_pack_word_block`: only the positions the block holds are written."""
+    target = (
+        parts if (held.start, held.stop) == (0, width) else np.empty((*parts.shape[:-1], width), np.uint8)
+    )
+    if not engine.deinterleave(target, words, bits):  # e.g. a reversed array: NumPy, part by part
+        for j in range(width):
+            np.copyto(target[..., j], (words >> (bits * j)) & ((1 << bits) - 1), casting="unsafe")
+    if target is not parts:
+        np.copyto(parts, target[..., held])
+
+
 def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None, threads: int) -> None:
     """Sub-byte elements whose minor dims make words: gather codes word position by word
     position (contiguous copies), build each byte of the words from its positions in
@@ -784,14 +845,22 @@ def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None, threa
         prefix, lo, hi, first = chunk_at
         lead = (hi - lo, *plan.box[len(prefix) + 1 : -dims])
         count = math.prod(lead)
+        start = first * bits // 8
+        region = out[start : start + count * width // per_byte]
+        pairs = _compiled_word_pairs(plan, prefix, lo, hi, dims, bits, region, lead)
+        if pairs is not None:  # one compiled pass per block
+            if fill is not None:
+                region[...] = sum(fill << (bits * i) for i in range(per_byte))
+            for words, parts, held in pairs:
+                _pack_word_block(words, parts, held, width, bits, fill or 0)
+            return
         codes = np.empty((width, -(-count // 8) * 8), np.uint8)  # rows of whole 64-bit lanes
         if fill is not None:
             codes.fill(fill)
         rows = codes[:, :count].reshape(width, *lead)
         for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
             np.copyto(rows[j][dst], view)
-        start = first * bits // 8
-        words = out[start : start + count * width // per_byte].reshape(*lead, width // per_byte)
+        words = region.reshape(*lead, width // per_byte)
         byte = np.empty(codes.shape[1], np.uint8)
         for q in range(width // per_byte):
             engine.pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
@@ -811,9 +880,15 @@ def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> None
         prefix, lo, hi, first = chunk_at
         lead = (hi - lo, *plan.box[len(prefix) + 1 : -dims])
         count = math.prod(lead)
-        codes = np.empty((width, -(-count // 8) * 8), np.uint8)
         start = first * bits // 8
-        words = buf[start : start + count * width // per_byte].reshape(*lead, width // per_byte)
+        region = buf[start : start + count * width // per_byte]
+        pairs = _compiled_word_pairs(plan, prefix, lo, hi, dims, bits, region, lead)
+        if pairs is not None:  # one compiled pass per block
+            for words, parts, held in pairs:
+                _unpack_word_block(words, parts, held, width, bits)
+            return
+        codes = np.empty((width, -(-count // 8) * 8), np.uint8)
+        words = region.reshape(*lead, width // per_byte)
         byte = np.empty(codes.shape[1], np.uint8)
         for q in range(width // per_byte):
             np.copyto(byte[:count].reshape(lead), words[..., q])

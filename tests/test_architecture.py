@@ -46,6 +46,7 @@ LAYERS: dict[str, int] = {
     "conditions": 2,
     "numpy_eval": 2,
     "copy_engine": 2,
+    "copy_kernels": 2,  # numba kernels, imported by copy_engine on first use
     "codegen": 2,
     "draw": 2,
     "explorer": 2,

@@ -619,6 +619,7 @@ def test_copies_whose_minor_dim_makes_words_equal_np_copyto(data) -> None:
     ["bf16[64,300]{1,0:T(8,128)(2,1)}", "s8[70,260]{1,0:T(32,128)(4,1)}", "u8[100,256]{1,0:T(8,128)(4,1)}"],
 )
 def test_bf16_and_s8_tiles_build_their_words_with_shifts(monkeypatch, text: str) -> None:
+    monkeypatch.setattr(copy_engine, "USE_KERNELS", False)  # NumPy (test_copy_kernels.py: both)
     calls = []
     for name in ("words_from_parts", "parts_from_words"):
         real = getattr(copy_engine, name)

@@ -1,0 +1,246 @@
+"""The compiled word kernels (``layout_algebra.copy_kernels``, numba) against NumPy and the index map.
+
+Every test that packs runs both paths, the kernels (``copy_engine.USE_KERNELS = True``) and
+NumPy alone, on the same input, and checks both against the layout map's positions
+(``reference_pack``, built from ``LayoutMap.apply`` on index arrays: it knows nothing of
+either path) and against each other, byte for byte, padding included; unpack must give the
+array back. A spy checks that the kernels really ran where they should (a silent fallback
+to NumPy would make the comparison vacuous).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_numpy_eval import random_array, raw_bytes, reference_pack
+
+from layout_algebra import copy_engine
+from layout_algebra.layout_map import layout_map
+from layout_algebra.numpy_eval import pack, unpack
+
+numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
+from layout_algebra import copy_kernels  # noqa: E402  (needs numba)
+
+KERNELS = ("words_from_bytes", "bytes_from_words", "words_from_nibbles", "nibbles_from_words")
+
+
+@contextmanager
+def kernel_calls() -> Iterator[list[str]]:
+    """Record which kernels run (by name) while the block runs."""
+    calls: list[str] = []
+    with pytest.MonkeyPatch.context() as patch:
+        for name in KERNELS:
+            real = getattr(copy_kernels, name)
+            patch.setattr(
+                copy_kernels, name, lambda *a, real=real, name=name: (calls.append(name), real(*a))[1]
+            )
+        yield calls
+
+
+def both_paths(x: np.ndarray, text: str, fill: int, **options) -> tuple[np.ndarray, np.ndarray]:
+    """``pack`` with the kernels and with NumPy alone; each unpacked again must be ``x``."""
+    results = []
+    for use in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(copy_engine, "USE_KERNELS", use)
+            buf = pack(x, text, fill=fill, **options)
+            back = unpack(buf, text, **options)
+        np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=f"{text} kernels={use}")
+        results.append(buf)
+    return results[0], results[1]
+
+
+# ------------------------------------------------------------------ the TPU formats
+@pytest.mark.parametrize(
+    ("text", "used"),
+    [
+        ("s8[256,512]{1,0:T(32,128)(4,1)}", {"words_from_bytes", "bytes_from_words"}),
+        ("s8[131,259]{1,0:T(32,128)(4,1)}", {"words_from_bytes", "bytes_from_words"}),  # ragged both ways
+        ("u8[100,256]{1,0:T(8,128)(4,1)}", {"words_from_bytes", "bytes_from_words"}),
+        ("f8e4m3fn[64,384]{1,0:T(32,128)(4,1)}", {"words_from_bytes", "bytes_from_words"}),
+        ("s4[64,512]{1,0:T(8,128)(8,1)E(4)}", {"words_from_nibbles", "nibbles_from_words"}),
+        ("s4[257,1030]{1,0:T(8,128)(8,1)E(4)}", {"words_from_nibbles", "nibbles_from_words"}),
+        ("s4[130,1030]{1,0:T(64,128)(8,1)E(4)}", {"words_from_nibbles", "nibbles_from_words"}),
+        ("u4[640,256]{1,0:T(64,128)(8,1)E(4)}", {"words_from_nibbles", "nibbles_from_words"}),
+        ("s4[300,130]{0,1:T(8,128)(8,1)E(4)}", {"words_from_nibbles", "nibbles_from_words"}),
+    ],
+)
+def test_tpu_formats_run_the_kernels_and_match_numpy_and_the_index_map(text, used) -> None:
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(3))
+    with kernel_calls() as calls:
+        fast, slow = both_paths(x, text, fill=1)
+    assert used <= set(calls), f"{text}: the kernels did not run ({sorted(set(calls))})"
+    np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_array_equal(fast, reference_pack(x, text, fill=1))
+
+
+def test_s8_8191_by_8000_on_two_threads_matches_numpy() -> None:
+    # the benchmark's ragged shape, smaller in rows (the same edge blocks; 2 MB chunks)
+    text = "s8[1023,8000]{1,0:T(32,128)(4,1)}"
+    x = random_array(layout_map(text), np.random.default_rng(5))
+    with kernel_calls() as calls:
+        fast, slow = both_paths(x, text, fill=7, threads=2)
+    assert calls
+    np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_array_equal(fast, reference_pack(x, text, fill=7))
+
+
+tile_rows = {"s8": 4, "u8": 4, "s4": 8, "u4": 8}
+
+
+@st.composite
+def word_layouts(draw: st.DrawFn) -> str:
+    """A small 2-D layout whose minor sub-tile makes 32-bit words: ``(4,1)`` bytes or ``(8,1)`` nibbles."""
+    element = draw(st.sampled_from(sorted(tile_rows)))
+    k = tile_rows[element]
+    rows = k * draw(st.integers(1, 4))
+    cols = draw(st.sampled_from([8, 16, 32, 128]))
+    dims = [draw(st.integers(1, 3 * rows)), draw(st.integers(1, 3 * cols))]
+    order = draw(st.sampled_from(["1,0", "0,1"]))
+    e = "E(4)" if element.endswith("4") else ""
+    return f"{element}[{dims[0]},{dims[1]}]{{{order}:T({rows},{cols})({k},1){e}}}"
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=word_layouts(), seed=st.integers(0, 2**32 - 1), fill=st.integers(0, 15), chunk=st.integers(0, 3))
+def test_random_word_layouts_give_the_same_bytes_on_both_paths(text, seed, fill, chunk) -> None:
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(seed))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copy_engine, "WORD_MIN_ELEMENTS", 0)  # the word path at every size
+        if chunk:  # several chunks, on two threads
+            patch.setattr("layout_algebra.numpy_eval._CHUNK_BYTES", 64 << (4 * chunk))
+        fast, slow = both_paths(x, text, fill=fill, threads=1 + chunk % 2)
+    np.testing.assert_array_equal(fast, slow, err_msg=text)
+    np.testing.assert_array_equal(fast, reference_pack(x, text, fill=fill), err_msg=text)
+
+
+# ------------------------------------------------------------- inputs the kernels refuse
+@pytest.mark.parametrize("text", ["s8[64,256]{1,0:T(32,128)(4,1)}", "s4[64,256]{1,0:T(8,128)(8,1)E(4)}"])
+def test_non_contiguous_reversed_and_misaligned_arrays_and_buffers(text) -> None:
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(11))
+    expected = reference_pack(x, text, fill=2)
+    wide = np.zeros((x.shape[0], 2 * x.shape[1]), x.dtype)
+    wide[:, ::2] = x
+    reversed_copy = x[::-1, ::-1].copy()
+    for view in (wide[:, ::2], reversed_copy[::-1, ::-1], np.asfortranarray(x), x.T.copy().T):
+        np.testing.assert_array_equal(pack(view, text, fill=2), expected)
+    # an output buffer one byte off the alignment of a word
+    storage = np.zeros(expected.size + 1, np.uint8)
+    out = storage[1:]
+    assert pack(x, text, fill=2, out=out) is out
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(raw_bytes(unpack(out, text)), raw_bytes(x))
+    # unpack into a reversed, strided array, from read-only bytes
+    target = np.zeros((x.shape[0], 2 * x.shape[1]), x.dtype)[::-1, ::2]
+    unpack(bytes(expected), text, out=target)
+    np.testing.assert_array_equal(raw_bytes(target), raw_bytes(x))
+
+
+@pytest.mark.parametrize("text", ["s4[64,256]{1,0:T(8,128)(8,1)E(4)}", "s4[61,250]{0,1:T(8,128)(8,1)E(4)}"])
+def test_blocks_the_kernels_refuse_are_done_by_numpy(text) -> None:
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(12))
+    with pytest.MonkeyPatch.context() as patch:  # as for a reversed array
+        patch.setattr(copy_engine, "interleave", lambda *a: False)
+        patch.setattr(copy_engine, "deinterleave", lambda *a: False)
+        buf = pack(x, text, fill=9)
+        back = unpack(buf, text)
+    np.testing.assert_array_equal(buf, reference_pack(x, text, fill=9))
+    np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x))
+
+
+def test_a_wrong_size_out_is_a_clear_error() -> None:
+    x = np.zeros((64, 256), np.int8)
+    with pytest.raises(ValueError, match=r"out has 100 bytes, the layout needs 16384"):
+        pack(x, "s8[64,256]{1,0:T(32,128)(4,1)}", out=np.zeros(100, np.uint8))
+
+
+# ------------------------------------------------------------------- the kernels alone
+def per_word_reference(parts: np.ndarray, bits: int) -> np.ndarray:
+    """Words from their parts by a Python loop over words and parts."""
+    words = np.zeros(parts.shape[:-1], np.uint32)
+    for index in np.ndindex(*words.shape):
+        words[index] = sum(
+            (int(parts[(*index, j)]) & ((1 << bits) - 1)) << (bits * j) for j in range(parts.shape[-1])
+        )
+    return words
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_interleave_and_deinterleave_match_a_loop_for_any_strides(data) -> None:
+    count, bits = data.draw(st.sampled_from(sorted(copy_engine.WORD_KERNELS)))
+    lead = tuple(data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=4)))  # 4: the kernels' loops
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    # parts: a view with the word's parts along any dim of a bigger array, stepped or not
+    order = data.draw(st.permutations(range(len(lead) + 1)))
+    step = data.draw(st.integers(1, 2))
+    full = [(*lead, count)[k] * (step if k == order[-1] else 1) for k in order]
+    base = rng.integers(0, 256, full, dtype=np.uint8)
+    parts = base[tuple(slice(None, None, step) if k == order[-1] else slice(None) for k in order)]
+    parts = parts.transpose(np.argsort(order))
+    assert parts.shape == (*lead, count)
+    words = np.zeros(lead, np.uint32)
+    if data.draw(st.booleans()):  # words stepped too
+        words = np.zeros((*lead[:-1], 2 * lead[-1]), np.uint32)[..., ::2]
+    assert copy_engine.interleave(words, parts, bits)
+    np.testing.assert_array_equal(words, per_word_reference(parts, bits))
+    back = np.full_like(base, 0xEE)
+    view = back[tuple(slice(None, None, step) if k == order[-1] else slice(None) for k in order)]
+    view = view.transpose(np.argsort(order))
+    assert copy_engine.deinterleave(view, words, bits)
+    np.testing.assert_array_equal(view, parts & ((1 << bits) - 1))
+    untouched = np.ones(back.shape, bool)
+    untouched[tuple(slice(None, None, step) if k == order[-1] else slice(None) for k in order)] = False
+    assert (back[untouched] == 0xEE).all()  # nothing outside the view was written
+
+
+def test_the_kernels_refuse_what_they_do_not_handle() -> None:
+    parts = np.zeros((5, 4), np.uint8)
+    assert not copy_engine.interleave(np.zeros(5, np.uint64), parts, 8)  # 64-bit words
+    assert not copy_engine.interleave(np.zeros(5, np.uint32), parts, 4)  # 4 nibbles: not a 32-bit word
+    assert not copy_engine.interleave(np.zeros(5, np.uint32), parts[::-1], 8)  # a negative stride
+    assert not copy_engine.interleave(np.zeros(5, np.uint32), np.zeros((5, 2), np.uint16), 16)
+    assert not copy_engine.deinterleave(np.zeros((5, 4), np.uint8)[:0], np.zeros(0, np.uint32), 8)
+
+
+def test_merged_dims_merge_only_where_every_array_steps_evenly() -> None:
+    assert copy_engine.merged_dims((3, 4, 5), (20, 5, 1), (20, 5, 1)) == ([1, 1, 1, 60], [[0, 0, 0, 1]] * 2)
+    assert copy_engine.merged_dims((3, 4, 5), (20, 5, 1), (40, 10, 1)) == (
+        [1, 1, 12, 5],
+        [[0, 0, 5, 1], [0, 0, 10, 1]],
+    )
+    assert copy_engine.merged_dims((2, 3, 2, 3, 2), (1, 2, 6, 12, 36), (36, 12, 6, 2, 1)) is None
+
+
+def test_without_numba_or_switched_off_numpy_does_the_work(monkeypatch) -> None:
+    text = "s4[64,256]{1,0:T(8,128)(8,1)E(4)}"
+    x = random_array(layout_map(text), np.random.default_rng(1))
+    monkeypatch.setattr(copy_engine, "_kernels", False)  # as when numba failed to import
+    with kernel_calls() as calls:
+        buf = pack(x, text)
+    assert not calls
+    np.testing.assert_array_equal(buf, reference_pack(x, text))
+
+
+def test_importing_the_package_does_not_import_numba() -> None:
+    code = (
+        "import sys, layout_algebra, layout_algebra.numpy_eval, layout_algebra.copy_engine\n"
+        "import numpy as np\n"
+        "layout_algebra.numpy_eval.pack(np.zeros((8, 128), np.float32), 'f32[8,128]{1,0:T(8,128)}')\n"
+        "print('numba' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120
+    )
+    assert out.stdout.strip() == "False"
