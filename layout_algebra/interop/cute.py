@@ -23,8 +23,9 @@ elements 128 apart):
 CuTe text records where elements are, not how big the buffer is, and leaves out
 modes of size 1. So several XLA layouts can give the same text (``T(1,128)`` and
 ``T(128)`` above; ``L(n)``; where a size-1 dimension sits in ``minor_to_major``):
-:func:`from_cute` returns the simplest (fewest tile levels, then fewest entries, size-1
-dimensions placed in logical order). Layouts it cannot match raise
+:func:`from_cute` returns the simplest, the normal form
+(:mod:`layout_algebra.normal_form`: fewest tile levels, then fewest entries, ...,
+proved the same layout). Layouts it cannot match raise
 :class:`NotExpressible` with the reason:
 
 >>> from_cute("(4,6):(6,2)", "f32")
