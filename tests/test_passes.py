@@ -639,3 +639,129 @@ def test_elided_constants_are_known_by_name_and_the_report_says_so() -> None:
     renamed = relaid.replace("%constant.7", "%constant.9")
     r = validate_pair(ELIDED, renamed, mode="physical")
     assert r.status == "unknown" and "printed {...}" in r.reason
+
+
+# ------------------------------------------------------------------ a batched dot written as a convolution
+def reference_convolution(lhs, rhs, window: dict, lhs_labels: str, rhs_labels: str):
+    """XLA's convolution with one spatial dimension, from its definition (the oracle): the
+    input dilated (holes between elements) and padded as an explicit array of input
+    positions (-1: hole or padding, which contributes nothing), the kernel window slid
+    over it; out[s, b, o] = sum over window k and input feature i. Output labels 0bf."""
+    import numpy as np
+
+    lhs = np.moveaxis(lhs, [lhs_labels.index(c) for c in "0bf"], [0, 1, 2])
+    rhs = np.moveaxis(rhs, [rhs_labels.index(c) for c in "0oi"], [0, 1, 2])
+    size, (low, high) = lhs.shape[0], window["pad"]
+    dilated = [-1] * low
+    for p in range(size):
+        dilated += [p] + ([-1] * (window["lhs_dilate"] - 1) if p < size - 1 else [])
+    dilated += [-1] * high
+    taps = window["size"]
+    span = (taps - 1) * window["rhs_dilate"] + 1
+    out_size = (len(dilated) - span) // window["stride"] + 1 if len(dilated) >= span else 0
+    out = np.zeros((out_size, lhs.shape[1], rhs.shape[1]), dtype=np.int64)
+    for s in range(out_size):
+        for k in range(taps):
+            position = dilated[s * window["stride"] + k * window["rhs_dilate"]]
+            kernel = taps - 1 - k if window["rhs_reversal"] else k
+            if position >= 0:
+                out[s] += lhs[position] @ rhs[kernel].T
+    return out
+
+
+def _conv_module(batch: int, window: dict, lhs_labels: str = "0bf", rhs_labels: str = "0oi") -> str | None:
+    lhs_dims = {"0": batch, "b": 4, "f": 3}
+    rhs_dims = {"0": window["size"], "o": 5, "i": 3}
+    lhs = ",".join(str(lhs_dims[c]) for c in lhs_labels)
+    rhs = ",".join(str(rhs_dims[c]) for c in rhs_labels)
+    fields = [f"size={window['size']}"]
+    if window["stride"] != 1:
+        fields.append(f"stride={window['stride']}")
+    if window["pad"] != (0, 0):
+        fields.append(f"pad={window['pad'][0]}_{window['pad'][1]}")
+    if window["lhs_dilate"] != 1:
+        fields.append(f"lhs_dilate={window['lhs_dilate']}")
+    if window["rhs_dilate"] != 1:
+        fields.append(f"rhs_dilate={window['rhs_dilate']}")
+    if window["rhs_reversal"]:
+        fields.append("rhs_reversal=1")
+    dilated = (batch - 1) * window["lhs_dilate"] + 1 + sum(window["pad"])
+    span = (window["size"] - 1) * window["rhs_dilate"] + 1
+    if dilated < span:
+        return None
+    out = (dilated - span) // window["stride"] + 1
+    return f"""HloModule m, entry_computation_layout={{(s32[{lhs}]{{2,1,0}}, s32[{rhs}]{{2,1,0}})->s32[{out},4,5]{{2,1,0}}}}
+ENTRY e {{
+  l = s32[{lhs}]{{2,1,0}} parameter(0)
+  r = s32[{rhs}]{{2,1,0}} parameter(1)
+  ROOT c = s32[{out},4,5]{{2,1,0}} convolution(l, r), window={{{" ".join(fields)}}}, dim_labels={lhs_labels}_{rhs_labels}->0bf
+}}"""
+
+
+def test_the_base_dilated_window_is_a_batched_dot_exactly_when_the_oracle_says_so() -> None:
+    """300 random one-dimensional windows (derandomized): the convolution is read as the
+    batched dot out[s,b,o] = sum_i lhs[s,b,i] rhs[s,o,i] only if the reference convolution
+    equals that dot on random integers, and every window that equals it is read so."""
+    import numpy as np
+
+    from layout_algebra.hlo.passes import _Side
+
+    rng = random.Random(7)
+    data = np.random.default_rng(7)
+    read_as_dot = 0
+    for _ in range(300):
+        batch = rng.randint(1, 4)
+        xla = rng.random() < 0.3  # XLA's own pattern, sometimes perturbed below
+        window = {
+            "size": batch if xla else rng.randint(1, 4),
+            "stride": 1 if xla else rng.randint(1, 3),
+            "pad": (0, 0) if xla else (rng.randint(0, 2), rng.randint(0, 2)),
+            "lhs_dilate": batch if xla else rng.randint(1, 4),
+            "rhs_dilate": 1 if xla or rng.random() < 0.7 else rng.randint(2, 3),
+            "rhs_reversal": int(rng.random() < 0.15),
+        }
+        labels = ("".join(rng.sample("0bf", 3)), "".join(rng.sample("0oi", 3)))
+        text = _conv_module(batch, window, *labels)
+        if text is None:
+            continue
+        module = parse_module(text)
+        lhs_shape = module.entry.instruction("l").shape.dimensions
+        rhs_shape = module.entry.instruction("r").shape.dimensions
+        lhs = data.integers(-9, 10, lhs_shape)
+        rhs = data.integers(-9, 10, rhs_shape)
+        conv = reference_convolution(lhs, rhs, window, *labels)
+        side = _Side.of(module)
+        is_dot = side.by_name["c"].opcode == "dot"
+        equal = False
+        if conv.shape[0] == batch and rhs_shape[labels[1].index("0")] == batch:
+            l3 = np.moveaxis(lhs, [labels[0].index(c) for c in "0bf"], [0, 1, 2])
+            r3 = np.moveaxis(rhs, [labels[1].index(c) for c in "0oi"], [0, 1, 2])
+            equal = bool(np.array_equal(conv, np.einsum("sbi,soi->sbo", l3, r3)))
+        assert is_dot == equal, (batch, window, labels)
+        read_as_dot += is_dot
+    assert read_as_dot >= 30
+
+
+def test_attention_dot_canonicalizer_pairs_the_base_dilated_convolution_with_the_dot() -> None:
+    r = report("attention_int8")
+    (pair,) = [x for x in r.results if x.later.after == "dot_canonicalizer"]
+    assert "lhs_dilate=2" in pair.later.path.read_text()
+    assert pair.status == "proved" and pair.assumptions == ("convolution-as-dot",)
+
+
+def test_a_base_dilated_convolution_that_is_not_the_dot_is_not_proved() -> None:
+    window = {"size": 2, "stride": 1, "pad": (0, 0), "lhs_dilate": 2, "rhs_dilate": 1, "rhs_reversal": 0}
+    conv = _conv_module(2, window)
+    dot = conv.replace(
+        "convolution(l, r), window={size=2 lhs_dilate=2}, dim_labels=0bf_0oi->0bf",
+        "dot(l, r), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}",
+    )
+    assert validate_pair(dot, conv, mode="physical").status == "proved"
+    reversed_kernel = conv.replace("lhs_dilate=2}", "lhs_dilate=2 rhs_reversal=1}")
+    assert validate_pair(dot, reversed_kernel, mode="physical").status == "unknown"
+    swapped = dot.replace("rhs_contracting_dims={2}", "rhs_contracting_dims={1}").replace(
+        "s32[2,5,3]", "s32[2,3,5]"
+    )
+    swapped_conv = conv.replace("0bf_0oi->0bf", "0bf_0io->0bf").replace("s32[2,5,3]", "s32[2,3,5]")
+    assert validate_pair(dot, swapped_conv, mode="physical").status == "unknown"  # kernel dims swapped
+    assert validate_pair(swapped, swapped_conv, mode="physical").status == "proved"

@@ -113,6 +113,9 @@ PASS_FILE = re.compile(
 #: The name of the assumption that identifies elided constants (``{...}``) by their names.
 ELIDED_CONSTANTS = "elided-constants"
 
+#: The name of the assumption that a convolution computing a dot's products is that dot.
+CONVOLUTION_AS_DOT = "convolution-as-dot"
+
 #: The pass whose output is the last one compared logically (its input has no layouts).
 LAYOUT_ASSIGNMENT = "layout-assignment"
 
@@ -138,6 +141,9 @@ ASSUMPTIONS: dict[str, str] = {
     "array; the later module's equals the earlier's when both have the same name, are defined in "
     "computations of the same name and have the same type and dimensions (XLA does not rename a "
     "constant, and its name uniquer never gives an old name to a new instruction)",
+    CONVOLUTION_AS_DOT: "a convolution whose window meets exactly the products of a dot (no spatial "
+    "dimensions, or a base-dilated window pairing output s with input s and kernel s) computes that "
+    "dot: the same products, summed alike (XLA's reference evaluator skips dilation holes and padding)",
 }
 # Ops inlined before cutting.
 _INLINED = ("fusion", "call")
@@ -477,6 +483,115 @@ def _convolution_as_dot(instr: HloInstruction) -> HloInstruction:
     return dataclasses.replace(instr, opcode="dot", attributes=attrs)
 
 
+_WINDOW_KEYS = frozenset({"size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"})
+
+
+def parse_window(text: str) -> list[dict[str, int | tuple[int, int]]] | None:
+    """A convolution's ``window={size=2x3 pad=1_1x0_0 lhs_dilate=2x1 ...}``, one dict per
+    spatial dimension (defaults filled in), or ``None`` if it holds a field not known here.
+
+    >>> parse_window("{size=2 lhs_dilate=2}")
+    [{'size': 2, 'stride': 1, 'pad': (0, 0), 'lhs_dilate': 2, 'rhs_dilate': 1, 'rhs_reversal': 0}]
+    >>> parse_window("{size=3x3 pad=1_1x0_0}")[1]["pad"]
+    (0, 0)
+    >>> parse_window("{size=2 lhs_dilate=2 frobnicate=1}") is None
+    True
+    """
+    body = text.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    fields: dict[str, list[str]] = {}
+    for item in body[1:-1].split():
+        key, _, value = item.partition("=")
+        if key not in _WINDOW_KEYS or not value:
+            return None
+        fields[key] = value.split("x")
+    sizes = fields.get("size")
+    if sizes is None or any(len(v) != len(sizes) for v in fields.values()):
+        return None
+    dims: list[dict[str, int | tuple[int, int]]] = []
+    try:
+        for d in range(len(sizes)):
+            low, _, high = fields.get("pad", ["0_0"] * len(sizes))[d].partition("_")
+            dims.append(
+                {
+                    "size": int(sizes[d]),
+                    "stride": int(fields.get("stride", ["1"] * len(sizes))[d]),
+                    "pad": (int(low), int(high)),
+                    "lhs_dilate": int(fields.get("lhs_dilate", ["1"] * len(sizes))[d]),
+                    "rhs_dilate": int(fields.get("rhs_dilate", ["1"] * len(sizes))[d]),
+                    "rhs_reversal": int(fields.get("rhs_reversal", ["0"] * len(sizes))[d]),
+                }
+            )
+    except ValueError:
+        return None
+    return dims
+
+
+def window_terms(window: Mapping[str, Any], lhs_size: int, out_size: int) -> set[tuple[int, int, int]]:
+    """The (output position, kernel position, input position) triples that contribute to a
+    convolution along one spatial dimension, by XLA's definition: the input dilated by
+    ``lhs_dilate`` (holes between elements) and padded, a window of ``size`` positions
+    (``rhs_dilate`` apart, every ``stride``) over it; a position in a hole or in the padding
+    contributes no term (XLA's reference evaluator skips it).
+
+    A base-dilated window that picks input ``s`` with kernel ``s`` for output ``s``:
+
+    >>> sorted(window_terms({"size": 2, "stride": 1, "pad": (0, 0), "lhs_dilate": 2,
+    ...                      "rhs_dilate": 1, "rhs_reversal": 0}, lhs_size=2, out_size=2))
+    [(0, 0, 0), (1, 1, 1)]
+    """
+    size, stride, (low, _) = window["size"], window["stride"], window["pad"]
+    dilate, spread, reverse = window["lhs_dilate"], window["rhs_dilate"], window["rhs_reversal"]
+    terms = set()
+    for out in range(out_size):
+        for k in range(size):
+            u = out * stride - low + k * spread
+            if u % dilate == 0 and 0 <= u // dilate < lhs_size:
+                terms.add((out, size - 1 - k if reverse else k, u // dilate))
+    return terms
+
+
+def _base_dilated_convolution_as_dot(builder: _Builder, instr: HloInstruction) -> HloInstruction:
+    """A convolution with one spatial dimension whose window pairs output ``s`` with input
+    ``s`` and kernel ``s`` alone (what XLA writes for a batched dot: ``window={size=B
+    lhs_dilate=B}, dim_labels=0bf_0oi->0bf``) as that batched dot, the spatial dimension
+    its batch: out[s, b, o] = sum_i lhs[s, b, i] x rhs[s, o, i]. The same products as the
+    dot (the dilation holes contribute none), so the same sum. Any other convolution is
+    left alone."""
+    labels = re.fullmatch(r"([0bf]{3})_([0oi]{3})->([0bf]{3})", instr.attributes.get("dim_labels", ""))
+    other = set(instr.attributes) - {"dim_labels", "window", "precision_config", "operand_precision"} - _INERT
+    window = parse_window(instr.attributes.get("window", ""))
+    if labels is None or other or window is None or len(window) != 1 or len(instr.operands) != 2:
+        return instr
+    lhs_labels, rhs_labels, out_labels = labels.groups()
+    if sorted(lhs_labels) != sorted("0bf") or sorted(rhs_labels) != sorted("0oi") or out_labels != "0bf":
+        return instr
+    lhs, rhs = (builder.shapes[o.name] for o in instr.operands)
+    if not (
+        isinstance(lhs, ArrayShape) and isinstance(rhs, ArrayShape) and isinstance(instr.shape, ArrayShape)
+    ):
+        return instr
+    dims = [
+        lhs.dimensions[lhs_labels.index("0")],
+        rhs.dimensions[rhs_labels.index("0")],
+        instr.shape.dimensions[0],
+    ]
+    if not all(isinstance(d, int) for d in dims) or window[0]["size"] != dims[1]:
+        return instr
+    batch = dims[0]
+    if dims != [batch] * 3 or window_terms(window[0], batch, batch) != {(s, s, s) for s in range(batch)}:
+        return instr
+    attrs = {k: v for k, v in instr.attributes.items() if k not in ("dim_labels", "window")}
+    attrs.update(
+        lhs_batch_dims=_int_list([lhs_labels.index("0")]),
+        lhs_contracting_dims=_int_list([lhs_labels.index("f")]),
+        rhs_batch_dims=_int_list([rhs_labels.index("0")]),
+        rhs_contracting_dims=_int_list([rhs_labels.index("i")]),
+    )
+    return dataclasses.replace(instr, opcode="dot", attributes=attrs)
+
+
 def _canonical_reduce(builder: _Builder, instr: HloInstruction) -> HloInstruction:
     """``reduce`` of arrays transposed to (kept dims, reduced dims): the same result."""
     dims = instr.dimensions or ()
@@ -529,15 +644,22 @@ class _Side:
     root: str
     by_name: dict[str, HloInstruction]
     opaque: list[str]
+    #: convolutions read as dots (CONVOLUTION_AS_DOT)
+    as_dot: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, module: HloModule) -> _Side:
         builder, root = _flatten(module)
         instructions = list(builder.instructions)
         builder.instructions = []
+        as_dot = set()
         for instr in instructions:
             if instr.opcode == "convolution":
                 instr = _convolution_as_dot(instr)
+                if instr.opcode == "convolution":
+                    instr = _base_dilated_convolution_as_dot(builder, instr)
+                if instr.opcode == "dot":
+                    as_dot.add(instr.name)
             if instr.opcode == "dot":
                 instr = _canonical_dot(builder, instr)
             elif instr.opcode == "reduce" and instr.dimensions is not None:
@@ -547,7 +669,7 @@ class _Side:
         opaque = [
             i.name for i in builder.instructions if i.opcode not in _INTERPRETED or _is_elided_constant(i)
         ]
-        return cls(module, builder, root, by_name, opaque)
+        return cls(module, builder, root, by_name, opaque, frozenset(as_dot))
 
     def parameters(self) -> list[HloInstruction]:
         return [i for i in self.builder.instructions if i.opcode == "parameter"]
@@ -789,6 +911,8 @@ def validate_pair(
         cuts.add(matched, b_name)
         if _is_elided_constant(b_instr):
             used.add(ELIDED_CONSTANTS)
+        if (matched in a.as_dot) != (b_name in b.as_dot):  # a convolution paired with a dot
+            used.add(CONVOLUTION_AS_DOT)
     if reasons:
         return answer("unknown", _precision_changes(a, b) + reasons[0], cuts=len(cuts.pairs))
     status, result = _decide_equal(cuts, a.root, b.root, mode, timeout_ms)
@@ -897,7 +1021,26 @@ def _precision_changes(a: _Side, b: _Side) -> str:
     ]
     if not extra:
         return ""
-    return "precision change: the pass converts element types: " + "; ".join(extra) + ". "
+    retyped = _retyped_instructions(a, b)
+    computed = f" and computes {', '.join(retyped[:4])} in another type" if retyped else ""
+    return "precision change: the pass converts element types: " + "; ".join(extra) + computed + ". "
+
+
+def _retyped_instructions(a: _Side, b: _Side) -> list[str]:
+    """``name (old type -> new type)`` for each instruction both modules define (same name,
+    same computation) with another element type in the later one."""
+    earlier = {
+        a.builder.origin[i.name]: i.shape.element_type.text
+        for i in a.builder.instructions
+        if i.name in a.builder.origin and isinstance(i.shape, ArrayShape)
+    }
+    found = []
+    for i in b.builder.instructions:
+        key = b.builder.origin.get(i.name)
+        if key in earlier and isinstance(i.shape, ArrayShape) and i.opcode != "parameter":
+            if earlier[key] != i.shape.element_type.text:
+                found.append(f"{i.opcode} {key[1]} ({earlier[key]} -> {i.shape.element_type.text})")
+    return found
 
 
 def _cone_names(side: _Side, root: str) -> set[str]:
@@ -953,8 +1096,8 @@ def _no_counterpart(
     if b_instr.opcode == "convolution" and "lhs_dilate" in b_instr.attributes.get("window", ""):
         return (
             f"{what}: a base-dilated convolution ({b_instr.attributes['window']}, dim_labels="
-            f"{b_instr.attributes.get('dim_labels')}); XLA writes batched dots this way, but it equals the dot "
-            "only if 0 x k = 0 for the kernel elements met at the dilation holes (false for inf and NaN)"
+            f"{b_instr.attributes.get('dim_labels')}) that is not a batched dot (its window does not pair "
+            "output s with input s and kernel s alone), and the earlier module has no convolution like it"
         )
     if same_op:
         return f"{what}: no {b_instr.opcode} of the earlier module has the same attributes, operand types and result type"
