@@ -213,14 +213,15 @@ class DimensionAccess:
             f"instead of {self.stride} ({what})"
         )
 
-    def __str__(self) -> str:
+    def describe(self) -> str:
+        """``stride 1 element (32 bits, 4 bytes), run 128: <reason>``."""
         size = f"{self.stride_bits} bits"
         if self.stride_bytes is not None:
             size += f", {_plural(self.stride_bytes, 'byte')}"
-        return (
-            f"dimension {self.dim} of {self.shape}: stride {_plural(self.stride, 'element')} ({size}), "
-            f"run {self.run}: {self.reason}"
-        )
+        return f"stride {_plural(self.stride, 'element')} ({size}), run {self.run}: {self.reason}"
+
+    def __str__(self) -> str:
+        return f"dimension {self.dim} of {self.shape}: {self.describe()}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -288,10 +289,17 @@ class VectorWidth:
         """The vector's size in bytes, ``None`` when it is not whole bytes (``s4``, one element)."""
         return self.bits // 8 if self.bits % 8 == 0 else None
 
-    def __str__(self) -> str:
+    def describe(self) -> str:
+        """``128 elements (512 bytes)``, and what stops it being wider."""
         size = _plural(self.bytes, "byte") if self.bytes is not None else _plural(self.bits, "bit")
-        text = f"{_plural(self.elements, 'element')} ({size}) along dimension {self.dim} of {self.shape}"
+        text = f"{_plural(self.elements, 'element')} ({size})"
         return f"{text}: {self.limit}" if self.limit else text
+
+    def __str__(self) -> str:
+        text = self.describe()
+        head, _, limit = text.partition(": ")
+        where = f"{head} along dimension {self.dim} of {self.shape}"
+        return f"{where}: {limit}" if limit else where
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "bits": self.bits, "bytes": self.bytes}

@@ -82,9 +82,7 @@ def brute_run(text: str, k: int) -> tuple[int, int]:
     ok = []
     for n in range(1, d + 1):
         good = all(
-            table[add(i, k, 1)] - table[i] == stride
-            for i in table
-            if i[k] + 1 < d and (i[k] + 1) % n != 0
+            table[add(i, k, 1)] - table[i] == stride for i in table if i[k] + 1 < d and (i[k] + 1) % n != 0
         )
         if good:
             ok.append(n)
@@ -121,9 +119,7 @@ def brute_vector_width(text: str, k: int) -> int:
     v = 1 << (d.bit_length() - 1)
     while v > 1:
         good = all(
-            i[k] + v <= d
-            and table[i] % v == 0
-            and all(table[add(i, k, t)] == table[i] + t for t in range(v))
+            i[k] + v <= d and table[i] % v == 0 and all(table[add(i, k, t)] == table[i] + t for t in range(v))
             for i in table
             if i[k] % v == 0
         )
@@ -273,3 +269,38 @@ def test_examples_from_every_start() -> None:
     text = "f32[16,256]{1,0:T(8,128)}"
     assert [run_from(text, 1, s) for s in (0, 1, 127, 128, 255)] == [128, 127, 1, 128, 1]
     assert list(itertools.islice((run_from(text, 0, s) for s in range(16)), 9)) == [8, 7, 6, 5, 4, 3, 2, 1, 8]
+
+
+# ------------------------------------------------------------------ the command line
+def test_cli_access_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from layout_algebra.cli import main
+
+    text = "bf16[16,256]{1,0:T(8,128)(2,1)}"
+    assert main(["access", text, "--element", "3,200", "--linear-layout"]) == 0
+    out = capsys.readouterr().out
+    assert "dim 0: stride 1 element (16 bits, 2 bytes), run 2" in out
+    assert "the word holds (2, 200), (3, 200)" in out
+    assert "TPU vreg 0, sublane 5, lane 72, slot 1 (first-level tile 1)" in out
+    assert main(["access", text, "--dim", "1", "--element", "3,200", "--linear-layout", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [d["dim"] for d in record["dimensions"]] == [1]
+    assert record["dimensions"][0]["stride"] == 2 and record["dimensions"][0]["vector"]["elements"] == 1
+    assert record["element"]["vreg"] == {"vreg": 0, "sublane": 5, "lane": 72, "slot": 1, "tile": 1}
+    m = layout_map(text)
+    assert record["element"]["word"]["word"] == m.forward((3, 200), unit="bit") // 32
+    bases = record["linear_layout"]["bases"]
+    assert all(m.forward((1 << j, 0)) == bases["dim0"][j][0] for j in range(4))
+
+
+def test_cli_access_refusals_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    from layout_algebra.cli import main
+
+    assert main(["access", "f32[6,100]", "--element", "1,2", "--linear-layout"]) == 0
+    out = capsys.readouterr().out
+    assert "no TPU vreg position" in out and "size 6, not a power of two" in out
+    assert main(["access", "f32[6,100]", "--dim", "3"]) == 2
+    assert "dimension 3 is not one of 0..1" in capsys.readouterr().err
+    assert main(["access", "f32[N,100]"]) == 2
+    assert "symbolic" in capsys.readouterr().err

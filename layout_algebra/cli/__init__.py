@@ -45,6 +45,7 @@ COMMANDS = (
     "validate",
     "audit",
     "tpu_layout",
+    "access",
     "prove",
     "verify",
     "bitcast",
