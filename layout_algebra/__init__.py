@@ -53,6 +53,7 @@ from layout_algebra.model import (
     parse_layout,
     parse_shape,
     primitive_type,
+    questions,
     validate,
 )
 
@@ -117,6 +118,22 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+
+
+def _find_condition(question: questions.Question) -> object:
+    """``result.condition`` of every decision (see ``model/questions.py``): the package
+    installs this finder because only this layer may import both the decisions' condition
+    search (``conditions``) and the rewrite claims (``hlo.rewrite_conditions``)."""
+    from layout_algebra import conditions
+
+    if question.kind == "rewrite":
+        from layout_algebra.hlo.rewrite_conditions import rewrite_claim
+
+        return conditions.condition_of(rewrite_claim(*question.arguments, **dict(question.options)))
+    return conditions.condition_of(conditions.claim_for(question))
+
+
+questions.install_condition_finder(_find_condition)
 
 
 def __dir__() -> list[str]:

@@ -66,7 +66,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -74,10 +74,11 @@ import sympy
 
 from layout_algebra.layout_map import layout_map
 from layout_algebra.logical_ops import reshape_source_index, transpose_result_index, transpose_source_index
+from layout_algebra.model.questions import AnswersQuestion, Question
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
-from layout_algebra.prove.core import Assumptions, parse_assumptions
+from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, parse_assumptions
 from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.prove.result import json_value
 from layout_algebra.sizes import meaningful_array, size_report
@@ -176,7 +177,7 @@ def _input_index(corr: Correspondence, a: ArrayShape, b: ArrayShape) -> Callable
 
 # ------------------------------------------------------------------------- verdict
 @dataclass(frozen=True)
-class BitcastVerdict:
+class BitcastVerdict(AnswersQuestion):
     """Whether reinterpreting ``src``'s buffer as ``dst`` keeps every element's bits.
 
     ``status``: ``"proved"``, ``"refuted"`` (with a re-checked ``counterexample`` where
@@ -196,6 +197,8 @@ class BitcastVerdict:
     proofs: tuple[ProofResult, ...] = field(default=(), repr=False)
     correspondence: str = ""
     method: str = ""
+    #: the claim answered, for ``condition`` (the sizes for which it holds, found on first use)
+    question: Question | None = field(default=None, repr=False, compare=False)
 
     @property
     def verdict(self) -> str:
@@ -256,7 +259,9 @@ def _symbolic(a: ArrayShape, b: ArrayShape) -> bool:
 
 
 # ---------------------------------------------------------------- public questions
-def reshape_is_bitcast(src: Shape | str, dst: Shape | str, *, assume: Assumptions = None) -> BitcastVerdict:
+def reshape_is_bitcast(
+    src: Shape | str, dst: Shape | str, *, assume: Assumptions = None, timeout_ms: int = DEFAULT_TIMEOUT_MS
+) -> BitcastVerdict:
     """Whether reshaping ``src`` to ``dst`` (both with layouts) moves no data.
 
     Output element ``j`` comes from the input element with the same row-major logical
@@ -269,7 +274,8 @@ def reshape_is_bitcast(src: Shape | str, dst: Shape | str, *, assume: Assumption
     count_a, count_b = _count(a), _count(b)
     if isinstance(count_a, int) and isinstance(count_b, int) and count_a != count_b:
         raise ValueError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
-    return _decided("reshape", a, b, (_reshape(a, b),), parse_assumptions(assume))
+    verdict = _decided("reshape", a, b, (_reshape(a, b),), parse_assumptions(assume), timeout_ms)
+    return replace(verdict, question=Question("reshape", (a, b)))
 
 
 def transpose_is_bitcast(
@@ -278,6 +284,7 @@ def transpose_is_bitcast(
     permutation: Sequence[int],
     *,
     assume: Assumptions = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> BitcastVerdict:
     """Whether ``transpose(src, dimensions=permutation)`` with result layout ``dst`` moves no data.
 
@@ -297,10 +304,15 @@ def transpose_is_bitcast(
         raise ValueError(
             f"transposing {a} by {list(perm)} gives dimensions {list(expected)}, not those of {b}"
         )
-    return _decided(f"transpose {list(perm)}", a, b, (_transpose(perm, b),), parse_assumptions(assume))
+    verdict = _decided(
+        f"transpose {list(perm)}", a, b, (_transpose(perm, b),), parse_assumptions(assume), timeout_ms
+    )
+    return replace(verdict, question=Question("transpose", (a, b, perm)))
 
 
-def bitcast_is_valid(src: Shape | str, dst: Shape | str, *, assume: Assumptions = None) -> BitcastVerdict:
+def bitcast_is_valid(
+    src: Shape | str, dst: Shape | str, *, assume: Assumptions = None, timeout_ms: int = DEFAULT_TIMEOUT_MS
+) -> BitcastVerdict:
     """Whether ``bitcast(src) -> dst`` reinterprets the same bits as a meaningful array.
 
     Tries XLA's three correspondences — ``reshape``, each ``transpose`` whose
@@ -310,7 +322,8 @@ def bitcast_is_valid(src: Shape | str, dst: Shape | str, *, assume: Assumptions 
     widths agree.
     """
     a, b = _arrays(src, dst)
-    return _decided("bitcast", a, b, _candidates(a, b), parse_assumptions(assume))
+    verdict = _decided("bitcast", a, b, _candidates(a, b), parse_assumptions(assume), timeout_ms)
+    return replace(verdict, question=Question("bitcast", (a, b)))
 
 
 def decide_movement(
@@ -380,11 +393,12 @@ def _decided(
     b: ArrayShape,
     candidates: tuple[Correspondence, ...],
     assumptions: tuple,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> BitcastVerdict:
     """Memoised: the verdict depends only on these (hashable) arguments."""
     if _symbolic(a, b):
         try:
-            return _decide_symbolic(operation, a, b, candidates, assumptions)
+            return _decide_symbolic(operation, a, b, candidates, assumptions, timeout_ms)
         except UnsupportedExpression as err:  # the sizes' formulas are beyond the encoding
             return BitcastVerdict(
                 "unknown",
@@ -803,20 +817,27 @@ def _decide_symbolic(
     b: ArrayShape,
     candidates: tuple[Correspondence, ...],
     assumptions: tuple,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> BitcastVerdict:
-    """Every check of the concrete decision as a Z3 obligation under ``assumptions``; a
-    failed obligation is a refutation only once the concrete decision, at the solver's
-    sizes, agrees."""
+    """Every check of the concrete decision as a Z3 obligation under ``assumptions`` (each
+    query given at most ``timeout_ms``); a failed obligation is a refutation only once the
+    concrete decision, at the solver's sizes, agrees."""
     shared = _shared_conditions(operation, a, b)
     if shared is not None:
         return shared
     proofs: list[ProofResult] = []
-    count = holds(sympy.Eq(sympy.sympify(_count(a)), sympy.sympify(_count(b))), assume=assumptions)
+    count = holds(
+        sympy.Eq(sympy.sympify(_count(a)), sympy.sympify(_count(b))),
+        assume=assumptions,
+        timeout_ms=timeout_ms,
+    )
     proofs.append(count)
     if count.status != "proved":
         return _symbolic_failure(operation, a, b, count, "the element counts agree", proofs, assumptions)
     alloc_a, alloc_b, note = _allocations(a, b)
-    alloc = holds(sympy.Eq(sympy.sympify(alloc_a), sympy.sympify(alloc_b)), assume=assumptions)
+    alloc = holds(
+        sympy.Eq(sympy.sympify(alloc_a), sympy.sympify(alloc_b)), assume=assumptions, timeout_ms=timeout_ms
+    )
     proofs.append(alloc)
     if alloc.status != "proved":
         return _symbolic_failure(
@@ -834,6 +855,7 @@ def _decide_symbolic(
             function_map(b, dst_bit, name=f"bit offset in {b}"),
             function_map(b, through_input, name=f"bit offset of the same element in {a}"),
             assume=assumptions,
+            timeout_ms=timeout_ms,
         )
         if proof.status == "proved":
             return BitcastVerdict(

@@ -56,10 +56,12 @@ import sympy
 
 from layout_algebra.bitcast import bit_offsets, bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.layout_map import layout_map
+from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, holds
+from layout_algebra.prove.assumptions import condition_holds
 from layout_algebra.sizes import meaningful_array, size_report
 from layout_algebra.stages.arith import ARITHMETIC
 from layout_algebra.stages.symbolic import SYMPY_ARITHMETIC
@@ -67,9 +69,11 @@ from layout_algebra.stages.symbolic import SYMPY_ARITHMETIC
 __all__ = [
     "Claim",
     "Condition",
+    "UndecidedClaim",
     "atoms",
     "base_numbers",
     "bitcast_claim",
+    "claim_for",
     "condition_of",
     "fit",
     "grid_values",
@@ -99,8 +103,18 @@ LARGEST = {0: 1, 1: 2048, 2: 1024, 3: 256}
 MAX_CASES = 64
 #: Per-query solver timeout for the necessity query.
 NECESSITY_TIMEOUT_MS = 10_000
+#: Per-query solver timeout of the sufficiency proofs (each query also stops at the budget).
+DEFAULT_TIMEOUT_MS = 30_000
+#: Seconds one condition may take in all (grid, fit and proofs); a proof cut off by it
+#: leaves the status ``unknown`` (or only bounded necessity), saying so.
+DEFAULT_BUDGET_S = 28.0
 
 Sizes = Mapping[sympy.Symbol, int]
+
+
+class UndecidedClaim(ValueError):
+    """The concrete decision gave no answer at some size (e.g. a rewrite the verifier
+    answers ``unknown`` for): no condition can be fitted."""
 
 
 # ------------------------------------------------------------------------------ claims
@@ -117,7 +131,7 @@ class Claim:
     text: str
     shapes: tuple[ArrayShape, ...]
     decide_shapes: Callable[[tuple[ArrayShape, ...]], bool]
-    prove_shapes: Callable[[tuple[ArrayShape, ...], tuple[Any, ...]], str]
+    prove_shapes: Callable[[tuple[ArrayShape, ...], tuple[Any, ...], int], str]
     size_failure: sympy.Basic | None = None
     #: ``element, ar -> (input bit, output bit)`` of an output element and its input
     #: element, on the claim's symbolic shapes (reshape and transpose claims only)
@@ -127,6 +141,19 @@ class Claim:
     #: ``shape, element, ar -> (position, slots)`` (in-bounds claims: the claim fails at
     #: an element whose position is ``>= slots``)
     outside: Callable[[ArrayShape, Sequence[Any], Any], tuple[Any, Any]] | None = None
+    #: claims about more than shapes (rewrites of HLO modules) decide and prove on the
+    #: sizes themselves: ``sizes -> bool`` and ``(substitution, assumptions, timeout_ms) -> status``
+    decide_sizes: Callable[[Sizes], bool] | None = None
+    prove_sizes: Callable[[Mapping[sympy.Symbol, Any], tuple[Any, ...], int], str] | None = None
+    #: grid bound per number of symbols when the claim's decision is slower than usual
+    bounds: Mapping[int, int] | None = None
+    #: claims whose failure at an element is not a SymPy formula (rewrites): the output
+    #: dimensions, ``(element, sizes) -> fails there`` at concrete sizes, and the Z3 query
+    #: ``(witnesses, assumptions, timeout_ms) -> ProofResult`` proved when, for every size
+    #: the assumptions allow, the sizes differ or the claim fails at one of the witnesses
+    output_dims: tuple[Any, ...] | None = None
+    fails_at_sizes: Callable[[Sequence[int], Sizes], bool] | None = None
+    prove_witnesses: Callable[[list[tuple[Any, ...]], tuple[Any, ...], int], ProofResult] | None = None
 
     @property
     def symbols(self) -> tuple[sympy.Symbol, ...]:
@@ -136,10 +163,21 @@ class Claim:
         return tuple(found)
 
     def decide(self, sizes: Sizes) -> bool:
+        if self.decide_sizes is not None:
+            return self.decide_sizes(sizes)
         return self.decide_shapes(tuple(s.specialize(sizes) for s in self.shapes))
 
-    def prove(self, substitution: Mapping[sympy.Symbol, Any], assume: tuple[Any, ...] = ()) -> str:
-        return self.prove_shapes(tuple(substitute(s, substitution) for s in self.shapes), assume)
+    def prove(
+        self,
+        substitution: Mapping[sympy.Symbol, Any],
+        assume: tuple[Any, ...] = (),
+        timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    ) -> str:
+        """The symbolic decision with ``substitution`` applied, under ``assume``, each
+        solver query given at most ``timeout_ms``."""
+        if self.prove_sizes is not None:
+            return self.prove_sizes(substitution, assume, timeout_ms)
+        return self.prove_shapes(tuple(substitute(s, substitution) for s in self.shapes), assume, timeout_ms)
 
 
 def substitute(shape: ArrayShape, substitution: Mapping[sympy.Symbol, Any]) -> ArrayShape:
@@ -173,13 +211,15 @@ def bitcast_claim(
     if operation not in ("reshape", "transpose", "bitcast"):
         raise ValueError(f"operation {operation!r} is not reshape, transpose or bitcast")
 
-    def verdict(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...] = ()) -> Any:
+    def verdict(
+        shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...] = (), timeout_ms: int = DEFAULT_TIMEOUT_MS
+    ) -> Any:
         x, y = shapes
         if operation == "reshape":
-            return reshape_is_bitcast(x, y, assume=assume or None)
+            return reshape_is_bitcast(x, y, assume=assume or None, timeout_ms=timeout_ms)
         if operation == "transpose":
-            return transpose_is_bitcast(x, y, perm, assume=assume or None)
-        return bitcast_is_valid(x, y, assume=assume or None)
+            return transpose_is_bitcast(x, y, perm, assume=assume or None, timeout_ms=timeout_ms)
+        return bitcast_is_valid(x, y, assume=assume or None, timeout_ms=timeout_ms)
 
     def decide(shapes: tuple[ArrayShape, ...]) -> bool:
         try:
@@ -187,9 +227,9 @@ def bitcast_claim(
         except ValueError:  # concrete element counts differ: not this operation at all
             return False
 
-    def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...]) -> str:
+    def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...], timeout_ms: int) -> str:
         try:
-            return _status(verdict(shapes, assume))
+            return _status(verdict(shapes, assume, timeout_ms))
         except ValueError:
             return "refuted"
 
@@ -233,11 +273,10 @@ def no_padding_claim(shape: Shape | str) -> Claim:
         physical, logical = gap(shapes[0])
         return bool(physical == logical)
 
-    def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...]) -> str:
+    def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...], timeout_ms: int) -> str:
         physical, logical = gap(shapes[0])
-        return _status(
-            holds(sympy.Eq(sympy.sympify(physical), sympy.sympify(logical)), assume=assume or None)
-        )
+        equal = sympy.Eq(sympy.sympify(physical), sympy.sympify(logical))
+        return _status(holds(equal, assume=assume or None, timeout_ms=timeout_ms))
 
     physical, logical = gap(a)
     return Claim(
@@ -257,8 +296,10 @@ def in_bounds_claim(shape: Shape | str, allocation: str = "xla") -> Claim:
     def decide(shapes: tuple[ArrayShape, ...]) -> bool:
         return in_bounds(shapes[0], allocation=allocation).status == "proved"
 
-    def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...]) -> str:
-        return _status(in_bounds(shapes[0], allocation=allocation, assume=assume or None))
+    def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...], timeout_ms: int) -> str:
+        return _status(
+            in_bounds(shapes[0], allocation=allocation, assume=assume or None, timeout_ms=timeout_ms)
+        )
 
     def outside(s: ArrayShape, element: Sequence[Any], ar: Any) -> tuple[Any, Any]:
         m = layout_map(s)
@@ -383,48 +424,7 @@ def truth(expr: sympy.Basic, symbols: Sequence[sympy.Symbol], sizes: Sequence[in
     >>> truth(sympy.Eq(sympy.Mod(n, 8), 0) | (n <= 2), [n], [16]), truth(n >= 3, [n], [2])
     (True, False)
     """
-    return bool(_value(expr, dict(zip(symbols, sizes, strict=True))))
-
-
-_RELATIONS: dict[type, Callable[[int, int], bool]] = {
-    sympy.Eq: lambda x, y: x == y,
-    sympy.Ne: lambda x, y: x != y,
-    sympy.Le: lambda x, y: x <= y,
-    sympy.Lt: lambda x, y: x < y,
-    sympy.Ge: lambda x, y: x >= y,
-    sympy.Gt: lambda x, y: x > y,
-}
-
-
-def _value(expr: Any, values: Mapping[sympy.Symbol, int]) -> Any:
-    """Evaluate a condition of this module's grammar at integer sizes (a walk of the
-    expression tree: faster than ``subs`` and never a parse of text)."""
-    if expr is True or expr is sympy.true:
-        return True
-    if expr is False or expr is sympy.false:
-        return False
-    if isinstance(expr, int):
-        return expr
-    if expr.is_Integer:
-        return int(expr)
-    if expr.is_Symbol:
-        return values[expr]
-    if isinstance(expr, sympy.And):
-        return all(_value(a, values) for a in expr.args)
-    if isinstance(expr, sympy.Or):
-        return any(_value(a, values) for a in expr.args)
-    if isinstance(expr, sympy.Not):
-        return not _value(expr.args[0], values)
-    if isinstance(expr, sympy.Mod):
-        return _value(expr.args[0], values) % _value(expr.args[1], values)
-    if isinstance(expr, sympy.Add):
-        return sum(_value(a, values) for a in expr.args)
-    if isinstance(expr, sympy.Mul):
-        return math.prod(_value(a, values) for a in expr.args)
-    relation = _RELATIONS.get(type(expr))
-    if relation is not None:
-        return relation(_value(expr.lhs, values), _value(expr.rhs, values))
-    raise ValueError(f"{expr}: not a condition of divisibility, equality and bounds")
+    return condition_holds(expr, dict(zip(symbols, sizes, strict=True)))
 
 
 # --------------------------------------------------------------------------------- fit
@@ -577,10 +577,12 @@ def _substitutions(
     return subs, tuple(rest)
 
 
-def prove_sufficient(claim: Claim, expr: sympy.Basic) -> tuple[bool, str]:
+def prove_sufficient(claim: Claim, expr: sympy.Basic, deadline: float | None = None) -> tuple[bool, str]:
     """Whether the claim is proved under ``expr``: each and-term of its or-form, with
     divisibility and equalities substituted and bounds split into values, is proved by
-    the claim's symbolic (or, once concrete, exact) decision. Returns (proved, how)."""
+    the claim's symbolic (or, once concrete, exact) decision for every size ``>= 1``.
+    ``deadline`` (a ``time.perf_counter()`` value) caps each solver query's timeout; a
+    query cut off by it makes the answer "not proved", saying so. Returns (proved, how)."""
     if expr in (sympy.false, False):
         return True, "nothing to prove: the condition is False"
     symbols = claim.symbols
@@ -599,18 +601,32 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic) -> tuple[bool, str]:
             if any(r == sympy.false for r in rest_sub):
                 continue  # this case is empty
             rest_kept = tuple(r for r in rest_sub if r != sympy.true)
-            status = claim.prove(sub, rest_kept)  # for every size >= 0 (stronger), then >= 1
-            assume = rest_kept
-            if status == "refuted" and free:  # perhaps only at a zero size
-                assume = (*(s >= 1 for s in sorted(free, key=str)), *rest_kept)
-                status = claim.prove(sub, assume)
+            # sizes are >= 1: said up front (a zero size is not asked about, and without
+            # it the solver spends its time on the degenerate arrays)
+            assume = (*(s >= 1 for s in sorted(free, key=str)), *rest_kept)
+            timeout_ms, cut = _timeout(deadline)
+            status = claim.prove(sub, assume, timeout_ms)
             n += 1
             if status != "proved":
                 where = ", ".join(f"{k}={v}" for k, v in sub.items()) or "all sizes"
+                budget = (
+                    f" (its solver queries were cut to {timeout_ms} ms by the time budget)"
+                    if cut and status == "unknown"
+                    else ""
+                )
                 return False, f"the claim is {status} for {where}" + (
                     f" assuming {list(assume)}" if assume else ""
-                )
+                ) + budget
     return True, f"proved in {n} case(s) by the symbolic decision"
+
+
+def _timeout(deadline: float | None, normal: int = DEFAULT_TIMEOUT_MS) -> tuple[int, bool]:
+    """A solver timeout in ms: ``normal``, or what is left before ``deadline`` if less
+    (at least 1 s); and whether the deadline cut it."""
+    if deadline is None:
+        return normal, False
+    left = int((deadline - time.perf_counter()) * 1000)
+    return (normal, False) if left >= normal else (max(left, 1000), True)
 
 
 def prove_necessary(
@@ -618,13 +634,15 @@ def prove_necessary(
     expr: sympy.Basic,
     table: Mapping[tuple[int, ...], bool] | None = None,
     record: list[ProofResult] | None = None,
+    deadline: float | None = None,
 ) -> tuple[bool, str]:
     """Whether Z3 proves that the claim fails wherever ``expr`` does (every size ``>= 1``):
     the element counts or allocations differ, or (reshape/transpose claims) some witness
     element, given as a function of the sizes, has different bit offsets on the two sides.
     Witnesses are chosen from ``table``'s failing sizes (see :func:`witnesses`). The Z3
     answer that decides (the size query if it is proved, else the witness query) is
-    appended to ``record`` when given."""
+    appended to ``record`` when given; ``deadline`` caps the queries' timeouts as for
+    :func:`prove_sufficient`."""
     record = [] if record is None else record
     if expr in (sympy.true, True):
         return True, "nothing to prove: the condition is True"
@@ -636,11 +654,11 @@ def prove_necessary(
             "the sizes differ whatever the size symbols are (or memory spaces or element widths differ)",
         )
     assume = (*(s >= 1 for s in claim.symbols), sympy.Not(expr))
-    result = holds(claim.size_failure, assume=assume, timeout_ms=NECESSITY_TIMEOUT_MS)
+    result = holds(claim.size_failure, assume=assume, timeout_ms=_timeout(deadline, NECESSITY_TIMEOUT_MS)[0])
     if result.status == "proved":
         record.append(result)
         return True, "Z3: wherever the condition fails, the element counts or allocated bytes differ"
-    has_witness = claim.offsets is not None or claim.outside is not None
+    has_witness = claim.offsets is not None or claim.outside is not None or claim.prove_witnesses is not None
     chosen = witnesses(claim, [p for p, ok in table.items() if not ok]) if has_witness and table else []
     if not chosen:
         record.append(result)
@@ -651,18 +669,29 @@ def prove_necessary(
             False,
             "no witness element of the form 0, 1, d-1, d//2 per dimension fails at every failing size",
         )
-    differs = [
-        sympy.And(*(x < d for x, d in zip(w, _output_dims(claim), strict=True)), _fails_at(claim, w))
-        for w in chosen
-    ]
-    result = holds(sympy.Or(claim.size_failure, *differs), assume=assume, timeout_ms=NECESSITY_TIMEOUT_MS)
+    timeout_ms, cut = _timeout(deadline, NECESSITY_TIMEOUT_MS)
+    if claim.prove_witnesses is not None:
+        result = claim.prove_witnesses(chosen, assume, timeout_ms)
+    else:
+        differs = [
+            sympy.And(*(x < d for x, d in zip(w, _output_dims(claim), strict=True)), _fails_at(claim, w))
+            for w in chosen
+        ]
+        result = holds(sympy.Or(claim.size_failure, *differs), assume=assume, timeout_ms=timeout_ms)
     record.append(result)
     names = " or ".join(str(list(w)) for w in chosen)
     if result.status == "proved":
-        how = "lies outside the allocation" if claim.outside is not None else "moves"
+        how = (
+            "lies outside the allocation"
+            if claim.outside is not None
+            else "differs"
+            if claim.prove_witnesses is not None
+            else "moves"
+        )
         sizes = "" if claim.size_failure in (sympy.false, False) else "the sizes differ or "
         return True, f"Z3: wherever the condition fails, {sizes}element {names} {how}"
-    return False, f"the witness query (element {names}) was {result.status}"
+    budget = f" (cut to {timeout_ms} ms by the time budget)" if cut and result.status == "unknown" else ""
+    return False, f"the witness query (element {names}) was {result.status}{budget}"
 
 
 def _fails_at(claim: Claim, element: Sequence[Any]) -> sympy.Basic:
@@ -675,7 +704,7 @@ def _fails_at(claim: Claim, element: Sequence[Any]) -> sympy.Basic:
 
 
 def _output_dims(claim: Claim) -> tuple[Any, ...]:
-    return tuple(claim.shapes[-1].dimensions)
+    return claim.output_dims if claim.output_dims is not None else tuple(claim.shapes[-1].dimensions)
 
 
 def witnesses(claim: Claim, failing: Sequence[tuple[int, ...]], most: int = 2) -> list[tuple[Any, ...]]:
@@ -714,10 +743,13 @@ def _sizes_differ(claim: Claim, point: tuple[int, ...]) -> bool:
 
 def _moves(claim: Claim, template: tuple[Any, ...], point: tuple[int, ...]) -> bool:
     values = dict(zip(claim.symbols, point, strict=True))
-    shapes = [s.specialize(values) for s in claim.shapes]
     element = [int(sympy.sympify(x).subs(values)) for x in template]
-    if any(not 0 <= x < d for x, d in zip(element, shapes[-1].dimensions, strict=True)):
+    dims = [int(sympy.sympify(d).subs(values)) for d in _output_dims(claim)]
+    if any(not 0 <= x < d for x, d in zip(element, dims, strict=True)):
         return False
+    if claim.fails_at_sizes is not None:
+        return claim.fails_at_sizes(element, values)
+    shapes = [s.specialize(values) for s in claim.shapes]
     if claim.outside is not None:
         position, slots = claim.outside(shapes[0], element, ARITHMETIC)
         return bool(position >= slots)
@@ -767,19 +799,36 @@ class Condition:
         }
 
 
-def condition_of(claim: Claim, bound: int | None = None, *, prove: bool = True) -> Condition:
+def condition_of(
+    claim: Claim, bound: int | None = None, *, prove: bool = True, budget_s: float = DEFAULT_BUDGET_S
+) -> Condition:
     """Find, then prove, the weakest size condition of ``claim`` (see the module doc).
 
     ``prove=False`` only fits (status ``unknown``, "not proved"): the formula that
-    matches the exact decision at every grid size."""
+    matches the exact decision at every grid size. ``budget_s`` bounds the time: the
+    solver queries get what is left of it (a proof it cuts off is not a proof: the
+    status then says ``unknown`` or bounded necessity, and the details say why)."""
     start = time.perf_counter()
+    deadline = start + budget_s
     symbols = claim.symbols
     if len(symbols) > 3:
         raise ValueError(f"{claim.text}: conditions are found for at most 3 size symbols, not {len(symbols)}")
     if bound is None:
-        bound = DEFAULT_BOUNDS[len(symbols)]
+        bound = (claim.bounds or DEFAULT_BOUNDS)[len(symbols)]
     values = grid_values(claim.shapes, bound, LARGEST[len(symbols)])
-    table = sample(claim.decide, symbols, values)
+    try:
+        table = sample(claim.decide, symbols, values)
+    except UndecidedClaim as err:
+        return Condition(
+            claim.text,
+            None,
+            UNKNOWN,
+            "grid",
+            bound,
+            symbols,
+            time.perf_counter() - start,
+            (f"the concrete decision gives no answer: {err}",),
+        )
     expr = fit(table, symbols, atoms(claim.shapes, symbols, bound))
     more = (
         f" and {len(values) - bound} larger values around the layout's numbers" if len(values) > bound else ""
@@ -802,11 +851,11 @@ def condition_of(claim: Claim, bound: int | None = None, *, prove: bool = True) 
         return found(None, UNKNOWN, "grid fit", "no formula of at most four atoms matches the grid")
     if not prove:
         return found(expr, UNKNOWN, "grid fit", "matches the grid; not proved (prove=False)")
-    sufficient, why_s = prove_sufficient(claim, expr)
+    sufficient, why_s = prove_sufficient(claim, expr, deadline)
     if not sufficient:
         return found(expr, UNKNOWN, "grid fit", f"matches the grid; sufficiency not proved: {why_s}")
     if symbols:
-        necessary, why_n = prove_necessary(claim, expr, table)
+        necessary, why_n = prove_necessary(claim, expr, table, deadline=deadline)
     else:  # no size symbols: the one concrete decision is the whole truth
         necessary, why_n = True, "the shapes are concrete: the exact decision covers every case"
     if necessary:
@@ -818,6 +867,26 @@ def condition_of(claim: Claim, bound: int | None = None, *, prove: bool = True) 
 
 
 # ----------------------------------------------------------------------- public entry
+def claim_for(question: Question) -> Claim:
+    """The claim a result answers (its ``question``), for ``result.condition``; rewrites
+    are built one layer up (``layout_algebra.hlo.rewrite_conditions.rewrite_claim``).
+
+    >>> from layout_algebra.model.questions import Question
+    >>> claim_for(Question("in_bounds", ("f32[N]{0:T(4)}",), (("allocation", "exact"),))).text
+    'f32[N]{0:T(4)} stays inside the exact allocation'
+    """
+    args, options = question.arguments, dict(question.options)
+    if question.kind in ("reshape", "bitcast"):
+        return bitcast_claim(args[0], args[1], question.kind)
+    if question.kind == "transpose":
+        return bitcast_claim(args[0], args[1], "transpose", args[2])
+    if question.kind == "no_padding":
+        return no_padding_claim(args[0])
+    if question.kind == "in_bounds":
+        return in_bounds_claim(args[0], options.get("allocation", "exact"))
+    raise ValueError(f"{question.kind} claims are not built here (see layout_algebra.hlo.rewrite_conditions)")
+
+
 def when_reshape_is_bitcast(src: Shape | str, dst: Shape | str, *, bound: int | None = None) -> Condition:
     """For which sizes ``reshape_is_bitcast(src, dst)`` holds."""
     return condition_of(bitcast_claim(src, dst, "reshape"), bound)

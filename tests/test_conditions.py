@@ -370,3 +370,170 @@ def test_concrete_shapes_give_true_or_false_exactly():
 def test_bad_allocation_is_a_clear_error():
     with pytest.raises(ValueError, match="allocation 'tpu' is not 'exact' or 'xla'"):
         conditions.when_in_bounds("f32[N]{0}", "tpu")
+
+
+# ---------------------------------------------------------------- rewrites (prove.rewrite)
+def _dim(k: int, n) -> str:
+    if isinstance(n, int):
+        return str(k * n)
+    return "N" if k == 1 else f"{k}*N"
+
+
+def _module(param: str, root: str, op: str, extra: str = "") -> str:
+    return f"HloModule m\nENTRY e {{\n  p = {param} parameter(0)\n  ROOT r = {root} {op}(p){extra}\n}}"
+
+
+def _rewrite(param: str, root: str, op: str, extra: str = ""):
+    """``n -> (before, after)``: the root ``op`` rewritten into a ``bitcast``, at size ``n``
+    (an int, or ``"N"`` for the symbolic module). The concrete texts are written out here,
+    not specialised by the engine."""
+
+    def texts(n):
+        dims = {"N": _dim(1, n), "N2": _dim(2, n), "N3": _dim(3, n)}
+        p, r = param.format(**dims), root.format(**dims)
+        return _module(p, r, op, extra), _module(p, r, "bitcast")
+
+    return texts
+
+
+REWRITES = [
+    (
+        "bf16 reshape->bitcast merge",
+        _rewrite("bf16[3,{N},128]{{2,1,0:T(8,128)(2,1)}}", "bf16[{N3},128]{{1,0:T(8,128)(2,1)}}", "reshape"),
+        "physical",
+    ),
+    (
+        "s8 reshape->bitcast merge",
+        _rewrite("s8[2,{N},128]{{2,1,0:T(32,128)(4,1)}}", "s8[{N2},128]{{1,0:T(32,128)(4,1)}}", "reshape"),
+        "physical",
+    ),
+    (
+        "f32 transpose->bitcast",
+        _rewrite("f32[{N},128]{{1,0}}", "f32[128,{N}]{{1,0}}", "transpose", ", dimensions={1,0}"),
+        "physical",
+    ),
+    (
+        "f32 copy->bitcast untiling",
+        _rewrite("f32[{N},128]{{1,0:T(8,128)}}", "f32[{N},128]{{1,0}}", "copy"),
+        "physical",
+    ),
+    (
+        "f32 reshape->bitcast drop unit dim",
+        _rewrite("f32[{N},1,128]{{2,1,0:T(8,128)}}", "f32[{N},128]{{1,0:T(8,128)}}", "reshape"),
+        "physical",
+    ),
+    (
+        "f32 reshape->bitcast split minor",
+        _rewrite("f32[{N},256]{{1,0:T(8,128)}}", "f32[{N},2,128]{{2,1,0:T(8,128)}}", "reshape"),
+        "physical",
+    ),
+    ("f32 copy->bitcast col-major", _rewrite("f32[{N},8]{{1,0}}", "f32[{N},8]{{0,1}}", "copy"), "physical"),
+]
+
+
+@pytest.mark.parametrize(("name", "texts", "mode"), REWRITES, ids=[r[0] for r in REWRITES])
+def test_rewrite_condition_agrees_with_execution(name, texts, mode):
+    """The condition found for "rewriting the root into a bitcast is safe" agrees, at every
+    N in 1..64, with running both modules on random bytes (the NumPy executor, not the
+    verifier), and with the verifier itself at that size; its status is exact (the
+    witness-element necessity proof applies to these data-movement rewrites)."""
+    from layout_algebra.hlo.execute import compare
+    from layout_algebra.hlo.rewrite_conditions import when_rewrite_is_safe
+    from layout_algebra.hlo.verify import verify_rewrite
+
+    found = when_rewrite_is_safe(*texts("N"), mode=mode)
+    assert found.expr is not None and found.status == "exact", found.details
+    for n in range(1, 65):
+        before, after = texts(n)
+        executed = compare(before, after, mode=mode, trials=1)
+        assert executed.same is not None, executed.reason
+        assert found.holds_at({"N": n}) == executed.same, (name, found.expr, n, executed.detail)
+        if n % 16 == 5:  # the verifier's own concrete answer too (the decision the fit used)
+            assert (verify_rewrite(before, after, mode=mode).status == "proved") == executed.same
+
+
+def test_at_least_forty_claims_with_rewrites_and_eighty_percent_exact_when_counted():
+    assert len(CLAIMS) + len(REWRITES) >= 50
+    assert len(REWRITES) >= 5
+
+
+def test_rewrite_witness_query_is_not_proved_for_a_too_strong_condition():
+    """Necessity must fail for a condition stronger than the truth: bf16 rows merge whenever
+    N % 8 == 0, so "N % 16 == 0" is not necessary (N = 8 is safe): the witness query
+    cannot be proved, and the condition is not proved necessary."""
+    from layout_algebra.hlo.rewrite_conditions import rewrite_claim
+
+    claim = rewrite_claim(*REWRITES[0][1]("N"))
+    too_strong = sympy.Eq(sympy.Mod(N, 16), 0)
+    table = conditions.sample(claim.decide, claim.symbols, 24)
+    ok, why = conditions.prove_necessary(claim, too_strong, table)
+    assert not ok, why
+    ok, why = conditions.prove_necessary(claim, sympy.Eq(sympy.Mod(N, 8), 0), table)
+    assert ok and "differs" in why
+
+
+def test_rewrite_with_uninterpreted_ops_is_not_exact_by_witness():
+    """A rewrite through an elementwise op (uninterpreted) gets no witness necessity proof:
+    an encoded difference of two uninterpreted values need not be a real one."""
+    from layout_algebra.hlo.rewrite_conditions import rewrite_claim
+
+    before = _module("f32[N,128]{1,0}", "f32[N,128]{1,0}", "negate")
+    claim = rewrite_claim(before, before.replace("negate(p)", "abs(p)"))
+    assert claim.prove_witnesses is None and claim.fails_at_sizes is None
+
+
+def test_rewrite_through_uninterpreted_ops_is_only_bounded():
+    """negate vs abs: refuted at every size (by execution), but necessity is only checked
+    on the grid: no witness proof through uninterpreted ops."""
+    from layout_algebra.hlo.rewrite_conditions import when_rewrite_is_safe
+
+    before = _module("f32[N,128]{1,0}", "f32[N,128]{1,0}", "negate")
+    found = when_rewrite_is_safe(before, before.replace("negate(p)", "abs(p)"), bound=4)
+    assert found.expr == sympy.false  # negate and abs differ (execution confirms it at each size)
+    assert found.status == "sufficient, necessary up to N<=4", found.details
+
+
+def test_cli_verify_when(tmp_path, capsys):
+    from layout_algebra.cli import main
+
+    before, after = REWRITES[2][1]("N")
+    (tmp_path / "b.hlo").write_text(before)
+    (tmp_path / "a.hlo").write_text(after)
+    rc = main(["verify", str(tmp_path / "b.hlo"), str(tmp_path / "a.hlo"), "--when", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["condition"] == "Eq(N, 1)" and out["status"] == "exact"
+    rc = main(["verify", str(tmp_path / "b.hlo"), str(tmp_path / "a.hlo"), "--when", "--assume", "N == 1"])
+    assert rc == 2 and "takes no --assume" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------- result.condition
+def test_results_carry_their_condition_on_demand():
+    """``.condition`` on the results of every decision the issue names: computed on first
+    use (the decision itself does not pay for it), then kept."""
+    from layout_algebra import prove
+    from layout_algebra.hlo.verify import verify_rewrite
+
+    r = reshape_is_bitcast("f32[2,N,128]{2,1,0:T(8,128)}", "f32[2*N,128]{1,0:T(8,128)}")
+    assert "condition" not in r.__dict__  # not computed by the decision
+    assert r.condition.expr == sympy.Eq(sympy.Mod(N, 8), 0) and r.condition.status == "exact"
+    assert r.condition is r.condition  # kept
+    t = transpose_is_bitcast("f32[N,128]{1,0}", "f32[128,N]{1,0}", (1, 0))
+    assert t.condition.expr == sympy.Eq(N, 1)
+    v = bitcast_is_valid("f32[N,128]{1,0:T(8,128)}", "f32[128,N]{0,1:T(8,128)}")
+    assert v.condition.expr == sympy.true
+    assert prove.no_padding("f32[N,128]{1,0:T(8,128)}").condition.expr == sympy.Eq(sympy.Mod(N, 8), 0)
+    exact = prove.in_bounds("f32[N]{0:T(4)}")
+    assert exact.condition.expr == sympy.true and "exact allocation" in exact.condition.claim
+    xla = prove.in_bounds("bf16[N,128]{1,0:T(1,128)(2,1)}", allocation="xla")
+    assert xla.condition.expr == sympy.false
+    before, after = REWRITES[4][1]("N")
+    rewrite = verify_rewrite(before, after)
+    assert rewrite.status == "refuted" and rewrite.condition.expr == sympy.Eq(N, 1)
+    assert prove.rewrite(before, after).condition.status == "exact"
+
+
+def test_a_result_without_its_question_says_so():
+    from layout_algebra.prove import ProofResult
+
+    with pytest.raises(ValueError, match="does not record the claim"):
+        _ = ProofResult("proved", "x", 0.0, "y").condition

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from layout_algebra.cli._common import read_text
+from layout_algebra.cli._common import read_text, report_condition
 
 __all__ = ["register", "run"]
 
@@ -29,7 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "3 unknown (with the reason), 2 bad input (unreadable, invalid or unsupported HLO).\n\n"
         "examples:\n  layout-algebra verify before.hlo after.hlo\n"
         "  layout-algebra verify before.hlo after.hlo --assume 'N % 8 == 0' --json\n"
-        "  layout-algebra verify before.hlo after.hlo --mode logical",
+        "  layout-algebra verify before.hlo after.hlo --mode logical\n"
+        "  layout-algebra verify before.hlo after.hlo --when --json\n\n"
+        "--when: print the weakest condition on the size symbols under which the rewrite is safe,\n"
+        "and how much of it is proved (exact / sufficient, necessary up to a bound / unknown);\n"
+        "exit 0 when exact, 3 otherwise. See docs/conditions.md.",
     )
     p.add_argument("before", metavar="BEFORE.hlo", help="the module before the rewrite (HLO text)")
     p.add_argument("after", metavar="AFTER.hlo", help="the module after the rewrite")
@@ -44,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--timeout-ms", type=int, default=30_000, help="per solver query (default 30000)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument(
+        "--when",
+        action="store_true",
+        help="for symbolic sizes: the weakest size condition under which the rewrite is safe (docs/conditions.md)",
+    )
     p.set_defaults(run=run)
 
 
@@ -57,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
             modules.append(parse_module(read_text(path)))
         except HloParseError as err:
             raise ValueError(f"{path}: {err}") from None
+    if args.when:
+        from layout_algebra.hlo.rewrite_conditions import when_rewrite_is_safe
+
+        if args.assume:
+            raise ValueError("--when finds the condition itself: it takes no --assume")
+        return report_condition(when_rewrite_is_safe(modules[0], modules[1], mode=args.mode), args.json)
     result = verify_rewrite(
         modules[0], modules[1], assume=args.assume or None, mode=args.mode, timeout_ms=args.timeout_ms
     )

@@ -31,6 +31,7 @@ from typing import Any
 import sympy
 import z3
 
+from layout_algebra.model.questions import Question
 from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.assumptions import (
     Assumptions,
@@ -297,7 +298,17 @@ def in_bounds(
         raise ValueError(f"allocation {allocation!r} is not 'exact' or 'xla'")
     _check_method(method)
     m = as_index_map(shape)
-    assumptions = parse_assumptions(assume)
+    result = _in_bounds(m, allocation, parse_assumptions(assume), method, timeout_ms)
+    if not m.is_layout:  # a map given as a function: no shape whose sizes a condition could be about
+        return result
+    return dataclasses.replace(
+        result, question=Question("in_bounds", (m.shape,), (("allocation", allocation),))
+    )
+
+
+def _in_bounds(
+    m: IndexMap, allocation: str, assumptions: tuple[Any, ...], method: str, timeout_ms: int
+) -> ProofResult:
     if allocation == "xla":
         slots = size_report(m.shape).first_tile_elements
         claim = f"{m} stays inside XLA's allocation ({slots} elements)"
@@ -866,7 +877,7 @@ def no_padding(
     physical, logical = sympy.sympify(report.physical_elements), sympy.sympify(report.logical_elements)
     result = holds(sympy.Eq(physical, logical), assume=assume, timeout_ms=timeout_ms)
     claim = f"{report.shape} adds no padding ({physical} slots for {logical} elements)"
-    return dataclasses.replace(result, claim=claim)
+    return dataclasses.replace(result, claim=claim, question=Question("no_padding", (report.shape,)))
 
 
 def _z3_value(expr: Any, ar: IntArithmetic) -> Any:

@@ -35,6 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from layout_algebra.model.questions import AnswersQuestion, Question
+
 #: Longest claim a ``repr`` shows before cutting it with an ellipsis.
 REPR_CLAIM_LENGTH = 100
 
@@ -59,7 +61,7 @@ class Answer(Protocol):
 
 
 @dataclass(frozen=True, repr=False)
-class ProofResult:
+class ProofResult(AnswersQuestion):
     """The answer to one claim.
 
     ``status`` is ``"proved"`` only when Z3 answered unsat on the encoding named in
@@ -75,6 +77,8 @@ class ProofResult:
     counterexample: dict[str, Any] | None = None
     reason: str = ""
     lemmas: tuple[ProofResult, ...] = field(default=())
+    #: the claim answered, where a size condition can be found for it (``condition``)
+    question: Question | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

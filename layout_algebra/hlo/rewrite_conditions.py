@@ -1,0 +1,256 @@
+"""For which sizes is a rewrite safe? Size conditions for ``verify_rewrite``.
+
+An HLO rewrite over symbolic sizes (dimension symbols in the module text) is often safe
+for some sizes only: ``reshape -> bitcast`` of a tiled array keeps every bit only when the
+merged rows fill whole tiles. :func:`rewrite_claim` states "rewriting ``before`` into
+``after`` is safe" as a claim of :mod:`layout_algebra.conditions`, whose engine then finds
+the weakest condition on the size symbols and proves it, as for the layout claims:
+
+* the **exact concrete decision** at each grid size is ``verify_rewrite`` on the modules
+  with those sizes (concrete modules: every element checked, a refutation confirmed by
+  evaluation);
+* **sufficiency**: ``verify_rewrite`` on the symbolic modules with the condition's
+  divisibility substituted (``N = 8*N_8``), equalities fixed and bounds split into values;
+* **necessity**: Z3 proves that wherever the condition fails, the two roots differ in a
+  buffer property the verifier refutes outright (bytes of the buffer or of XLA's
+  allocation, memory space, element size), or a **witness element** chosen from the grid
+  (each coordinate ``0``, ``1``, ``d-1`` or ``d//2`` of its dimension ``d``) has different
+  values in the verifier's own encoding. The witness proof is trusted only for rewrites
+  of pure data movement (:data:`WITNESS_OPCODES`: every value is a parameter element, a
+  constant or padding, so an encoded difference is a real one for some input) with the
+  same root layout on both sides; for others necessity is checked only on the grid and
+  the status says ``sufficient, necessary up to N<=B``.
+
+>>> from layout_algebra.conditions import condition_of
+>>> before = '''HloModule m
+... ENTRY e {
+...   p = f32[2,N,128]{2,1,0:T(8,128)} parameter(0)
+...   ROOT r = f32[2*N,128]{1,0:T(8,128)} reshape(p)
+... }'''
+>>> c = condition_of(rewrite_claim(before, before.replace("reshape(p)", "bitcast(p)")))
+>>> c.expr, c.status
+(Eq(Mod(N, 8), 0), 'exact')
+>>> c.details[-1]
+'necessary: Z3: wherever the condition fails, element [2*N - 1, 0] differs'
+
+Sizes where a module is not valid HLO (a slice past its operand) count as failures; a
+size where the verifier itself answers ``unknown`` stops the search (status ``unknown``).
+The verifier's concrete decision costs tens of milliseconds, so the grids are smaller
+than for layout claims: 1..64 for one symbol, 1..12 for two, 1..6 for three.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import sympy
+import z3
+
+from layout_algebra.conditions import Claim, Condition, UndecidedClaim, condition_of, substitute
+from layout_algebra.hlo.ir import HloModule
+from layout_algebra.hlo.verify import (
+    map_array_shapes,
+    rewrite_modules,
+    root_element_differs,
+    specialize_module,
+    verify_rewrite,
+)
+from layout_algebra.layout_map import layout_map
+from layout_algebra.model.shapes import ArrayShape, TupleShape
+from layout_algebra.prove.assumptions import assumption_terms, condition_term, parse_assumptions
+from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
+from layout_algebra.prove.query import as_bool, in_box, side_conditions, solver_for
+from layout_algebra.prove.result import ProofResult
+from layout_algebra.sizes import size_report
+from layout_algebra.stages.arith import ARITHMETIC
+
+__all__ = ["REWRITE_BOUNDS", "WITNESS_OPCODES", "rewrite_claim", "substitute_module", "when_rewrite_is_safe"]
+
+#: Grid bound per number of symbols for rewrite claims (the verifier is the slow decision).
+REWRITE_BOUNDS: Mapping[int, int] = {0: 1, 1: 64, 2: 12, 3: 6}
+
+#: Ops whose element values are parameter elements, constants or padding, never an
+#: uninterpreted function: where the verifier's encoding says two such values differ,
+#: some input makes them differ. Necessity by a witness element is proved only for
+#: rewrites made of these ops (and with the same root layout on both sides).
+WITNESS_OPCODES = frozenset(
+    "parameter constant copy bitcast reshape transpose broadcast slice concatenate pad reverse".split()
+)
+
+
+def substitute_module(module: HloModule, substitution: Mapping[sympy.Symbol, Any]) -> HloModule:
+    """``module`` with its size symbols replaced by expressions (``N -> 8*N_8``) in every
+    array shape; :func:`~layout_algebra.conditions.substitute` on each."""
+    return map_array_shapes(module, lambda s: substitute(s, substitution))
+
+
+def _arrays_in(shape: Any) -> list[ArrayShape]:
+    """The array shapes inside a shape (a tuple's, in order; none in a token)."""
+    if isinstance(shape, ArrayShape):
+        return [shape]
+    if isinstance(shape, TupleShape):
+        return [leaf for s in shape.elements for leaf in _arrays_in(s)]
+    return []
+
+
+def _array_shapes(*modules: HloModule) -> tuple[ArrayShape, ...]:
+    """Every array shape of the modules' instructions, once each (the layouts' numbers
+    and the size symbols come from them)."""
+    seen: dict[str, ArrayShape] = {}
+    for m in modules:
+        for _, instruction in m.instructions():
+            for leaf in _arrays_in(instruction.shape):
+                seen.setdefault(str(leaf), leaf)
+    return tuple(seen.values())
+
+
+def _buffer_failure(a: HloModule, b: HloModule) -> sympy.Basic:
+    """Where the roots differ in a buffer property the verifier refutes by itself."""
+    failures: list[sympy.Basic] = []
+    for ra, rb in zip(_arrays_in(a.entry.root.shape), _arrays_in(b.entry.root.shape), strict=True):
+        ma, mb = layout_map(ra), layout_map(rb)
+        if (
+            ra.effective_layout.memory_space != rb.effective_layout.memory_space
+            or ma.element_bits != mb.element_bits
+        ):
+            return sympy.true
+        failures.append(sympy.Ne(sympy.sympify(ma.size_in_bytes), sympy.sympify(mb.size_in_bytes)))
+        failures.append(
+            sympy.Ne(
+                sympy.sympify(size_report(ra).first_tile_bytes),
+                sympy.sympify(size_report(rb).first_tile_bytes),
+            )
+        )
+    return sympy.Or(*failures)
+
+
+def rewrite_claim(before: str | HloModule, after: str | HloModule, *, mode: str = "physical") -> Claim:
+    """The claim "rewriting ``before`` into ``after`` is safe" (``mode`` as for
+    ``verify_rewrite``), for :func:`layout_algebra.conditions.condition_of`.
+
+    Raises ``ValueError`` for modules that are not a rewrite at all (a changed interface,
+    roots of other types or dimensions), as ``verify_rewrite`` does.
+    """
+    a, b = rewrite_modules(before, after, mode)
+    shapes = _array_shapes(a, b)
+
+    def decide(sizes: Mapping[sympy.Symbol, int]) -> bool:
+        try:
+            result = verify_rewrite(specialize_module(a, sizes), specialize_module(b, sizes), mode=mode)
+        except ValueError:  # not valid HLO at these sizes (or not a rewrite): not safe there
+            return False
+        if result.status == "unknown":
+            at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            raise UndecidedClaim(f"the verifier answers unknown at {at}: {result.reason}")
+        return result.status == "proved"
+
+    symbols = sorted({s for shape in shapes for s in shape.size_symbols}, key=str)
+
+    def prove(substitution: Mapping[sympy.Symbol, Any], assume: tuple[Any, ...], timeout_ms: int) -> str:
+        values = {s: substitution.get(s, s) for s in symbols}
+        if all(isinstance(v, int) or getattr(v, "is_Integer", False) for v in values.values()):
+            return "proved" if decide({s: int(v) for s, v in values.items()}) else "refuted"
+        try:
+            result = verify_rewrite(
+                substitute_module(a, substitution),
+                substitute_module(b, substitution),
+                assume=list(assume) or None,
+                mode=mode,
+                timeout_ms=timeout_ms,
+            )
+        except ValueError:
+            return "refuted"
+        return result.status
+
+    failure = _buffer_failure(a, b) if mode == "physical" else sympy.false
+    name = f"rewrite of {a.entry.name} ({mode}) is safe"
+    roots = f"{a.entry.root.opcode} -> {b.entry.root.opcode}"
+    witnessed = _witnessable(a, b, mode)
+    root = a.entry.root.shape
+
+    def fails_at(element: Any, sizes: Mapping[sympy.Symbol, int]) -> bool:
+        ca, cb = specialize_module(a, sizes), specialize_module(b, sizes)
+        return bool(root_element_differs(ca, cb, list(element), mode, ARITHMETIC))
+
+    def prove_witnesses(
+        chosen: list[tuple[Any, ...]], assume: tuple[Any, ...], timeout_ms: int
+    ) -> ProofResult:
+        return _witness_query(a, b, mode, failure, chosen, assume, timeout_ms)
+
+    return Claim(
+        f"{name}: {roots} of {root}",
+        shapes,
+        lambda _: False,  # never called: decide_sizes answers
+        lambda _s, _a, _t: "unknown",  # never called: prove_sizes answers
+        failure,
+        decide_sizes=decide,
+        prove_sizes=prove,
+        bounds=REWRITE_BOUNDS,
+        output_dims=tuple(root.dimensions) if witnessed and isinstance(root, ArrayShape) else None,
+        fails_at_sizes=fails_at if witnessed else None,
+        prove_witnesses=prove_witnesses if witnessed else None,
+    )
+
+
+def _witnessable(a: HloModule, b: HloModule, mode: str) -> bool:
+    """Whether a witness element's difference in the encoding is a real one: one array
+    root, the same root layout on both sides (physical mode: an element's slot is then
+    the same, so only its value can differ) and only :data:`WITNESS_OPCODES`."""
+    ra, rb = a.entry.root.shape, b.entry.root.shape
+    if not (isinstance(ra, ArrayShape) and isinstance(rb, ArrayShape)):
+        return False
+    if mode == "physical" and str(ra.effective_layout) != str(rb.effective_layout):
+        return False
+    return all(i.opcode in WITNESS_OPCODES for m in (a, b) for _, i in m.instructions())
+
+
+def _witness_query(
+    a: HloModule,
+    b: HloModule,
+    mode: str,
+    failure: sympy.Basic,
+    chosen: list[tuple[Any, ...]],
+    assume: tuple[Any, ...],
+    timeout_ms: int,
+) -> ProofResult:
+    """Z3: for every size the assumptions allow, a root buffer property differs or one of
+    the ``chosen`` elements (expressions in the sizes) lies in the root and differs."""
+    import time
+
+    start = time.perf_counter()
+    claim = f"wherever {list(assume)}, the rewrite fails at element " + " or ".join(map(str, chosen))
+    encoding = "integer (the verifier's element encoding at witness elements)"
+    try:
+        ar = IntArithmetic()
+        context = assumption_terms(parse_assumptions(list(assume)), ar)
+        dims = [sympy.sympify(d) for d in a.entry.root.shape.dimensions]  # type: ignore[union-attr]
+        fails = [condition_term(failure, ar)]
+        for w in chosen:
+            element = [sympy_to_z3(sympy.sympify(x), ar) for x in w]
+            box = [*(x >= 0 for x in element), *in_box(element, dims, ar)]
+            differs = as_bool(root_element_differs(a, b, element, mode, ar))
+            fails.append(z3.And(*box, differs))
+        solver = solver_for(None, timeout_ms)
+        solver.add(*context, z3.Not(z3.Or(*fails)), *ar.side, *ar.obligations)
+        side = side_conditions(ar, context, timeout_ms)
+        answer = solver.check()
+    except (UnsupportedExpression, RecursionError, ValueError) as err:
+        return ProofResult("unknown", claim, time.perf_counter() - start, encoding, reason=str(err))
+    seconds = time.perf_counter() - start
+    if answer == z3.unsat and (side is None or side.check() == z3.unsat):
+        return ProofResult("proved", claim, seconds, encoding)
+    why = "a side condition (digits in their box, divisors > 0) was not proved" if answer == z3.unsat else ""
+    why = why or (
+        "some size has no difference at these elements"
+        if answer == z3.sat
+        else f"solver: {solver.reason_unknown()}"
+    )
+    return ProofResult("unknown", claim, seconds, encoding, reason=why)
+
+
+def when_rewrite_is_safe(
+    before: str | HloModule, after: str | HloModule, *, mode: str = "physical", bound: int | None = None
+) -> Condition:
+    """For which sizes rewriting ``before`` into ``after`` is safe (``verify_rewrite`` proves it)."""
+    return condition_of(rewrite_claim(before, after, mode=mode), bound)
