@@ -520,10 +520,10 @@ def _as_layout(v: View) -> ViewLayout:
     answers = [
         _checked(v, normal_form(c), offsets, k, method) for c in _seeds(v, _with_space(recovered, v.base))
     ]
-    proved = [a for a in answers if a.status == "proved"]
+    proved = [(a, a.shape) for a in answers if a.status == "proved" and a.shape is not None]
     if not proved:
         return answers[0]
-    return min(proved, key=lambda a: (not a.same_buffer, simplicity(a.shape)))
+    return min(proved, key=lambda pair: (not pair[0].same_buffer, simplicity(pair[1])))[0]
 
 
 def _seeds(v: View, recovered: ArrayShape) -> list[ArrayShape]:
