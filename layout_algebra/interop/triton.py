@@ -51,8 +51,9 @@ and :meth:`LinearLayout.shared_linear_text` give that form:
 
 **Back to XLA.** :func:`from_linear_layout` reads a linear layout (either direction)
 whose bases are distinct single powers of two — a bit permutation — as digits placed
-with strides and recovers the tiled layout (:mod:`layout_algebra.interop.recover`). The
-answer is then **proved equal**: two linear maps are equal exactly when their bases
+with strides, recovers the tiled layout (:mod:`layout_algebra.interop.recover`) and
+returns its normal form (:func:`~layout_algebra.normal_form.normal_form`, the simplest
+layout proved the same). The answer is then **proved equal**: two linear maps are equal exactly when their bases
 are, and the bases of the answer, read from its own layout map and checked linear on
 every element, are those given:
 
@@ -86,6 +87,7 @@ from layout_algebra.access import dimension_offsets, separable_map
 from layout_algebra.interop.recover import NotExpressible, layout_shape, recover_layout, strided_positions
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape
+from layout_algebra.normal_form import normal_form
 
 __all__ = [
     "OFFSET_UNITS",
@@ -421,6 +423,7 @@ def from_linear_layout(
         shape = _recover_without_unit_dims(dtype, dims, digits, element_size_in_bits)
     except NotExpressible as err:
         raise NotExpressible(f"{forward.bases_text()}: {err}") from None
+    shape = normal_form(shape)  # the simplest layout proved equal to the recovered one
     got = to_linear_layout(shape, unit=unit)
     if got.bases != forward.bases or got.out_dims[0][1] != size:  # pragma: no cover - a bug, never an answer
         raise AssertionError(
