@@ -430,16 +430,20 @@ class Explorer {
     grid.setAttribute("width", Math.max(cols, 1) * CELL + 2);
     grid.setAttribute("height", Math.max(rows, 1) * CELL + 2);
     const g = svgEl("g", { transform: "translate(1,1)" }); grid.appendChild(g);
-    const tileKey = (r, c) => {
-      const cell = this.cellAt(this.row0 + r, this.col0 + c);
-      if (!cell) return null;
-      const t = this.tileOf(cell.index);
-      return t ? t.tile.join(",") : "";
+    // keys of the window's cells and of the ring around it, each computed once
+    const memo = (key) => {
+      const table = new Map();
+      return (r, c) => {
+        const at = r + "," + c;
+        if (!table.has(at)) {
+          const cell = this.cellAt(this.row0 + r, this.col0 + c);
+          table.set(at, cell ? key(cell.index) : null);
+        }
+        return table.get(at);
+      };
     };
-    const groupKey = (r, c) => {
-      const cell = this.cellAt(this.row0 + r, this.col0 + c);
-      return cell ? this.groupKey(cell.index) : null;
-    };
+    const tileKey = memo((index) => { const t = this.tileOf(index); return t ? t.tile.join(",") : ""; });
+    const groupKey = memo((index) => this.groupKey(index));
     const empty = s.dims.some((d) => d === 0);
     for (let r = 0; r < rows && !empty; r++) {
       for (let c = 0; c < cols; c++) {
