@@ -67,7 +67,32 @@ CLAIMS = [
 ]
 
 
+def _rewrite(param: str, root: str, op: str, extra: str = "") -> tuple[str, str]:
+    """The module whose root ``op`` is rewritten into a ``bitcast``: (before, after)."""
+    before = f"HloModule m\nENTRY e {{\n  p = {param} parameter(0)\n  ROOT r = {root} {op}(p){extra}\n}}"
+    return before, before.replace(f"{op}(p){extra}", "bitcast(p)")
+
+
+#: Rewrites (prove.rewrite): the root op rewritten into a bitcast, over a symbolic size.
+REWRITES = [
+    (
+        "rewrite",
+        _rewrite("bf16[3,N,128]{2,1,0:T(8,128)(2,1)}", "bf16[3*N,128]{1,0:T(8,128)(2,1)}", "reshape"),
+    ),
+    ("rewrite", _rewrite("s8[2,N,128]{2,1,0:T(32,128)(4,1)}", "s8[2*N,128]{1,0:T(32,128)(4,1)}", "reshape")),
+    ("rewrite", _rewrite("f32[N,128]{1,0}", "f32[128,N]{1,0}", "transpose", ", dimensions={1,0}")),
+    ("rewrite", _rewrite("f32[N,128]{1,0:T(8,128)}", "f32[N,128]{1,0}", "copy")),
+    ("rewrite", _rewrite("f32[N,1,128]{2,1,0:T(8,128)}", "f32[N,128]{1,0:T(8,128)}", "reshape")),
+    ("rewrite", _rewrite("f32[N,256]{1,0:T(8,128)}", "f32[N,2,128]{2,1,0:T(8,128)}", "reshape")),
+    ("rewrite", _rewrite("f32[N,8]{1,0}", "f32[N,8]{0,1}", "copy")),
+]
+
+
 def claim_of(kind: str, args: tuple) -> conditions.Claim:
+    if kind == "rewrite":
+        from layout_algebra.hlo.rewrite_conditions import rewrite_claim
+
+        return rewrite_claim(*args)
     if kind == "no_padding":
         return conditions.no_padding_claim(*args)
     if kind == "in_bounds":
@@ -90,7 +115,7 @@ def main() -> None:
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
     rows = []
-    for kind, claim_args in CLAIMS:
+    for kind, claim_args in [*CLAIMS, *REWRITES]:
         claim = claim_of(kind, claim_args)
         if args.quick and len(claim.symbols) > 1:
             continue

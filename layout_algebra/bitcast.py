@@ -274,8 +274,8 @@ def reshape_is_bitcast(
     count_a, count_b = _count(a), _count(b)
     if isinstance(count_a, int) and isinstance(count_b, int) and count_a != count_b:
         raise ValueError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
-    verdict = _decided("reshape", a, b, (_reshape(a, b),), parse_assumptions(assume), timeout_ms)
-    return replace(verdict, question=Question("reshape", (a, b)))
+    question = Question("reshape", (a, b))
+    return _decided("reshape", a, b, (_reshape(a, b),), parse_assumptions(assume), timeout_ms, question)
 
 
 def transpose_is_bitcast(
@@ -304,10 +304,9 @@ def transpose_is_bitcast(
         raise ValueError(
             f"transposing {a} by {list(perm)} gives dimensions {list(expected)}, not those of {b}"
         )
-    verdict = _decided(
-        f"transpose {list(perm)}", a, b, (_transpose(perm, b),), parse_assumptions(assume), timeout_ms
-    )
-    return replace(verdict, question=Question("transpose", (a, b, perm)))
+    question = Question("transpose", (a, b, perm))
+    operation = f"transpose {list(perm)}"
+    return _decided(operation, a, b, (_transpose(perm, b),), parse_assumptions(assume), timeout_ms, question)
 
 
 def bitcast_is_valid(
@@ -322,8 +321,8 @@ def bitcast_is_valid(
     widths agree.
     """
     a, b = _arrays(src, dst)
-    verdict = _decided("bitcast", a, b, _candidates(a, b), parse_assumptions(assume), timeout_ms)
-    return replace(verdict, question=Question("bitcast", (a, b)))
+    question = Question("bitcast", (a, b))
+    return _decided("bitcast", a, b, _candidates(a, b), parse_assumptions(assume), timeout_ms, question)
 
 
 def decide_movement(
@@ -394,8 +393,21 @@ def _decided(
     candidates: tuple[Correspondence, ...],
     assumptions: tuple,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    question: Question | None = None,
 ) -> BitcastVerdict:
-    """Memoised: the verdict depends only on these (hashable) arguments."""
+    """Memoised: the verdict depends only on these (hashable) arguments; it records
+    ``question`` (the claim, for ``verdict.condition``)."""
+    return replace(_decide(operation, a, b, candidates, assumptions, timeout_ms), question=question)
+
+
+def _decide(
+    operation: str,
+    a: ArrayShape,
+    b: ArrayShape,
+    candidates: tuple[Correspondence, ...],
+    assumptions: tuple,
+    timeout_ms: int,
+) -> BitcastVerdict:
     if _symbolic(a, b):
         try:
             return _decide_symbolic(operation, a, b, candidates, assumptions, timeout_ms)

@@ -67,6 +67,7 @@ from layout_algebra.stages.arith import ARITHMETIC
 from layout_algebra.stages.symbolic import SYMPY_ARITHMETIC
 
 __all__ = [
+    "Budget",
     "Claim",
     "Condition",
     "UndecidedClaim",
@@ -105,8 +106,8 @@ MAX_CASES = 64
 NECESSITY_TIMEOUT_MS = 10_000
 #: Per-query solver timeout of the sufficiency proofs (each query also stops at the budget).
 DEFAULT_TIMEOUT_MS = 30_000
-#: Seconds one condition may take in all (grid, fit and proofs); a proof cut off by it
-#: leaves the status ``unknown`` (or only bounded necessity), saying so.
+#: CPU seconds one condition may take in all (grid, fit and proofs); a proof cut off by
+#: it leaves the status ``unknown`` (or only bounded necessity), saying so.
 DEFAULT_BUDGET_S = 28.0
 
 Sizes = Mapping[sympy.Symbol, int]
@@ -577,12 +578,12 @@ def _substitutions(
     return subs, tuple(rest)
 
 
-def prove_sufficient(claim: Claim, expr: sympy.Basic, deadline: float | None = None) -> tuple[bool, str]:
+def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = None) -> tuple[bool, str]:
     """Whether the claim is proved under ``expr``: each and-term of its or-form, with
     divisibility and equalities substituted and bounds split into values, is proved by
     the claim's symbolic (or, once concrete, exact) decision for every size ``>= 1``.
-    ``deadline`` (a ``time.perf_counter()`` value) caps each solver query's timeout; a
-    query cut off by it makes the answer "not proved", saying so. Returns (proved, how)."""
+    ``budget`` caps each solver query's timeout (:class:`Budget`); a query cut off by it
+    makes the answer "not proved", saying so. Returns (proved, how)."""
     if expr in (sympy.false, False):
         return True, "nothing to prove: the condition is False"
     symbols = claim.symbols
@@ -604,7 +605,7 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, deadline: float | None = N
             # sizes are >= 1: said up front (a zero size is not asked about, and without
             # it the solver spends its time on the degenerate arrays)
             assume = (*(s >= 1 for s in sorted(free, key=str)), *rest_kept)
-            timeout_ms, cut = _timeout(deadline)
+            timeout_ms, cut = _timeout(budget)
             status = claim.prove(sub, assume, timeout_ms)
             n += 1
             if status != "proved":
@@ -620,13 +621,36 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, deadline: float | None = N
     return True, f"proved in {n} case(s) by the symbolic decision"
 
 
-def _timeout(deadline: float | None, normal: int = DEFAULT_TIMEOUT_MS) -> tuple[int, bool]:
-    """A solver timeout in ms: ``normal``, or what is left before ``deadline`` if less
-    (at least 1 s); and whether the deadline cut it."""
-    if deadline is None:
+@dataclass
+class Budget:
+    """The CPU seconds one condition may take (grid, fit and proofs together).
+
+    Solver timeouts are wall-clock, and on a busy machine the wall clock runs several
+    times faster than this process's CPU time; so each query's timeout is scaled by the
+    slowdown measured so far in this computation (wall / CPU, between 1 and 8). The same
+    proof then gets the same CPU time whatever else the machine runs.
+    """
+
+    seconds: float
+    cpu0: float = field(default_factory=time.process_time)
+    wall0: float = field(default_factory=time.perf_counter)
+
+    def used(self) -> float:
+        return time.process_time() - self.cpu0
+
+    def slowdown(self) -> float:
+        cpu, wall = self.used(), time.perf_counter() - self.wall0
+        return min(max(wall / cpu, 1.0), 8.0) if cpu > 0.2 else 1.0
+
+
+def _timeout(budget: Budget | None, normal: int = DEFAULT_TIMEOUT_MS) -> tuple[int, bool]:
+    """A solver timeout in (wall-clock) ms: ``normal`` CPU ms, or what is left of the
+    budget if less (at least 1 s), scaled by the slowdown; and whether the budget cut it."""
+    if budget is None:
         return normal, False
-    left = int((deadline - time.perf_counter()) * 1000)
-    return (normal, False) if left >= normal else (max(left, 1000), True)
+    left = int((budget.seconds - budget.used()) * 1000)
+    cut = left < normal
+    return int(max(min(left, normal), 1000) * budget.slowdown()), cut
 
 
 def prove_necessary(
@@ -634,14 +658,14 @@ def prove_necessary(
     expr: sympy.Basic,
     table: Mapping[tuple[int, ...], bool] | None = None,
     record: list[ProofResult] | None = None,
-    deadline: float | None = None,
+    budget: Budget | None = None,
 ) -> tuple[bool, str]:
     """Whether Z3 proves that the claim fails wherever ``expr`` does (every size ``>= 1``):
     the element counts or allocations differ, or (reshape/transpose claims) some witness
     element, given as a function of the sizes, has different bit offsets on the two sides.
     Witnesses are chosen from ``table``'s failing sizes (see :func:`witnesses`). The Z3
     answer that decides (the size query if it is proved, else the witness query) is
-    appended to ``record`` when given; ``deadline`` caps the queries' timeouts as for
+    appended to ``record`` when given; ``budget`` caps the queries' timeouts as for
     :func:`prove_sufficient`."""
     record = [] if record is None else record
     if expr in (sympy.true, True):
@@ -654,7 +678,7 @@ def prove_necessary(
             "the sizes differ whatever the size symbols are (or memory spaces or element widths differ)",
         )
     assume = (*(s >= 1 for s in claim.symbols), sympy.Not(expr))
-    result = holds(claim.size_failure, assume=assume, timeout_ms=_timeout(deadline, NECESSITY_TIMEOUT_MS)[0])
+    result = holds(claim.size_failure, assume=assume, timeout_ms=_timeout(budget, NECESSITY_TIMEOUT_MS)[0])
     if result.status == "proved":
         record.append(result)
         return True, "Z3: wherever the condition fails, the element counts or allocated bytes differ"
@@ -669,7 +693,7 @@ def prove_necessary(
             False,
             "no witness element of the form 0, 1, d-1, d//2 per dimension fails at every failing size",
         )
-    timeout_ms, cut = _timeout(deadline, NECESSITY_TIMEOUT_MS)
+    timeout_ms, cut = _timeout(budget, NECESSITY_TIMEOUT_MS)
     if claim.prove_witnesses is not None:
         result = claim.prove_witnesses(chosen, assume, timeout_ms)
     else:
@@ -805,11 +829,12 @@ def condition_of(
     """Find, then prove, the weakest size condition of ``claim`` (see the module doc).
 
     ``prove=False`` only fits (status ``unknown``, "not proved"): the formula that
-    matches the exact decision at every grid size. ``budget_s`` bounds the time: the
-    solver queries get what is left of it (a proof it cuts off is not a proof: the
-    status then says ``unknown`` or bounded necessity, and the details say why)."""
+    matches the exact decision at every grid size. ``budget_s`` bounds the CPU time
+    (:class:`Budget`): the solver queries get what is left of it (a proof it cuts off is
+    not a proof: the status then says ``unknown`` or bounded necessity, and the details
+    say why)."""
     start = time.perf_counter()
-    deadline = start + budget_s
+    budget = Budget(budget_s)
     symbols = claim.symbols
     if len(symbols) > 3:
         raise ValueError(f"{claim.text}: conditions are found for at most 3 size symbols, not {len(symbols)}")
@@ -851,11 +876,11 @@ def condition_of(
         return found(None, UNKNOWN, "grid fit", "no formula of at most four atoms matches the grid")
     if not prove:
         return found(expr, UNKNOWN, "grid fit", "matches the grid; not proved (prove=False)")
-    sufficient, why_s = prove_sufficient(claim, expr, deadline)
+    sufficient, why_s = prove_sufficient(claim, expr, budget)
     if not sufficient:
         return found(expr, UNKNOWN, "grid fit", f"matches the grid; sufficiency not proved: {why_s}")
     if symbols:
-        necessary, why_n = prove_necessary(claim, expr, table, deadline=deadline)
+        necessary, why_n = prove_necessary(claim, expr, table, budget=budget)
     else:  # no size symbols: the one concrete decision is the whole truth
         necessary, why_n = True, "the shapes are concrete: the exact decision covers every case"
     if necessary:
