@@ -7,6 +7,8 @@ For each array, in the same run and interleaved round by round (best of N rounds
 * ``pack(x, shape, out=buf)`` and ``unpack(buf, shape, out=y)`` into preallocated arrays
   (what a runtime with a staging buffer does), on every CPU (the default) and with
   ``threads=1``, and ``pack(x, shape)`` allocating its result;
+* the same two on every CPU with NumPy alone (``copy_engine.USE_KERNELS = False``: what runs
+  without numba, the ``fast`` extra), the baseline of the compiled kernels;
 * the same relayout in JAX on the CPU, if ``jax`` is importable: the stage pipeline written
   as ``jnp.pad`` / ``reshape`` / ``transpose`` (and shifts for sub-byte packing), jitted, on
   arrays already on the device; its output is checked equal to ``pack``'s bytes.
@@ -29,6 +31,7 @@ from collections.abc import Callable
 import ml_dtypes
 import numpy as np
 
+from layout_algebra import copy_engine
 from layout_algebra.layout_map import layout_map
 from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
 from layout_algebra.stages.stages import (
@@ -109,6 +112,19 @@ def jax_relayout(text: str):
     return jax.jit(to_buffer), jax.jit(from_buffer)
 
 
+def numpy_only(op: Callable[[], object]) -> Callable[[], object]:
+    """``op`` with the compiled kernels switched off."""
+
+    def run() -> object:
+        copy_engine.USE_KERNELS = False
+        try:
+            return op()
+        finally:
+            copy_engine.USE_KERNELS = True
+
+    return run
+
+
 def measure(text: str, rounds: int, jax, rng: np.random.Generator, clock=time.perf_counter) -> str:
     """One table row: every operation on one array, interleaved round by round, best time kept."""
     x = random_array(text, rng)
@@ -123,6 +139,8 @@ def measure(text: str, rounds: int, jax, rng: np.random.Generator, clock=time.pe
         "pack_1": lambda: pack(x, text, out=out, threads=1),
         "unpack_1": lambda: unpack(expected, text, out=back, threads=1),
         "pack_alloc": lambda: pack(x, text),
+        "pack_np": numpy_only(lambda: pack(x, text, out=out)),
+        "unpack_np": numpy_only(lambda: unpack(expected, text, out=back)),
     }
     if jax is not None:
         to_buffer, from_buffer = jax_relayout(text)
@@ -155,7 +173,8 @@ def measure(text: str, rounds: int, jax, rng: np.random.Generator, clock=time.pe
 
     return (
         f"| `{text}` | {size / 1e6:.0f} | {size / best['copyto'] / 1e9:.2f} | {cell('pack')} | {cell('unpack')} "
-        f"| {cell('pack_1')} | {cell('unpack_1')} | {cell('pack_alloc')} | {cell('jax_pack')} | {cell('jax_unpack')} |"
+        f"| {cell('pack_1')} | {cell('unpack_1')} | {cell('pack_np')} | {cell('unpack_np')} | {cell('pack_alloc')} "
+        f"| {cell('jax_pack')} | {cell('jax_unpack')} |"
     )
 
 
@@ -189,13 +208,17 @@ def main() -> None:
     print()
     from layout_algebra.copy_engine import default_threads
 
-    print(f"pack/unpack use {default_threads()} threads by default here; np.copyto uses one.")
+    kernels = "numba " + __import__("numba").__version__ if copy_engine.kernels() else "no numba: NumPy only"
+    print(
+        f"pack/unpack use {default_threads()} threads by default here; np.copyto uses one. Kernels: {kernels}."
+    )
     print()
     print(
         "| shape | MB | np.copyto GB/s | pack, into a buffer | unpack, into an array "
-        "| pack, threads=1 | unpack, threads=1 | pack, allocating | JAX pack | JAX unpack |"
+        "| pack, threads=1 | unpack, threads=1 | pack, NumPy only | unpack, NumPy only "
+        "| pack, allocating | JAX pack | JAX unpack |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rng = np.random.default_rng(0)
     for text in CASES:
         if args.only in text:

@@ -43,7 +43,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["bytes_from_words", "nibbles_from_words", "words_from_bytes", "words_from_nibbles"]
+__all__ = [
+    "bytes_from_words",
+    "nibbles_from_words",
+    "words_from_bytes",
+    "words_from_nibbles",
+]
 
 # The four kernels share their outer loops; only the loop over the last dimension differs.
 
