@@ -67,7 +67,7 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -299,7 +299,9 @@ def _defined(module: HloModule, name: str) -> bool:
     return any(c.name == name for c in module.computations)
 
 
-def computation_key(module: HloModule, name: str, _memo: dict | None = None, *, layouts: bool = False) -> str:
+def computation_key(
+    module: HloModule, name: str, _memo: dict[tuple[str, bool], str] | None = None, *, layouts: bool = False
+) -> str:
     """A computation's structure as a hash of its root's expression DAG.
 
     Names and the order of the instructions (which schedulers change) do not matter;
@@ -336,7 +338,7 @@ def computation_key(module: HloModule, name: str, _memo: dict | None = None, *, 
     return memo[key]
 
 
-def _attributes_key(module: HloModule, instr: HloInstruction, memo: dict) -> str:
+def _attributes_key(module: HloModule, instr: HloInstruction, memo: dict[tuple[str, bool], str]) -> str:
     parts = []
     for key, value in sorted(instr.attributes.items()):
         if key in _INERT and not (instr.opcode == "custom-call" and key == "backend_config"):
@@ -350,7 +352,7 @@ def _attributes_key(module: HloModule, instr: HloInstruction, memo: dict) -> str
 
 def module_key(module: HloModule) -> str:
     """The module as a program: equal keys mean the same computation, names and metadata aside."""
-    memo: dict = {}
+    memo: dict[tuple[str, bool], str] = {}
     entry = computation_key(module, module.entry.name, memo, layouts=True)
     layout = str(module.entry_computation_layout) if module.entry_computation_layout else ""
     return layout + entry
@@ -685,7 +687,7 @@ def _signature(side: _Side, instr: HloInstruction) -> str:
     if _is_elided_constant(instr):  # known only by its name (ASSUMPTIONS["elided-constants"])
         computation, name = side.builder.origin.get(instr.name, ("?", instr.name))
         return f"elided constant {computation}/{name} {_plain(instr.shape)}"
-    memo: dict = {}
+    memo: dict[tuple[str, bool], str] = {}
     if instr.opcode in _LAYOUT_SENSITIVE:
         operand_text = ",".join(str(shapes[o.name]) for o in instr.operands)
         result = str(instr.shape)
@@ -942,7 +944,9 @@ def validate_pair(
     )
 
 
-def _rechecked_refutation(cuts: _Cuts, a: _Side, b: _Side, mode: str, cex: dict, answer: Any) -> PassResult:
+def _rechecked_refutation(
+    cuts: _Cuts, a: _Side, b: _Side, mode: str, cex: dict[str, Any], answer: Callable[..., PassResult]
+) -> PassResult:
     """A refutation of the cut modules, run once more by the NumPy executor (an oracle
     independent of the verifier): kept only if running them shows a difference too."""
     from layout_algebra.hlo.execute import compare  # the executor: an application-level peer
