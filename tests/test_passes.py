@@ -851,3 +851,14 @@ def test_mutants_of_the_new_rules_are_never_proved() -> None:
                 proved.append((program, number, description))
     assert total >= 20, total
     assert proved == [], proved
+
+
+def test_cli_names_the_assumptions_and_can_do_without_float_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    program = str(DUMPS / "dense_relu_reshape")
+    assert cli_main(["validate-passes", program]) == 0
+    out = capsys.readouterr().out
+    assert "assuming exact-ops" in out and "exact-ops: a narrow float widened" in out
+    assert cli_main(["validate-passes", program, "--json", "--no-float-rules"]) == 0
+    pairs = json.loads(capsys.readouterr().out)["pairs"]
+    (ftc,) = [p for p in pairs if p["pass"] == "float-type-correction"]
+    assert ftc["status"] == "unknown" and all("exact-ops" not in p["assumptions"] for p in pairs)

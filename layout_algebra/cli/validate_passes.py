@@ -28,13 +28,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--all", action="store_true", help="also list the unchanged pairs")
     p.add_argument("--timeout-ms", type=int, default=10_000, help="per solver query (default 10000)")
+    p.add_argument(
+        "--no-float-rules",
+        action="store_true",
+        help="elementwise float ops fully uninterpreted: no proof rests on the float rules "
+        "(exact-ops, correctly-rounded, mixed-precision; see docs/passes.md)",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.hlo.passes import validate_passes
+    from layout_algebra.hlo.passes import DEFAULT_FLOAT_RULES, validate_passes
 
-    report = validate_passes(args.directory, timeout_ms=args.timeout_ms)
+    report = validate_passes(
+        args.directory,
+        timeout_ms=args.timeout_ms,
+        float_rules=() if args.no_float_rules else DEFAULT_FLOAT_RULES,
+    )
     if args.json:
         print(json.dumps(report.as_json()))
     else:
@@ -56,6 +66,8 @@ def _print_table(report, show_all: bool) -> None:
         if r.status == "unchanged" and not show_all:
             continue
         detail = r.reason or ("" if r.counterexample is None else json.dumps(r.counterexample, default=str))
+        if r.assumptions:
+            detail = f"assuming {', '.join(r.assumptions)}"
         row = [
             str(r.later.number),
             r.later.after,
@@ -72,6 +84,11 @@ def _print_table(report, show_all: bool) -> None:
     counts, late = report.counts(), report.counts(after_layout_assignment=True)
     differing = late["proved"] + late["refuted"] + late["unknown"]
     share = f"{100 * late['proved'] / differing:.0f}%" if differing else "-"
+    from layout_algebra.hlo.passes import ASSUMPTIONS
+
+    used = sorted({a for r in report.results for a in r.assumptions})
+    for name in used:
+        console.print(f"[bold]{name}[/]: {ASSUMPTIONS[name]}", highlight=False)
     console.print(
         "all pairs: "
         + ", ".join(f"{k} {v}" for k, v in counts.items())
