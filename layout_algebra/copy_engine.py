@@ -80,8 +80,11 @@ PAD_BYTES = 64
 WORD_MIN_ELEMENTS = 256
 #: Work smaller than this (bytes moved) runs on the calling thread: threads cost more than they save.
 PARALLEL_MIN_BYTES = 1 << 22
-#: Use the compiled kernels (:mod:`layout_algebra.copy_kernels`) when ``numba`` is importable.
+#: Use the compiled kernels (:mod:`layout_algebra.copy_kernels`) when ``numba`` is importable...
 USE_KERNELS = True
+#: ... for words of at least this many bytes: below it NumPy is quick enough, and a small
+#: ``pack`` (the command line's) does not pay for importing numba (about a second).
+KERNEL_MIN_BYTES = 1 << 18
 
 
 # ------------------------------------------------------------------------------ threads
@@ -343,12 +346,13 @@ def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
     (``mask``: the low ``bits``; 32-bit words of 4 bytes or 8 nibbles); False, having done
     nothing, when no kernel takes it (then use NumPy).
 
-    >>> words = np.zeros(3, np.uint32)
-    >>> done = interleave(words, np.arange(12, dtype=np.uint8).reshape(3, 4), 8)
-    >>> not done or [hex(w) for w in words] == ['0x3020100', '0x7060504', '0xb0a0908']
+    >>> words = np.zeros(1 << 16, np.uint32)                    # 256 KB of words
+    >>> parts = np.arange(4 << 16, dtype=np.uint32).astype(np.uint8).reshape(-1, 4)
+    >>> done = interleave(words, parts, 8)
+    >>> not done or [hex(w) for w in words[:3]] == ['0x3020100', '0x7060504', '0xb0a0908']
     True
     """
-    k = kernels()
+    k = kernels() if words.nbytes >= KERNEL_MIN_BYTES else None
     args = _word_kernel_args(words, parts, bits) if k is not None else None
     if args is None:
         return False
@@ -360,7 +364,7 @@ def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
 
 def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int) -> bool:
     """The inverse of :func:`interleave`: ``parts[..., j] = (words >> (bits * j)) & mask``."""
-    k = kernels()
+    k = kernels() if words.nbytes >= KERNEL_MIN_BYTES else None
     ok = k is not None and parts.flags.writeable
     args = _word_kernel_args(words, parts, bits) if ok else None
     if args is None:

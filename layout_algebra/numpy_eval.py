@@ -786,7 +786,13 @@ def _compiled_word_pairs(
     positions of a word last, and which positions of its words the block holds (all but at
     a ragged edge). None (use NumPy) if there is no kernel or a word is not 32 bits."""
     word = plan.box[-dims:]
-    if engine.kernels() is None or math.prod(word) * bits != 32 or sum(n > 1 for n in word) != 1:
+    if (
+        math.prod(word) * bits != 32
+        or sum(n > 1 for n in word) != 1
+        or region.nbytes < engine.KERNEL_MIN_BYTES
+    ):
+        return None
+    if engine.kernels() is None:
         return None
     if region.size % 4 or region.ctypes.data % 4:
         return None

@@ -31,6 +31,12 @@ from layout_algebra import copy_kernels  # noqa: E402  (needs numba)
 KERNELS = ("words_from_bytes", "bytes_from_words", "words_from_nibbles", "nibbles_from_words")
 
 
+@pytest.fixture(autouse=True)
+def kernels_at_every_size(monkeypatch) -> None:
+    """The kernels run on small arrays too (by default only from ``KERNEL_MIN_BYTES``)."""
+    monkeypatch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
+
+
 @contextmanager
 def kernel_calls() -> Iterator[list[str]]:
     """Record which kernels run (by name) while the block runs."""
