@@ -159,3 +159,31 @@ def test_stage_functions_agree_with_the_stages_for_the_five_layouts() -> None:
 @given(st.lists(small_layout_shapes(max_slots=512), min_size=6, max_size=6))
 def test_stage_functions_agree_with_the_stages_for_random_layouts(shapes) -> None:
     _check_stage_functions(shapes)
+
+
+# ----------------------------------------------------------------- the docs' pages
+def _generate_explorers_module():
+    import importlib.util
+    import sys
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "generate_explorers.py"
+    spec = importlib.util.spec_from_file_location("generate_explorers", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_explorer_page_the_docs_show_is_generated_and_small(tmp_path: Path) -> None:
+    gen = _generate_explorers_module()
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    shown = set(re.findall(r"explorers/([\w.]+\.html)", (docs / "explorer.md").read_text(encoding="utf-8")))
+    assert shown and shown <= set(gen.PAGES), (
+        f"pages not written by docs/generate_explorers.py: {shown - set(gen.PAGES)}"
+    )
+    assert LARGEST_DOCS_EXAMPLE in {s for spec in gen.PAGES.values() for s in spec.shapes}
+    written = gen.generate(tmp_path)
+    assert sorted(p.name for p in written) == sorted(gen.PAGES)
+    for path in written:
+        assert path.stat().st_size < 1_000_000, path
+        assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
