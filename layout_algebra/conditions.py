@@ -106,8 +106,8 @@ MAX_CASES = 64
 NECESSITY_TIMEOUT_MS = 10_000
 #: Per-query solver timeout of the sufficiency proofs (each query also stops at the budget).
 DEFAULT_TIMEOUT_MS = 30_000
-#: CPU seconds one condition may take in all (grid, fit and proofs); a proof cut off by
-#: it leaves the status ``unknown`` (or only bounded necessity), saying so.
+#: Seconds one condition may take in all (grid, fit and proofs); a proof cut off by it
+#: leaves the status ``unknown`` (or only bounded necessity), saying so.
 DEFAULT_BUDGET_S = 28.0
 
 Sizes = Mapping[sympy.Symbol, int]
@@ -623,34 +623,29 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = No
 
 @dataclass
 class Budget:
-    """The CPU seconds one condition may take (grid, fit and proofs together).
+    """The seconds one condition may take (grid, fit and proofs together), by the wall
+    clock, as the solver's timeouts are: a bound on how long the caller waits.
 
-    Solver timeouts are wall-clock, and on a busy machine the wall clock runs several
-    times faster than this process's CPU time; so each query's timeout is scaled by the
-    slowdown measured so far in this computation (wall / CPU, between 1 and 8). The same
-    proof then gets the same CPU time whatever else the machine runs.
+    (Scaling the timeouts by the machine's measured slowdown, to give each proof the same
+    CPU time whatever the load, was tried: the slowdown changes during a long query, and
+    one condition then took 200 s. A bound the caller can rely on is worth more; on a
+    busy machine a slow proof comes back ``unknown``, saying the budget cut it.)
     """
 
     seconds: float
-    cpu0: float = field(default_factory=time.process_time)
-    wall0: float = field(default_factory=time.perf_counter)
+    start: float = field(default_factory=time.perf_counter)
 
-    def used(self) -> float:
-        return time.process_time() - self.cpu0
-
-    def slowdown(self) -> float:
-        cpu, wall = self.used(), time.perf_counter() - self.wall0
-        return min(max(wall / cpu, 1.0), 8.0) if cpu > 0.2 else 1.0
+    def left_ms(self) -> int:
+        return int((self.seconds - (time.perf_counter() - self.start)) * 1000)
 
 
 def _timeout(budget: Budget | None, normal: int = DEFAULT_TIMEOUT_MS) -> tuple[int, bool]:
-    """A solver timeout in (wall-clock) ms: ``normal`` CPU ms, or what is left of the
-    budget if less (at least 1 s), scaled by the slowdown; and whether the budget cut it."""
+    """A solver timeout in ms: ``normal``, or what is left of the budget if less (at
+    least 1 s); and whether the budget cut it."""
     if budget is None:
         return normal, False
-    left = int((budget.seconds - budget.used()) * 1000)
-    cut = left < normal
-    return int(max(min(left, normal), 1000) * budget.slowdown()), cut
+    left = budget.left_ms()
+    return (normal, False) if left >= normal else (max(left, 1000), True)
 
 
 def prove_necessary(
@@ -829,7 +824,7 @@ def condition_of(
     """Find, then prove, the weakest size condition of ``claim`` (see the module doc).
 
     ``prove=False`` only fits (status ``unknown``, "not proved"): the formula that
-    matches the exact decision at every grid size. ``budget_s`` bounds the CPU time
+    matches the exact decision at every grid size. ``budget_s`` bounds the time
     (:class:`Budget`): the solver queries get what is left of it (a proof it cuts off is
     not a proof: the status then says ``unknown`` or bounded necessity, and the details
     say why)."""

@@ -537,3 +537,28 @@ def test_a_result_without_its_question_says_so():
 
     with pytest.raises(ValueError, match="does not record the claim"):
         _ = ProofResult("proved", "x", 0.0, "y").condition
+
+
+# ------------------------------------------------------------------ the time budget
+def test_budget_caps_solver_timeouts():
+    """Each query gets its usual timeout while the budget allows, then what is left (at
+    least 1 s), marked as cut."""
+    import time
+
+    timeout_ms, cut = conditions._timeout(conditions.Budget(100.0), 30_000)
+    assert (timeout_ms, cut) == (30_000, False)
+    nearly_spent = conditions.Budget(10.0, start=time.perf_counter() - 1.0)
+    timeout_ms, cut = conditions._timeout(nearly_spent, 30_000)
+    assert cut and 8_000 <= timeout_ms <= 9_000
+    spent = conditions.Budget(1.0, start=time.perf_counter() - 5.0)
+    assert conditions._timeout(spent, 30_000) == (1000, True)
+
+
+def test_a_proof_cut_by_the_budget_is_not_exact():
+    """Regression for honesty under a budget: the two-symbol merge's sufficiency proof needs
+    seconds of Z3; with half a second of budget left it is cut, and the status is unknown,
+    saying so (never exact from a cut-off proof)."""
+    claim = claim_of("reshape", ("f32[A,B,128]{2,1,0:T(8,128)}", "f32[A*B,128]{1,0:T(8,128)}"))
+    found = conditions.condition_of(claim, bound=12, budget_s=0.5)
+    assert found.status == "unknown", found.details
+    assert any("time budget" in d for d in found.details), found.details
