@@ -610,14 +610,14 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = No
             n += 1
             if status != "proved":
                 where = ", ".join(f"{k}={v}" for k, v in sub.items()) or "all sizes"
-                budget = (
+                note = (
                     f" (its solver queries were cut to {timeout_ms} ms by the time budget)"
                     if cut and status == "unknown"
                     else ""
                 )
                 return False, f"the claim is {status} for {where}" + (
                     f" assuming {list(assume)}" if assume else ""
-                ) + budget
+                ) + note
     return True, f"proved in {n} case(s) by the symbolic decision"
 
 
@@ -709,8 +709,8 @@ def prove_necessary(
         )
         sizes = "" if claim.size_failure in (sympy.false, False) else "the sizes differ or "
         return True, f"Z3: wherever the condition fails, {sizes}element {names} {how}"
-    budget = f" (cut to {timeout_ms} ms by the time budget)" if cut and result.status == "unknown" else ""
-    return False, f"the witness query (element {names}) was {result.status}{budget}"
+    note = f" (cut to {timeout_ms} ms by the time budget)" if cut and result.status == "unknown" else ""
+    return False, f"the witness query (element {names}) was {result.status}{note}"
 
 
 def _fails_at(claim: Claim, element: Sequence[Any]) -> sympy.Basic:

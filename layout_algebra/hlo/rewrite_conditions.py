@@ -224,7 +224,9 @@ def _witness_query(
     try:
         ar = IntArithmetic()
         context = assumption_terms(parse_assumptions(list(assume)), ar)
-        dims = [sympy.sympify(d) for d in a.entry.root.shape.dimensions]  # type: ignore[union-attr]
+        root = a.entry.root.shape
+        assert isinstance(root, ArrayShape)  # witnesses are made only for array roots
+        dims = [sympy.sympify(d) for d in root.dimensions]
         fails = [condition_term(failure, ar)]
         for w in chosen:
             element = [sympy_to_z3(sympy.sympify(x), ar) for x in w]
