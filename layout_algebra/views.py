@@ -359,12 +359,11 @@ class View:
         """Whether buffer element slot ``p`` is not reached by the view (SymPy, in ``p``)."""
         from layout_algebra.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMETIC
 
-        if self.bitcast_to is not None:
-            m = layout_map(self.bitcast_to)
-            return m.padding_expr_at_offset()
-        m = self._map
-        index, padding = m.unapply((OFFSET_SYMBOL,), SYMPY_ARITHMETIC, start=len(m.stages) - 1)
-        return SYMPY_ARITHMETIC.any_of([padding, *self._left_out(index, SYMPY_ARITHMETIC)])
+        ar = SYMPY_ARITHMETIC
+        m = self._map if self.bitcast_to is None else layout_map(self.bitcast_to)
+        index, padding = m.unapply((OFFSET_SYMBOL,), ar, start=len(m.stages) - 1)
+        beyond = [ar.ge(OFFSET_SYMBOL, m.size_in_elements)] if self.bitcast_to is not None else []
+        return ar.any_of([padding, *beyond, *self._left_out(index, ar)])
 
     def unreached(self) -> np.ndarray:
         """For each element slot of the buffer, whether no result element is there (NumPy)."""

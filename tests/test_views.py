@@ -228,6 +228,16 @@ def test_padding_predicate_of_a_strided_slice() -> None:
     assert by_expr == v.unreached().tolist() == [True, False, True, False, True, False, True, True]
 
 
+def test_padding_predicate_through_a_bitcast_and_a_slice() -> None:
+    import sympy
+
+    # the 8-slot buffer of f32[6]{0:T(4)} read as f32[2,3]{1,0} (6 slots), then its second column on
+    v = view("f32[6]{0:T(4)}", Bitcast(parse_shape("f32[2,3]{1,0}")), Slice((0, 1), (2, 3)))
+    p = sympy.Symbol("p", integer=True, nonnegative=True)
+    by_expr = [bool(v.unreached_expr().subs(p, k)) for k in range(8)]
+    assert by_expr == v.unreached().tolist() == [True, False, False, True, False, False, True, True]
+
+
 def test_closed_form_equals_the_offsets() -> None:
     v = view("bf16[16,256]{1,0:T(8,128)(2,1)}", Transpose((1, 0)), Slice((0, 2), (256, 16), (3, 2)))
     expr = v.forward_expr("bit")
