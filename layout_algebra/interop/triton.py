@@ -334,23 +334,25 @@ def to_linear_layout(shape: Shape | str, *, unit: str = "element") -> LinearLayo
             "L(n)); the layouts exported here are bijections onto the buffer"
         )
     scale = _unit_scale(m.shape, m.element_bits, unit)
+    import numpy as np
+
     bases: dict[str, list[list[int]]] = {}
     masks = []
     for k, d in enumerate(m.shape.dimensions):
         f = dimension_offsets(m.shape, k)
         vectors = [int(f[1 << j]) for j in range(int(d).bit_length() - 1)]
-        mask = 0
-        for t in range(int(d)):  # linear along the dimension: f(t) is the XOR of its bits' bases
-            xor = 0
-            for j, v in enumerate(vectors):
-                if t >> j & 1:
-                    xor ^= v
-            if xor != int(f[t]):
-                raise NotExpressible(
-                    f"{m.shape}: offset of i{k} = {t} is {int(f[t])}, not the XOR {xor} of its bits' images: "
-                    "the layout is not linear over GF(2)"
-                )
-            mask |= xor
+        t = np.arange(int(d), dtype=np.int64)
+        xor = np.zeros_like(t)
+        for j, v in enumerate(vectors):  # linear along the dimension: f(t) is the XOR of its bits' bases
+            xor ^= ((t >> j) & 1) * v
+        wrong = np.nonzero(xor != f)[0]
+        if wrong.size:
+            bad = int(wrong[0])
+            raise NotExpressible(
+                f"{m.shape}: offset of i{k} = {bad} is {int(f[bad])}, not the XOR {int(xor[bad])} of its bits' "
+                "images: the layout is not linear over GF(2)"
+            )
+        mask = int(np.bitwise_or.reduce(xor)) if xor.size else 0
         masks.append(mask)
         bases[f"dim{k}"] = [[v * scale] for v in vectors]
     for a in range(len(masks)):  # the sum over dimensions is their XOR: no two share an offset bit
