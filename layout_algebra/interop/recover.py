@@ -40,6 +40,13 @@ leading digits are stored, then fewest 1s): ``T(1,128)`` on
 Every answer is checked by evaluating it: :func:`recover_layout` only returns a layout
 whose positions are the ones asked for (and raises :class:`NotExpressible` with the
 reason otherwise).
+
+The search is not complete. A peel always pairs an in-tile digit with its tile number
+when both are present, so it never builds a tile level whose tile number is a unit: the
+``(2,1)`` of ``bf16[256,8]{0,1:T(2,128)(2,1)}`` (whose first tile already took ``i1 mod 2``
+apart) is not generated, and ``T(128)(2,1,1)`` comes back instead. Both are the same
+layout as the simpler ``T(2,1)``; ``from_cute`` and ``from_mlir_affine_map`` therefore
+return the :func:`~layout_algebra.normal_form.normal_form` of what this module recovers.
 """
 
 from __future__ import annotations
