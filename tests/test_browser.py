@@ -96,7 +96,13 @@ def page(browser, five_page):
     assert browser.execute_script("return window.layoutExplorer.panels") == [
         str(layout_map(s).shape) for s in FIVE
     ]
-    return browser
+    yield browser
+    assert _errors(browser) == []
+
+
+def _errors(driver) -> list[str]:
+    """The page's JavaScript errors (the browser's console, level SEVERE) since the last call."""
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
 _STATE = """
@@ -283,3 +289,24 @@ def test_a_single_panel_page_with_the_default_window(browser, tmp_path) -> None:
     cells = browser.find_elements(By.CSS_SELECTOR, "#panel-0 rect.cell")
     assert len(cells) == panel.grid_rows * panel.grid_cols + panel.strip_width * panel.strip_rows
     _check_element(shape, _hover(browser, "p0-cell-0-0-15-31"), (0, 0, 15, 31))
+
+
+EDGES = ["f32[]", "f32[0,5]{1,0:T(2,2)}", "pred[5]{0:E(1)}", "s4[3]{0:T(4)L(8)E(4)}", "u8[2,3,4]{0,2,1}"]
+
+
+def test_edge_shapes_draw_without_errors(browser, tmp_path) -> None:
+    path = tmp_path / "edges.html"
+    draw(EDGES, path)
+    browser.get(path.resolve().as_uri())
+    assert _errors(browser) == []
+    scalar = SLOT.search(_hover(browser, "p0-slot-0"))
+    assert scalar and scalar[6] == ""
+    _check_element("f32[]", _hover(browser, "p0-cell-"), ())
+    assert _cells(browser, 1, "cell") == [] and "no elements" in browser.find_element(By.ID, "panel-1").text
+    _check_element(EDGES[2], _hover(browser, "p2-cell-4"), (4,))
+    texts = _hover_all(browser, [f"p3-slot-{p}" for p in range(8)])
+    for p, (text, _) in enumerate(texts):
+        shown = SLOT.search(text)
+        assert (shown[5] == "padding") == layout_map(EDGES[3]).is_padding(p), text
+    _check_element(EDGES[4], _hover(browser, "p4-cell-1-0-3"), (1, 0, 3))
+    assert _errors(browser) == []
