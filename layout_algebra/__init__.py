@@ -84,11 +84,13 @@ _LAZY: dict[str, str] = {
     "physical_size_in_bytes": "layout_algebra.sizes",
     "size_report": "layout_algebra.sizes",
     "tiled_dimensions": "layout_algebra.sizes",
+    "views": "layout_algebra.views",
+    "normal_form": "layout_algebra.normal_form",
 }
 
 
 #: Sub-packages exported as themselves (every other lazy name is a function or class).
-_SUBPACKAGES = frozenset({"conditions", "hlo", "interop", "prove", "tpu", "xla"})
+_SUBPACKAGES = frozenset({"conditions", "hlo", "interop", "prove", "tpu", "views", "xla"})
 
 
 def __getattr__(name: str) -> object:
@@ -141,7 +143,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not run __getattr__
-    from layout_algebra import conditions, hlo, interop, prove, tpu, xla
+    from layout_algebra import conditions, hlo, interop, prove, tpu, views, xla
     from layout_algebra.bitcast import (
         bitcast_is_valid,
         reshape_is_bitcast,
@@ -152,6 +154,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not
     from layout_algebra.draw import draw
     from layout_algebra.explain import explain
     from layout_algebra.layout_map import LayoutMap, delinearize, layout_map, linear_index
+    from layout_algebra.normal_form import normal_form
     from layout_algebra.numpy_eval import pack, unpack
     from layout_algebra.sizes import (
         SizeReport,
@@ -193,6 +196,7 @@ __all__ = [
     "layout_map",
     "layout_problems",
     "linear_index",
+    "normal_form",
     "pack",
     "parse_layout",
     "parse_shape",
@@ -208,5 +212,6 @@ __all__ = [
     "transpose_is_bitcast",
     "unpack",
     "validate",
+    "views",
     "xla",
 ]
