@@ -53,6 +53,15 @@ FIGURES: dict[str, FigureSpec] = {
     ),
     # packing
     "bf16_pairs.png": FigureSpec("bf16[16,256]{1,0:T(8,128)(2,1)}", {"max_rows": 16, "max_cols": 16}),
+    # the pass-validation walkthrough (docs/passes.md): layouts from XLA:TPU's dumps
+    "passes_reshape_thin.png": FigureSpec(
+        "bf16[128,2,512]{2,1,0:T(2,128)(2,1)}", {"max_rows": 8, "max_cols": 16}
+    ),
+    "passes_copy.png": FigureSpec("bf16[128,2,512]{0,2,1:T(8,128)(2,1)}", {"max_rows": 16, "max_cols": 16}),
+    "passes_root.png": FigureSpec("bf16[2,512,128]{2,1,0:T(8,128)(2,1)}", {"max_rows": 16, "max_cols": 16}),
+    "passes_pool_split.png": FigureSpec(
+        "bf16[16,2,8,3,32]{4,0,3,2,1:T(8,128)(2,1)}", {"max_rows": 16, "max_cols": 16}
+    ),
     "int8_quads.png": FigureSpec("s8[8,256]{1,0:T(8,128)(4,1)}", {"max_rows": 8, "max_cols": 16}),
     "s4_eights.png": FigureSpec("s4[8,256]{1,0:T(8,128)(8,1)E(4)}", {"max_rows": 8, "max_cols": 16}),
     # small-tile formats: a 2-row array in (8,128) and in (2,128)

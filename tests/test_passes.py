@@ -862,3 +862,24 @@ def test_cli_names_the_assumptions_and_can_do_without_float_rules(capsys: pytest
     pairs = json.loads(capsys.readouterr().out)["pairs"]
     (ftc,) = [p for p in pairs if p["pass"] == "float-type-correction"]
     assert ftc["status"] == "unknown" and all("exact-ops" not in p["assumptions"] for p in pairs)
+
+
+def test_the_results_table_in_the_docs_is_the_report() -> None:
+    """docs/passes.md lists every differing pair from layout assignment on: it must be current."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "passes.md").read_text()
+    rows = re.findall(r"^\| (\w+) \| (\d+) \| `([^`]+)` \| (\w+) \|([^|]*)\|$", text, re.M)
+    documented = {(p, int(n)): (name, status, cell.strip()) for p, n, name, status, cell in rows}
+    actual = {}
+    for program in PROGRAMS:
+        for x in report(program).results:
+            late = x.mode == "physical" or x.later.after == "layout-assignment"
+            if late and x.status != "unchanged":
+                cell = ", ".join(x.assumptions) if x.status == "proved" else None
+                actual[(program, x.later.number)] = (x.later.after, x.status, cell)
+    assert set(documented) == set(actual)
+    for key, (name, status, cell) in actual.items():
+        assert documented[key][:2] == (name, status), key
+        if cell is not None:
+            assert documented[key][2] == cell, key
+    proved = sum(status == "proved" for _, status, _ in actual.values())
+    assert (proved, len(actual)) == (18, 20)
