@@ -324,3 +324,52 @@ def test_cli_prints_js(capsys) -> None:
     out = capsys.readouterr().out
     assert out.startswith("/**") and "function logical_index(p) {" in out
     assert "// " in out.splitlines()[-1] and "proved (exhaustive)" in out
+
+
+# ---------------------------------------------------------------- the 2^53 decision's bound
+def _values_of_every_part(e, env, count):
+    """Each sub-expression's values, and each scaled term and running sum of every sum (what JS computes)."""
+    from layout_algebra.codegen.expr import Bool, Ge, Or, Sum, to_sympy
+
+    out = []
+    if not isinstance(e, (Bool, Ge, Or)):
+        out.append(np.broadcast_to(evaluate(to_sympy(e), env), (count,)))
+    if isinstance(e, Sum):
+        running = np.zeros(count, dtype=object)
+        for a, c in e.terms:
+            term = abs(c) * np.broadcast_to(evaluate(to_sympy(a), env), (count,)).astype(object)
+            running = running + term
+            out += [term, running]
+    for child in e.children:
+        out += _values_of_every_part(child, env, count)
+    return out
+
+
+@BATCH
+@given(
+    small_layout_shapes(max_slots=512),
+    st.sampled_from(UNITS),
+    st.sampled_from(("forward", "inverse", "padding")),
+)
+def test_the_largest_value_bound_holds_on_every_point(shape, unit, direction) -> None:
+    from layout_algebra.codegen.generate import _bounds
+    from layout_algebra.codegen.printers import largest_value
+
+    m = layout_map(shape)
+    g = codegen(shape, "js", direction, unit, check=False)
+    if direction == "forward":
+        dims = tuple(int(d) for d in m.shape.dimensions)
+        count = int(np.prod(dims, dtype=np.int64))
+        grid = np.indices(dims, dtype=np.int64).reshape(len(dims), count)
+        env = dict(zip(m.index_symbols, grid, strict=True))
+    else:
+        count = int(m.size_in(unit))
+        env = {OFFSET_SYMBOL: np.arange(count, dtype=np.int64)}
+    if count == 0:
+        return
+    bounds = _bounds(m, direction, unit)
+    for e in g.expressions:
+        bound = largest_value(e, bounds)
+        assert bound is not None
+        for values in _values_of_every_part(e, env, count):
+            assert int(np.max(values)) <= bound, (str(m.shape), e)
