@@ -409,3 +409,16 @@ def test_an_unknown_rule_name_is_a_clear_error() -> None:
         verify_rewrite(
             NARROW_OP.replace("{op}", "add"), NARROW_OP.replace("{op}", "add"), float_rules=("fast-math",)
         )
+
+
+def test_a_totalorder_compare_of_widened_values_is_not_read_as_the_narrow_compare() -> None:
+    """IEEE 754 conversion may quiet a signaling NaN (ml_dtypes' cast does not, hardware may),
+    which would reorder NaNs in the total order: not claimed exact."""
+    before = _module("  ROOT r = pred[4,8]{1,0} compare(a, b), direction=LT, type=TOTALORDER")
+    after = _module(
+        "  x = f32[4,8]{1,0} convert(a)\n  y = f32[4,8]{1,0} convert(b)\n"
+        "  ROOT r = pred[4,8]{1,0} compare(x, y), direction=LT, type=TOTALORDER"
+    )
+    assert verify_rewrite(before, after, float_rules=ALL_RULES).status != "proved"
+    plain = (before.replace(", type=TOTALORDER", ""), after.replace(", type=TOTALORDER", ""))
+    assert verify_rewrite(*plain, float_rules=ALL_RULES).status == "proved"

@@ -200,7 +200,7 @@ _INERT_ATTRIBUTES = frozenset(
 #: rational arithmetic on random and special values.
 FLOAT_RULES: dict[str, str] = {
     "exact-ops": "a narrow float widened, passed through maximum/minimum/clamp/select/negate/abs/"
-    "compare in the wide type and narrowed again is the narrow op's value (widening is exact and "
+    "compare (not TOTALORDER) in the wide type and narrowed again is the narrow op's value (widening is exact and "
     "rounding is monotone and odd); and maximum(x, -inf) = minimum(x, inf) = x; equal up to NaN "
     "payloads, and assuming maximum/minimum pick between +0 and -0 alike in both types",
     "correctly-rounded": "assumes correctly rounded narrow arithmetic: add/subtract/multiply/divide of "
@@ -1219,7 +1219,8 @@ class _Evaluator:
             return self.rounded(args[0], result_type, types[0])
         if op in _IDENTITIES and len(args) == 2 and not mixed and "exact-ops" in self.rules:
             return self.identity_dropped(op, attributes, result_type, args)
-        if op == "compare" and len(args) == 2 and types[0] == types[1]:
+        # (not TOTALORDER: a conversion may quiet a signaling NaN, which reorders NaN payloads)
+        if op == "compare" and len(args) == 2 and types[0] == types[1] and "TOTALORDER" not in attributes:
             for narrow, wide in sorted(_WIDENINGS):
                 if wide != types[0]:
                     continue
