@@ -103,12 +103,12 @@ LARGEST = {0: 1, 1: 2048, 2: 1024, 3: 256}
 #: At most this many concrete cases when a bound atom (``N <= 3``) is split into values.
 MAX_CASES = 64
 #: Per-query solver timeout for the necessity query.
-NECESSITY_TIMEOUT_MS = 10_000
+NECESSITY_TIMEOUT_MS = 30_000
 #: Per-query solver timeout of the sufficiency proofs (each query also stops at the budget).
 DEFAULT_TIMEOUT_MS = 30_000
 #: Seconds one condition may take in all (grid, fit and proofs); a proof cut off by it
 #: leaves the status ``unknown`` (or only bounded necessity), saying so.
-DEFAULT_BUDGET_S = 28.0
+DEFAULT_BUDGET_S = 25.0
 
 Sizes = Mapping[sympy.Symbol, int]
 
