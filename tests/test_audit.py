@@ -15,7 +15,16 @@ from test_hlo import all_modules, module_text
 
 from layout_algebra import parse_shape, physical_size_in_bytes, size_report
 from layout_algebra.cli import main
-from layout_algebra.hlo import HloInstruction, audit_module, classify_movement, parse_module
+from layout_algebra.hlo import (
+    HloInstruction,
+    HloModuleStream,
+    HloParseError,
+    audit_module,
+    audit_stream,
+    classify_movement,
+    iter_computations,
+    parse_module,
+)
 from layout_algebra.hlo.audit import computation_roles
 from layout_algebra.model.shapes import ArrayShape, Layout, Tile, TupleShape
 
@@ -486,3 +495,135 @@ def test_verdicts_are_those_of_the_audit_before_memoisation() -> None:
     name = "03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"
     report = audit_module(parse_module(_repeated(module_text(name), 4)))
     assert [r.movement.verdict for r in report.movements()] == 4 * [v for _, v in recorded[name]]
+
+
+# ------------------------------------------------------------- streaming (issue 18)
+def _streamed_cases() -> list:
+    """Every shipped module and the largest one repeated to ~5,000 instructions."""
+    return [*all_modules(), pytest.param("repeated", id="03-repeated-34x")]
+
+
+def _case_text(name: str | None) -> str:
+    if name == "repeated":
+        return _repeated(module_text("03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"), 34)
+    return module_text(name)
+
+
+@pytest.mark.parametrize("name", _streamed_cases())
+def test_stream_yields_the_computations_of_parse_module(name: str | None) -> None:
+    text = _case_text(name)
+    module = parse_module(text)
+    stream = HloModuleStream(text)
+    assert (stream.name, stream.attributes, stream.sections, stream.entry_computation_layout) == (
+        module.name,
+        module.attributes,
+        module.sections,
+        module.entry_computation_layout,
+    )
+    assert tuple(stream) == module.computations
+    assert text[stream.position :].strip() == ""  # read to the end
+
+
+@pytest.mark.parametrize("name", _streamed_cases())
+def test_streaming_audit_equals_the_full_audit(name: str | None) -> None:
+    """The same rows (verdicts, reasons, sizes, roles, problems), totals and errors."""
+    text = _case_text(name)
+    full = audit_module(parse_module(text))
+    streamed = audit_stream(HloModuleStream(text))
+    assert streamed.rows == full.rows and len(streamed.rows) == len(full.rows) > 0
+    assert streamed.totals_by_memory_space == full.totals_by_memory_space
+    assert streamed.errors == full.errors and streamed.module == full.module
+    assert streamed.to_json() == full.to_json()
+    if name == "repeated":
+        assert len(full.rows) >= 5000 and len(full.movements()) >= 34 * 27
+
+
+def test_stream_keeps_no_computation_it_has_handed_on() -> None:
+    """Bounded memory: once the caller lets a computation go, nothing keeps it (the stream
+    holds at most the one it has read ahead)."""
+    import gc
+    import weakref
+
+    text = _case_text("repeated")
+    refs = []
+    for computation in HloModuleStream(text):
+        refs.append(weakref.ref(computation))
+        del computation
+    gc.collect()
+    assert len(refs) == 34 * 8 and all(ref() is None for ref in refs)
+
+
+def test_streaming_audit_of_a_malformed_module_lists_its_errors() -> None:
+    text = "HloModule m\nf {\n  ROOT c = f32[2]{0} copy(q)\n}\nENTRY e {\n  ROOT a = f32[2]{0} negate(a)\n}"
+    streamed = audit_stream(HloModuleStream(text))
+    assert streamed.errors == audit_module(parse_module(text)).errors
+    assert len(streamed.errors) == 2 and "'q'" in streamed.errors[0] and "a -> a" in streamed.errors[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "HloModule m\nENTRY a {\n  ROOT p = f32[] parameter(0)\n}\nENTRY b {\n  ROOT q = f32[] parameter(0)\n}",
+            "a second ENTRY computation ('b' after 'a')",
+        ),
+        (
+            "HloModule m\na {\n  ROOT p = f32[] parameter(0)\n}\na {\n  ROOT q = f32[] parameter(0)\n}",
+            "computation 'a' is defined twice",
+        ),
+        ("HloModule m\n", "expected a computation"),
+        (
+            "HloModule m\na {\n  ROOT p = f32[] parameter(0)\n}\nb {\n  ROOT q = f32[2]{0:Q} parameter(0)\n}",
+            "line 6, column 21",
+        ),
+    ],
+    ids=["two-entries", "duplicate", "empty", "bad-shape-later"],
+)
+def test_stream_errors_are_those_of_parse_module(text: str, expected: str) -> None:
+    with pytest.raises(HloParseError) as full:
+        parse_module(text)
+    with pytest.raises(HloParseError) as streamed:
+        list(HloModuleStream(text))
+    assert str(streamed.value) == str(full.value) and expected in str(full.value)
+
+
+def test_a_stream_is_read_once() -> None:
+    stream = HloModuleStream("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}")
+    assert [c.name for c in iter_computations(stream.text)] == [c.name for c in stream] == ["e"]
+    with pytest.raises(RuntimeError, match="only once"):
+        list(stream)
+
+
+@pytest.mark.parametrize("name", _streamed_cases())
+def test_worst_padding_top_n_is_the_head_of_the_full_order(name: str | None) -> None:
+    """``worst_padding(top)`` picks the first rows without sorting them all: the same rows
+    (ties included: the repeated module has 34 rows of each padding)."""
+    report = audit_module(parse_module(_case_text(name)))
+    everything = report.worst_padding()
+    for top in (0, 1, 5, 25, len(everything) - 1, len(everything), len(everything) + 3):
+        assert report.worst_padding(top) == everything[:top]
+    assert report.worst_padding(7, buffers_only=True) == report.worst_padding(buffers_only=True)[:7]
+
+
+def test_progress_bar_goes_to_stderr_not_into_json(capsys, tmp_path: Path, monkeypatch) -> None:
+    import layout_algebra.cli.audit as audit_command
+
+    text = _case_text("repeated")
+    path = tmp_path / "big.hlo"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    monkeypatch.setattr(audit_command, "PROGRESS_FROM", 1000)
+    calls = []
+    import layout_algebra.hlo as hlo  # run() imports audit_stream from here when it runs
+
+    original = hlo.audit_stream
+
+    def counting(stream, progress=None):
+        calls.append(progress)
+        return original(stream, progress=progress)
+
+    monkeypatch.setattr(hlo, "audit_stream", counting)
+    code, out, _ = run(capsys, "audit", str(path), "--json", "--top", "2")
+    assert code == 0 and calls and calls[0] is not None  # a bar was asked for
+    record = json.loads(out)  # stdout is the JSON alone
+    assert record["instructions"] == parse_module(text).instruction_count

@@ -11,6 +11,11 @@ from layout_algebra.cli._common import read_text
 
 __all__ = ["register", "run"]
 
+#: Modules of at least this many characters (a few hundred instructions of a real dump)
+#: show a progress bar when stderr is a terminal (drawn on stderr, then erased: never in
+#: the printed audit, piped or ``--json``).
+PROGRESS_FROM = 200_000
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the command's parser."""
@@ -51,27 +56,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.hlo import HloParseError, audit_module, parse_module
+    from layout_algebra.hlo import HloModuleStream, HloParseError, audit_stream
     from layout_algebra.hlo.report import render_audit
 
+    text = read_text(args.module)
     try:
-        module = parse_module(read_text(args.module))
+        # One computation at a time: the module is never held whole (a million
+        # instructions would take gigabytes), only each instruction's row.
+        stream = HloModuleStream(text)
+        if sys.stderr.isatty() and len(text) >= PROGRESS_FROM:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            with Progress(console=Console(stderr=True), transient=True) as bar:
+                task = bar.add_task("auditing", total=len(text))
+                report = audit_stream(stream, progress=lambda done, _: bar.update(task, completed=done))
+        else:
+            report = audit_stream(stream)
     except HloParseError as err:
         raise ValueError(f"{args.module}: {err}") from None
-    from layout_algebra.hlo.audit import module_errors
-
-    errors = module_errors(module)
+    del text, stream
+    errors = report.errors
     if errors:
         more = f" (and {len(errors) - 5:,} more)" if len(errors) > 5 else ""
         raise ValueError(f"{args.module}: malformed module: " + "; ".join(errors[:5]) + more)
-    if sys.stderr.isatty() and module.instruction_count >= 5000:
-        from rich.progress import Progress
-
-        with Progress(transient=True) as bar:
-            task = bar.add_task("auditing", total=module.instruction_count)
-            report = audit_module(module, progress=lambda done, _: bar.update(task, completed=done))
-    else:
-        report = audit_module(module)
     if args.json:
         print(json.dumps(report.to_json(top=args.top or None)))
     else:

@@ -37,6 +37,7 @@ from layout_algebra.hlo.audit import (
     AuditRow,
     MovementVerdict,
     audit_module,
+    audit_stream,
     classify_movement,
 )
 from layout_algebra.hlo.execute import Buffer, Comparison, ExecutionError, compare, run
@@ -47,7 +48,7 @@ from layout_algebra.hlo.ir import (
     HloModule,
     HloOperand,
 )
-from layout_algebra.hlo.parser import HloParseError, parse_module
+from layout_algebra.hlo.parser import HloModuleStream, HloParseError, iter_computations, parse_module
 from layout_algebra.hlo.passes import PassResult, ValidationReport, validate_pair, validate_passes
 from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo, verify_rewrite
 
@@ -61,6 +62,7 @@ __all__ = [
     "HloComputation",
     "HloInstruction",
     "HloModule",
+    "HloModuleStream",
     "HloOperand",
     "HloParseError",
     "InvalidHlo",
@@ -71,8 +73,10 @@ __all__ = [
     "UnsupportedHlo",
     "ValidationReport",
     "audit_module",
+    "audit_stream",
     "classify_movement",
     "compare",
+    "iter_computations",
     "parse_module",
     "run",
     "validate_pair",

@@ -72,13 +72,15 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable, Iterator
+import heapq
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from layout_algebra.bitcast import BitcastVerdict, decide_movement, memory_space_reason
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
-from layout_algebra.hlo.parser import NATIVE_START_OPCODES
+from layout_algebra.hlo.parser import NATIVE_START_OPCODES, HloModuleStream
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.validation import layout_problems
 from layout_algebra.sizes import LayoutSemanticsError, SizeReport, size_report
@@ -95,6 +97,7 @@ __all__ = [
     "MovementVerdict",
     "array_leaves",
     "audit_module",
+    "audit_stream",
     "classify_movement",
     "computation_roles",
     "invalid_bitcast",
@@ -259,20 +262,24 @@ def module_errors(module: HloModule) -> tuple[str, ...]:
     >>> module_errors(parse_module("HloModule m\\nENTRY e {\\n  ROOT c = f32[2]{0} copy(q)\\n}"))
     ("e/c: operand 'q' is not an instruction of computation e",)
     """
+    return tuple(e for computation in module.computations for e in _computation_errors(computation))
+
+
+def _computation_errors(computation: HloComputation) -> list[str]:
+    """``module_errors`` of one computation (they never reach across computations)."""
     errors: list[str] = []
-    for computation in module.computations:
-        defined = {i.name: i for i in computation.instructions}
-        for instruction in computation.instructions:
-            for operand in instruction.operands:
-                if operand.name not in defined:
-                    errors.append(
-                        f"{computation.name}/{instruction.name}: operand {operand.name!r} is not an "
-                        f"instruction of computation {computation.name}"
-                    )
-        cycle = _a_cycle(defined)
-        if cycle:
-            errors.append(f"{computation.name}: instructions depend on themselves: {' -> '.join(cycle)}")
-    return tuple(errors)
+    defined = {i.name: i for i in computation.instructions}
+    for instruction in computation.instructions:
+        for operand in instruction.operands:
+            if operand.name not in defined:
+                errors.append(
+                    f"{computation.name}/{instruction.name}: operand {operand.name!r} is not an "
+                    f"instruction of computation {computation.name}"
+                )
+    cycle = _a_cycle(defined)
+    if cycle:
+        errors.append(f"{computation.name}: instructions depend on themselves: {' -> '.join(cycle)}")
+    return errors
 
 
 def _a_cycle(defined: dict[str, HloInstruction]) -> list[str] | None:
@@ -308,44 +315,64 @@ def _is_control_flow(opcode: str) -> bool:
     return opcode.endswith("-start") and opcode not in NATIVE_START_OPCODES
 
 
+#: A call from one computation to another: (callee, by control flow, as a fusion body).
+_Call = tuple[str, bool, bool]
+
+
+def _calls(computation: HloComputation) -> tuple[_Call, ...]:
+    """What ``computation`` calls, and how: all that its role decides for its callees."""
+    calls: list[_Call] = []
+    for instruction in computation.instructions:
+        for callee in instruction.called_computations:
+            fusion = instruction.opcode == "fusion" and callee in instruction.calls
+            calls.append((callee, _is_control_flow(instruction.opcode), fusion))
+    return tuple(calls)
+
+
 def computation_roles(module: HloModule) -> dict[str, str]:
     """How each computation runs: ``"entry"``, ``"control flow"``, ``"fusion"``,
     ``"applied"`` (a reducer, comparator, custom-call body...) or ``"unreachable"``.
 
     A computation reached in several ways takes the first of that order.
     """
+    return _roles(module.entry.name, {c.name: _calls(c) for c in module.computations})
+
+
+def _roles(entry: str, calls: dict[str, tuple[_Call, ...]]) -> dict[str, str]:
+    """``computation_roles`` from the call graph (every computation's ``_calls``, in text order)."""
     rank = {"entry": 0, "control flow": 1, "fusion": 2, "applied": 3}
-    roles: dict[str, str] = {module.entry.name: "entry"}
-    pending = [module.entry]
-    names = {c.name for c in module.computations}
+    roles: dict[str, str] = {entry: "entry"}
+    pending = [entry]
     while pending:
-        computation = pending.pop()
-        program = roles[computation.name] in ("entry", "control flow")
-        for instruction in computation.instructions:
-            for callee in instruction.called_computations:
-                if callee not in names:
-                    continue
-                if program and _is_control_flow(instruction.opcode):
-                    role = "control flow"
-                elif instruction.opcode == "fusion" and callee in instruction.calls:
-                    role = "fusion"
-                else:
-                    role = "applied"
-                old = roles.get(callee)
-                if old is None or rank[role] < rank[old]:
-                    roles[callee] = role
-                    pending.append(module.computation(callee))
-    return {c.name: roles.get(c.name, "unreachable") for c in module.computations}
+        caller = pending.pop()
+        program = roles[caller] in ("entry", "control flow")
+        for callee, control_flow, fusion in calls[caller]:
+            if callee not in calls:
+                continue
+            if program and control_flow:
+                role = "control flow"
+            elif fusion:
+                role = "fusion"
+            else:
+                role = "applied"
+            old = roles.get(callee)
+            if old is None or rank[role] < rank[old]:
+                roles[callee] = role
+                pending.append(callee)
+    return {name: roles.get(name, "unreachable") for name in calls}
 
 
 def is_buffer(computation: HloComputation, instruction: HloInstruction, role: str) -> bool:
     """The rule of the module docstring: does this instruction's value count as a buffer?"""
+    return _is_buffer(instruction.opcode, computation.is_entry, role)
+
+
+def _is_buffer(opcode: str, in_entry: bool, role: str) -> bool:
     if role not in ("entry", "control flow"):
         return False
-    opcode = instruction.opcode
     if opcode in ALIASING_OPCODES or opcode.endswith(("-done", "-update")):
         return False
-    return not (opcode == "parameter" and not computation.is_entry)
+    return not (opcode == "parameter" and not in_entry)
 
 
 # ------------------------------------------------------------------------------ rows
@@ -459,8 +486,11 @@ class AuditReport:
         """Rows by padding bytes, most first (ties: higher ratio first), sized rows only;
         ``buffers_only`` leaves out fusion internals and values that alias others."""
         sized = [r for r in self.rows if r.padding_bytes is not None and (r.is_buffer or not buffers_only)]
-        sized.sort(key=lambda r: (-r.padding_bytes, -(r.padding_ratio or 1.0), r.computation, r.name))  # type: ignore[operator]
-        return sized if top is None else sized[:top]
+        key = _padding_order
+        if top is not None and top < len(sized):  # the first few of a million: no full sort
+            return heapq.nsmallest(top, sized, key=key)  # the same rows as sorted(...)[:top]
+        sized.sort(key=key)
+        return sized
 
     def movements(self) -> list[AuditRow]:
         return [r for r in self.rows if r.movement is not None]
@@ -500,6 +530,11 @@ class AuditReport:
         }
 
 
+def _padding_order(r: AuditRow) -> tuple:
+    """``worst_padding``'s order: padding bytes, most first; then ratio; then names."""
+    return (-r.padding_bytes, -(r.padding_ratio or 1.0), r.computation, r.name)  # type: ignore[operator]
+
+
 def _row_json(r: AuditRow) -> dict:
     return {
         "computation": r.computation,
@@ -519,17 +554,68 @@ def _row_json(r: AuditRow) -> dict:
 
 
 def audit_module(module: HloModule, progress: Callable[[int, int], None] | None = None) -> AuditReport:
-    """Audit every instruction of ``module``; ``progress(done, total)`` is called as it goes.
+    """Audit every instruction of ``module``; ``progress(done, total)`` is called as it goes
+    (instructions audited so far, after each computation).
 
     One pass over the instructions; sizes and validation problems are computed once per
     distinct shape object (the parser shares one object per shape text) and movement
     verdicts once per distinct question, so the cost grows with the number of distinct
     shapes and questions, not of instructions.
     """
-    roles = computation_roles(module)
+    total = module.instruction_count
+    done = 0
+
+    def audited(computation: HloComputation) -> None:
+        nonlocal done
+        done += len(computation.instructions)
+        if progress is not None:
+            progress(done, total)
+
+    return _audit(module.name, module.computations, module.entry.name, audited)
+
+
+def audit_stream(stream: HloModuleStream, progress: Callable[[int, int], None] | None = None) -> AuditReport:
+    """``audit_module(parse_module(text))`` for ``stream = HloModuleStream(text)``, one
+    computation at a time: the module is never held whole, only each instruction's row
+    (its shape, shared with every instruction of the same shape text, sizes and verdict).
+    ``progress(characters read, len(text))`` is called after each computation.
+
+    >>> from layout_algebra.hlo import HloModuleStream, parse_module
+    >>> text = "HloModule m\\nENTRY e {\\n  p = f32[3,200]{1,0:T(8,128)} parameter(0)\\n  ROOT c = f32[3,200]{1,0} copy(p)\\n}"
+    >>> report = audit_stream(HloModuleStream(text))
+    >>> report == audit_module(parse_module(text))
+    True
+    >>> [(r.name, r.physical_bytes, getattr(r.movement, "verdict", None)) for r in report.rows]
+    [('p', 8192, None), ('c', 2400, 'moves data')]
+
+    Memory: the text, the rows, and one computation at a time (on a million-instruction
+    module, about half of what ``parse_module`` and ``audit_module`` hold together; see
+    ``benchmarks/audit.py``).
+    """
+    size = len(stream.text)
+
+    def audited(_: HloComputation) -> None:
+        if progress is not None:
+            progress(stream.position, size)
+
+    return _audit(stream.name, stream, None, audited)
+
+
+def _audit(
+    name: str,
+    computations: Iterable[HloComputation],
+    entry: str | None,
+    audited: Callable[[HloComputation], None],
+) -> AuditReport:
+    """The audit of ``audit_module`` and ``audit_stream``: each computation's role-free facts
+    as it comes (sizes, verdicts, calls, errors), then, once every computation is known,
+    the roles (who calls whom) and the rows."""
     sizes: dict[ArrayShape, SizeReport | str | None] = {}
     per_shape: dict[int, _ShapeFacts] = {}
     movements: dict[tuple, tuple] = {}  # by object identity: hashing big shapes costs more
+    pending: list[_Pending] = []
+    calls: dict[str, tuple[_Call, ...]] = {}
+    errors: list[str] = []
     rows: list[AuditRow] = []
     totals: dict[int, list[int]] = {}  # space -> [arrays, logical, physical, allocated, unsized]
     # Rows are acyclic records: the cyclic garbage collector, triggered again and again
@@ -537,32 +623,98 @@ def audit_module(module: HloModule, progress: Callable[[int, int], None] | None 
     collecting = gc.isenabled()
     gc.disable()
     try:
-        _audit_rows(module, roles, sizes, per_shape, movements, rows, totals, progress)
+        for computation in computations:
+            pending.append(_pending_rows(computation, sizes, per_shape, movements))
+            calls[computation.name] = _calls(computation)
+            errors.extend(_computation_errors(computation))
+            if entry is None and computation.is_entry:
+                entry = computation.name
+            audited(computation)
+        if entry is None:
+            raise ValueError(f"module {name!r} has no entry computation")
+        roles = _roles(entry, calls)
+        pending.reverse()
+        while pending:  # in text order, each computation's pending rows freed as its rows are made
+            waiting = pending.pop()
+            _finish_rows(waiting, roles[waiting.computation], rows, totals)
     finally:
         if collecting:
             gc.enable()
     by_space = {s: MemorySpaceTotals(s, *t) for s, t in sorted(totals.items())}
-    return AuditReport(module.name, tuple(rows), by_space, module_errors(module))
+    return AuditReport(name, tuple(rows), by_space, tuple(errors))
 
 
-def _audit_rows(module, roles, sizes, per_shape, movements, rows, totals, progress) -> None:
-    """The one pass of ``audit_module``: append each instruction's row, add buffers to the totals."""
-    total = module.instruction_count
-    done = 0
-    for computation in module.computations:
-        role = roles[computation.name]
-        shapes = {i.name: i.shape for i in computation.instructions}
-        for instruction in computation.instructions:
-            facts = per_shape.get(id(instruction.shape))
-            if facts is None or facts.shape is not instruction.shape:
-                facts = per_shape[id(instruction.shape)] = _shape_facts(instruction.shape, sizes)
-            row = _row(computation, instruction, role, shapes, facts, movements)
-            rows.append(row)
-            if row.is_buffer:
-                _add_to_totals(totals, row)
-            done += 1
-            if progress is not None and (done % 256 == 0 or done == total):
-                progress(done, total)
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A computation's rows before its role is known: (name, opcode, shape facts, movement)."""
+
+    computation: str
+    is_entry: bool
+    items: list[tuple[str, str, _ShapeFacts, MovementVerdict | None]]
+
+
+def _pending_rows(computation: HloComputation, sizes: dict, per_shape: dict, movements: dict) -> _Pending:
+    shapes = {i.name: i.shape for i in computation.instructions}
+    items = []
+    intern = sys.intern  # a million rows share a few dozen opcode strings
+    for instruction in computation.instructions:
+        facts = per_shape.get(id(instruction.shape))
+        if facts is None or facts.shape is not instruction.shape:
+            facts = per_shape[id(instruction.shape)] = _shape_facts(instruction.shape, sizes)
+        movement = None
+        if instruction.opcode in MOVEMENT_OPCODES:
+            movement = _movement(instruction, shapes, movements)
+        items.append((instruction.name, intern(instruction.opcode), facts, movement))
+    return _Pending(computation.name, computation.is_entry, items)
+
+
+def _movement(
+    instruction: HloInstruction, shapes: dict[str, Shape], movements: dict[tuple, tuple]
+) -> MovementVerdict:
+    """``classify_movement`` of the instruction, looked up first among the questions already
+    answered (keyed by the shapes' identities)."""
+    operand_shape = None
+    if len(instruction.operands) == 1:
+        operand = instruction.operands[0]
+        operand_shape = operand.shape if operand.shape is not None else shapes.get(operand.name)
+    key = (instruction.opcode, id(operand_shape), id(instruction.shape), instruction.dimensions)
+    known = movements.get(key)
+    if known is not None and known[0] is operand_shape and known[1] is instruction.shape:
+        return known[2]  # type: ignore[no-any-return]
+    movement = classify_movement(instruction, operand_shape)
+    movements[key] = (operand_shape, instruction.shape, movement)
+    return movement
+
+
+def _finish_rows(pending: _Pending, role: str, rows: list[AuditRow], totals: dict[int, list[int]]) -> None:
+    """Append the computation's rows, now that its role is known; add buffers to the totals."""
+    program = role in ("entry", "control flow")
+    for name, opcode, facts, movement in pending.items:
+        problems = facts.problems
+        if movement is not None and program:
+            # Inside fusion bodies XLA:TPU writes memory-space-changing "bitcast fusions";
+            # the fusion as a whole is the copy, so only program computations are flagged.
+            invalid = invalid_bitcast(movement)
+            if invalid:
+                problems = (*problems, invalid)
+        row = AuditRow(
+            pending.computation,
+            name,
+            opcode,
+            facts.shape,
+            role,
+            _is_buffer(opcode, pending.is_entry, role),
+            facts.logical,
+            facts.physical,
+            facts.allocated,
+            facts.memory_spaces,
+            problems,
+            movement,
+            facts.leaves,
+        )
+        rows.append(row)
+        if row.is_buffer:
+            _add_to_totals(totals, row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,48 +781,3 @@ def _leaf_size(leaf: ArrayShape, sizes: dict) -> SizeReport | str | None:
         report = f"no exact size for {leaf}: {e.reason}"
     sizes[leaf] = report
     return report
-
-
-def _row(
-    computation: HloComputation,
-    instruction: HloInstruction,
-    role: str,
-    shapes: dict[str, Shape],
-    facts: _ShapeFacts,
-    movements: dict[tuple, tuple],
-) -> AuditRow:
-    """One instruction's row, from its shape's facts and its movement verdict."""
-    problems = facts.problems
-    movement = None
-    if instruction.opcode in MOVEMENT_OPCODES:
-        operand_shape = None
-        if len(instruction.operands) == 1:
-            operand = instruction.operands[0]
-            operand_shape = operand.shape if operand.shape is not None else shapes.get(operand.name)
-        key = (instruction.opcode, id(operand_shape), id(instruction.shape), instruction.dimensions)
-        known = movements.get(key)
-        if known is not None and known[0] is operand_shape and known[1] is instruction.shape:
-            movement = known[2]
-        else:
-            movement = classify_movement(instruction, operand_shape)
-            movements[key] = (operand_shape, instruction.shape, movement)
-        invalid = invalid_bitcast(movement)
-        if invalid and role in ("entry", "control flow"):
-            # Inside fusion bodies XLA:TPU writes memory-space-changing "bitcast fusions";
-            # the fusion as a whole is the copy, so only program computations are flagged.
-            problems = (*problems, invalid)
-    return AuditRow(
-        computation=computation.name,
-        name=instruction.name,
-        opcode=instruction.opcode,
-        shape=facts.shape,
-        role=role,
-        is_buffer=is_buffer(computation, instruction, role),
-        logical_bytes=facts.logical,
-        physical_bytes=facts.physical,
-        allocated_bytes=facts.allocated,
-        memory_spaces=facts.memory_spaces,
-        problems=problems,
-        movement=movement,
-        leaf_sizes=facts.leaves,
-    )

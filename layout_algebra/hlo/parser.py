@@ -76,6 +76,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import re
+from collections.abc import Iterator
 from types import MappingProxyType
 
 from layout_algebra.hlo.attributes import (
@@ -97,7 +98,7 @@ from layout_algebra.hlo.ir import (
 from layout_algebra.model.shapes import Shape, TupleShape
 from layout_algebra.model.syntax import ParseError, parse_shape
 
-__all__ = ["SECTION_NAMES", "HloParseError", "parse_module"]
+__all__ = ["SECTION_NAMES", "HloModuleStream", "HloParseError", "iter_computations", "parse_module"]
 
 #: The stack-frame tables printed after the module header by recent XLA versions.
 SECTION_NAMES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
@@ -232,6 +233,88 @@ class HloParseError(ValueError):
 def parse_module(text: str) -> HloModule:
     """Parse the text of an HLO module (``HloModule name ...`` and its computations)."""
     return _parse(text)[0]
+
+
+class HloModuleStream:
+    """An HLO module read one computation at a time, for modules too big to hold whole.
+
+    The header (``name``, ``attributes``, ``entry_computation_layout``, ``sections``) is
+    read when the stream is made; iterating yields the computations that
+    ``parse_module(text).computations`` holds, equal and in the same order, each as soon
+    as the next one has been read, so that a caller which keeps only what it needs of
+    each (the audit keeps sizes and verdicts, not instructions and their attribute
+    texts) never holds the whole module. ``position`` is how far into ``text`` the
+    reading has got (for progress bars). A stream is read once.
+
+    >>> stream = HloModuleStream('''
+    ... HloModule m
+    ... %add (x: f32[], y: f32[]) -> f32[] {
+    ...   %x = f32[] parameter(0)
+    ...   %y = f32[] parameter(1)
+    ...   ROOT %s = f32[] add(%x, %y)
+    ... }
+    ... main {
+    ...   %a = f32[4]{0} parameter(0)
+    ...   ROOT %n = f32[4]{0} copy(%a)
+    ... }''')
+    >>> stream.name
+    'm'
+    >>> [(c.name, c.is_entry, len(c.instructions)) for c in stream]   # no ENTRY: the last is the entry
+    [('add', False, 3), ('main', True, 2)]
+    >>> stream.position == len(stream.text)
+    True
+
+    Errors are those of ``parse_module``; one in a later computation is raised when the
+    iteration reaches it, after the computations before it were yielded. One difference:
+    the computation XLA creates for a shorthand async start (``call-start(...)``) is
+    named ``async_wrapped`` (or ``async_wrapped.N``) avoiding the names of the
+    computations read so far, where ``parse_module`` also avoids those after it.
+    """
+
+    def __init__(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"HloModuleStream expects a str, got {type(text).__name__}")
+        self.text = text
+        self._parser = _Parser(text, record_shapes=False)
+        name, attributes, layout, sections = self._parser.header()
+        self.name = name
+        self.attributes = MappingProxyType(attributes)
+        self.entry_computation_layout = layout
+        self.sections = MappingProxyType(sections)
+        self._read = False
+
+    @property
+    def position(self) -> int:
+        """Characters of ``text`` read so far."""
+        return self._parser.pos
+
+    def __iter__(self) -> Iterator[HloComputation]:
+        if self._read:
+            raise RuntimeError("an HloModuleStream can be iterated only once")
+        self._read = True
+        computations = self._parser.stream()
+        while True:
+            # No cyclic garbage collection while a computation is built (see _parse);
+            # the caller's own work between computations runs as the caller chose.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                computation = next(computations, None)
+            finally:
+                if collecting:
+                    gc.enable()
+            if computation is None:
+                return
+            yield computation
+
+
+def iter_computations(text: str) -> Iterator[HloComputation]:
+    """The computations of an HLO module one at a time: ``iter(HloModuleStream(text))``.
+
+    >>> [c.name for c in iter_computations("HloModule m\\nENTRY e {\\n  ROOT p = f32[2]{0} parameter(0)\\n}")]
+    ['e']
+    """
+    return iter(HloModuleStream(text))
 
 
 def _parse(text: str, record_shapes: bool = False) -> tuple[HloModule, list[tuple[str, Shape]]]:
@@ -481,7 +564,10 @@ class _Parser:
         return values, starts
 
     # -------------------------------------------------------------------- module
-    def module(self) -> HloModule:
+    def header(
+        self,
+    ) -> tuple[str, dict[str, str], EntryComputationLayout | None, dict[str, tuple[tuple[int, str], ...]]]:
+        """``HloModule name, key=value, ...`` and the stack-frame sections after it."""
         pos = self.skip()
         if not self.text.startswith("HloModule", pos) or _WORD.match(self.text, pos).group() != "HloModule":  # type: ignore[union-attr]
             raise self.error(f"expected 'HloModule' at the start of the module, found {self.found(pos)}")
@@ -491,41 +577,66 @@ class _Parser:
         entry_layout = None
         if "entry_computation_layout" in attributes:
             entry_layout = self.entry_computation_layout(starts["entry_computation_layout"])
-        sections = self.sections()
+        return name, attributes, entry_layout, self.sections()
+
+    def text_computations(self) -> Iterator[HloComputation]:
+        """The computations as the text has them (no async wrappers, no default entry),
+        checking names and ENTRY across the module; errors if there are none."""
         self.pending_async: list[tuple[int, HloInstruction, tuple[Shape, ...]]] = []
-        computations: list[HloComputation] = []
-        names: set[str] = set()
-        entry: HloComputation | None = None
+        self.names: set[str] = set()
+        entry: str | None = None
+        index = 0
         while self.skip() < len(self.text):
             start = self.pos
-            self.computation_index = len(computations)
+            self.computation_index = index
             computation = self.computation()
-            if computation.name in names:
+            if computation.name in self.names:
                 raise self.error(f"computation '{computation.name}' is defined twice", start)
-            names.add(computation.name)
+            self.names.add(computation.name)
             if computation.is_entry:
                 if entry is not None:
                     raise self.error(
-                        f"a second ENTRY computation ('{computation.name}' after '{entry.name}')", start
+                        f"a second ENTRY computation ('{computation.name}' after '{entry}')", start
                     )
-                entry = computation
-            computations.append(computation)
-        if not computations:
+                entry = computation.name
+            index += 1
+            yield computation
+        if not index:
             raise self.error(
                 "expected a computation ('ENTRY name {' or 'name {'), found the end of the input"
             )
+
+    def module(self) -> HloModule:
+        name, attributes, entry_layout, sections = self.header()
+        computations = list(self.text_computations())
+        entry = next((c for c in computations if c.is_entry), None)
         if entry is None:  # XLA: without ENTRY, the last computation is the entry
-            last = computations[-1]
-            entry = HloComputation(
-                last.name, last.instructions, True, last.parameters, last.result_shape, last.attributes
-            )
-            computations[-1] = entry
+            computations[-1] = entry = dataclasses.replace(computations[-1], is_entry=True)
         if self.pending_async:
-            computations = self.async_wrappers(computations, names)
+            computations = self.async_wrappers(computations, self.names)
             entry = next(c for c in computations if c.is_entry)
         return HloModule(name, tuple(computations), entry, entry_layout, attributes, sections)
 
-    def async_wrappers(self, computations: list[HloComputation], names: set[str]) -> list[HloComputation]:
+    def stream(self) -> Iterator[HloComputation]:
+        """``module()``'s computations one at a time (see ``HloModuleStream``): each is
+        yielded when the next one has been read (the last is the entry if none is marked),
+        with its async wrappers before it."""
+        held: list[HloComputation] = []
+        entry_seen = False
+        for index, computation in enumerate(self.text_computations()):
+            entry_seen = entry_seen or computation.is_entry
+            yield from held
+            held = [computation]
+            if self.pending_async:  # wrappers named after the computations read so far
+                held = self.async_wrappers(held, self.names, first_index=index)
+                self.pending_async.clear()
+        if not entry_seen:
+            held[-1] = dataclasses.replace(held[-1], is_entry=True)
+        yield from held
+
+    def async_wrappers(
+        self, computations: list[HloComputation], names: set[str], first_index: int = 0
+    ) -> list[HloComputation]:
         """Give every shorthand async start (``call-start(...)``) its wrapped computation.
 
         XLA's parser reads ``%s = ((operands), result, state) call-start(%x), to_apply=%f``
@@ -539,7 +650,7 @@ class _Parser:
             by_computation.setdefault(index, []).append((instruction, operand_shapes))
         result: list[HloComputation] = []
         for index, computation in enumerate(computations):
-            starts = by_computation.get(index)
+            starts = by_computation.get(first_index + index)
             if not starts:
                 result.append(computation)
                 continue

@@ -95,10 +95,10 @@ def render_audit(
     )
     console.print(totals)
 
-    worst = report.worst_padding()
-    shown = worst if top <= 0 else worst[:top]
+    shown = report.worst_padding(None if top <= 0 else top)
+    sized = sum(1 for r in report.rows if r.physical_bytes is not None and r.logical_bytes is not None)
     table = Table(
-        title=f"worst padding first ({len(shown):,} of {len(worst):,} sized instructions)",
+        title=f"worst padding first ({len(shown):,} of {sized:,} sized instructions)",
         title_justify="left",
     )
     for name in ("instruction", "opcode", "shape and layout", "logical", "physical", "ratio", "buffer"):
