@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from layout_algebra.interop.recover import NotExpressible, recover_layout, strided_positions
+from layout_algebra.interop.recover import NotExpressible, Position, recover_layout, strided_positions
 from layout_algebra.layout_map import LayoutMap, layout_map
 from layout_algebra.logical_ops import reshape_source_index, transpose_result_index, transpose_source_index
 from layout_algebra.model.shapes import ArrayShape, Shape
@@ -509,7 +509,7 @@ def _as_layout(v: View) -> ViewLayout:
     dtype = v.base.element_type.text
     e = v.base.effective_layout.element_size_in_bits
     try:
-        positions = strided_positions(digits, v.dimensions)
+        positions = _positions(digits, v.dimensions)
         recovered = recover_layout(dtype, v.dimensions, positions, exact=False, element_size_in_bits=e)
     except NotExpressible as err:
         hint = ""
@@ -563,6 +563,23 @@ def _fast_offsets(v: View, target: np.ndarray) -> Any:
         return bool(np.array_equal(at(candidate, np.arange(count, dtype=np.int64)), target))
 
     return same
+
+
+def _positions(digits: list[tuple[int, int, int | None, int]], dims: tuple[int, ...]) -> tuple[Position, ...]:
+    """The positions of a tiled shape with these digits and strides.
+
+    When the smallest stride ``s`` is not 1 but a dimension has size 1, that dimension can
+    be the minor one, padded to ``s`` by a tile (``f32[16,33,1]{2,1,0:T(1024)}`` keeps
+    every element 1,024 slots apart): the positions of the strides divided by ``s``, then
+    that dimension over ``s`` slots.
+    """
+    strides = [s for d, _, _, s in digits if dims[d] > 1]
+    smallest = min(strides, default=1)
+    units = [d for d, n in enumerate(dims) if n == 1]
+    if smallest == 1 or not units or any(s % smallest for s in strides):
+        return strided_positions(digits, dims)
+    scaled = [(d, w, m, s // smallest) for d, w, m, s in digits]
+    return (*strided_positions(scaled, dims), Position(units[-1], 1, None, smallest))
 
 
 def _with_space(shape: ArrayShape, base: ArrayShape) -> ArrayShape:
