@@ -297,3 +297,60 @@ def test_bad_bases_are_clear_errors(bases, out, match: str) -> None:
         LinearLayout.from_bases(bases, out)
     with pytest.raises(ValueError, match="a linear layout is"):
         LinearLayout.from_dict({"bases": {}})
+
+
+# ------------------------------------------------------------------ Triton's MLIR text
+@settings(max_examples=100, deadline=None)
+@given(power_of_two_layouts())
+def test_shared_linear_text_reads_back_to_the_same_map(case: tuple[str, str, int]) -> None:
+    text, dtype, e = case
+    m = layout_map(text)
+    ll = to_linear_layout(text)
+    parsed = LinearLayout.parse(ll.shared_linear_text(alignment=128), dims=m.shape.dimensions)
+    assert parsed == ll.inverse()
+    if all(d > 1 for d in m.shape.dimensions):  # out sizes inferred as Triton does: the tensor's dims
+        assert LinearLayout.parse(ll.shared_linear_text()) == parsed
+    back = layout_map(from_linear_layout(parsed, dtype, element_size_in_bits=e))
+    assert all(back.forward(i) == m.forward(i) for i in m.elements())
+
+
+def test_triton_attributes_as_written_in_its_tests() -> None:
+    """Attribute texts in the forms Triton's own lit tests write them."""
+    row_major = "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0], [2, 0]], block = [], alignment = 16}>"
+    assert str(from_linear_layout(LinearLayout.parse(row_major, dims=(4, 4)), "f32")) == "f32[4,4]{1,0}"
+    swizzled = "#ttg.shared_linear<{offset = [[0, 1], [0, 2], [1, 0], [2, 2]]}, alignment = 16>"
+    with pytest.raises(NotExpressible, match="sets several bits"):
+        from_linear_layout(LinearLayout.parse(swizzled), "f32")
+    registers = LinearLayout.parse(
+        "#ttg.linear<{register = [[0, 1]], lane = [[1, 0], [2, 0]], warp = [], block = []}>"
+    )
+    assert registers.in_dims == (("register", 2), ("lane", 4), ("warp", 1), ("block", 1))
+    assert registers.out_dims == (("dim0", 4), ("dim1", 2))
+    with pytest.raises(NotExpressible, match="an XLA layout maps dim0, dim1"):
+        from_linear_layout(registers, "f32")
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("offset = [[1]]", r"has no '\{\.\.\.\}'"),
+        ("{offset = [[1]]", r"never closed"),
+        ("{offset = [[1], [x]]}", r"not a list of lists of non-negative integers"),
+        ("{offset = [[1], [-2]]}", r"non-negative"),
+        ("{offset [[1]]}", r"is not 'name = \[\[\.\.\.\], \.\.\.\]'"),
+        ("{offset = [[1]], offset = [[2]]}", r"given twice"),
+        ("{a = [[1, 0]], b = [[1]]}", r"different lengths"),
+        ("{offset = [[1]]]}", r"unbalanced"),
+        ("{offset = [[1], [__import__('os')]]}", r"not a list of lists"),
+    ],
+)
+def test_bad_linear_layout_text_is_a_clear_error(text: str, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        LinearLayout.parse(text)
+
+
+def test_parse_with_the_tensor_shape() -> None:
+    ll = LinearLayout.parse("{offset = [[1, 0], [0, 1]]}", dims=(2, 4))
+    assert ll.out_dims == (("dim0", 2), ("dim1", 4)) and not ll.is_surjective
+    with pytest.raises(ValueError, match="2 entries for 3 dims"):
+        LinearLayout.parse("{offset = [[1, 0]]}", dims=(2, 2, 2))

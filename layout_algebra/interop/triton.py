@@ -78,7 +78,9 @@ layout_algebra.interop.recover.NotExpressible: f32[6,128]{1,0}: dimension 0 has 
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -157,6 +159,53 @@ class LinearLayout:
         if not isinstance(data, Mapping) or set(data) != {"bases", "out_dims"}:
             raise ValueError(f"a linear layout is {{'bases': ..., 'out_dims': ...}}, got {data!r}")
         return cls.from_bases(data["bases"], data["out_dims"])
+
+    @classmethod
+    def parse(cls, text: str, dims: Sequence[int] | None = None) -> LinearLayout:
+        """Read Triton's MLIR form: ``#ttg.shared_linear<{offset = [[0, 1], ...]}, alignment = 16>``,
+        ``#ttg.linear<{register = ..., lane = ...}>`` or just the braces ``{offset = [...]}``.
+
+        The out dims are the tensor's ``dim0, dim1, ...``: their sizes are ``dims`` (the
+        tensor's shape, from its type) or, without it, inferred as Triton does (each the
+        smallest power of two above every entry). Attributes after the braces (``alignment``)
+        are not part of the map and are skipped. The text is parsed, never evaluated.
+
+        >>> ll = LinearLayout.parse("#ttg.shared_linear<{offset = [[1, 0], [0, 1], [0, 2]], block = []}, alignment = 16>")
+        >>> ll.in_dims, ll.out_dims
+        ((('offset', 8), ('block', 1)), (('dim0', 2), ('dim1', 4)))
+        >>> str(from_linear_layout(ll, "f32"))
+        'f32[2,4]{0,1}'
+        """
+        body = _braces(text)
+        entries: dict[str, list[list[int]]] = {}
+        for item in _top_level_split(body, text):
+            name, eq, value = item.partition("=")
+            name = name.strip()
+            if eq and re.fullmatch(r"\s*\d+\s*", value):
+                continue  # an attribute such as 'alignment = 16' written inside the braces
+            if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(
+                    f"linear layout text {text!r}: {item.strip()!r} is not 'name = [[...], ...]'"
+                )
+            if name in entries:
+                raise ValueError(f"linear layout text {text!r}: in dim {name!r} is given twice")
+            entries[name] = _basis_list(value, name, text)
+        widths = {len(v) for vectors in entries.values() for v in vectors}
+        if len(widths) > 1:
+            raise ValueError(f"linear layout text {text!r}: bases of different lengths {sorted(widths)}")
+        rank = widths.pop() if widths else (len(dims) if dims is not None else 0)
+        if dims is not None:
+            if len(dims) != rank:
+                raise ValueError(
+                    f"linear layout text {text!r}: bases have {rank} entries for {len(dims)} dims"
+                )
+            sizes = list(dims)
+        else:
+            sizes = [
+                max([1, *(1 << v[i].bit_length() for vectors in entries.values() for v in vectors)])
+                for i in range(rank)
+            ]
+        return cls.from_bases(entries, {f"dim{i}": size for i, size in enumerate(sizes)})
 
     # ------------------------------------------------------------------ reading
     @property
@@ -296,6 +345,61 @@ class LinearLayout:
         }
 
 
+def _braces(text: str) -> str:
+    """The inside of the first ``{...}`` of ``text`` (balanced)."""
+    if not isinstance(text, str):
+        raise ValueError(f"linear layout text must be a string, got {text!r}")
+    start = text.find("{")
+    if start < 0:
+        raise ValueError(f"linear layout text {text!r} has no '{{...}}' of bases")
+    depth = 0
+    for at in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[at], 0)
+        if depth == 0:
+            return text[start + 1 : at]
+    raise ValueError(f"linear layout text {text!r}: the '{{' at {start} is never closed")
+
+
+def _top_level_split(body: str, text: str) -> list[str]:
+    """``body`` split at the commas outside brackets (empty body: no items)."""
+    items: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for ch in body:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"linear layout text {text!r}: unbalanced ']'")
+        if ch == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if depth:
+        raise ValueError(f"linear layout text {text!r}: unbalanced '['")
+    items.append("".join(current))
+    return [item for item in items if item.strip()]
+
+
+def _basis_list(value: str, name: str, text: str) -> list[list[int]]:
+    """``[[0, 1], [2, 0]]`` as lists of non-negative ints (JSON, never evaluated)."""
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, list) or not all(
+        isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v)
+        for v in data
+    ):
+        raise ValueError(
+            f"linear layout text {text!r}: the bases of {name!r} ({value.strip()!r}) are not a list of "
+            "lists of non-negative integers"
+        )
+    return data
+
+
 def _checked_size(name: object, size: object) -> int:
     if isinstance(size, bool) or not isinstance(size, int) or not _is_power_of_two(size):
         raise ValueError(f"out dim {name!r} has size {size!r}; sizes must be powers of two")
@@ -365,15 +469,18 @@ def to_linear_layout(shape: Shape | str, *, unit: str = "element") -> LinearLayo
 # ------------------------------------------------------------------ Triton to XLA
 def _forward_form(ll: LinearLayout) -> LinearLayout:
     """``ll`` as a map from ``dim0, dim1, ...`` to one offset (inverting Triton's memory direction)."""
-    ins = [n for n, _ in ll.in_dims]
     outs = [n for n, _ in ll.out_dims]
-    if len(ins) == 1 and len(outs) >= 1 and outs == [f"dim{k}" for k in range(len(outs))]:
+    live = tuple((n, v) for n, v in ll.bases if v)  # size-1 in dims (Triton's empty 'block') change nothing
+    if len(live) <= 1 and ll.bases and outs and outs == [f"dim{k}" for k in range(len(outs))]:
+        chosen = live or ll.bases[:1]
+        ins = [n for n, _ in chosen]
         try:
-            return ll.inverse()
+            return LinearLayout(chosen, ll.out_dims).inverse()
         except ValueError:
             raise NotExpressible(
                 f"the layout from {ins[0]!r} to {outs} is not a bijection, so no XLA layout stores it"
             ) from None
+    ins = [n for n, _ in ll.in_dims]
     if ins != [f"dim{k}" for k in range(len(ins))] or len(outs) != 1:
         raise NotExpressible(
             f"in dims {ins} and out dims {outs}: an XLA layout maps dim0, dim1, ... to one offset (or back)"
