@@ -28,9 +28,15 @@ does the element-level proofs):
    ops on equal operands give equal results, and nothing else is assumed about them;
 3. a ``dot`` is first put in a canonical form (operands transposed to
    batch-free-contracting order), so that a transpose folded into its dimension numbers is
-   still proved; a ``reduce`` likewise (kept dimensions first);
+   still proved; a ``reduce`` likewise (kept dimensions first); a convolution that computes
+   exactly a dot's products (no spatial dimensions, or the base-dilated window XLA writes
+   for a batched dot) is read as that dot;
 4. the roots of the two cut modules are compared by the verifier (structurally equal cones
    are equal without a query).
+
+A proof may rest on named assumptions (:data:`ASSUMPTIONS`: the verifier's float rules,
+``elided-constants`` for literals the dump prints as ``{...}``, ``convolution-as-dot``);
+``PassResult.assumptions`` lists those it used.
 
 A refutation is reported only when its element is confirmed by evaluation and does not
 depend on the value of a cut point; otherwise the answer is ``unknown`` with the element.

@@ -22,7 +22,12 @@ clamps them), ``tuple``/``get-tuple-element`` (traced through), ``fusion``/``cal
 (inlined). Every elementwise op — unary, binary, ``convert``, ``bitcast-convert``,
 ``compare``, ``select``, ``clamp`` — is an *uninterpreted function* of its opcode,
 attributes and result type, applied element by element: equal inputs give equal outputs,
-and nothing more is assumed (``add(a,b)`` and ``add(b,a)`` are not proved equal).
+and nothing more is assumed (``add(a,b)`` and ``add(b,a)`` are not proved equal). Exceptions,
+exact: ``compare`` of two known integers (an ``iota`` against a constant) is read as the
+comparison, and ``select`` on such a predicate as its choice. With ``float_rules`` (names
+from :data:`FLOAT_RULES`, none by default) a narrow float op computed in a wider type
+between converts is read as the narrow op where a stated theorem or assumption says so;
+a proof that used a rule names it in its ``encoding``.
 Deterministic compute ops (``dot``, ``reduce``, ``convolution``, ``gather``, ...) are opaque
 arrays: equal when their text (operand subgraphs, attributes, called computations) is.
 
