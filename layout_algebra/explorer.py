@@ -491,11 +491,21 @@ class Explorer {
     strip.setAttribute("height", Math.max(srows, 1) * CELL + 2);
     const sg = svgEl("g", { transform: "translate(1,1)" }); strip.appendChild(sg);
     const slotKeys = [];
+    const contents = [];
+    for (let k = 0; k < count; k++) {
+      const p = this.slot0 + k;
+      const pad = this.f.padding(p);
+      contents.push(pad ? null : this.f.inverse(p));
+    }
+    // rank > 2: label a slot by its (row, col) when every element shown has the fixed indices elsewhere
+    const drawn = [s.rowsDim, s.colsDim].filter((d) => d !== null);
+    const byView = s.rank > 2 && contents.every((index) => index === null ||
+      index.every((v, d) => drawn.includes(d) || v === this.fixed[d]));
     for (let k = 0; k < count; k++) {
       const p = this.slot0 + k;
       const r = Math.floor(k / s.stripWidth), c = k % s.stripWidth;
-      const pad = this.f.padding(p);
-      const index = pad ? null : this.f.inverse(p);
+      const index = contents[k];
+      const pad = index === null;
       slotKeys.push(pad ? null : (this.tileOf(index) ? this.tileOf(index).tile.join(",") : ""));
       const rect = svgEl("rect", { x: c * CELL, y: r * CELL, width: CELL, height: CELL, class: "cell",
         fill: pad ? "#ffffff" : this.colour(index), id: pid + "-slot-" + p });
@@ -504,7 +514,7 @@ class Explorer {
       rect.addEventListener("click", () => this.showSlot(p, true));
       sg.appendChild(rect);
       if (!pad) {
-        const label = index.join(",");
+        const label = (byView ? drawn.map((d) => index[d]) : index).join(",");
         const text = svgEl("text", { x: c * CELL + CELL / 2, y: r * CELL + CELL / 2,
           "font-size": label.length > 5 ? 5.5 : label.length > 3 ? 6.5 : 8 });
         text.textContent = label;
@@ -519,7 +529,9 @@ class Explorer {
     if (count) this.outline(sg, stripKey, srows, s.stripWidth, "tile-edge", 0);
     this.stripCaption.textContent = count
       ? "buffer: element slots " + this.slot0 + "-" + (this.slot0 + count - 1) + " of " + s.size.element +
-        ", in memory order, " + s.stripWidth + " a row; each shows the index of its element, padding white"
+        ", in memory order, " + s.stripWidth + " a row; each shows the " +
+        (byView ? "(row, col) of its element (the other dims as chosen above)" : "index of its element") +
+        ", padding white"
       : "buffer: no slots";
   }
 
