@@ -758,7 +758,7 @@ def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggest
     exact decision): the layout the reshape *view* of ``src`` is (its digits read back
     as an XLA layout — this finds multi-level tilings), the same with ``L(n)`` to match
     the input's allocation, XLA's ``AlignLayouts`` order, and every ``minor_to_major``
-    (rank ≤ 4) with the input's tiles and with none. The proved ones are ranked by
+    (rank ≤ 5) with the input's tiles and with none. The proved ones are ranked by
     padding (exact buffer bytes), then simplicity.
 
     >>> s = suggest_bitcast_layout("bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}", (256, 24, 200))
@@ -834,7 +834,7 @@ def _reshape_candidates(a: ArrayShape, dims: tuple[int, ...]) -> list[ArrayShape
             orders.append(tuple(aligned.minor_to_major))
     except (ImportError, ValueError):
         pass
-    if len(dims) <= 4:
+    if len(dims) <= 5:
         orders += [tuple(p) for p in itertools.permutations(range(len(dims)))]
     else:
         orders.append(tuple(reversed(range(len(dims)))))
