@@ -285,6 +285,8 @@ def test_a_wrong_js_expression_is_refuted() -> None:
         ("2*(i0 / 8) + 1", "division outside Math.floor"),
         ("i0 / 8n + 1", "mixes BigInt and Number"),
         ("Math.floor(i0 / 8", r"expected \)"),
+        ("-(i0 / 8)", "division outside Math.floor"),
+        ("Math.floor(i0 / 8n)", "Math.floor of a BigInt"),
     ],
 )
 def test_js_read_back_refuses_what_would_not_be_floor_division(text, message) -> None:

@@ -297,6 +297,9 @@ class _Fraction:
     def __init__(self, num: Any, den: Any) -> None:
         self.num, self.den = num, den
 
+    def __neg__(self) -> Any:
+        raise ReadBackError("a JavaScript Number division outside Math.floor is a fraction")
+
 
 def _read_js(text: str, names: dict[str, Any]) -> Any:
     tokens = _tokens(text, _JS_TOKENS)
@@ -319,6 +322,8 @@ def _read_js(text: str, names: dict[str, Any]) -> Any:
 
     def primary(p: _Parser) -> Any:
         if p.peek() == "Math.floor":
+            if bigint:
+                raise ReadBackError(f"Math.floor of a BigInt is a TypeError in JavaScript: {text!r}")
             p.take()
             p.take("(")
             value = p.expression()
