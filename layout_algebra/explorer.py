@@ -45,12 +45,12 @@ from layout_algebra.codegen.expr import TREE, Expr, index_vars, lift
 from layout_algebra.codegen.printers import printer
 from layout_algebra.layout_map import LayoutMap
 
-__all__ = ["Panel", "explorer_page"]
+__all__ = ["Panel", "explorer_page", "write_page"]
 
 
 @dataclass(frozen=True)
 class Panel:
-    """One layout on the page, as :func:`layout_algebra.draw.layout_panel` reads it from the map.
+    """One layout on the page, as :func:`layout_algebra.draw.explorer_panel` reads it from the map.
 
     ``rows_dim``/``cols_dim``: the logical dims drawn down and across (``None`` for rank
     0 and 1); ``row_extent``/``col_extent``: those dims grown to whole first-level tiles;
@@ -113,7 +113,7 @@ def _panel_code(n: int, panel: Panel) -> tuple[list[str], dict[str, object]]:
         ("inverse", "element", "inverse"),
         ("padding", "element", "padding"),
     ):
-        g = codegen(m.shape, "js", direction, unit, f"p{n}_{g_name(key)}")
+        g = codegen(m.shape, "js", direction, unit, f"p{n}_{_function_name(key)}")
         if g.certification.status != "proved":
             raise ValueError(
                 f"{shape}: the generated {direction} code in {unit}s is not certified "
@@ -167,7 +167,7 @@ def _panel_code(n: int, panel: Panel) -> tuple[list[str], dict[str, object]]:
     return functions, spec
 
 
-def g_name(key: str) -> str:
+def _function_name(key: str) -> str:
     """Function name of each generated piece (``element`` -> ``element_offset``)."""
     return {
         "element": "element_offset",
