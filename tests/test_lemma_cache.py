@@ -329,3 +329,75 @@ def test_the_suite_never_touches_the_users_lemma_cache() -> None:
     assert directory is not None
     assert Path(tempfile.gettempdir()) in directory.resolve().parents
     assert "layout-algebra-test-lemmas-" in str(directory)
+
+
+# ------------------------------------------------ the code fingerprint, remembered by file status
+@pytest.fixture
+def fresh_fingerprint():
+    lemma_cache.code_fingerprint.cache_clear()
+    yield
+    lemma_cache.code_fingerprint.cache_clear()
+
+
+def test_the_fingerprint_is_the_digest_of_the_code_whether_remembered_or_not(
+    cache_dir, fresh_fingerprint
+) -> None:
+    import hashlib
+    import platform
+    from pathlib import Path
+
+    import sympy
+
+    # Written out again: the versions, then every query-building file's name and bytes.
+    package = Path(lemma_cache.__file__).resolve().parents[1]
+    digest = hashlib.sha256(
+        f"python {platform.python_version()} sympy {sympy.__version__} z3 {z3.get_full_version()}".encode()
+    )
+    for part in ("prove", "stages", "model"):
+        for path in sorted((package / part).glob("*.py")):
+            digest.update(f"\n{part}/{path.name}\n".encode())
+            digest.update(path.read_bytes())
+    first = lemma_cache.code_fingerprint()  # hashed, and remembered in the folder
+    assert first == digest.hexdigest()
+    assert (cache_dir / "code-fingerprint.json").exists()
+    lemma_cache.code_fingerprint.cache_clear()
+    assert lemma_cache.code_fingerprint() == first  # read back
+
+
+def test_a_remembered_fingerprint_is_used_only_for_the_same_file_status(
+    cache_dir, fresh_fingerprint, monkeypatch
+) -> None:
+    lemma_cache.code_fingerprint()
+    memo = cache_dir / "code-fingerprint.json"
+    status = json.loads(memo.read_text())["status"]
+    memo.write_text(json.dumps({"status": status, "sha256": "planted"}))
+    lemma_cache.code_fingerprint.cache_clear()
+    assert lemma_cache.code_fingerprint() == "planted"  # the memo is what is read
+    lemma_cache.code_fingerprint.cache_clear()
+    monkeypatch.setattr(lemma_cache, "_code_status", lambda: "some file was written since")
+    assert lemma_cache.code_fingerprint() == lemma_cache._code_digest() != "planted"
+    for damage in ("", "[]", '{"status": 1}', "\xff"):
+        memo.write_text(damage)
+        lemma_cache.code_fingerprint.cache_clear()
+        assert lemma_cache.code_fingerprint() == lemma_cache._code_digest()
+
+
+def test_rewriting_a_file_changes_its_status_even_with_the_old_size_and_time(tmp_path, monkeypatch) -> None:
+    """What the memo relies on: writing a file's bytes (same length, modification time put
+    back with os.utime) still changes the status (the status change time moves)."""
+    import time
+
+    (tmp_path / "__init__.py").write_text("")
+    code = tmp_path / "stage.py"
+    code.write_text("x = 1\n")
+    monkeypatch.setattr(
+        lemma_cache, "_query_code_files", lambda: [("prove", tmp_path / "__init__.py"), ("prove", code)]
+    )
+    before = lemma_cache._code_status()
+    assert lemma_cache._code_status() == before  # nothing written: the same status
+    st = os.stat(code)
+    time.sleep(0.01)
+    code.write_text("x = 2\n")
+    os.utime(code, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(code).st_size == st.st_size and os.stat(code).st_mtime_ns == st.st_mtime_ns
+    assert lemma_cache._code_status() != before

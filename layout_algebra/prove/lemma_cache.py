@@ -27,7 +27,10 @@ inputs, so the same inputs build the same text, which is unsat; only the package
 stage classes qualify (a subclass could change ``forward`` elsewhere), and
 :func:`verify_records` rebuilds every recorded query and compares its text (the tests do).
 ``LAYOUT_ALGEBRA_LEMMA_CACHE=exact`` skips these records: every lemma's query is then built
-and looked up by its text.
+and looked up by its text. The fingerprint is itself remembered under the files' status
+(sizes, inodes, modification and status-change times: ``code_fingerprint``), so that a
+process hashes the source again only after some file was written; ``docs/prover.md`` says
+why an equal status means equal bytes.
 
 Where: ``$LAYOUT_ALGEBRA_CACHE_DIR`` if set, else the user cache directory
 (``platformdirs`` when installed, else ``$XDG_CACHE_HOME`` or ``~/.cache``), under
@@ -185,25 +188,94 @@ def code_fingerprint() -> str | None:
 
     ``None`` when the source cannot be read (a zipped or source-less installation): then no
     record is read or written, since a change of the code could not be seen.
+
+    Hashing the ~40 source files costs more than the rest of a cached proof, so the digest
+    is itself remembered in the cache folder under the files' *status* (see
+    ``_code_status``): as long as no file has been written, replaced, added or removed
+    since, the stored digest is the digest of the same bytes.
     """
+    folder = cache_directory()
+    status = _code_status()
+    if status is None:
+        return None
+    memo = None if folder is None else folder / "code-fingerprint.json"
+    if memo is not None:
+        try:
+            known = json.loads(memo.read_text(encoding="utf-8"))
+            if (
+                isinstance(known, dict)
+                and known.get("status") == status
+                and isinstance(known.get("sha256"), str)
+            ):
+                return str(known["sha256"])
+        except (OSError, ValueError):
+            pass  # missing or unreadable: hash the files
+    digest = _code_digest()
+    if digest is not None and memo is not None:
+        _write(memo, json.dumps({"status": status, "sha256": digest}))
+    return digest
+
+
+def _query_code_files() -> list[tuple[str, Path]] | None:
+    """The ``*.py`` files of the query-building sub-packages (``os.listdir``: ``Path.glob``
+    alone took longer than a cached proof)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files: list[tuple[str, Path]] = []
+    for part in _QUERY_CODE:
+        try:
+            names = sorted(n for n in os.listdir(os.path.join(package, part)) if n.endswith(".py"))
+        except OSError:
+            return None
+        if "__init__.py" not in names:
+            return None
+        files.extend((part, Path(package, part, name)) for name in names)
+    return files
+
+
+def _versions() -> str:
     import sympy
 
-    package = Path(__file__).resolve().parents[1]
+    return f"python {platform.python_version()} sympy {sympy.__version__} z3 {z3.get_full_version()}"
+
+
+def _code_digest() -> str | None:
+    """SHA-256 of the versions and of every query-building source file's name and bytes."""
+    files = _query_code_files()
+    if files is None:
+        return None
     digest = hashlib.sha256()
-    digest.update(
-        f"python {platform.python_version()} sympy {sympy.__version__} z3 {z3.get_full_version()}".encode()
-    )
+    digest.update(_versions().encode())
     try:
-        for part in _QUERY_CODE:
-            paths = sorted((package / part).glob("*.py"))
-            if not any(p.name == "__init__.py" for p in paths):
-                return None
-            for path in paths:
-                digest.update(f"\n{part}/{path.name}\n".encode())
-                digest.update(path.read_bytes())
+        for part, path in files:
+            digest.update(f"\n{part}/{path.name}\n".encode())
+            digest.update(path.read_bytes())
     except OSError:
         return None
     return digest.hexdigest()
+
+
+def _code_status() -> str | None:
+    """The versions and each source file's path, size, inode, and modification and status
+    change times (nanoseconds): what changes whenever a file's bytes do.
+
+    Writing a file sets its status change time (``st_ctime_ns``) to the present, and no
+    system call sets it back (``os.utime`` sets only the access and modification times);
+    replacing a file gives a new inode. So equal status means the same bytes, short of a
+    change of the system clock together with an unchanged inode, size and modification
+    time. (Python itself reuses compiled bytecode on the modification time and size
+    alone.)
+    """
+    files = _query_code_files()
+    if files is None:
+        return None
+    parts = [_versions(), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+    try:
+        for part, path in files:
+            st = os.stat(path)
+            parts.append(f"{part}/{path.name} {st.st_size} {st.st_ino} {st.st_mtime_ns} {st.st_ctime_ns}")
+    except OSError:
+        return None
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def _size_text(value: Any) -> str:
