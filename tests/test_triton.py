@@ -290,6 +290,9 @@ def test_scalar_and_unit_dimensions() -> None:
         ({"dim0": [[1, 0]]}, {"offset": 2}, r"2 entries for 1 out dims"),
         ({"dim0": [[-1]]}, {"offset": 2}, r"entry -1 is not below"),
         ({"dim0": [[1]]}, {"offset": 3}, r"size 3; sizes must be powers of two"),
+        ([("dim0", [[1]])], {"offset": 2}, r"must be mappings"),
+        ({"dim0": [1]}, {"offset": 2}, r"basis dim0=1 must be a list of integers, got 1"),
+        ({"dim0": 1}, {"offset": 2}, r"must be a list of vectors"),
     ],
 )
 def test_bad_bases_are_clear_errors(bases, out, match: str) -> None:
@@ -297,6 +300,8 @@ def test_bad_bases_are_clear_errors(bases, out, match: str) -> None:
         LinearLayout.from_bases(bases, out)
     with pytest.raises(ValueError, match="a linear layout is"):
         LinearLayout.from_dict({"bases": {}})
+    with pytest.raises(ValueError, match="is not a LinearLayout"):
+        from_linear_layout("{offset = [[1]]}", "f32")  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------ Triton's MLIR text

@@ -135,11 +135,19 @@ class LinearLayout:
         ...
         ValueError: basis dim0=2 -> (4): entry 4 is not below the size 4 of out dim 'offset'
         """
+        if not isinstance(bases, Mapping) or not isinstance(out_dims, Mapping):
+            raise ValueError(
+                f"bases {bases!r} and out dims {out_dims!r} must be mappings: {{in_dim: [[...], ...]}}, {{out_dim: size}}"
+            )
         outs = tuple((str(name), _checked_size(name, size)) for name, size in out_dims.items())
         checked = []
         for name, vectors in bases.items():
             rows = []
+            if isinstance(vectors, (str, bytes)) or not isinstance(vectors, Sequence):
+                raise ValueError(f"the bases of in dim {name!r} must be a list of vectors, got {vectors!r}")
             for j, vector in enumerate(vectors):
+                if isinstance(vector, (str, bytes)) or not isinstance(vector, Sequence):
+                    raise ValueError(f"basis {name}={1 << j} must be a list of integers, got {vector!r}")
                 row = tuple(vector)
                 where = f"basis {name}={1 << j} -> ({', '.join(map(str, row))})"
                 if len(row) != len(outs):
@@ -496,6 +504,8 @@ def from_linear_layout(
     ``ll`` maps ``dim0, dim1, ...`` to one output (the offset in ``unit``), or the offset to
     ``dim0, dim1, ...`` (Triton's shared-memory direction).
     """
+    if not isinstance(ll, LinearLayout):
+        raise ValueError(f"{ll!r} is not a LinearLayout (build one with LinearLayout.from_bases or .parse)")
     forward = _forward_form(ll)
     ((out, size),) = forward.out_dims
     dims = tuple(s for _, s in forward.in_dims)
