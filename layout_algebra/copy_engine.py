@@ -85,6 +85,8 @@ USE_KERNELS = True
 #: ... for words of at least this many bytes: below it NumPy is quick enough, and a small
 #: ``pack`` (the command line's) does not pay for importing numba (about a second).
 KERNEL_MIN_BYTES = 1 << 18
+#: A word kernel builds the words of one outer index in a staging buffer of at most this size.
+STAGE_BYTES = 1 << 19
 
 
 # ------------------------------------------------------------------------------ threads
@@ -338,7 +340,32 @@ def _word_kernel_args(words: np.ndarray, parts: np.ndarray, bits: int) -> tuple[
     # byte of words), so that they are read, or written, as few sequential streams
     order = [*sorted(range(3), key=lambda k: -ps[k]), 3]
     shape, ws, ps = ([v[k] for k in order] for v in (shape, ws, ps))
-    return w[0], np.array(ws, np.int64), p[0], np.array(ps, np.int64), p[1][-1], np.array(shape, np.int64)
+    # the words of each i0 visited out of order, but one run: build them in the cache
+    staged = ws[1] < ws[2] and is_dense(shape[1:], ws[1:]) and 4 * math.prod(shape[1:]) <= STAGE_BYTES
+    as_array = np.array
+    return (
+        w[0],
+        as_array(ws, np.int64),
+        p[0],
+        as_array(ps, np.int64),
+        p[1][-1],
+        as_array(shape, np.int64),
+        staged,
+    )
+
+
+def is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether the offsets ``i . strides`` for ``i`` in ``shape`` are ``0 .. prod(shape) - 1``.
+
+    >>> is_dense((8, 64, 128), (128, 1024, 1)), is_dense((8, 64, 128), (128, 2048, 1))
+    (True, False)
+    """
+    expected = 1
+    for stride, n in sorted((s, n) for s, n in zip(strides, shape, strict=True) if n > 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
 
 
 def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
@@ -356,9 +383,9 @@ def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
     args = _word_kernel_args(words, parts, bits) if k is not None else None
     if args is None:
         return False
-    wf, ws, pf, ps, step, shape = args
+    wf, ws, pf, ps, step, shape, staged = args
     name = WORD_KERNELS[parts.shape[-1], bits][0]
-    getattr(k, name)(wf, 0, ws, pf, 0, ps, step, shape)
+    getattr(k, name)(wf, 0, ws, pf, 0, ps, step, shape, staged)
     return True
 
 
@@ -369,9 +396,9 @@ def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int) -> bool:
     args = _word_kernel_args(words, parts, bits) if ok else None
     if args is None:
         return False
-    wf, ws, pf, ps, step, shape = args
+    wf, ws, pf, ps, step, shape, staged = args
     name = WORD_KERNELS[parts.shape[-1], bits][1]
-    getattr(k, name)(pf, 0, ps, step, wf, 0, ws, shape)
+    getattr(k, name)(pf, 0, ps, step, wf, 0, ws, shape, staged)
     return True
 
 

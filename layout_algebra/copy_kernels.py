@@ -18,20 +18,23 @@ turns into vector instructions.
 
 Part ``j`` of the word at ``i`` is ``parts[po + i . ps + j * step]``; the word is
 ``words[wo + i . ws]``, for ``i`` in the 4-D ``shape``. Each part of a word has a loop
-statement of its own (not a loop over ``j``): that is what lets LLVM vectorize.
+statement of its own (not a loop over ``j``): that is what lets LLVM vectorize. With
+``staged``, the words of each ``i0`` (one contiguous run of ``words``, visited out of order
+by the loops) are built in a staging buffer that stays in the cache, and copied out in
+order (or, the other way, copied in first): memory then sees one sequential stream.
 
 >>> import numpy as np
 >>> parts = np.arange(1, 17, dtype=np.uint8)      # part j of word w: parts[w + 2*j] (step 2)
 >>> words = np.zeros(2, np.uint32)
 >>> shape, strides = np.array([1, 1, 1, 2]), np.array([0, 0, 0, 1])
->>> words_from_bytes(words, 0, strides, parts, 0, strides, 2, shape)
+>>> words_from_bytes(words, 0, strides, parts, 0, strides, 2, shape, False)
 >>> [hex(w) for w in words]
 ['0x7050301', '0x8060402']
->>> words_from_nibbles(words, 0, strides, parts, 0, strides, 2, shape)
+>>> words_from_nibbles(words, 0, strides, parts, 0, strides, 2, shape, True)
 >>> [hex(w) for w in words]      # the low 4 bits of 1, 3, 5, ..., 15 (16 keeps 0)
 ['0xfdb97531', '0xeca8642']
 >>> back = np.zeros(16, np.uint8)
->>> nibbles_from_words(back, 0, strides, 2, words, 0, strides, shape); back.tolist()
+>>> nibbles_from_words(back, 0, strides, 2, words, 0, strides, shape, True); back.tolist()
 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0]
 
 Each kernel is compiled on its first call for the dtypes it gets, and cached on disk
@@ -50,8 +53,6 @@ __all__ = [
     "words_from_nibbles",
 ]
 
-# The four kernels share their outer loops; only the loop over the last dimension differs.
-
 U8 = np.uint8
 U32 = np.uint32
 M4 = np.uint32(0xF)
@@ -59,136 +60,191 @@ M4 = np.uint32(0xF)
 S4, S8, S12, S16, S20, S24, S28 = (np.uint32(4 * k) for k in range(1, 8))
 
 
+# --------------------------------------------------------------- one i0: the inner loops
 @njit(nogil=True, cache=True)
-def words_from_bytes(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+def _bytes_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                a = parts[pb : pb + n]
+                b = parts[pb + step : pb + step + n]
+                c = parts[pb + 2 * step : pb + 2 * step + n]
+                d = parts[pb + 3 * step : pb + 3 * step + n]
+                for i in range(n):
+                    w[i] = U32(a[i]) | (U32(b[i]) << S8) | (U32(c[i]) << S16) | (U32(d[i]) << S24)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    words[wb + i * w3] = (
+                        U32(parts[p])
+                        | (U32(parts[p + step]) << S8)
+                        | (U32(parts[p + 2 * step]) << S16)
+                        | (U32(parts[p + 3 * step]) << S24)
+                    )
+
+
+@njit(nogil=True, cache=True)
+def _bytes_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                a = parts[pb : pb + n]
+                b = parts[pb + step : pb + step + n]
+                c = parts[pb + 2 * step : pb + 2 * step + n]
+                d = parts[pb + 3 * step : pb + 3 * step + n]
+                for i in range(n):
+                    v = w[i]
+                    a[i] = U8(v)
+                    b[i] = U8(v >> S8)
+                    c[i] = U8(v >> S16)
+                    d[i] = U8(v >> S24)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    v = words[wb + i * w3]
+                    parts[p] = U8(v)
+                    parts[p + step] = U8(v >> S8)
+                    parts[p + 2 * step] = U8(v >> S16)
+                    parts[p + 3 * step] = U8(v >> S24)
+
+
+@njit(nogil=True, cache=True)
+def _nibbles_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                r0 = parts[pb : pb + n]
+                r1 = parts[pb + step : pb + step + n]
+                r2 = parts[pb + 2 * step : pb + 2 * step + n]
+                r3 = parts[pb + 3 * step : pb + 3 * step + n]
+                r4 = parts[pb + 4 * step : pb + 4 * step + n]
+                r5 = parts[pb + 5 * step : pb + 5 * step + n]
+                r6 = parts[pb + 6 * step : pb + 6 * step + n]
+                r7 = parts[pb + 7 * step : pb + 7 * step + n]
+                for i in range(n):
+                    w[i] = (
+                        (U32(r0[i]) & M4)
+                        | ((U32(r1[i]) & M4) << S4)
+                        | ((U32(r2[i]) & M4) << S8)
+                        | ((U32(r3[i]) & M4) << S12)
+                        | ((U32(r4[i]) & M4) << S16)
+                        | ((U32(r5[i]) & M4) << S20)
+                        | ((U32(r6[i]) & M4) << S24)
+                        | ((U32(r7[i]) & M4) << S28)
+                    )
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    v = U32(0)
+                    for j in range(8):
+                        v |= (U32(parts[p + j * step]) & M4) << U32(4 * j)
+                    words[wb + i * w3] = v
+
+
+@njit(nogil=True, cache=True)
+def _nibbles_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                r0 = parts[pb : pb + n]
+                r1 = parts[pb + step : pb + step + n]
+                r2 = parts[pb + 2 * step : pb + 2 * step + n]
+                r3 = parts[pb + 3 * step : pb + 3 * step + n]
+                r4 = parts[pb + 4 * step : pb + 4 * step + n]
+                r5 = parts[pb + 5 * step : pb + 5 * step + n]
+                r6 = parts[pb + 6 * step : pb + 6 * step + n]
+                r7 = parts[pb + 7 * step : pb + 7 * step + n]
+                for i in range(n):
+                    v = w[i]
+                    r0[i] = U8(v & M4)
+                    r1[i] = U8((v >> S4) & M4)
+                    r2[i] = U8((v >> S8) & M4)
+                    r3[i] = U8((v >> S12) & M4)
+                    r4[i] = U8((v >> S16) & M4)
+                    r5[i] = U8((v >> S20) & M4)
+                    r6[i] = U8((v >> S24) & M4)
+                    r7[i] = U8(v >> S28)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    v = words[wb + i * w3]
+                    for j in range(8):
+                        parts[p + j * step] = U8((v >> U32(4 * j)) & M4)
+
+
+# ------------------------------------------------------------------- the kernels: over i0
+# (each spells its loop over i0: numba cannot cache a kernel that takes a function argument)
+@njit(nogil=True, cache=True)
+def words_from_bytes(words, wo, ws, parts, po, ps, step, shape, staged):  # type: ignore[no-untyped-def]
     """``words[w] = p0 | p1 << 8 | p2 << 16 | p3 << 24``, the bytes ``pj = parts[p + j*step]``."""
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, words.dtype)
     for i0 in range(shape[0]):
-        for i1 in range(shape[1]):
-            for i2 in range(shape[2]):
-                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
-                pb = po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2]
-                n, w3, p3 = shape[3], ws[3], ps[3]
-                if w3 == 1 and p3 == 1:
-                    w = words[wb : wb + n]
-                    a = parts[pb : pb + n]
-                    b = parts[pb + step : pb + step + n]
-                    c = parts[pb + 2 * step : pb + 2 * step + n]
-                    d = parts[pb + 3 * step : pb + 3 * step + n]
-                    for i in range(n):
-                        w[i] = U32(a[i]) | (U32(b[i]) << S8) | (U32(c[i]) << S16) | (U32(d[i]) << S24)
-                else:
-                    for i in range(n):
-                        p = pb + i * p3
-                        words[wb + i * w3] = (
-                            U32(parts[p])
-                            | (U32(parts[p + step]) << S8)
-                            | (U32(parts[p + 2 * step]) << S16)
-                            | (U32(parts[p + 3 * step]) << S24)
-                        )
+        if staged:
+            _bytes_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
+            out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                out[i] = stage[i]
+        else:
+            _bytes_in(words, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
 
 
 @njit(nogil=True, cache=True)
-def bytes_from_words(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
     """The inverse of :func:`words_from_bytes`: ``parts[p + j*step] = words[w] >> 8j`` (a byte)."""
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, np.uint32)
     for i0 in range(shape[0]):
-        for i1 in range(shape[1]):
-            for i2 in range(shape[2]):
-                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
-                pb = po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2]
-                n, w3, p3 = shape[3], ws[3], ps[3]
-                if w3 == 1 and p3 == 1:
-                    w = words[wb : wb + n]
-                    a = parts[pb : pb + n]
-                    b = parts[pb + step : pb + step + n]
-                    c = parts[pb + 2 * step : pb + 2 * step + n]
-                    d = parts[pb + 3 * step : pb + 3 * step + n]
-                    for i in range(n):
-                        v = w[i]
-                        a[i] = U8(v)
-                        b[i] = U8(v >> S8)
-                        c[i] = U8(v >> S16)
-                        d[i] = U8(v >> S24)
-                else:
-                    for i in range(n):
-                        p = pb + i * p3
-                        v = words[wb + i * w3]
-                        parts[p] = U8(v)
-                        parts[p + step] = U8(v >> S8)
-                        parts[p + 2 * step] = U8(v >> S16)
-                        parts[p + 3 * step] = U8(v >> S24)
+        if staged:
+            run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                stage[i] = run[i]
+            _bytes_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape)
+        else:
+            _bytes_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape)
 
 
 @njit(nogil=True, cache=True)
-def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged):  # type: ignore[no-untyped-def]
     """``words[w] = sum_j (parts[p + j*step] & 0xF) << 4j`` for ``j < 8``."""
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, words.dtype)
     for i0 in range(shape[0]):
-        for i1 in range(shape[1]):
-            for i2 in range(shape[2]):
-                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
-                pb = po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2]
-                n, w3, p3 = shape[3], ws[3], ps[3]
-                if w3 == 1 and p3 == 1:
-                    w = words[wb : wb + n]
-                    r0 = parts[pb : pb + n]
-                    r1 = parts[pb + step : pb + step + n]
-                    r2 = parts[pb + 2 * step : pb + 2 * step + n]
-                    r3 = parts[pb + 3 * step : pb + 3 * step + n]
-                    r4 = parts[pb + 4 * step : pb + 4 * step + n]
-                    r5 = parts[pb + 5 * step : pb + 5 * step + n]
-                    r6 = parts[pb + 6 * step : pb + 6 * step + n]
-                    r7 = parts[pb + 7 * step : pb + 7 * step + n]
-                    for i in range(n):
-                        w[i] = (
-                            (U32(r0[i]) & M4)
-                            | ((U32(r1[i]) & M4) << S4)
-                            | ((U32(r2[i]) & M4) << S8)
-                            | ((U32(r3[i]) & M4) << S12)
-                            | ((U32(r4[i]) & M4) << S16)
-                            | ((U32(r5[i]) & M4) << S20)
-                            | ((U32(r6[i]) & M4) << S24)
-                            | ((U32(r7[i]) & M4) << S28)
-                        )
-                else:
-                    for i in range(n):
-                        p = pb + i * p3
-                        v = U32(0)
-                        for j in range(8):
-                            v |= (U32(parts[p + j * step]) & M4) << U32(4 * j)
-                        words[wb + i * w3] = v
+        if staged:
+            _nibbles_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
+            out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                out[i] = stage[i]
+        else:
+            _nibbles_in(words, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
 
 
 @njit(nogil=True, cache=True)
-def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
     """The inverse of :func:`words_from_nibbles`: ``parts[p + j*step] = (words[w] >> 4j) & 0xF``."""
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, np.uint32)
     for i0 in range(shape[0]):
-        for i1 in range(shape[1]):
-            for i2 in range(shape[2]):
-                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
-                pb = po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2]
-                n, w3, p3 = shape[3], ws[3], ps[3]
-                if w3 == 1 and p3 == 1:
-                    w = words[wb : wb + n]
-                    r0 = parts[pb : pb + n]
-                    r1 = parts[pb + step : pb + step + n]
-                    r2 = parts[pb + 2 * step : pb + 2 * step + n]
-                    r3 = parts[pb + 3 * step : pb + 3 * step + n]
-                    r4 = parts[pb + 4 * step : pb + 4 * step + n]
-                    r5 = parts[pb + 5 * step : pb + 5 * step + n]
-                    r6 = parts[pb + 6 * step : pb + 6 * step + n]
-                    r7 = parts[pb + 7 * step : pb + 7 * step + n]
-                    for i in range(n):
-                        v = w[i]
-                        r0[i] = U8(v & M4)
-                        r1[i] = U8((v >> S4) & M4)
-                        r2[i] = U8((v >> S8) & M4)
-                        r3[i] = U8((v >> S12) & M4)
-                        r4[i] = U8((v >> S16) & M4)
-                        r5[i] = U8((v >> S20) & M4)
-                        r6[i] = U8((v >> S24) & M4)
-                        r7[i] = U8(v >> S28)
-                else:
-                    for i in range(n):
-                        p = pb + i * p3
-                        v = words[wb + i * w3]
-                        for j in range(8):
-                            parts[p + j * step] = U8((v >> U32(4 * j)) & M4)
+        if staged:
+            run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                stage[i] = run[i]
+            _nibbles_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape)
+        else:
+            _nibbles_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape)

@@ -38,15 +38,23 @@ def kernels_at_every_size(monkeypatch) -> None:
 
 
 @contextmanager
-def kernel_calls() -> Iterator[list[str]]:
-    """Record which kernels run (by name) while the block runs."""
+def kernel_calls(staged: list[bool] | None = None) -> Iterator[list[str]]:
+    """Record which kernels run (by name) while the block runs, and in ``staged`` whether
+    each staged its words."""
     calls: list[str] = []
+
+    def spy(real, name):  # type: ignore[no-untyped-def]
+        def run(*args):  # type: ignore[no-untyped-def]
+            calls.append(name)
+            if staged is not None:
+                staged.append(bool(args[-1]))
+            return real(*args)
+
+        return run
+
     with pytest.MonkeyPatch.context() as patch:
         for name in KERNELS:
-            real = getattr(copy_kernels, name)
-            patch.setattr(
-                copy_kernels, name, lambda *a, real=real, name=name: (calls.append(name), real(*a))[1]
-            )
+            patch.setattr(copy_kernels, name, spy(getattr(copy_kernels, name), name))
         yield calls
 
 
@@ -99,6 +107,23 @@ def test_s8_8191_by_8000_on_two_threads_matches_numpy() -> None:
     np.testing.assert_array_equal(fast, reference_pack(x, text, fill=7))
 
 
+@pytest.mark.parametrize("text", ["s8[256,512]{1,0:T(32,128)(4,1)}", "s4[130,1030]{1,0:T(64,128)(8,1)E(4)}"])
+def test_staged_and_unstaged_words_give_the_same_bytes(text) -> None:
+    # the words of one outer index, built out of order, go through a staging buffer
+    x = random_array(layout_map(text), np.random.default_rng(4))
+    results = []
+    for stage_bytes in (1 << 19, 0):
+        staged: list[bool] = []
+        with pytest.MonkeyPatch.context() as patch, kernel_calls(staged):
+            patch.setattr(copy_engine, "STAGE_BYTES", stage_bytes)
+            buf = pack(x, text, fill=3)
+            np.testing.assert_array_equal(raw_bytes(unpack(buf, text)), raw_bytes(x))
+        assert staged and any(staged) == bool(stage_bytes), staged
+        results.append(buf)
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], reference_pack(x, text, fill=3))
+
+
 tile_rows = {"s8": 4, "u8": 4, "s4": 8, "u4": 8}
 
 
@@ -116,12 +141,19 @@ def word_layouts(draw: st.DrawFn) -> str:
 
 
 @settings(max_examples=80, deadline=None)
-@given(text=word_layouts(), seed=st.integers(0, 2**32 - 1), fill=st.integers(0, 15), chunk=st.integers(0, 3))
-def test_random_word_layouts_give_the_same_bytes_on_both_paths(text, seed, fill, chunk) -> None:
+@given(
+    text=word_layouts(),
+    seed=st.integers(0, 2**32 - 1),
+    fill=st.integers(0, 15),
+    chunk=st.integers(0, 3),
+    stage=st.sampled_from([0, 64, 1 << 19]),
+)
+def test_random_word_layouts_give_the_same_bytes_on_both_paths(text, seed, fill, chunk, stage) -> None:
     m = layout_map(text)
     x = random_array(m, np.random.default_rng(seed))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(copy_engine, "WORD_MIN_ELEMENTS", 0)  # the word path at every size
+        patch.setattr(copy_engine, "STAGE_BYTES", stage)  # staged words: never, small ones, the default
         if chunk:  # several chunks, on two threads
             patch.setattr("layout_algebra.numpy_eval._CHUNK_BYTES", 64 << (4 * chunk))
         fast, slow = both_paths(x, text, fill=fill, threads=1 + chunk % 2)
