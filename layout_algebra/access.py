@@ -7,7 +7,8 @@ the stage pipeline), never from the layout text, and is exact for concrete shape
 *separable*: each position of its tiled shape is a digit of one logical index, and the
 tiled shape is linearized by a weighted sum, so the offset of an element is a sum of one
 term per dimension, ``offset(i) = f_0(i_0) + f_1(i_1) + ...`` with
-``f_k(t) = offset(t·e_k)``. :func:`dimension_offsets` is that ``f_k``:
+``f_k(t) = offset(t·e_k)`` (proved for symbolic sizes in the catalog:
+``proofs/tiled_offsets_are_sums_over_dimensions.py``). :func:`dimension_offsets` is that ``f_k``:
 
 >>> from layout_algebra.access import dimension_offsets
 >>> dimension_offsets("f32[16,256]{1,0:T(8,128)}", 0).tolist()
