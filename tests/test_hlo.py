@@ -385,11 +385,13 @@ def test_parse_module_rejects_non_text() -> None:
 
 # ------------------------------------------- the one-match reader agrees with the careful one
 def _by_parts(text: str, monkeypatch):
-    """``parse_module`` with the whole-line fast path turned off (every instruction piece by piece)."""
+    """``parse_module`` with the one-match fast paths turned off (every instruction and
+    computation header piece by piece)."""
     from layout_algebra.hlo import parser
 
     with monkeypatch.context() as patch:
         patch.setattr(parser, "_FLAT_INSTRUCTION", re.compile(r"(?!)"))
+        patch.setattr(parser, "_SIGNATURE", re.compile(r"(?!)"))
         return _outcome(text)
 
 
@@ -420,6 +422,32 @@ def test_the_fast_reader_gives_the_same_module_as_the_careful_one(path, monkeypa
     fast = _outcome(text)
     assert not isinstance(fast, str), fast
     assert fast == _by_parts(text, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "(a: f32[2]{0}, b: s32[]) -> f32[2]{0}",
+        "(%a.1: f32[2], %b: bf16[3,4]{0,1:T(8,128)(2,1)}) -> (f32[2], s32[])",
+        "(a: f32[2] {0}) -> f32[2]",  # a layout after a gap: read piece by piece
+        "(a: f32[2]) -> f32[2] {0}",
+        "(a: f32[2]) -> f32[2]{1,0:P(s32[2]{0})}",  # nested braces in the layout
+        "(a: f32[2]{1,0:P(s32[2]{0})}) -> f32[2]",
+        "() -> f32[]",
+        "( a : f32[2] ,b:f32[2] ) ->f32[2]",
+        "(a: f32[2] /* c */) -> f32[2]",
+        "(a: f32[2]{0:Q}) -> f32[2]",  # a bad shape: the same error
+        "(a f32[2]) -> f32[2]",
+        "(a: f32[2]) f32[2]",
+        "(a: (f32[2], s32[])) -> f32[2]",
+    ],
+)
+@pytest.mark.parametrize("first", ["ROOT r = f32[2]{0} parameter(0)", "0 = f32[2]{0} parameter(0)"])
+def test_the_one_match_header_reads_what_the_careful_reader_does(
+    header: str, first: str, monkeypatch
+) -> None:
+    text = f"HloModule m\nENTRY e {header} {{\n  {first}\n}}\n"
+    assert _outcome(text) == _by_parts(text, monkeypatch)
 
 
 _VALUES = st.sampled_from(

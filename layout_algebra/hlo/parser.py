@@ -182,6 +182,14 @@ _FLAT_INSTRUCTION = re.compile(
     r"[ \t\r\n]*",  # and the line break after it
     re.S,
 )
+# A computation's typed header "(name: shape, ...) -> shape" on one line, every shape an
+# array (no tuple, no comment): one match, as the careful reader would read it.
+_PARAMETER = r"%?[A-Za-z0-9_][\w.\-]*[ \t]*:[ \t]*" + _ARRAY_TEXT
+_SIGNATURE = re.compile(
+    r"\([ \t]*((?:" + _PARAMETER + r"[ \t]*,[ \t]*)*" + _PARAMETER + r")?[ \t]*\)"
+    r"[ \t]*->[ \t]*(" + _ARRAY_TEXT + r")(?=[ \t]*\{)"
+)
+_SIGNATURE_PARAMETER = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)[ \t]*:[ \t]*(" + _ARRAY_TEXT + r")")
 _OPERAND_NAMES = re.compile(r"%?([\w.\-]+)")
 _DIGITS = re.compile(r"[0-9]+")
 _COMPUTATION_NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")  # one name, as hlo.attributes reads it
@@ -803,6 +811,18 @@ class _Parser:
         return tuple(result)
 
     def signature(self) -> tuple[tuple[tuple[str, Shape], ...], Shape]:
+        fast = _SIGNATURE.match(self.text, self.skip())
+        if fast is not None:
+            end = fast.end(2)
+            # The careful reader would take a layout after a gap ("f32[2] {0}") as the
+            # result's: then it reads this header (the body's '{' never looks like one).
+            if self.text[end - 1] == "}" or _LAYOUT_START.match(self.text, end) is None:
+                params = tuple(
+                    (p.group(1), self.shape_text(p.start(2), p.end(2)))
+                    for p in _SIGNATURE_PARAMETER.finditer(self.text, fast.start(1), fast.end(1))
+                )
+                self.pos = end
+                return params, self.shape_text(fast.start(2), end)
         self.expect("(", "to open the parameter list")
         params: list[tuple[str, Shape]] = []
         if not self.accept(")"):
