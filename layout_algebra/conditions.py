@@ -39,8 +39,13 @@ exactly when the merged-into dimension fills whole tiles:
 (Eq(Mod(N, 8), 0), 'exact')
 
 With two symbols, ``f32[A,B,128] -> f32[A*B,128]`` gets ``Eq(A, 1) | Eq(Mod(B, 8), 0)``,
-which matches the exact decision at every grid size; but the symbolic decision times out
-on ``B = 8*K`` with ``A`` free, so its status is ``unknown`` (not proved sufficient).
+which matches the exact decision at every grid size; but the symbolic decision on
+``B = 8*K`` with ``A`` free is nonlinear and often outlasts the time budget
+(:class:`Budget`), so its status is then ``unknown`` (not proved sufficient).
+
+The same conditions are the ``.condition`` of the decisions' results (computed on first
+use; see ``layout_algebra.model.questions``), and rewrites of HLO modules get theirs from
+``layout_algebra.hlo.rewrite_conditions``, which builds a :class:`Claim` on this engine.
 """
 
 from __future__ import annotations
