@@ -133,6 +133,8 @@ def separable_map(shape: Shape | str) -> LayoutMap:
     m = layout_map(shape)
     if m.is_symbolic:
         raise ValueError(f"{m.shape}: symbolic sizes; specialize() the shape to concrete sizes first")
+    if 0 in m.shape.dimensions:
+        raise ValueError(f"{m.shape}: a dimension of size 0; the array has no elements to access")
     combined = [str(t) for t in m.shape.effective_layout.tiles if t.has_combine_dimension]
     if combined:
         raise ValueError(
@@ -143,6 +145,8 @@ def separable_map(shape: Shape | str) -> LayoutMap:
 
 
 def _checked_dim(m: LayoutMap, dim: int) -> int:
+    if m.rank == 0:
+        raise ValueError(f"{m.shape}: a scalar has no dimensions to query")
     if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < m.rank:
         raise ValueError(f"{m.shape}: dimension {dim!r} is not one of 0..{m.rank - 1} (rank {m.rank})")
     return dim

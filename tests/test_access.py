@@ -236,6 +236,8 @@ def test_vreg_refuses_other_layouts(text: str, why: str) -> None:
         (lambda: run_from("f32[4,8]", 1, 8), r"start 8 is not an index"),
         (lambda: word_elements("f32[4,8]", 32), r"word 32 is outside"),
         (lambda: word_of("f32[4,8]", (4, 0)), r"out of bounds"),
+        (lambda: vector_width("f32[0,4]", 1), r"f32\[0,4\].*size 0; the array has no elements"),
+        (lambda: dimension_access("f32[]", 0), r"a scalar has no dimensions"),
     ],
 )
 def test_bad_input_is_a_clear_error(call, match: str) -> None:
