@@ -49,6 +49,10 @@ element (7,) is stored before element (0,) (bit 0 < bit 224): every XLA layout s
 >>> view("f32[8]{0}", Transpose((0,))).as_layout().status
 'proved'
 
+**Symbolic sizes**: a view of ``f32[N,256]`` has its closed form, and
+``as_layout(at={"N": 16}, assume=...)`` finds the layout at those sizes and proves it for
+every size (Z3); ``is_layout(shape)`` proves or refutes one candidate.
+
 **Padding of a view**: which slots of the buffer the view does not reach
 (:meth:`View.unreached`, and the predicate :meth:`View.unreached_expr` on the offset
 ``p``): the layout's own padding, and every element the op leaves out.
@@ -61,7 +65,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -70,7 +74,7 @@ import numpy as np
 from layout_algebra.interop.recover import NotExpressible, Position, recover_layout, strided_positions
 from layout_algebra.layout_map import LayoutMap, layout_map
 from layout_algebra.logical_ops import reshape_source_index, transpose_result_index, transpose_source_index
-from layout_algebra.model.shapes import ArrayShape, Shape
+from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.normal_form import normal_form, simplicity
 from layout_algebra.sizes import meaningful_array, size_report
@@ -96,26 +100,49 @@ class ViewError(ValueError):
     """An op that does not apply to the array it is given; the message quotes both."""
 
 
+def _size(d: Any) -> Dim:
+    """A dimension size: a Python int, or a SymPy expression for a symbolic one."""
+    if isinstance(d, int) and not isinstance(d, bool):
+        return d
+    import sympy
+
+    value = sympy.sympify(d) if not isinstance(d, str) else None
+    if value is None or not isinstance(value, sympy.Expr):
+        raise ViewError(f"{d!r} is not a dimension size (an integer or a SymPy expression)")
+    return int(value) if value.is_Integer else value
+
+
+def _same_size(a: Any, b: Any) -> bool:
+    """Whether two sizes are equal: exactly for ints, by expanding for SymPy expressions."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    import sympy
+
+    return bool(sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0)
+
+
 # ------------------------------------------------------------------------- the ops
 @dataclass(frozen=True)
 class Reshape:
     """``reshape`` to ``dimensions``: row-major position kept."""
 
-    dimensions: tuple[int, ...]
+    dimensions: tuple[Dim, ...]
 
-    def result_dims(self, dims: tuple[int, ...]) -> tuple[int, ...]:
-        out = tuple(int(d) for d in self.dimensions)
-        if math.prod(out, start=1) != math.prod(dims, start=1) or any(d < 0 for d in out):
+    def result_dims(self, dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
+        out = tuple(_size(d) for d in self.dimensions)
+        if any(isinstance(d, int) and d < 0 for d in out) or not _same_size(
+            math.prod(out, start=1), math.prod(dims, start=1)
+        ):
             raise ViewError(f"reshape {list(dims)} to {list(out)}: the element counts differ")
         return out
 
-    def source(self, j: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> tuple[Any, ...]:
+    def source(self, j: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         return reshape_source_index(j, self.result_dims(dims), dims, ar)
 
-    def result(self, i: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> tuple[Any, ...]:
+    def result(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         return reshape_source_index(i, dims, self.result_dims(dims), ar)
 
-    def left_out(self, i: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> list[Any]:
+    def left_out(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> list[Any]:
         return []
 
     def __str__(self) -> str:
@@ -128,21 +155,21 @@ class Transpose:
 
     permutation: tuple[int, ...]
 
-    def result_dims(self, dims: tuple[int, ...]) -> tuple[int, ...]:
+    def result_dims(self, dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
         if sorted(self.permutation) != list(range(len(dims))):
             raise ViewError(
                 f"{list(self.permutation)} is not a permutation of the {len(dims)} dimensions {list(dims)}"
             )
         return tuple(dims[p] for p in self.permutation)
 
-    def source(self, j: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> tuple[Any, ...]:
+    def source(self, j: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         self.result_dims(dims)
         return transpose_source_index(j, self.permutation)
 
-    def result(self, i: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> tuple[Any, ...]:
+    def result(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         return transpose_result_index(i, self.permutation)
 
-    def left_out(self, i: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> list[Any]:
+    def left_out(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> list[Any]:
         return []
 
     def __str__(self) -> str:
@@ -160,29 +187,36 @@ class Slice:
     def _strides(self, rank: int) -> tuple[int, ...]:
         return tuple(self.strides) if self.strides else (1,) * rank
 
-    def result_dims(self, dims: tuple[int, ...]) -> tuple[int, ...]:
+    def result_dims(self, dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
         strides = self._strides(len(dims))
         if not (len(self.starts) == len(self.limits) == len(strides) == len(dims)):
             raise ViewError(f"slice {self}: needs one start, limit and stride per dimension of {list(dims)}")
         for s, lim, st, d in zip(self.starts, self.limits, strides, dims, strict=True):
+            if not isinstance(d, int):
+                if (s, st) != (0, 1) or not _same_size(lim, d):
+                    raise ViewError(
+                        f"slice {self}: a symbolic dimension ({d}) can only be kept whole; specialize() first"
+                    )
+                continue
             if not (0 <= s <= lim <= d) or st < 1:
                 raise ViewError(
                     f"slice {self} does not fit {list(dims)} (0 <= start <= limit <= size, stride >= 1)"
                 )
         return tuple(
-            -(-(lim - s) // st) for s, lim, st in zip(self.starts, self.limits, strides, strict=True)
+            d if not isinstance(d, int) else -(-(lim - s) // st)
+            for s, lim, st, d in zip(self.starts, self.limits, strides, dims, strict=True)
         )
 
-    def source(self, j: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> tuple[Any, ...]:
+    def source(self, j: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         self.result_dims(dims)
         return tuple(s + st * x for x, s, st in zip(j, self.starts, self._strides(len(dims)), strict=True))
 
-    def result(self, i: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> tuple[Any, ...]:
+    def result(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         return tuple(
             ar.floordiv(x - s, st) for x, s, st in zip(i, self.starts, self._strides(len(dims)), strict=True)
         )
 
-    def left_out(self, i: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> list[Any]:
+    def left_out(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> list[Any]:
         out = []
         for x, s, lim, st in zip(i, self.starts, self.limits, self._strides(len(dims)), strict=True):
             out += [ar.ge(s, x + 1), ar.ge(x, lim)]
@@ -202,28 +236,29 @@ class Broadcast:
     dimensions: tuple[int, ...]
     result_dimensions: tuple[int, ...]
 
-    def result_dims(self, dims: tuple[int, ...]) -> tuple[int, ...]:
-        out = tuple(int(d) for d in self.result_dimensions)
+    def result_dims(self, dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
+        out = tuple(_size(d) for d in self.result_dimensions)
         ok = len(self.dimensions) == len(dims) and len(set(self.dimensions)) == len(dims)
         if not ok or any(
-            not 0 <= r < len(out) or out[r] != d for r, d in zip(self.dimensions, dims, strict=True)
+            not 0 <= r < len(out) or not _same_size(out[r], d)
+            for r, d in zip(self.dimensions, dims, strict=True)
         ):
             raise ViewError(
                 f"broadcast {list(dims)} into {list(out)} along {list(self.dimensions)}: the sizes do not match"
             )
         return out
 
-    def source(self, j: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> tuple[Any, ...]:
+    def source(self, j: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         self.result_dims(dims)
         return tuple(j[r] for r in self.dimensions)
 
-    def result(self, i: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> tuple[Any, ...]:
+    def result(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         out: list[Any] = [0 * i[0] if i else 0] * len(self.result_dimensions)
         for k, r in enumerate(self.dimensions):
             out[r] = i[k]
         return tuple(out)
 
-    def left_out(self, i: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> list[Any]:
+    def left_out(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> list[Any]:
         return []
 
     def __str__(self) -> str:
@@ -236,18 +271,18 @@ class Reverse:
 
     dimensions: tuple[int, ...]
 
-    def result_dims(self, dims: tuple[int, ...]) -> tuple[int, ...]:
+    def result_dims(self, dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
         if any(not 0 <= d < len(dims) for d in self.dimensions):
             raise ViewError(f"reverse {list(self.dimensions)}: no such dimension of {list(dims)}")
         return dims
 
-    def source(self, j: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> tuple[Any, ...]:
+    def source(self, j: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         self.result_dims(dims)
-        return tuple((dims[k] - 1) - x if k in self.dimensions else x for k, x in enumerate(j))
+        return tuple((ar.lift(dims[k]) - 1) - x if k in self.dimensions else x for k, x in enumerate(j))
 
     result = source
 
-    def left_out(self, i: Sequence[Any], dims: tuple[int, ...], ar: Arithmetic) -> list[Any]:
+    def left_out(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> list[Any]:
         return []
 
     def __str__(self) -> str:
@@ -282,11 +317,49 @@ class View:
     base: ArrayShape
     ops: tuple[Op, ...] = ()
     bitcast_to: ArrayShape | None = None
-    _dims: tuple[tuple[int, ...], ...] = field(default=(), repr=False, compare=False)
+    _dims: tuple[tuple[Dim, ...], ...] = field(default=(), repr=False, compare=False)
 
     @property
-    def dimensions(self) -> tuple[int, ...]:
+    def dimensions(self) -> tuple[Dim, ...]:
         return self._dims[-1]
+
+    @property
+    def is_symbolic(self) -> bool:
+        """Whether some size is a symbol (then only formulas and proofs, no enumeration)."""
+        return any(not isinstance(d, int) for dims in self._dims for d in dims) or self.base.is_symbolic
+
+    def _sizes(self, what: str) -> tuple[int, ...]:
+        if self.is_symbolic:
+            raise ViewError(f"{self}: cannot {what} with symbolic sizes; specialize() the view first")
+        return tuple(int(d) for d in self.dimensions)
+
+    def specialize(self, sizes: Mapping[object, int]) -> View:
+        """The same view with the symbolic sizes given values (keys: names)."""
+        ops: list[Op | Bitcast] = (
+            [] if self.bitcast_to is None else [Bitcast(self.bitcast_to.specialize(sizes))]
+        )
+        ops += [_specialized(op, sizes) for op in self.ops]
+        return view(self.base.specialize(sizes), *ops)
+
+    def is_layout(self, shape: Shape | str, *, assume: Any = None) -> Any:
+        """A proof (``ProofResult``) that every result element is where ``shape`` puts it,
+        from the start of the buffer — for every size satisfying ``assume`` when sizes are
+        symbolic (Z3 on the stages, as every claim of the prover)."""
+        from layout_algebra.prove import equivalent, function_map
+
+        target = meaningful_array(as_shape(shape))
+        if len(target.dimensions) != self.rank or not all(
+            _same_size(a, b) for a, b in zip(target.dimensions, self.dimensions, strict=True)
+        ):
+            raise ViewError(f"{target} does not have the view's dimensions {list(self.dimensions)}")
+        if layout_map(target).element_bits != self._map.element_bits:
+            raise ViewError(f"{target} and {self.base} have elements of different widths")
+        proof = equivalent(
+            target, function_map(target, lambda j, ar: self.position(j, ar), name=str(self)), assume=assume
+        )
+        if proof.status == "proved" or assume is not None or not self.is_symbolic:
+            return proof
+        return _refuted_at_small_sizes(self, target, proof)
 
     @property
     def rank(self) -> int:
@@ -324,19 +397,19 @@ class View:
     def offset(self, j: Sequence[int], unit: str = "bit") -> int:
         """The offset (``element`` slot, ``bit`` or ``byte``) of result element ``j``, checked."""
         index = tuple(int(x) for x in j)
-        if len(index) != self.rank or any(
-            not 0 <= x < d for x, d in zip(index, self.dimensions, strict=True)
-        ):
+        dims = self._sizes("evaluate an offset")
+        if len(index) != self.rank or any(not 0 <= x < d for x, d in zip(index, dims, strict=True)):
             raise ValueError(f"{self}: index {list(index)} is out of bounds of {list(self.dimensions)}")
         return int(self._map.offset_of_position(int(self.position(index)), unit))
 
     def offsets(self, unit: str = "bit") -> np.ndarray:
         """Every result element's offset, as an array of the result's shape (NumPy, no loop)."""
-        count = math.prod(self.dimensions, start=1)
+        dims = self._sizes("enumerate offsets")
+        count = math.prod(dims, start=1)
         flat = np.arange(count, dtype=np.int64)
-        index = tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, self.dimensions))
+        index = tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, dims))
         position = np.asarray(self.position(index), dtype=np.int64) + np.zeros(count, dtype=np.int64)
-        return np.asarray(self._map.offset_of_position(position, unit)).reshape(self.dimensions)
+        return np.asarray(self._map.offset_of_position(position, unit)).reshape(dims)
 
     def forward_expr(self, unit: str = "bit") -> Any:
         """The offset of result element ``(j0, j1, ...)`` as a SymPy expression."""
@@ -367,6 +440,7 @@ class View:
 
     def unreached(self) -> np.ndarray:
         """For each element slot of the buffer, whether no result element is there (NumPy)."""
+        self._sizes("enumerate the buffer")
         m = self._map
         size = int(m.size_in_elements)
         reached = np.zeros(size, dtype=bool)
@@ -374,16 +448,91 @@ class View:
         reached[positions[(positions >= 0) & (positions < size)]] = True
         return ~reached
 
-    def as_layout(self) -> ViewLayout:
-        """Whether the view is an XLA layout (at some bit offset), and which, with proof."""
-        return _as_layout(self)
+    def as_layout(self, *, at: Mapping[object, int] | None = None, assume: Any = None) -> ViewLayout:
+        """Whether the view is an XLA layout (at some bit offset), and which, with proof.
+
+        With symbolic sizes, the layout is searched at the sizes ``at`` and then proved
+        for every size satisfying ``assume`` (starting at bit 0).
+        """
+        if not self.is_symbolic:
+            return _as_layout(self)
+        if at is None:
+            raise ViewError(
+                f"{self}: give sizes to search at (at={{'N': 16, ...}}) for a view with symbolic sizes"
+            )
+        return _as_symbolic_layout(self, at, assume)
+
+
+def _refuted_at_small_sizes(v: View, target: ArrayShape, proof: Any) -> Any:
+    """With no assumptions, one size where the two differ refutes "for every size": look
+    for it by enumeration at small sizes (every symbol the same value), else keep ``proof``."""
+    from layout_algebra.prove.result import ProofResult
+
+    names = sorted(
+        {
+            str(x)
+            for d in (*v.base.dimensions, *v.dimensions)
+            if not isinstance(d, int)
+            for x in d.free_symbols
+        }
+    )
+    for value in (1, 2, 3, 5, 8, 16):
+        sizes: dict[object, int] = dict.fromkeys(names, value)
+        try:
+            concrete, shape = v.specialize(sizes), target.specialize(sizes)
+            if math.prod(concrete._sizes("enumerate"), start=1) > ENUMERATION_LIMIT:
+                continue
+            mine = concrete.offsets("bit").ravel()
+        except ValueError:
+            continue
+        m = layout_map(shape)
+        flat = np.arange(mine.size, dtype=np.int64)
+        index = tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, concrete.dimensions))
+        theirs = np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64) * m.element_bits
+        bad = np.flatnonzero(theirs != mine)
+        if bad.size:
+            j = tuple(int(c[bad[0]]) for c in index)
+            return ProofResult(
+                "refuted",
+                proof.claim,
+                proof.seconds,
+                "enumeration at small sizes",
+                {
+                    "sizes": sizes,
+                    "element": j,
+                    "view_bit": int(mine[bad[0]]),
+                    "layout_bit": int(theirs[bad[0]]),
+                },
+                f"not for every size: at {sizes} element {j} differs",
+            )
+    return proof
+
+
+def _specialized(op: Op, sizes: Mapping[object, int]) -> Op:
+    def value(d: Any) -> Any:
+        if isinstance(d, int):
+            return d
+        import sympy
+
+        from layout_algebra.model.symbols import dim_symbol
+
+        v = sympy.sympify(d).subs({(dim_symbol(k) if isinstance(k, str) else k): n for k, n in sizes.items()})
+        if not v.is_Integer:
+            raise ViewError(f"{op}: no value given for {sorted(map(str, v.free_symbols))}")
+        return int(v)
+
+    if isinstance(op, Reshape):
+        return Reshape(tuple(value(d) for d in op.dimensions))
+    if isinstance(op, Broadcast):
+        return Broadcast(op.dimensions, tuple(value(d) for d in op.result_dimensions))
+    if isinstance(op, Slice):
+        return Slice(op.starts, tuple(value(d) for d in op.limits), op.strides)
+    return op
 
 
 def view(shape: Shape | str, *ops: Op | Bitcast) -> View:
     """The buffer of ``shape`` read through ``ops`` (applied in order); see the module docstring."""
     base = meaningful_array(as_shape(shape))
-    if base.is_symbolic:
-        raise ViewError(f"{base}: views need concrete dimensions")
     if base.layout is None:
         base = replace(base, layout=base.effective_layout)
     layout_map(base)
@@ -402,7 +551,7 @@ def view(shape: Shape | str, *ops: Op | Bitcast) -> View:
             raise ViewError(
                 f"{op!r} is not a view op (Reshape, Transpose, Slice, Broadcast, Reverse, Bitcast)"
             )
-    dims = [tuple(int(d) for d in (bitcast_to or base).dimensions)]
+    dims = [tuple(_size(d) for d in (bitcast_to or base).dimensions)]
     for op in rest:
         dims.append(op.result_dims(dims[-1]))
     return View(base, tuple(rest), bitcast_to, tuple(dims))
@@ -463,6 +612,62 @@ class ViewLayout:
             "witness": self.witness,
             "method": self.method or None,
         }
+
+
+def _as_symbolic_layout(v: View, at: Mapping[object, int], assume: Any) -> ViewLayout:
+    """Found at the sizes ``at``, then proved for every size (or why not)."""
+    import sympy
+
+    from layout_algebra.prove import holds
+
+    where = ", ".join(f"{k}={n}" for k, n in at.items())
+    found = v.specialize(at).as_layout()
+    if found.status != "proved" or found.shape is None or found.offset_bits != 0:
+        status = "refuted" if found.status == "refuted" and assume is None else "unknown"
+        return ViewLayout(
+            status, v, f"at {where}: {found.reason}", witness=found.witness, method=found.method
+        )
+    layout = found.shape.effective_layout
+    general = ArrayShape(v.base.element_type, v.dimensions, (False,) * v.rank, layout)
+    proof = v.is_layout(general, assume=assume)
+    if proof.status != "proved":
+        return ViewLayout(
+            "unknown",
+            v,
+            f"at {where} the view is {found.shape}, but {general} for every size: {proof.status} "
+            f"({proof.reason or proof.claim})",
+            method="Z3 (symbolic sizes)",
+        )
+    fits = holds(
+        sympy.Le(sympy.sympify(layout_map(general).size_in_bits), sympy.sympify(v._map.size_in_bits)),
+        assume=assume,
+    )
+    if fits.status != "proved":
+        return ViewLayout(
+            "unknown",
+            v,
+            f"{general} stores every element where the view does, but it could not be proved to fit in the "
+            f"buffer for every size: {fits.status} ({fits.reason or fits.claim})",
+            general,
+            method="Z3 (symbolic sizes)",
+        )
+    same = holds(
+        sympy.Eq(
+            sympy.sympify(size_report(general).first_tile_bytes),
+            sympy.sympify(size_report(v.base).first_tile_bytes),
+        ),
+        assume=assume,
+    )
+    return ViewLayout(
+        "proved",
+        v,
+        f"every element is where {general} puts it, at the start of the buffer, for every size"
+        + ("; XLA allocates the same bytes" if same.status == "proved" else ""),
+        general,
+        0,
+        same.status == "proved",
+        method=f"found by enumerating at {where}, proved by Z3 for every size",
+    )
 
 
 def _as_layout(v: View) -> ViewLayout:
@@ -565,7 +770,7 @@ def _fast_offsets(v: View, target: np.ndarray) -> Any:
     return same
 
 
-def _positions(digits: list[tuple[int, int, int | None, int]], dims: tuple[int, ...]) -> tuple[Position, ...]:
+def _positions(digits: list[tuple[int, int, int | None, int]], dims: tuple[Dim, ...]) -> tuple[Position, ...]:
     """The positions of a tiled shape with these digits and strides.
 
     When the smallest stride ``s`` is not 1 but a dimension has size 1, that dimension can
@@ -813,7 +1018,7 @@ def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggest
     return Suggestion(best, proved[best], f"{best} keeps every element of {a} in place", tuple(ranked[1:]))
 
 
-def _reshape_candidates(a: ArrayShape, dims: tuple[int, ...]) -> list[ArrayShape]:
+def _reshape_candidates(a: ArrayShape, dims: tuple[Dim, ...]) -> list[ArrayShape]:
     layout = a.effective_layout
     out: list[ArrayShape] = []
     if 0 < math.prod(dims, start=1) <= ENUMERATION_LIMIT:

@@ -290,3 +290,57 @@ def test_suggest_is_importable_from_bitcast_and_finds_the_issue_layout() -> None
     # each element padded to a whole (8,128) tile: the minor unit dimension takes the padding
     padded = suggest_from_bitcast("f32[16,33,1,1]{3,2,1,0:T(8,128)}", (16, 33, 1))
     assert str(padded.shape) == "f32[16,33,1]{2,1,0:T(1024)}"
+
+
+# ------------------------------------------------------------------ symbolic sizes
+def test_a_symbolic_reshape_view_is_proved_for_every_size() -> None:
+    from layout_algebra.model.symbols import dim_symbol
+
+    n = dim_symbol("N")
+    v = view("f32[N,256]{1,0:T(8,128)}", Reshape((256 * n,)))
+    whole = v.as_layout(at={"N": 16}, assume="N % 8 == 0")
+    assert (
+        whole.status == "proved" and str(whole.shape) == "f32[256*N]{0:T(256)(8,128)}" and whole.same_buffer
+    )
+    any_n = v.as_layout(at={"N": 16})
+    assert any_n.status == "proved" and not any_n.same_buffer  # same offsets, XLA allocates less at N=7
+    for size in (1, 7, 8, 13):  # brute force at concrete sizes: the same layout, element by element
+        concrete = view(f"f32[{size},256]{{1,0:T(8,128)}}", Reshape((256 * size,)))
+        expected = offset_array(parse_shape(f"f32[{256 * size}]{{0:T(256)(8,128)}}"))
+        assert np.array_equal(concrete.offsets("bit"), expected)
+
+
+def test_a_wrong_layout_for_every_size_is_refuted_with_checked_sizes() -> None:
+    from layout_algebra.model.symbols import dim_symbol
+
+    n = dim_symbol("N")
+    v = view("f32[N,256]{1,0:T(8,128)}", Reshape((256 * n,)))
+    proof = v.is_layout("f32[256*N]{0}")
+    assert proof.status == "refuted"
+    cex = proof.counterexample
+    concrete = v.specialize(cex["sizes"])
+    j = cex["element"]
+    assert concrete.offset(j) == cex["view_bit"] != cex["layout_bit"]
+    assert (
+        layout_map(parse_shape(f"f32[{256 * cex['sizes']['N']}]{{0}}")).forward(j, "bit") == cex["layout_bit"]
+    )
+
+
+def test_symbolic_transpose_and_reverse() -> None:
+    t = view("bf16[N,M]{1,0:T(8,128)(2,1)}", Transpose((1, 0))).as_layout(at={"N": 16, "M": 256})
+    assert t.status == "proved" and str(t.shape) == "bf16[M,N]{0,1:T(8,128)(2,1)}" and t.same_buffer
+    r = view("f32[N]{0}", Reverse((0,))).as_layout(at={"N": 4})
+    assert r.status == "refuted" and "N=4" in r.reason
+    assert str(view("f32[N]{0}", Reverse((0,))).forward_expr()) == "32*N - 32*j0 - 32"
+
+
+def test_symbolic_views_refuse_enumeration_and_partial_slices() -> None:
+    v = view("f32[N,8]{1,0}", Transpose((1, 0)))
+    with pytest.raises(ViewError, match="specialize"):
+        v.offsets()
+    with pytest.raises(ViewError, match="give sizes"):
+        v.as_layout()
+    with pytest.raises(ViewError, match="kept whole"):
+        view("f32[N,8]{1,0}", Slice((1, 0), (4, 8)))
+    with pytest.raises(ViewError, match="not a dimension size"):
+        view("f32[8]{0}", Reshape(("8",)))
