@@ -5,28 +5,31 @@ The module ``tests/data/ground_truth/hlo/03_tpu_multiply_reduce_fusion_isolated_
 computations and instructions until it has the asked number of instructions (one ENTRY;
 the copies' entries become ordinary computations). Then, in one run:
 
-* **audit (memoised)**: ``audit_module`` as shipped, every cache cleared first — the
-  movement decisions cost the number of distinct (opcode, operand, result, dimensions)
-  questions, not of instructions;
-* **baseline (one decision per instruction)**: the audit's time plus every movement
-  instruction decided afresh, all decision caches cleared before each (what memoisation
-  saves), on the smaller module only (linear in instructions; extrapolated per
-  instruction to the large one).
+* **memoisation** (in this process, ~10,000 instructions): ``audit_module`` as shipped,
+  every cache cleared first, against the same audit plus every movement instruction
+  decided afresh with all decision caches cleared before each (what memoisation saves);
+* **end to end** (each size, default 100,000 and 1,000,000 instructions): the module is
+  written to a file, then two fresh processes run on it one after the other:
+  ``layout-algebra audit FILE`` as shipped (reading, streaming parse and audit one
+  computation at a time, printing the summary), and the baseline, what the command did
+  before streaming: ``parse_module`` of the whole text, ``audit_module``, ``render_audit``.
+  Both print the same summary (checked byte for byte). Wall-clock and CPU time (user +
+  system) and peak resident memory of each child come from ``os.wait4``.
 
-Parsing is timed separately (it is not the audit's). Peak memory is the process's
-maximum resident set size after each step.
-
-Run: ``python benchmarks/audit.py`` (100,000 instructions), ``--instructions 1000000``
-for the million-instruction module.
+Run: ``python benchmarks/audit.py`` (both sizes), ``--sizes 100000`` for a quick run.
+Target (issue 18): ``audit`` of the million-instruction module end to end in < 60 s within 4 GiB.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
 import resource
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,15 +68,65 @@ def clear_memos() -> None:
     audit_module_code._classify.cache_clear()
 
 
+#: The baseline child: the whole module parsed, then audited, then printed (the command before streaming).
+FULL_AST = """
+import sys
+from layout_algebra.cli._common import read_text
+from layout_algebra.hlo import audit_module, parse_module
+from layout_algebra.hlo.report import render_audit
+report = audit_module(parse_module(read_text(sys.argv[1])))
+print(render_audit(report, top=25, width=160, color=False), end="")
+"""
+
+
+def child(argv: list[str], out: Path) -> tuple[float, float, float]:
+    """Run ``argv`` in a fresh process, stdout to ``out``: (wall s, CPU s, peak RSS MiB)."""
+    env = {**os.environ, "COLUMNS": "160"}
+    with out.open("wb") as sink:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, stdout=sink, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"{argv} failed with status {status}: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def end_to_end(text: str, per_copy: int, instructions: int) -> str:
+    """One row pair of the end-to-end table for a module of about ``instructions``."""
+    copies = max(1, instructions // per_copy)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "module.hlo"
+        path.write_text(repeated(text, copies), encoding="utf-8")
+        mb = path.stat().st_size / 1e6
+        n = copies * per_copy
+        cli = [str(Path(sys.executable).with_name("layout-algebra")), "audit", str(path)]
+        ours = child(cli, Path(tmp) / "ours.txt")
+        base = child([sys.executable, "-c", FULL_AST, str(path)], Path(tmp) / "base.txt")
+        same = (Path(tmp) / "ours.txt").read_bytes() == (Path(tmp) / "base.txt").read_bytes()
+    print(
+        f"{n:,} instructions ({mb:,.0f} MB): audit command {ours[0]:.1f} s wall, {ours[1]:.1f} s CPU, "
+        f"{ours[2]:,.0f} MiB; whole-module baseline {base[0]:.1f} s wall, {base[1]:.1f} s CPU, "
+        f"{base[2]:,.0f} MiB; same output: {same}",
+        flush=True,
+    )
+    return (
+        f"| {n:,} ({mb:,.0f} MB) | **{ours[0]:.1f}** | **{ours[1]:.1f}** | **{ours[2]:,.0f}** "
+        f"| {base[0]:.1f} | {base[1]:.1f} | {base[2]:,.0f} "
+        f"| {base[1] / ours[1]:.2f}× | {base[2] / ours[2]:.2f}× | {'yes' if same else 'NO'} |"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--instructions", type=int, default=100_000)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000])
     parser.add_argument("--baseline-instructions", type=int, default=10_000)
     args = parser.parse_args(argv)
     text = MODULE.read_text(encoding="utf-8")
     per_copy = parse_module(text).instruction_count
     print(
-        f"python {platform.python_version()} on {platform.machine()}; {MODULE.name}: {per_copy} instructions"
+        f"python {platform.python_version()} on {platform.machine()}; {MODULE.name}: {per_copy} instructions; "
+        f"load average {os.getloadavg()[0]:.1f}"
     )
 
     copies = max(1, args.baseline_instructions // per_copy)
@@ -82,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     report = audit_module(small)
     memo_small = time.perf_counter() - start
+    info = audit_module_code._classify.cache_info()
     # Baseline: what memoisation saves. Every movement instruction decided afresh (all
     # decision caches cleared first), as the audit did before, added to the audit's time.
     shapes = {(c.name, i.name): i for c in small.computations for i in c.instructions}
@@ -96,37 +150,22 @@ def main(argv: list[str] | None = None) -> int:
     same = [r.movement for r in report.movements()] == fresh
     n_small = small.instruction_count
     print(
-        f"{n_small:,} instructions: memoised audit {memo_small:.2f} s ({memo_small / n_small * 1e6:.1f} µs/instr), "
-        f"plus one fresh decision per movement instruction {base_small:.2f} s "
-        f"({base_small / n_small * 1e6:.1f} µs/instr): "
-        f"{base_small / memo_small:.1f}x; same verdicts and reasons: {same}"
+        f"{n_small:,} instructions: memoised audit {memo_small:.2f} s ({memo_small / n_small * 1e6:.1f} µs/instr, "
+        f"{len(report.movements()):,} verdicts from {info.misses:,} distinct questions), "
+        "plus one fresh decision per movement instruction "
+        f"{base_small:.2f} s ({base_small / n_small * 1e6:.1f} µs/instr): "
+        f"{base_small / memo_small:.1f}x; same verdicts and reasons: {same}; peak RSS {peak_mib():,.0f} MiB"
     )
-    del small, report
+    del small, report, shapes, fresh, info
 
-    copies = max(1, args.instructions // per_copy)
-    start = time.perf_counter()
-    big_text = repeated(text, copies)
-    module = parse_module(big_text)
-    del big_text
-    parse_s = time.perf_counter() - start
+    rows = [end_to_end(text, per_copy, n) for n in args.sizes]
+    print()
     print(
-        f"built and parsed {module.instruction_count:,} instructions in {parse_s:.1f} s; peak RSS {peak_mib():,.0f} MiB"
+        "| instructions | audit command: wall s | CPU s | peak RSS MiB | whole-module baseline: wall s "
+        "| CPU s | peak RSS MiB | CPU ratio | memory ratio | same output |"
     )
-    clear_memos()
-    start = time.perf_counter()
-    report = audit_module(module)
-    audit_s = time.perf_counter() - start
-    info = audit_module_code._classify.cache_info()
-    n = module.instruction_count
-    print(
-        f"audit of {n:,} instructions: {audit_s:.2f} s ({audit_s / n * 1e6:.1f} µs/instr); "
-        f"{len(report.movements()):,} movement verdicts from {info.misses:,} distinct questions; "
-        f"peak RSS {peak_mib():,.0f} MiB"
-    )
-    print(
-        f"baseline extrapolated (one decision per instruction, linear): {base_small / n_small * n:.1f} s; "
-        f"ratio {base_small / n_small * n / audit_s:.1f}x"
-    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("\n".join(rows))
     return 0
 
 
