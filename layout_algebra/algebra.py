@@ -61,7 +61,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     from layout_algebra.model.shapes import ArrayShape, Shape
@@ -80,6 +80,7 @@ __all__ = [
     "logical_divide",
     "logical_product",
     "make_layout",
+    "offset_expr",
     "right_inverse",
     "tiled_divide",
     "tiled_product",
@@ -136,6 +137,32 @@ def _offset(coordinate: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
         return total + _offset(coordinate, shape[-1], stride[-1])
     assert isinstance(stride, int)
     return coordinate * stride
+
+
+def offset_expr(shape: Any, stride: Any, index: Any) -> Any:
+    """The offset of the integer index ``index`` by CuTe's definition, for sizes and strides that
+    may be SymPy expressions (the proofs in ``proofs/cute_*.py`` use it with symbolic sizes):
+    the leaves read colexicographically, the last one unreduced.
+
+    >>> import sympy
+    >>> M, N, i = sympy.symbols("M N i", integer=True, positive=True)
+    >>> offset_expr((M, N), (N, 1), i)
+    N*(Mod(i, M)) + floor(i/M)
+    >>> offset_expr((M, N), (N, 1), i).subs({M: 4, N: 6, i: 5}) == layout("(4,6):(6,1)")(5)
+    True
+    """
+    import sympy
+
+    sizes, strides = _flat(shape), _flat(stride)
+    if len(sizes) != len(strides):
+        raise AlgebraError(f"{shape}:{stride}: the shape and the stride are not congruent")
+    total: Any = sympy.Integer(0)
+    weight: Any = sympy.Integer(1)
+    for k, (s, d) in enumerate(zip(sizes, strides, strict=True)):
+        digit = sympy.floor(index / weight)
+        total += d * (digit if k == len(sizes) - 1 else sympy.Mod(digit, s))
+        weight = weight * s
+    return total
 
 
 # ------------------------------------------------------------------------ the layout type
