@@ -56,15 +56,17 @@ characters one at a time. A common one-line instruction (``[ROOT] name = shape
 opcode(names), key=value, ...`` with an array or flat tuple shape, plain operand names and
 attribute values that are words, strings or bracket groups nested up to five deep, as
 ``backend_config`` JSON is) is read by ONE compiled regular expression
-(``_FLAT_INSTRUCTION``), whose groups are exactly what the careful reader would take;
-anything else (comments inside, typed operands, wrapped lines, errors) is read piece by
+(``_FLAT_INSTRUCTION``), whose groups are exactly what the careful reader would take.
+A computation's typed header is read the same way (``_SIGNATURE``: array shapes on one
+line). Anything else (comments inside, typed operands, wrapped lines, errors) is read piece by
 piece, regular expressions jumping over whitespace, names, strings and values. The tests
 check that both readers give the same module, or the same error, on every shipped dump,
 on tricky attribute values and on generated instructions. Shapes are handed, as text, to
 the package's one shape parser (``parse_shape``, cached: dumps repeat the same shapes
 thousands of times). On a 20 MB module it reads 24-29 MB/s of CPU time, 0.9-1.14 times
-a bare ``re.findall`` tokenizer over the same bytes; over every shipped module (smaller
-modules, more comments) about 0.58 times; see
+a bare ``re.findall`` tokenizer over the same bytes; over every shipped module (shorter
+instructions, more computations and comments: the parser's cost is mostly per instruction,
+the tokenizer's per byte) about 0.6 times; see
 ``benchmarks/hlo_parse.py`` and ``benchmarks/README.md``. HLO's grammar is also
 context dependent in ways a generic lexer handles badly: ``{`` starts a layout only
 before an integer or ``:``, and attribute values such as ``bf_io->bf``, ``0_0x0_1`` or
