@@ -114,7 +114,8 @@ class LinearLayout:
     vector with one entry per output dimension; ``out_dims`` the output names and sizes.
 
     An input dimension with ``n`` bases has size ``2**n``. Build one with
-    :meth:`from_bases` (validated), read one with :meth:`from_dict`.
+    :meth:`from_bases` (validated), read one with :meth:`from_dict` or, from Triton's MLIR
+    attribute text, :meth:`parse`.
     """
 
     bases: Bases
@@ -428,6 +429,8 @@ def _unit_scale(shape: ArrayShape, bits: int, unit: str) -> int:
 def to_linear_layout(shape: Shape | str, *, unit: str = "element") -> LinearLayout:
     """``shape``'s layout as a linear layout from ``dim0, dim1, ...`` to the buffer ``offset``
     (in elements, or bits with ``unit="bit"``), or ``NotExpressible`` with the reason."""
+    import numpy as np
+
     try:
         m = separable_map(shape)
     except ValueError as err:
@@ -446,8 +449,6 @@ def to_linear_layout(shape: Shape | str, *, unit: str = "element") -> LinearLayo
             "L(n)); the layouts exported here are bijections onto the buffer"
         )
     scale = _unit_scale(m.shape, m.element_bits, unit)
-    import numpy as np
-
     bases: dict[str, list[list[int]]] = {}
     masks = []
     for k, d in enumerate(m.shape.dimensions):
