@@ -93,6 +93,7 @@ __all__ = [
     "Correspondence",
     "bit_offsets",
     "bitcast_is_valid",
+    "correspondence_bit_offsets",
     "decide_movement",
     "memory_space_reason",
     "reshape_is_bitcast",
@@ -369,6 +370,24 @@ def bit_offsets(
     corr = _reshape(a, b) if permutation is None else _transpose(tuple(permutation), b)
     j = list(element)
     return _bit_position(a)(_input_index(corr, a, b)(j, ar), ar), _bit_position(b)(j, ar)
+
+
+def correspondence_bit_offsets(
+    src: Shape | str, dst: Shape | str, element: Sequence[Any], ar: Arithmetic = _INT
+) -> tuple[tuple[str, Any, Any], ...]:
+    """For each correspondence :func:`bitcast_is_valid` tries on these shapes:
+    ``(its name, bit offset in src, bit offset in dst)`` of output element ``element``
+    (the size conditions' witness for "no correspondence keeps every bit").
+
+    >>> correspondence_bit_offsets("f32[8,2]{1,0}", "f32[2,8]{0,1}", (1, 0))
+    (('reshape', 256, 32), ('transpose [1, 0]', 32, 32), ('transpose-reshape-transpose', 32, 32))
+    """
+    a, b = _arrays(src, dst)
+    j = list(element)
+    dst_bit = _bit_position(b)(j, ar)
+    return tuple(
+        (str(c), _bit_position(a)(_input_index(c, a, b)(j, ar), ar), dst_bit) for c in _candidates(a, b)
+    )
 
 
 def _candidates(a: ArrayShape, b: ArrayShape) -> tuple[Correspondence, ...]:

@@ -59,7 +59,13 @@ from typing import Any
 
 import sympy
 
-from layout_algebra.bitcast import bit_offsets, bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.bitcast import (
+    bit_offsets,
+    bitcast_is_valid,
+    correspondence_bit_offsets,
+    reshape_is_bitcast,
+    transpose_is_bitcast,
+)
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape
@@ -144,6 +150,9 @@ class Claim:
     offsets: Callable[[Sequence[Any], Any], tuple[Any, Any]] | None = None
     #: the transpose's permutation (``None``: the reshape correspondence)
     permutation: tuple[int, ...] | None = None
+    #: ``shapes, element, ar -> [(input bit, output bit), ...]``, one pair per correspondence
+    #: (``bitcast_is_valid`` claims: the claim fails at an element that moves under all)
+    all_offsets: Callable[[ArrayShape, ArrayShape, Sequence[Any], Any], list[tuple[Any, Any]]] | None = None
     #: ``shape, element, ar -> (position, slots)`` (in-bounds claims: the claim fails at
     #: an element whose position is ``>= slots``)
     outside: Callable[[ArrayShape, Sequence[Any], Any], tuple[Any, Any]] | None = None
@@ -248,7 +257,18 @@ def bitcast_claim(
         def offsets(element: Sequence[Any], ar: Any) -> tuple[Any, Any]:
             return bit_offsets(a, b, element, perm if operation == "transpose" else None, ar)
 
-    return Claim(name, (a, b), decide, prove, failure, offsets, perm if operation == "transpose" else None)
+    all_offsets = None
+    if operation == "bitcast" and a.rank != b.rank:
+        # the correspondences tried do not depend on the sizes only when no transpose can
+        # apply (equal ranks: at some sizes the dimensions may match a permutation)
+
+        def all_offsets(
+            x: ArrayShape, y: ArrayShape, element: Sequence[Any], ar: Any
+        ) -> list[tuple[Any, Any]]:
+            return [(i, o) for _, i, o in correspondence_bit_offsets(x, y, element, ar)]
+
+    perm_or_none = perm if operation == "transpose" else None
+    return Claim(name, (a, b), decide, prove, failure, offsets, perm_or_none, all_offsets=all_offsets)
 
 
 def _bitcast_size_failure(a: ArrayShape, b: ArrayShape) -> sympy.Basic:
@@ -682,7 +702,9 @@ def prove_necessary(
     if result.status == "proved":
         record.append(result)
         return True, "Z3: wherever the condition fails, the element counts or allocated bytes differ"
-    has_witness = claim.offsets is not None or claim.outside is not None or claim.prove_witnesses is not None
+    has_witness = any(
+        f is not None for f in (claim.offsets, claim.outside, claim.prove_witnesses, claim.all_offsets)
+    )
     chosen = witnesses(claim, [p for p, ok in table.items() if not ok]) if has_witness and table else []
     if not chosen:
         record.append(result)
@@ -705,17 +727,21 @@ def prove_necessary(
     record.append(result)
     names = " or ".join(str(list(w)) for w in chosen)
     if result.status == "proved":
-        how = (
-            "lies outside the allocation"
-            if claim.outside is not None
-            else "differs"
-            if claim.prove_witnesses is not None
-            else "moves"
-        )
+        how = _how_it_fails(claim)
         sizes = "" if claim.size_failure in (sympy.false, False) else "the sizes differ or "
         return True, f"Z3: wherever the condition fails, {sizes}element {names} {how}"
     note = f" (cut to {timeout_ms} ms by the time budget)" if cut and result.status == "unknown" else ""
     return False, f"the witness query (element {names}) was {result.status}{note}"
+
+
+def _how_it_fails(claim: Claim) -> str:
+    if claim.outside is not None:
+        return "lies outside the allocation"
+    if claim.prove_witnesses is not None:
+        return "differs"
+    if claim.all_offsets is not None:
+        return "moves under every correspondence tried"
+    return "moves"
 
 
 def _fails_at(claim: Claim, element: Sequence[Any]) -> sympy.Basic:
@@ -723,6 +749,9 @@ def _fails_at(claim: Claim, element: Sequence[Any]) -> sympy.Basic:
     if claim.outside is not None:
         position, slots = claim.outside(claim.shapes[0], element, SYMPY_ARITHMETIC)
         return sympy.Ge(sympy.sympify(position), sympy.sympify(slots))
+    if claim.all_offsets is not None:  # it moves under every correspondence tried
+        pairs = claim.all_offsets(claim.shapes[0], claim.shapes[1], element, SYMPY_ARITHMETIC)
+        return sympy.And(*(sympy.Ne(sympy.sympify(i), sympy.sympify(o)) for i, o in pairs))
     assert claim.offsets is not None
     return sympy.Ne(*claim.offsets(element, SYMPY_ARITHMETIC))
 
@@ -777,6 +806,8 @@ def _moves(claim: Claim, template: tuple[Any, ...], point: tuple[int, ...]) -> b
     if claim.outside is not None:
         position, slots = claim.outside(shapes[0], element, ARITHMETIC)
         return bool(position >= slots)
+    if claim.all_offsets is not None:
+        return all(i != o for i, o in claim.all_offsets(shapes[0], shapes[1], element, ARITHMETIC))
     src, dst = bit_offsets(shapes[0], shapes[1], element, claim.permutation)
     return bool(src != dst)
 

@@ -529,7 +529,7 @@ def test_results_carry_their_condition_on_demand():
     before, after = REWRITES[4][1]("N")
     rewrite = verify_rewrite(before, after)
     assert rewrite.status == "refuted" and rewrite.condition.expr == sympy.Eq(N, 1)
-    assert prove.rewrite(before, after).condition.status == "exact"
+    assert prove.rewrite(before, after).question == rewrite.question  # the alias records it too
 
 
 def test_a_result_without_its_question_says_so():
@@ -562,3 +562,20 @@ def test_a_proof_cut_by_the_budget_is_not_exact():
     found = conditions.condition_of(claim, bound=12, budget_s=0.5)
     assert found.status == "unknown", found.details
     assert any("time budget" in d for d in found.details), found.details
+
+
+def test_bitcast_is_valid_necessity_needs_every_correspondence_to_move():
+    """``bitcast_is_valid`` holds if any correspondence keeps every bit: its necessity witness
+    must move under all of them (reshape and the physical transpose-reshape-transpose here).
+    Exact for the 2 x N merge; a too-strong condition (N % 16: N = 8 is a bitcast) is not
+    proved necessary; equal ranks (where extra transposes can apply at some sizes) get no
+    witness at all."""
+    args = ("f32[2,N,128]{2,1,0:T(8,128)}", "f32[2*N,128]{1,0:T(8,128)}")
+    found = conditions.when_bitcast_is_valid(*args)
+    assert found.expr == sympy.Eq(sympy.Mod(N, 8), 0) and found.status == "exact", found.details
+    assert "every correspondence" in found.details[-1]
+    claim = claim_of("bitcast", args)
+    table = conditions.sample(claim.decide, claim.symbols, 32)
+    ok, why = conditions.prove_necessary(claim, sympy.Eq(sympy.Mod(N, 16), 0), table)
+    assert not ok, why
+    assert claim_of("bitcast", ("f32[N,128]{1,0}", "f32[128,N]{0,1}")).all_offsets is None
