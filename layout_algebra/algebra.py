@@ -320,7 +320,7 @@ def _from_xla(shape: Shape | str) -> Layout:
         raise AlgebraError(str(err)) from None
     except ValueError as err:  # not a shape at all
         raise AlgebraError(
-            f"{str(shape)!r} is neither CuTe text (shape:stride) nor an XLA shape: {err}"
+            f"{str(shape)!r} has no CuTe layout (nor is it CuTe text, shape:stride): {err}"
         ) from None
     if not cute.shape:
         return Layout(1, 0)
@@ -337,6 +337,9 @@ def _from_xla(shape: Shape | str) -> Layout:
 
 def layout(value: LayoutLike) -> Layout:
     """A :class:`Layout` from CuTe text, an integer ``n`` (``n:1``), a layout, or an XLA shape.
+
+    CuTe strides count elements: an XLA shape's ``E(n)`` and memory space ``S(n)`` are not in
+    the result (give them again to :meth:`Layout.to_xla`).
 
     >>> str(layout(8)), str(layout("((2,4),3) : ((1,6),2)"))
     ('8:1', '((2,4),3):((1,6),2)')
@@ -355,6 +358,10 @@ def layout(value: LayoutLike) -> Layout:
         stripped = value.strip()
         if not stripped:
             raise AlgebraError("an empty text is no layout (give CuTe text such as 4:1, or an XLA shape)")
+        if stripped[:1] == "(" and "[" in stripped:
+            raise AlgebraError(
+                f"{stripped!r} is an XLA tuple shape: it has no single layout (give one of its arrays)"
+            )
         if stripped[:1] == "(" or stripped[:1].isdigit():
             return _parse(stripped)
         return _from_xla(stripped)

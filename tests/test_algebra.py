@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies_algebra import (
@@ -37,6 +38,7 @@ from layout_algebra.algebra import (
     logical_divide,
     logical_product,
     make_layout,
+    offset_expr,
     right_inverse,
     tiled_divide,
     tiled_product,
@@ -89,7 +91,8 @@ def test_coordinates_nested_and_flat() -> None:
         ("(4,0):(1,4)", "integer >= 1"),
         ("4:1:2", "unexpected ':'"),
         ("(4,):(1,)", "expected an integer or '('"),
-        ("__import__('os')", "neither CuTe text"),
+        ("__import__('os')", "has no CuTe layout"),
+        ("(f32[4], f32[2])", "XLA tuple shape"),
     ],
 )
 def test_bad_cute_text_is_a_clear_error(text: str, why: str) -> None:
@@ -116,6 +119,14 @@ def test_bad_values() -> None:
 
 
 # ------------------------------------------------------------------------ XLA layouts in and out
+@EXAMPLES
+@given(layouts(64), st.integers(0, 80))
+def test_symbolic_offsets_are_the_definition(L: Layout, i: int) -> None:
+    """``offset_expr`` (what the proofs in proofs/cute_*.py evaluate) is the layout, past its size too."""
+    x = sympy.Symbol("x", integer=True, nonnegative=True)
+    assert offset_expr(L.shape, L.stride, x).subs(x, i) == offset(L.shape, L.stride, i)
+
+
 @pytest.mark.parametrize(
     "shape",
     [
