@@ -189,7 +189,7 @@ def code_fingerprint() -> str | None:
     ``None`` when the source cannot be read (a zipped or source-less installation): then no
     record is read or written, since a change of the code could not be seen.
 
-    Hashing the ~40 source files costs more than the rest of a cached proof, so the digest
+    Reading and hashing the ~22 source files took a third of a cached proof, so the digest
     is itself remembered in the cache folder under the files' *status* (see
     ``_code_status``): as long as no file has been written, replaced, added or removed
     since, the stored digest is the digest of the same bytes.
