@@ -71,6 +71,9 @@ FIGURES: dict[str, FigureSpec] = {
     "thin_2x128.png": FigureSpec(
         "f32[2,300]{1,0:T(2,128)}", {"max_rows": 8, "max_cols": 16, "memory_strip": False}
     ),
+    # the tutorial's copy (XLA:TPU's s8 copy fusion): 32-row tiles vs 8-row tiles
+    "copy_s8_32_rows.png": FigureSpec("s8[32,256]{1,0:T(32,128)(4,1)}", {"max_rows": 16, "max_cols": 16}),
+    "copy_s8_8_rows.png": FigureSpec("s8[32,256]{1,0:T(8,128)(4,1)}", {"max_rows": 16, "max_cols": 16}),
 }
 
 
