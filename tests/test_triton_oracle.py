@@ -41,7 +41,9 @@ def test_triton_applies_the_exported_bases_as_the_layout_map(case: tuple[str, st
         theirs = _triton_layout(ll)
         assert str(theirs) == "\n" + str(ll)
         for i in m.elements():
-            assert theirs.apply({f"dim{k}": v for k, v in enumerate(i)}) == {"offset": m.forward(i, unit=unit)}
+            assert theirs.apply({f"dim{k}": v for k, v in enumerate(i)}) == {
+                "offset": m.forward(i, unit=unit)
+            }
         assert theirs.is_injective()
         assert theirs.is_surjective() == (unit == "element" or m.element_bits == 1)
     inverse = _triton_layout(to_linear_layout(text)).invert()
