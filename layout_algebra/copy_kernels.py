@@ -14,7 +14,9 @@ turns into vector instructions.
   ``[8j, 8j+8)`` (the little-endian order of the 4 ``s8`` of an ``(4,1)`` tile);
   :func:`words_from_nibbles` from the low 4 bits of 8 bytes, nibble ``j`` in bits
   ``[4j, 4j+4)`` (the 8 ``s4`` of an ``(8,1)`` tile under ``E(4)``).
-  :func:`bytes_from_words` and :func:`nibbles_from_words` take them apart again.
+  :func:`bytes_from_words` and :func:`nibbles_from_words` take them apart again, and
+  :func:`halves_from_words` splits words into two 16-bit halves (the 2 ``bf16`` of a
+  ``(2,1)`` tile).
 
 Part ``j`` of the word at ``i`` is ``parts[po + i . ps + j * step]``; the word is
 ``words[wo + i . ws]``, for ``i`` in the 4-D ``shape``. Each part of a word has a loop
@@ -48,12 +50,14 @@ from numba import njit
 
 __all__ = [
     "bytes_from_words",
+    "halves_from_words",
     "nibbles_from_words",
     "words_from_bytes",
     "words_from_nibbles",
 ]
 
 U8 = np.uint8
+U16 = np.uint16
 U32 = np.uint32
 M4 = np.uint32(0xF)
 # shift amounts as 32-bit constants: with Python ints the arithmetic widens to 64 bits
@@ -188,6 +192,29 @@ def _nibbles_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-
                         parts[p + j * step] = U8((v >> U32(4 * j)) & M4)
 
 
+@njit(nogil=True, cache=True)
+def _halves_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                a = parts[pb : pb + n]
+                b = parts[pb + step : pb + step + n]
+                for i in range(n):
+                    v = w[i]
+                    a[i] = U16(v)
+                    b[i] = U16(v >> S16)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    v = words[wb + i * w3]
+                    parts[p] = U16(v)
+                    parts[p + step] = U16(v >> S16)
+
+
 # ------------------------------------------------------------------- the kernels: over i0
 # (each spells its loop over i0: numba cannot cache a kernel that takes a function argument)
 @njit(nogil=True, cache=True)
@@ -248,3 +275,20 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # ty
             _nibbles_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape)
         else:
             _nibbles_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape)
+
+
+@njit(nogil=True, cache=True)
+def halves_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
+    """``parts[p] = words[w] & 0xFFFF`` and ``parts[p + step] = words[w] >> 16``: the two
+    16-bit halves of each word (the 2 ``bf16`` of a ``(2,1)`` tile). Only this direction has a
+    kernel: building the words, NumPy's two passes measured as fast."""
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, np.uint32)
+    for i0 in range(shape[0]):
+        if staged:
+            run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                stage[i] = run[i]
+            _halves_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape)
+        else:
+            _halves_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape)
