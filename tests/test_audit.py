@@ -627,3 +627,28 @@ def test_progress_bar_goes_to_stderr_not_into_json(capsys, tmp_path: Path, monke
     assert code == 0 and calls and calls[0] is not None  # a bar was asked for
     record = json.loads(out)  # stdout is the JSON alone
     assert record["instructions"] == parse_module(text).instruction_count
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(4))))
+def test_cycles_are_found_in_any_order_of_instructions(order) -> None:
+    """The audit skips the cycle search when every operand stands before its user; listed in
+    any order, a module with a cycle still has it reported, and one without has none."""
+    acyclic = [
+        "p = f32[2]{0} parameter(0)",
+        "a = f32[2]{0} negate(p)",
+        "b = f32[2]{0} add(a, p)",
+        "c = f32[2]{0} copy(b)",
+    ]
+    cyclic = [
+        "p = f32[2]{0} parameter(0)",
+        "a = f32[2]{0} negate(c)",
+        "b = f32[2]{0} add(a, p)",
+        "c = f32[2]{0} copy(b)",
+    ]
+    for lines, has_cycle in ((acyclic, False), (cyclic, True)):
+        body = "\n".join(f"  {lines[k]}" for k in order)
+        errors = audit_module(parse_module(f"HloModule m\nENTRY e {{\n{body}\n}}")).errors
+        assert bool(errors) == has_cycle, (order, errors)
+        if has_cycle:
+            assert len(errors) == 1 and "depend on themselves" in errors[0]
+            assert set(errors[0].split(": ", 2)[-1].split(" -> ")) == {"a", "b", "c"}

@@ -269,14 +269,21 @@ def _computation_errors(computation: HloComputation) -> list[str]:
     """``module_errors`` of one computation (they never reach across computations)."""
     errors: list[str] = []
     defined = {i.name: i for i in computation.instructions}
-    for instruction in computation.instructions:
+    position = {i.name: k for k, i in enumerate(computation.instructions)}  # the last, as in defined
+    backward_only = True
+    for k, instruction in enumerate(computation.instructions):
         for operand in instruction.operands:
-            if operand.name not in defined:
+            where = position.get(operand.name)
+            if where is None:
                 errors.append(
                     f"{computation.name}/{instruction.name}: operand {operand.name!r} is not an "
                     f"instruction of computation {computation.name}"
                 )
-    cycle = _a_cycle(defined)
+            elif where >= k:
+                backward_only = False
+    # Dumps list every instruction after its operands: when every operand stands before
+    # its user, every dependency points to an earlier position and there is no cycle.
+    cycle = None if backward_only else _a_cycle(defined)
     if cycle:
         errors.append(f"{computation.name}: instructions depend on themselves: {' -> '.join(cycle)}")
     return errors
