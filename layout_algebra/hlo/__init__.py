@@ -22,9 +22,10 @@ ops move data.
 >>> report.row("main", "c").movement.verdict
 'moves data'
 
-The modules are: ``ir`` (the values), ``parser`` (``parse_module``, ``HloParseError``),
-``attributes`` (the attribute values layout analysis reads), ``audit`` (the audit and
-``classify_movement``), ``report`` (the audit as tables, for the command line) and
+The modules are: ``ir`` (the values), ``parser`` (``parse_module``, ``HloParseError``, and
+``HloModuleStream``/``iter_computations``: a module one computation at a time, for dumps too big
+to hold whole), ``attributes`` (the attribute values layout analysis reads), ``audit`` (the audit,
+``audit_stream`` on a stream, and ``classify_movement``), ``report`` (the audit as tables, for the command line) and
 ``verify`` (``verify_rewrite``: is a rewrite of a module safe, physically or logically)
 and ``execute`` (``run`` a module on real packed bytes, ``compare`` two modules by running
 them: the verifier's independent executable oracle) and ``passes`` (``validate_passes``:
