@@ -119,7 +119,7 @@ NECESSITY_TIMEOUT_MS = 30_000
 DEFAULT_TIMEOUT_MS = 30_000
 #: Seconds one condition may take in all (grid, fit and proofs); a proof cut off by it
 #: leaves the status ``unknown`` (or only bounded necessity), saying so.
-DEFAULT_BUDGET_S = 25.0
+DEFAULT_BUDGET_S = 60.0
 
 Sizes = Mapping[sympy.Symbol, int]
 

@@ -47,7 +47,14 @@ from typing import Any
 import sympy
 import z3
 
-from layout_algebra.conditions import Claim, Condition, UndecidedClaim, condition_of, substitute
+from layout_algebra.conditions import (
+    DEFAULT_BUDGET_S,
+    Claim,
+    Condition,
+    UndecidedClaim,
+    condition_of,
+    substitute,
+)
 from layout_algebra.hlo.ir import HloModule
 from layout_algebra.hlo.verify import (
     map_array_shapes,
@@ -252,7 +259,13 @@ def _witness_query(
 
 
 def when_rewrite_is_safe(
-    before: str | HloModule, after: str | HloModule, *, mode: str = "physical", bound: int | None = None
+    before: str | HloModule,
+    after: str | HloModule,
+    *,
+    mode: str = "physical",
+    bound: int | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
 ) -> Condition:
-    """For which sizes rewriting ``before`` into ``after`` is safe (``verify_rewrite`` proves it)."""
-    return condition_of(rewrite_claim(before, after, mode=mode), bound)
+    """For which sizes rewriting ``before`` into ``after`` is safe (``verify_rewrite`` proves
+    it); ``bound`` and ``budget_s`` as for :func:`~layout_algebra.conditions.condition_of`."""
+    return condition_of(rewrite_claim(before, after, mode=mode), bound, budget_s=budget_s)
