@@ -109,6 +109,11 @@ The logical array is cut into *blocks*, views that each land as a box of the til
                     copied into its place in the words)
 ==================  =================================================================
 
+With ``numba`` installed (the ``fast`` extra), words of 32 bits made of several rows — the
+4 bytes of an ``(4,1)`` tile, the 8 nibbles of an ``(8,1)`` tile under ``E(4)`` — are built
+by compiled kernels (:mod:`layout_algebra.copy_kernels`) in one pass per block instead, and
+taken apart the same way (also the 2 halves of a bf16 ``(2,1)`` tile); the bytes are the same.
+
 Every view is a view (NumPy reshapes a sliced dimension into two without copying). The
 data then moves by ``np.copyto`` from each block's view into the box, chunk by chunk of the
 output (2 MB, so that what is read and written stays in the cache; ``unpack`` first reads
