@@ -373,7 +373,9 @@ def _repeated(text: str, copies: int) -> str:
     import re
 
     header, _, body = text.partition("\n")
-    while not header.startswith("HloModule"):
+    while not header.lstrip().startswith("HloModule"):  # comment lines first; maybe indented
+        if not body:
+            raise ValueError("no 'HloModule' line")
         header, _, body = body.partition("\n")
     out = [header]
     for k in range(copies):
