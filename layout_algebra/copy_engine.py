@@ -369,10 +369,25 @@ def is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
     return True
 
 
+def _word_kernel(
+    words: np.ndarray, parts: np.ndarray, bits: int, building: bool
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """The kernel that builds (or splits) ``words`` from (into) ``parts``, and its arguments
+    after the arrays; None if there is none for them. Imports numba only for words of at
+    least ``KERNEL_MIN_BYTES``."""
+    if words.nbytes < KERNEL_MIN_BYTES or (not building and not parts.flags.writeable):
+        return None
+    names = WORD_KERNELS.get((parts.shape[-1], bits)) if parts.ndim else None
+    name = names[0 if building else 1] if names else None
+    k = kernels() if name else None
+    args = _word_kernel_args(words, parts, bits) if k is not None and name else None
+    return None if args is None or name is None else (getattr(k, name), args)
+
+
 def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
     """``words[...] = sum_j (parts[..., j] & mask) << (bits * j)`` with a compiled kernel
-    (``mask``: the low ``bits``; 32-bit words of 4 bytes, 8 nibbles or 2 halves); False,
-    having done nothing, when no kernel takes it (then use NumPy).
+    (``mask``: the low ``bits``; 32-bit words of 4 bytes or 8 nibbles); False, having done
+    nothing, when no kernel takes it (then use NumPy).
 
     >>> words = np.zeros(1 << 16, np.uint32)                    # 256 KB of words
     >>> parts = np.arange(4 << 16, dtype=np.uint32).astype(np.uint8).reshape(-1, 4)
@@ -380,29 +395,38 @@ def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
     >>> not done or [hex(w) for w in words[:3]] == ['0x3020100', '0x7060504', '0xb0a0908']
     True
     """
-    k = kernels() if words.nbytes >= KERNEL_MIN_BYTES else None
-    args = _word_kernel_args(words, parts, bits) if k is not None else None
-    if args is None:
+    found = _word_kernel(words, parts, bits, building=True)
+    if found is None:
         return False
-    wf, ws, pf, ps, step, shape, staged = args
-    name = WORD_KERNELS[parts.shape[-1], bits][0]
-    if name is None:
-        return False
-    getattr(k, name)(wf, 0, ws, pf, 0, ps, step, shape, staged)
+    kernel, (wf, ws, pf, ps, step, shape, staged) = found
+    kernel(wf, 0, ws, pf, 0, ps, step, shape, staged)
     return True
 
 
 def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int) -> bool:
-    """The inverse of :func:`interleave`: ``parts[..., j] = (words >> (bits * j)) & mask``."""
-    k = kernels() if words.nbytes >= KERNEL_MIN_BYTES else None
-    ok = k is not None and parts.flags.writeable
-    args = _word_kernel_args(words, parts, bits) if ok else None
-    if args is None:
+    """The inverse of :func:`interleave`: ``parts[..., j] = (words >> (bits * j)) & mask``
+    (also for the two 16-bit halves of a word)."""
+    found = _word_kernel(words, parts, bits, building=False)
+    if found is None:
         return False
-    wf, ws, pf, ps, step, shape, staged = args
-    name = WORD_KERNELS[parts.shape[-1], bits][1]
-    getattr(k, name)(pf, 0, ps, step, wf, 0, ws, shape, staged)
+    kernel, (wf, ws, pf, ps, step, shape, staged) = found
+    kernel(pf, 0, ps, step, wf, 0, ws, shape, staged)
     return True
+
+
+def uses_kernel(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether :func:`copy` copies ``src`` into ``dst`` with a compiled word kernel (then
+    the caller need not stage or cut the copy for the cache)."""
+    if dst.size < WORD_MIN_ELEMENTS:
+        return False
+    d, s = dst, src
+    while d.ndim > 1 and d.shape[-1] == 1:
+        d, s = d[..., 0], s[..., 0]
+    if _makes_words(d, s):
+        return _word_kernel(_word_view(d), s, 8 * d.itemsize, building=True) is not None
+    if _makes_words(s, d):
+        return _word_kernel(_word_view(s), d, 8 * s.itemsize, building=False) is not None
+    return False
 
 
 def is_large_transpose(dst: np.ndarray, src: np.ndarray) -> bool:

@@ -224,6 +224,9 @@ _CHUNK_BYTES = 1 << 21
 #: ... or, when the chunk's copies transpose, this many: they are blocked in the cache by
 #: themselves (``copy_engine.blocked_copy``), and a longer chunk makes longer runs in the array.
 _TRANSPOSING_CHUNK_BYTES = 1 << 23
+#: ... or, when compiled kernels build the words (``copy_engine.uses_kernel``), this many:
+#: they make one pass, so the chunk need not stay in the cache, and fewer calls cost less.
+_KERNEL_CHUNK_BYTES = 1 << 23
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -658,16 +661,23 @@ def _pack_whole_bytes(
     engine.run_parallel(move, chunks, threads)
 
 
-def _chunk_bytes(plan: _Plan, slots: np.ndarray, bits: int) -> int:
-    """How long the chunks of ``slots`` (the box) are: longer if copies into the first one transpose."""
-    if slots.nbytes <= _CHUNK_BYTES or all(b.view.nbytes <= engine.BLOCK_BYTES for b in plan.blocks):
-        return _CHUNK_BYTES  # one chunk anyway, or no copy large enough to be blocked
+def _chunk_bytes(plan: _Plan, slots: np.ndarray, bits: int, *, packing: bool = True) -> int:
+    """How long the chunks of ``slots`` (the box) are: longer if copies into the first one
+    transpose, or are made by compiled kernels."""
+    if slots.nbytes <= _CHUNK_BYTES:
+        return _CHUNK_BYTES  # one chunk anyway
+    large = any(b.view.nbytes > engine.BLOCK_BYTES for b in plan.blocks)
     for prefix, lo, hi, _ in _chunks(plan.box, bits):
         chunk = slots[(*prefix, slice(lo, hi))]
         for b in plan.blocks:
             where = _overlap(b, prefix, lo, hi)
-            if where is not None and engine.is_large_transpose(chunk[where[1]], b.view[where[0]]):
+            if where is None:
+                continue
+            part, view = chunk[where[1]], b.view[where[0]]
+            if large and engine.is_large_transpose(part, view):
                 return _TRANSPOSING_CHUNK_BYTES
+            if engine.uses_kernel(part, view) if packing else engine.uses_kernel(view, part):
+                return max(_CHUNK_BYTES, _KERNEL_CHUNK_BYTES)
         break
     return _CHUNK_BYTES
 
@@ -676,16 +686,19 @@ def _unpack_whole_bytes(plan: _Plan, buf: np.ndarray, fmt: _Format, threads: int
     size = fmt.dtype.itemsize
     n_box = math.prod(plan.box)
     slots = buf[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
-    chunk_bytes = _chunk_bytes(plan, slots, fmt.bits)
+    chunk_bytes = _chunk_bytes(plan, slots, fmt.bits, packing=False)
     per_thread = threading.local()  # one staging chunk per thread
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
         prefix, lo, hi, _ = chunk_at
         chunk = slots[(*prefix, slice(lo, hi))]
         copies = [(b.view[w[0]], w[1]) for b in plan.blocks if (w := _overlap(b, prefix, lo, hi)) is not None]
-        if not any(engine.is_large_transpose(view, chunk[where]) for view, where in copies):
+        if not any(
+            engine.is_large_transpose(view, chunk[where]) or engine.uses_kernel(view, chunk[where])
+            for view, where in copies
+        ):
             # read the chunk in order first: the scattered reads of the copies then hit the cache
-            # (a transposing copy stages its blocks itself)
+            # (a transposing copy stages its blocks itself, a kernel reads the words in one pass)
             staging = getattr(per_thread, "staging", None)
             if staging is None:
                 staging = per_thread.staging = np.empty(
@@ -843,6 +856,17 @@ def _unpack_word_block(words: np.ndarray, parts: np.ndarray, held: slice, width:
         np.copyto(parts, target[..., held])
 
 
+def _word_chunk_bytes(plan: _Plan, dims: int, bits: int) -> int:
+    """Chunk length (in elements) for sub-byte words: whole words, and longer when compiled
+    kernels will build them (numba is imported only for an array that large)."""
+    width = math.prod(plan.box[-dims:])
+    words_bytes = math.prod(plan.box) * bits // 8
+    kernel_shape = width * bits == 32 and sum(n > 1 for n in plan.box[-dims:]) == 1
+    if kernel_shape and words_bytes >= engine.KERNEL_MIN_BYTES and engine.kernels() is not None:
+        return max(_CHUNK_BYTES, _KERNEL_CHUNK_BYTES, width)
+    return max(_CHUNK_BYTES, width)
+
+
 def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None, threads: int) -> None:
     """Sub-byte elements whose minor dims make words: gather codes word position by word
     position (contiguous copies), build each byte of the words from its positions in
@@ -877,7 +901,7 @@ def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None, threa
             engine.pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
             np.copyto(words[..., q], byte[:count].reshape(lead))
 
-    engine.run_parallel(move, list(_chunks(plan.box, bits, max(_CHUNK_BYTES, width))), threads)
+    engine.run_parallel(move, list(_chunks(plan.box, bits, _word_chunk_bytes(plan, dims, bits))), threads)
 
 
 def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> None:
@@ -908,4 +932,4 @@ def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> None
         for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
             np.copyto(view, rows[j][dst])
 
-    engine.run_parallel(move, list(_chunks(plan.box, bits, max(_CHUNK_BYTES, width))), threads)
+    engine.run_parallel(move, list(_chunks(plan.box, bits, _word_chunk_bytes(plan, dims, bits))), threads)

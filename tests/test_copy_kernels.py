@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_numpy_eval import random_array, raw_bytes, reference_pack
 
-from layout_algebra import copy_engine
+from layout_algebra import copy_engine, numpy_eval
 from layout_algebra.layout_map import layout_map
 from layout_algebra.numpy_eval import pack, unpack
 
@@ -166,9 +166,25 @@ def test_random_word_layouts_give_the_same_bytes_on_both_paths(text, seed, fill,
         patch.setattr(copy_engine, "STAGE_BYTES", stage)  # staged words: never, small ones, the default
         if chunk:  # several chunks, on two threads
             patch.setattr("layout_algebra.numpy_eval._CHUNK_BYTES", 64 << (4 * chunk))
+            patch.setattr("layout_algebra.numpy_eval._KERNEL_CHUNK_BYTES", 64 << (4 * chunk))
         fast, slow = both_paths(x, text, fill=fill, threads=1 + chunk % 2)
     np.testing.assert_array_equal(fast, slow, err_msg=text)
     np.testing.assert_array_equal(fast, reference_pack(x, text, fill=fill), err_msg=text)
+
+
+def test_kernel_copies_use_long_chunks_and_read_the_buffer_directly(monkeypatch) -> None:
+    text = "s8[1024,2048]{1,0:T(32,128)(4,1)}"  # 2 MB: one long chunk with kernels, two without
+    m = layout_map(text)
+    slots = np.zeros(m.size_in_bytes, np.uint8).reshape(
+        numpy_eval._walk(m, np.zeros((1, 1), np.uint8), None).box
+    )
+    x = random_array(m, np.random.default_rng(6))
+    plan = numpy_eval._walk(m, x.view(np.uint8), None)
+    monkeypatch.setattr(numpy_eval, "_CHUNK_BYTES", 1 << 20)
+    assert numpy_eval._chunk_bytes(plan, slots, 8) == numpy_eval._KERNEL_CHUNK_BYTES
+    assert numpy_eval._chunk_bytes(plan, slots, 8, packing=False) == numpy_eval._KERNEL_CHUNK_BYTES
+    monkeypatch.setattr(copy_engine, "USE_KERNELS", False)
+    assert numpy_eval._chunk_bytes(plan, slots, 8) == 1 << 20
 
 
 # ------------------------------------------------------------- inputs the kernels refuse
