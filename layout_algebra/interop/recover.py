@@ -267,13 +267,20 @@ def _solutions(positions: tuple[Position, ...], dims: tuple[int, ...], exact: bo
 
 
 def _full_order(order: tuple[int, ...], rank: int) -> tuple[int, ...]:
-    """The physical order with the dims missing from ``order`` (size 1) put back, logical order kept where free."""
-    missing = [k for k in range(rank) if k not in order]
-    out = list(order)
-    for k in missing:
-        at = next((j for j, d in enumerate(out) if d > k), len(out))
-        out.insert(at, k)
-    return tuple(out)
+    """The physical order with the dims missing from ``order`` (size 1) put back majormost.
+
+    The tiles of a solution were found on the dims in ``order``: the first tile covers
+    the minor-most ``len(tile)`` of them. A size-1 dim put back among those would take a
+    tile entry meant for another dim (``T(2,1)`` found on the order ``(1, 0)`` of
+    ``f32[2,4,1]`` must still tile dims 1 and 0, not 0 and 2). Put back majormost, a
+    size-1 dim is either untiled or covered where the tile would have prepended a unit
+    dim, which is the same thing: every element keeps its offset and the buffer its size.
+
+    >>> _full_order((1, 0), 3)
+    (2, 1, 0)
+    """
+    missing = tuple(k for k in range(rank) if k not in order)
+    return missing + tuple(order)
 
 
 def layout_shape(
@@ -334,6 +341,13 @@ def recover_layout(
         if _same_positions(got, wanted, dims):
             return shape
     described = ", ".join(str(p) for p in positions)
+    gaps = [str(p) for p in positions if not exact and p.extent > p.size(dims)]
+    if gaps and 1 in dims:  # a limit of the search, not a proof that no layout exists
+        raise NotExpressible(
+            f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} found that puts its elements at "
+            f"the positions [{described}]: the search reads the room left by {', '.join(gaps)} as padding of "
+            f"that digit's own dimension only, not of a size-1 dimension the text leaves out"
+        )
     raise NotExpressible(
         f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} puts its elements at the positions "
         f"[{described}]"
