@@ -540,7 +540,8 @@ def from_linear_layout(
             digits.append((k, 1 << start, None if top else 1 << (j - start + 1), places[start]))
             j += 1
     try:
-        shape = _recover_without_unit_dims(dtype, dims, digits, element_size_in_bits)
+        positions = strided_positions(digits, dims)
+        shape = recover_layout(dtype, dims, positions, exact=False, element_size_in_bits=element_size_in_bits)
     except NotExpressible as err:
         raise NotExpressible(f"{forward.bases_text()}: {err}") from None
     shape = normal_form(shape)  # the simplest layout proved equal to the recovered one
@@ -550,26 +551,3 @@ def from_linear_layout(
             f"{forward.bases_text()}: the recovered {shape} has the bases {got.bases_text()}"
         )
     return shape
-
-
-def _recover_without_unit_dims(
-    dtype: str,
-    dims: tuple[int, ...],
-    digits: list[tuple[int, int, int | None, int]],
-    element_size_in_bits: int,
-) -> ArrayShape:
-    """The layout from the digits of the dimensions larger than 1, with the size-1 dimensions put
-    back majormost (where no tile reaches them, so they change no element's offset)."""
-    live = [k for k, d in enumerate(dims) if d > 1]
-    renumber = {k: j for j, k in enumerate(live)}
-    live_dims = tuple(dims[k] for k in live)
-    positions = strided_positions([(renumber[k], w, m, s) for k, w, m, s in digits], live_dims)
-    reduced = recover_layout(
-        dtype, live_dims, positions, exact=False, element_size_in_bits=element_size_in_bits
-    )
-    layout = reduced.effective_layout
-    minor_to_major = [live[j] for j in layout.minor_to_major] + [
-        k for k in reversed(range(len(dims))) if k not in live
-    ]
-    tiles = [t.dimensions for t in layout.tiles]
-    return layout_shape(dtype, dims, minor_to_major, tiles, element_size_in_bits)
