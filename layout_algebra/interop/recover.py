@@ -37,6 +37,14 @@ leading digits are stored, then fewest 1s): ``T(1,128)`` on
 >>> str(recover_layout("f32", (5, 100), cute_like, exact=False))
 'f32[5,100]{1,0:T(128)}'
 
+A size-1 dimension no position mentions goes back majormost, where no tile found
+without it can reach it (among the tiled dimensions it would take another one's tile
+entry): ``f32[2,4,1]{0,1,2:T(2,1)}`` keeps its tile on dimensions 1 and 0.
+
+>>> cute_like = [p for p in positions_of("f32[2,4,1]{0,1,2:T(2,1)}") if p.extent > 1]
+>>> str(recover_layout("f32", (2, 4, 1), cute_like, exact=False))
+'f32[2,4,1]{0,1,2:T(2,1)}'
+
 Every answer is checked by evaluating it: :func:`recover_layout` only returns a layout
 whose positions are the ones asked for (and raises :class:`NotExpressible` with the
 reason otherwise).
@@ -47,6 +55,10 @@ when both are present, so it never builds a tile level whose tile number is a un
 apart) is not generated, and ``T(128)(2,1,1)`` comes back instead. Both are the same
 layout as the simpler ``T(2,1)``; ``from_cute`` and ``from_mlir_affine_map`` therefore
 return the :func:`~layout_algebra.normal_form.normal_form` of what this module recovers.
+Nor does it pad a size-1 dimension the positions leave out: a hole between strides
+(``bf16[8,1]{0,1:T(8,1)}`` is CuTe's ``(8,1):(8,0)``) is read as padding of a digit's own
+dimension only, so such text is refused: the smallest stride is not 1, or no layout found,
+the reason naming the room the search did not fill.
 """
 
 from __future__ import annotations
