@@ -120,6 +120,8 @@ DEFAULT_TIMEOUT_MS = 30_000
 #: Seconds one condition may take in all (grid, fit and proofs); a proof cut off by it
 #: leaves the status ``unknown`` (or only bounded necessity), saying so.
 DEFAULT_BUDGET_S = 60.0
+#: CPU seconds one condition may take (the issue's bound is 30 s per condition).
+DEFAULT_CPU_BUDGET_S = 28.0
 
 Sizes = Mapping[sympy.Symbol, int]
 
@@ -648,20 +650,27 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = No
 
 @dataclass
 class Budget:
-    """The seconds one condition may take (grid, fit and proofs together), by the wall
-    clock, as the solver's timeouts are: a bound on how long the caller waits.
+    """The time one condition may take (grid, fit and proofs together): ``seconds`` by
+    the wall clock (how long the caller waits) and ``cpu_seconds`` of this process's CPU.
 
-    (Scaling the timeouts by the machine's measured slowdown, to give each proof the same
-    CPU time whatever the load, was tried: the slowdown changes during a long query, and
-    one condition then took 200 s. A bound the caller can rely on is worth more; on a
-    busy machine a slow proof comes back ``unknown``, saying the budget cut it.)
+    A solver query's (wall-clock) timeout is at most what is left of either: a query
+    cannot use more CPU time than the wall time it runs, so both bounds hold (up to the
+    grid and the fit, which run first and are not cut). On an idle machine the CPU bound
+    is the one that bites; on a busy one (the wall clock running several times faster
+    than the CPU time) the wall bound. (Scaling the timeouts by the measured slowdown
+    instead was tried: the slowdown changes during a long query, and one condition then
+    took 200 s.)
     """
 
     seconds: float
+    cpu_seconds: float = float("inf")
     start: float = field(default_factory=time.perf_counter)
+    cpu_start: float = field(default_factory=time.process_time)
 
     def left_ms(self) -> int:
-        return int((self.seconds - (time.perf_counter() - self.start)) * 1000)
+        wall = self.seconds - (time.perf_counter() - self.start)
+        cpu = self.cpu_seconds - (time.process_time() - self.cpu_start)
+        return int(min(wall, cpu) * 1000)
 
 
 def _timeout(budget: Budget | None, normal: int = DEFAULT_TIMEOUT_MS) -> tuple[int, bool]:
@@ -855,17 +864,22 @@ class Condition:
 
 
 def condition_of(
-    claim: Claim, bound: int | None = None, *, prove: bool = True, budget_s: float = DEFAULT_BUDGET_S
+    claim: Claim,
+    bound: int | None = None,
+    *,
+    prove: bool = True,
+    budget_s: float = DEFAULT_BUDGET_S,
+    cpu_budget_s: float = DEFAULT_CPU_BUDGET_S,
 ) -> Condition:
     """Find, then prove, the weakest size condition of ``claim`` (see the module doc).
 
     ``prove=False`` only fits (status ``unknown``, "not proved"): the formula that
-    matches the exact decision at every grid size. ``budget_s`` bounds the time
-    (:class:`Budget`): the solver queries get what is left of it (a proof it cuts off is
-    not a proof: the status then says ``unknown`` or bounded necessity, and the details
-    say why)."""
+    matches the exact decision at every grid size. ``budget_s`` (wall clock) and
+    ``cpu_budget_s`` bound the time (:class:`Budget`): the solver queries get what is left
+    of them (a proof they cut off is not a proof: the status then says ``unknown`` or
+    bounded necessity, and the details say why)."""
     start = time.perf_counter()
-    budget = Budget(budget_s)
+    budget = Budget(budget_s, cpu_budget_s)
     symbols = claim.symbols
     if len(symbols) > 3:
         raise ValueError(f"{claim.text}: conditions are found for at most 3 size symbols, not {len(symbols)}")

@@ -561,8 +561,8 @@ def test_a_result_without_its_question_says_so():
 
 # ------------------------------------------------------------------ the time budget
 def test_budget_caps_solver_timeouts():
-    """Each query gets its usual timeout while the budget allows, then what is left (at
-    least 1 s), marked as cut."""
+    """Each query gets its usual timeout while the budget allows, then what is left of the
+    wall-clock or the CPU budget, whichever is less (at least 1 s), marked as cut."""
     import time
 
     timeout_ms, cut = conditions._timeout(conditions.Budget(100.0), 30_000)
@@ -572,6 +572,9 @@ def test_budget_caps_solver_timeouts():
     assert cut and 8_000 <= timeout_ms <= 9_000
     spent = conditions.Budget(1.0, start=time.perf_counter() - 5.0)
     assert conditions._timeout(spent, 30_000) == (1000, True)
+    cpu_spent = conditions.Budget(100.0, 3.0, cpu_start=time.process_time() - 1.0)  # 2 s of CPU left
+    timeout_ms, cut = conditions._timeout(cpu_spent, 30_000)
+    assert cut and 1_000 <= timeout_ms <= 2_000
 
 
 def test_a_proof_cut_by_the_budget_is_not_exact():
