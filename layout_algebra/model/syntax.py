@@ -65,7 +65,7 @@ A formula that is a plain number must be a whole, non-negative size; errors poin
 >>> parse_shape("f32[N/0]")
 Traceback (most recent call last):
 ...
-layout_algebra.model.syntax.ParseError: cannot parse shape: division by zero in a dimension formula
+layout_algebra.model.syntax.ParseError: cannot parse shape: division by 0 (a literal divisor must be a positive integer)
   f32[N/0]
         ^
 """
@@ -73,9 +73,10 @@ layout_algebra.model.syntax.ParseError: cannot parse shape: division by zero in 
 from __future__ import annotations
 
 import functools
+import keyword
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from layout_algebra.model.primitive_types import ARRAY_TYPE_NAMES, PrimitiveType, primitive_type
 from layout_algebra.model.shapes import (
@@ -116,10 +117,11 @@ _SPACE_START = frozenset(" \t\r\n/")
 _INT = re.compile(r"-?[0-9]+")
 _ATTRIBUTE_ORDER = ("D", "T", "L", "#", "*", "E", "S", "SC", "P", "M")
 _DIM_LEVEL_LETTERS = "DCSH"
-#: Functions a dimension formula may call (the names SymPy prints them with).
-_DIM_FUNCTIONS = ("floor", "ceiling")
-#: Largest exponent of ``**`` in a dimension formula.
-MAX_DIM_EXPONENT = 64
+#: A dimension that is a plain integer or a plain name, right before ',' or ']'.
+_PLAIN_DIMENSION = re.compile(r"(?:(-?[0-9]+)|([A-Za-z_][A-Za-z0-9_]*))[ \t]*(?=[,\]])")
+#: Words that are not plain size names (functions and Python's words): the formula reader
+#: says why.
+_FORMULA_WORDS = frozenset(keyword.kwlist) | {"floor", "ceiling", "ceil", "min", "max", "Min", "Max", "Mod"}
 
 T = TypeVar("T")
 
@@ -167,8 +169,6 @@ class _Parser:
         self.what = what
         self.depth = 0
         self.symbols: dict[str, Dim] = {}
-        self.formula_has_name = False
-        self.in_formula = False
 
     # ----------------------------------------------------------------- scanning
     def error(self, reason: str, position: int | None = None) -> ParseError:
@@ -180,10 +180,7 @@ class _Parser:
         text, pos = self.text, self.pos
         if pos >= len(text) or text[pos] not in _SPACE_START:
             return  # the common case: already at a token
-        if self.in_formula:
-            pos = self.formula_space_end(pos)
-        else:
-            pos = _next_token(text, pos)
+        pos = _next_token(text, pos)
         if text.startswith("/*", pos) and text.find("*/", pos + 2) < 0:
             raise ParseError("unterminated comment '/*'", text, pos, self.what)
         self.pos = pos
@@ -359,19 +356,35 @@ class _Parser:
         if self.accept("<="):
             return self.read_int("dimension bound", allow_negative=False), True
         c = self.peek()
-        if not (c.isascii() and (c.isalnum() or c in "_(-")):
+        if not (c.isalnum() or c in "_(-"):
             raise self.error(
                 "expected a dimension size (an integer, '<=N', '?', a name or a formula such as N/8), "
                 f"found {self.describe_here()}"
             )
+        plain = _PLAIN_DIMENSION.match(self.text, self.pos)
+        if plain is not None:  # the common case: an integer or a name, never the formula reader
+            start = self.pos
+            if plain.group(1) is not None:
+                return self.checked_dimension(self.read_int("dimension size"), start), False
+            name = plain.group(2)
+            if name not in _FORMULA_WORDS and not name.startswith("__"):
+                self.pos = plain.end(2)
+                return self.symbol(name), False
+        return self.formula_dimension(), False
+
+    def formula_dimension(self) -> Dim:
+        """A dimension written as a formula, read by the shared grammar of
+        :mod:`layout_algebra.model.formulas` (it stops before ',' or ']')."""
+        from layout_algebra.model.formulas import ConditionInTerm
+
         start = self.pos
-        self.formula_has_name = False
-        self.in_formula = True
+        reader = _dimension_formula_reader()(self.text, start, self.what)
         try:
-            value = self.dim_sum()
-        finally:
-            self.in_formula = False
-        return self.checked_dimension(value, start), False
+            value = reader.formula()
+        except ConditionInTerm as wrapped:
+            raise wrapped.error from None
+        self.pos = reader.pos
+        return self.checked_dimension(value, start)
 
     def checked_dimension(self, value: object, start: int) -> Dim:
         """A formula's value as a size: a non-negative int, or an expression that may be one."""
@@ -388,89 +401,6 @@ class _Parser:
             if value > INT64_MAX:
                 raise self.error(f"dimension size {value} does not fit in a 64-bit integer", start)
         return value
-
-    # A formula's value is an int while it has no names (no SymPy needed), else SymPy.
-    def dim_sum(self) -> object:
-        negate = self.accept("-")
-        value = self.dim_product()
-        if negate:
-            value = -value  # type: ignore[operator]
-        while True:
-            if self.accept("+"):
-                value = value + self.dim_product()  # type: ignore[operator]
-            elif self.accept("-"):
-                value = value - self.dim_product()  # type: ignore[operator]
-            else:
-                return value
-
-    def dim_product(self) -> object:
-        value = self.dim_power()
-        while True:
-            if self.at("**"):
-                raise self.error("'**' takes an integer exponent after a name, a number or ')'")
-            floor = self.accept("//")
-            if floor:
-                pass
-            elif self.accept("*"):
-                value = value * self.dim_power()  # type: ignore[operator]
-                continue
-            elif not self.at("/"):
-                return value
-            else:
-                self.pos += 1
-            divisor_at = self.pos
-            divisor = self.dim_power()
-            if divisor == 0:
-                raise self.error("division by zero in a dimension formula", divisor_at)
-            value = _divide(value, divisor, floor)
-
-    def formula_space_end(self, pos: int) -> int:
-        """The next token inside a dimension formula, where ``//`` may be floor division.
-
-        XLA's text takes ``//`` as the start of a comment. In a formula it is floor
-        division when it touches what comes before it (``(N+7)//8``) or when the formula
-        has a name (``N // 8``); in an integer formula, `` // text`` stays XLA's comment."""
-        text, start = self.text, pos
-        while True:
-            while pos < len(text) and text[pos] in " \t\r\n":
-                pos += 1
-            if text.startswith("/*", pos) and text.find("*/", pos + 2) >= 0:
-                pos = text.find("*/", pos + 2) + 2
-                continue
-            if text.startswith("//", pos) and pos > start and not self.formula_has_name:
-                return _next_token(text, pos)
-            return pos
-
-    def dim_power(self) -> object:
-        value = self.dim_atom()
-        if self.accept("**"):
-            start = self.pos
-            exponent = self.read_int("exponent", allow_negative=False)
-            if exponent > MAX_DIM_EXPONENT:
-                raise self.error(f"exponent {exponent} is larger than {MAX_DIM_EXPONENT}", start)
-            value = value**exponent  # type: ignore[operator]
-        return value
-
-    def dim_atom(self) -> object:
-        c = self.peek()
-        if self.accept("("):
-            value = self.nested(self.dim_sum)
-            self.expect(")", "to close '(' in a dimension formula")
-            return value
-        if c.isascii() and c.isdigit():
-            return self.read_int("dimension size", allow_negative=False)
-        if (c.isascii() and c.isalpha()) or c == "_":
-            name = self.read_word()
-            self.formula_has_name = True
-            if name in _DIM_FUNCTIONS and self.at("("):
-                self.pos += 1
-                argument = self.nested(self.dim_sum)
-                self.expect(")", f"to close '{name}('")
-                return _apply_function(name, argument)
-            return self.symbol(name)
-        raise self.error(
-            f"expected a number, a name or '(' in a dimension formula, found {self.describe_here()}"
-        )
 
     def symbol(self, name: str) -> Dim:
         if name not in self.symbols:
@@ -649,24 +579,48 @@ class _Parser:
             raise self.error(f"extra content after the {what}: {self.describe_here()}")
 
 
-def _divide(a: object, b: object, floor: bool) -> object:
-    """``a / b`` (exact) or ``a // b`` (floor) of formula values: ints while both are ints
-    and the division is exact (or floors), SymPy otherwise."""
-    if isinstance(a, int) and isinstance(b, int):
-        if floor:
-            return a // b
-        if a % b == 0:
-            return a // b
-    import sympy
+@functools.cache
+def _dimension_formula_reader() -> type:
+    """The shared formula reader, fitted to shape text (made on first use: SymPy loads late)."""
+    from layout_algebra.model.formulas import FormulaReader
 
-    quotient = sympy.Integer(a) / b if isinstance(a, int) else a / b  # type: ignore[operator]
-    return sympy.floor(quotient) if floor else quotient
+    class DimensionFormula(FormulaReader):
+        """A formula inside shape text: errors are ``ParseError`` with a caret into the
+        whole text, and ``/* */`` / ``//`` comments may separate tokens, as in XLA's text.
 
+        XLA's text takes ``//`` as the start of a comment. In a formula it is floor
+        division when it touches what comes before it (``(N+7)//8``) or when the formula
+        has a name (``N // 8``); in an integer formula, `` // text`` stays XLA's comment.
+        """
 
-def _apply_function(name: str, argument: object) -> object:
-    import sympy
+        expecting = "a dimension formula"
 
-    return {"floor": sympy.floor, "ceiling": sympy.ceiling}[name](argument)
+        def __init__(self, text: str, pos: int, what: str) -> None:
+            super().__init__(text, pos)
+            self.what = what
+
+        def fail(self, reason: str, position: int) -> NoReturn:
+            raise ParseError(reason, self.text, _next_token(self.text, position), self.what)
+
+        def skip_space(self, pos: int) -> int:
+            text = self.text
+            if pos >= len(text) or text[pos] not in _SPACE_START:
+                return pos
+            start = pos
+            while True:
+                while pos < len(text) and text[pos] in " \t\r\n":
+                    pos += 1
+                if text.startswith("/*", pos):
+                    end = text.find("*/", pos + 2)
+                    if end < 0:
+                        raise ParseError("unterminated comment '/*'", text, pos, self.what)
+                    pos = end + 2
+                    continue
+                if text.startswith("//", pos) and pos > start and not self.has_name:
+                    return _next_token(text, pos)
+                return pos
+
+    return DimensionFormula
 
 
 def divisibility_conditions(shape: Shape | str) -> tuple[str, ...]:

@@ -2,22 +2,25 @@
 
 An assumption such as ``"N % 8 == 0 or N == 3"`` (and a claim given to
 :func:`~layout_algebra.prove.holds`) is text written in a tiny language of integer
-conditions. It is read by Python's own parser (``ast.parse``: parsing only, nothing is
-compiled or executed) and then walked against a whitelist; every accepted piece becomes a
-SymPy object built directly (``sympy.Mod``, ``sympy.floor``, ``sympy.Or``, ...). Anything
-outside the whitelist is an :class:`AssumptionError` that quotes the text with a caret.
+conditions. Its arithmetic is the package's one grammar of size formulas,
+:mod:`layout_algebra.model.formulas` (the same reader as a symbolic dimension of shape
+text, ``f32[N/8]``); this module adds the condition layer on top: comparisons, chains,
+``and``/``or``/``not`` and top-level lists. Both are small recursive-descent readers that
+build SymPy objects directly (``sympy.Mod``, ``sympy.floor``, ``sympy.Or``, ...): nothing
+is compiled, evaluated or given to ``sympify``. Anything outside the grammar is an
+:class:`AssumptionError` that quotes the text with a caret.
 
 =====================================  =================================================
 accepted                               meaning
 =====================================  =================================================
-``12``, ``N``, ``tile_rows``           integer literals; names are dimension sizes (the
+``12``, ``N``, ``tile_rows``           decimal literals; names are dimension sizes (the
                                        same symbols as in ``f32[N,M]``: integers >= 0)
 ``a + b``, ``a - b``, ``a * b``, ``-a``  integer arithmetic
 ``a ** 3``                             a power with a literal exponent 0..64
-``a // b``, ``a % b``                  floor division and its remainder (Python's)
+``a // b``, ``a % b``, ``Mod(a, b)``    floor division and its remainder (Python's)
 ``floor(a / b)``, ``ceiling(a / b)``   ``/`` is exact division, only inside ``floor``,
                                        ``ceiling`` (alias ``ceil``)
-``min(a, b, ...)``, ``max(a, b, ...)``  smallest and largest
+``min(a, ...)``, ``max(a, ...)``        smallest and largest (also ``Min``, ``Max``)
 ``==  !=  <  <=  >  >=``               comparisons; chains ``0 < N < 8`` mean
                                        ``0 < N and N < 8``
 ``and``, ``or``, ``not``, ``( )``      logic, with Python's precedence
@@ -59,7 +62,7 @@ What is not in the table is refused, with the reason and a caret under the piece
 >>> parse_assumptions("__import__('os').system('true')")
 Traceback (most recent call last):
 ...
-layout_algebra.prove.assumptions.AssumptionError: cannot parse assumption: calling "__import__('os').system" is not allowed (only ceil, ceiling, floor, max, min may be called)
+layout_algebra.prove.assumptions.AssumptionError: cannot parse assumption: calling '__import__' is not allowed (only ceil, ceiling, floor, max, Max, min, Min, Mod may be called)
   __import__('os').system('true')
   ^
 >>> parse_assumptions("N % 0 == 0")
@@ -72,21 +75,29 @@ layout_algebra.prove.assumptions.AssumptionError: cannot parse assumption: divis
 
 from __future__ import annotations
 
-import ast
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any, TypeAlias
+from typing import Any, NoReturn, TypeAlias
 
 import sympy
 import z3
 
-from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.model.formulas import (
+    MAX_CONSTANT_BITS,
+    MAX_EXPONENT,
+    MAX_FORMULA_DEPTH,
+    ConditionInTerm,
+    FormulaReader,
+    Token,
+)
 from layout_algebra.model.syntax import ParseError
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
 
 __all__ = [
+    "MAX_CONSTANT_BITS",
+    "MAX_DEPTH",
+    "MAX_EXPONENT",
     "AssumptionError",
     "Assumptions",
     "UndefinedValue",
@@ -106,29 +117,8 @@ Assumptions: TypeAlias = str | sympy.Basic | bool | Iterable[str | sympy.Basic |
 
 #: Longest text read (a longer one is an error, not a slow parse).
 MAX_TEXT_LENGTH = 10_000
-#: Deepest nesting of operators read.
-MAX_DEPTH = 100
-#: Largest literal exponent of ``**`` and largest constant (in bits) built by folding.
-MAX_EXPONENT = 64
-MAX_CONSTANT_BITS = 4096
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
-    "floor": sympy.floor,
-    "ceiling": sympy.ceiling,
-    "ceil": sympy.ceiling,
-    "min": sympy.Min,
-    "max": sympy.Max,
-}
-_ROUNDING = ("floor", "ceiling", "ceil")
-_COMPARISONS: dict[type, str] = {
-    ast.Eq: "==",
-    ast.NotEq: "!=",
-    ast.Lt: "<",
-    ast.LtE: "<=",
-    ast.Gt: ">",
-    ast.GtE: ">=",
-}
+#: Deepest nesting of parentheses, calls, signs and ``not`` read.
+MAX_DEPTH = MAX_FORMULA_DEPTH
 _RELATIONS: dict[str, Callable[..., sympy.Basic]] = {
     "==": sympy.Eq,
     "!=": sympy.Ne,
@@ -136,26 +126,6 @@ _RELATIONS: dict[str, Callable[..., sympy.Basic]] = {
     "<=": sympy.Le,
     ">": sympy.Gt,
     ">=": sympy.Ge,
-}
-_DESCRIPTIONS: dict[type, str] = {
-    ast.Attribute: "an attribute",
-    ast.Subscript: "a subscript",
-    ast.Lambda: "a lambda",
-    ast.JoinedStr: "an f-string",
-    ast.List: "a list",
-    ast.Dict: "a dict",
-    ast.Set: "a set",
-    ast.ListComp: "a comprehension",
-    ast.SetComp: "a comprehension",
-    ast.DictComp: "a comprehension",
-    ast.GeneratorExp: "a generator",
-    ast.IfExp: "a conditional expression",
-    ast.NamedExpr: "an assignment expression",
-    ast.Starred: "a starred expression",
-    ast.Await: "await",
-    ast.Yield: "yield",
-    ast.YieldFrom: "yield",
-    ast.Slice: "a slice",
 }
 
 
@@ -278,276 +248,202 @@ def _read(item: Any, what: str) -> tuple[list[sympy.Basic], list[sympy.Expr]]:
     return conditions, reader.divisors
 
 
-class _Reader:
-    """Walks the syntax tree of one text against the whitelist, building SymPy objects."""
+class _Reader(FormulaReader):
+    """The condition layer over the shared formula reader (:mod:`layout_algebra.model.formulas`).
+
+    ``top ::= disj (',' disj)*``, ``disj ::= conj ('or' conj)*``, ``conj ::= neg ('and' neg)*``,
+    ``neg ::= 'not' neg | 'True' | 'False' | '(' disj ')' | term (comparison term)*``, with
+    Python's precedence. Conjunctions are kept as lists of parts so that the top level
+    splits ``A and B``, ``A, B`` and chains ``0 < N < 8`` into their parts, in text order.
+    """
 
     def __init__(self, text: str, what: str) -> None:
-        self.text = text.strip()
+        super().__init__(text.strip(), 0, allow_division=False)
         self.what = what
-        self.divisors: list[sympy.Expr] = []
-        self._line_starts = [0]
-        for line in self.text.splitlines(keepends=True):
-            self._line_starts.append(self._line_starts[-1] + len(line))
+        self.expecting = "an expression like 'N * 8 + 1'" if what == "expression" else "a comparison"
 
-    # -- errors with a caret under the node
-    def error(self, reason: str, node: ast.AST | None = None, position: int | None = None) -> AssumptionError:
-        if isinstance(node, (ast.expr, ast.keyword)):
-            position = self._offset(node.lineno, node.col_offset)
-        return AssumptionError(reason, self.text, min(position or 0, len(self.text)), self.what)
+    def fail(self, reason: str, position: int) -> NoReturn:
+        raise AssumptionError(reason, self.text, min(position, len(self.text)), self.what)
 
-    def _offset(self, lineno: int, col_offset: int) -> int:
-        """ast columns count UTF-8 bytes; the caret counts characters."""
-        start = self._line_starts[min(lineno - 1, len(self._line_starts) - 1)]
-        line = self.text[start:]
-        return start + len(line.encode()[:col_offset].decode(errors="ignore"))
+    def missing_operand(self, found: str) -> str:
+        if self.what == "expression":
+            return f"not an expression like 'N * 8 + 1': expected a number, a name or '(', found {found}"
+        return (
+            f"not a comparison like 'N % 8 == 0' or 'N >= 1': expected a number, a name or '(', found {found}"
+        )
 
-    def piece(self, node: ast.AST) -> str:
-        segment = ast.get_source_segment(self.text, node) or type(node).__name__
-        return segment if len(segment) <= 40 else segment[:37] + "..."
-
-    def operator(self, node: ast.BinOp) -> int:
-        """The position of a binary node's operator (the caret goes under it)."""
-        start = self._offset(node.left.end_lineno or 1, node.left.end_col_offset or 0)
-        end = self._offset(node.right.lineno, node.right.col_offset)
-        gap = self.text[start:end]
-        symbol = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}.get(type(node.op))
-        found = gap.find(symbol) if symbol else -1
-        if found < 0:
-            found = len(gap) - len(gap.lstrip(" ()\t\n"))
-        return start + found
-
-    # -- the walk
-    def read(self) -> list[sympy.Basic]:
-        tree = self.syntax_tree()
-        try:
-            return self.conjuncts(tree.body)
-        except RecursionError:
-            raise self.error(f"nested too deeply (at most {MAX_DEPTH} levels)", position=0) from None
-
-    def syntax_tree(self) -> ast.Expression:
-        """Python's parse of the text (parsing only: nothing is compiled or run)."""
+    def checked_text(self) -> None:
         if not self.text:
-            raise self.error(f"empty {self.what}", position=0)
+            self.fail(f"empty {self.what}", 0)
         if len(self.text) > MAX_TEXT_LENGTH:
-            raise self.error(f"longer than {MAX_TEXT_LENGTH} characters", position=0)
+            self.fail(f"longer than {MAX_TEXT_LENGTH} characters", 0)
+
+    def read(self) -> list[sympy.Basic]:
+        self.checked_text()
         try:
-            return ast.parse(self.text, mode="eval")
-        except SyntaxError as err:
-            hint = " (equality is '==')" if re.search(r"(?<![=!<>])=(?!=)", self.text) else ""
-            if err.lineno and err.offset:
-                position = self._offset(err.lineno, err.offset - 1)
-            else:  # the text ended too early
-                position = len(self.text)
-            example = (
-                "an expression like 'N * 8 + 1'"
-                if self.what == "expression"
-                else "a comparison like 'N % 8 == 0' or 'N >= 1'"
-            )
-            reason = f"not {example} (cannot read it: {err.msg}{hint})"
-            raise self.error(reason, position=position) from None
-        except (RecursionError, MemoryError, ValueError):
-            raise self.error(
-                f"nested too deeply or too large (at most {MAX_DEPTH} levels)", position=0
-            ) from None
+            parts = self.disjunction()
+            while self.at(","):
+                if self.peek().kind == "end":
+                    break
+                parts += self.disjunction()
+            self.finish()
+        except ConditionInTerm as wrapped:
+            raise wrapped.error from None
+        except RecursionError:
+            self.fail(f"nested too deeply (at most {MAX_DEPTH} levels)", 0)
+        return parts
 
     def read_term(self) -> sympy.Expr:
-        """The whole text as one integer expression (same checks as :meth:`read`)."""
-        tree = self.syntax_tree()
+        """The whole text as one integer expression."""
+        self.checked_text()
         try:
-            return self.term(tree.body, 1)
+            value = self.formula()
+        except ConditionInTerm as wrapped:
+            raise wrapped.error from None
         except RecursionError:
-            raise self.error(f"nested too deeply (at most {MAX_DEPTH} levels)", position=0) from None
-
-    def conjuncts(self, node: ast.expr) -> list[sympy.Basic]:
-        """Top level: ``A, B``, ``A and B`` and chained comparisons split into their parts."""
-        if isinstance(node, ast.Tuple):
-            if not node.elts:
-                raise self.error(f"empty {self.what}", node)
-            return [part for element in node.elts for part in self.conjuncts(element)]
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-            return [part for value in node.values for part in self.conjuncts(value)]
-        if isinstance(node, ast.Compare):
-            return self.relations(node, 1)
-        return [self.condition(node, 1)]
-
-    def condition(self, node: ast.expr, depth: int) -> sympy.Basic:
-        """A node that must be a condition."""
-        self.check_depth(node, depth)
-        if isinstance(node, ast.BoolOp):
-            parts = [self.condition(value, depth + 1) for value in node.values]
-            return sympy.And(*parts) if isinstance(node.op, ast.And) else sympy.Or(*parts)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return sympy.Not(self.condition(node.operand, depth + 1))
-        if isinstance(node, ast.Compare):
-            relations = self.relations(node, depth)
-            return relations[0] if len(relations) == 1 else sympy.And(*relations)
-        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
-            return sympy.true if node.value else sympy.false
-        if isinstance(node, ast.Tuple):
-            raise self.error("a ',' list is allowed only at the top level (use 'and')", node)
-        if self.is_term(node):
-            self.term(node, depth)  # a bad piece inside is reported first
-            shown = self.piece(node)
-            raise self.error(f"{shown!r} is a number, not a comparison (e.g. '{shown} >= 1')", node)
-        raise self.refuse(node)
-
-    def relations(self, node: ast.Compare, depth: int) -> list[sympy.Basic]:
-        self.check_depth(node, depth)
-        terms = [self.term(node.left, depth + 1)]
-        out = []
-        for op, right in zip(node.ops, node.comparators, strict=True):
-            symbol = _COMPARISONS.get(type(op))
-            if symbol is None:
-                word = {ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}.get(
-                    type(op), "?"
-                )
-                raise self.error(f"'{word}' is not a comparison of sizes (use == != < <= > >=)", right)
-            terms.append(self.term(right, depth + 1))
-            out.append(_RELATIONS[symbol](terms[-2], terms[-1], evaluate=False))
-        return out
-
-    def is_term(self, node: ast.expr) -> bool:
-        if isinstance(node, ast.Constant):
-            return type(node.value) is int
-        if isinstance(node, ast.UnaryOp):
-            return not isinstance(node.op, ast.Not)
-        return isinstance(node, (ast.BinOp, ast.Name, ast.Call))
-
-    def term(self, node: ast.expr, depth: int, exact: bool = False) -> sympy.Expr:
-        """A node that must be an integer expression (``exact``: inside floor/ceiling, '/' allowed)."""
-        self.check_depth(node, depth)
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return sympy.Integer(node.value)
-        if isinstance(node, ast.Name):
-            return self.name(node)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            value = self.term(node.operand, depth + 1, exact)
-            return -value if isinstance(node.op, ast.USub) else value
-        if isinstance(node, ast.BinOp):
-            return self.binary(node, depth, exact)
-        if isinstance(node, ast.Call):
-            return self.call(node, depth)
-        if isinstance(node, (ast.Compare, ast.BoolOp)) or (
-            isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
-        ):
-            raise self.error(f"{self.piece(node)!r} is a condition, not a number", node)
-        if isinstance(node, ast.Constant) and isinstance(node.value, bool):
-            raise self.error(f"{node.value} is a condition, not a number", node)
-        raise self.refuse(node)
-
-    def binary(self, node: ast.BinOp, depth: int, exact: bool) -> sympy.Expr:
-        op = node.op
-        if isinstance(op, ast.Pow):
-            return self.power(node, depth, exact)
-        if not isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Div)):
-            symbol = {
-                ast.MatMult: "@",
-                ast.LShift: "<<",
-                ast.RShift: ">>",
-                ast.BitOr: "|",
-                ast.BitXor: "^",
-                ast.BitAnd: "&",
-            }.get(type(op), type(op).__name__)
-            hint = " (use 'and' / 'or' for logic)" if symbol in ("|", "&") else ""
-            raise self.error(f"the operator '{symbol}' is not allowed{hint}", position=self.operator(node))
-        if isinstance(op, ast.Div) and not exact:
-            raise self.error(
-                "'/' is exact division, allowed only inside floor(...) or ceiling(...); use '//' for floor division",
-                position=self.operator(node),
-            )
-        left = self.term(node.left, depth + 1, exact)
-        right = self.term(node.right, depth + 1, exact)
-        if isinstance(op, ast.Add):
-            return self.bounded(left + right, node)
-        if isinstance(op, ast.Sub):
-            return self.bounded(left - right, node)
-        if isinstance(op, ast.Mult):
-            return self.bounded(left * right, node)
-        self.divisor(right, node.right)
-        if isinstance(op, ast.Div):
-            return left / right
-        if isinstance(op, ast.FloorDiv):
-            if left.is_Integer and right.is_Integer:
-                return sympy.Integer(int(left) // int(right))
-            return sympy.floor(left / right)
-        if left.is_Integer and right.is_Integer:
-            return sympy.Integer(int(left) % int(right))
-        # unevaluated: SymPy 1.14 rewrites remainders of products wrongly (Mod(2*Mod(x, 5), 3))
-        return sympy.Mod(left, right, evaluate=False)
-
-    def divisor(self, value: sympy.Expr, node: ast.expr) -> None:
-        if value.is_Number:
-            if not (value.is_Integer and value > 0):
-                raise self.error(f"division by {value} (a literal divisor must be a positive integer)", node)
-        elif value not in self.divisors:
-            self.divisors.append(value)
-
-    def power(self, node: ast.BinOp, depth: int, exact: bool) -> sympy.Expr:
-        exponent = node.right
-        if not (isinstance(exponent, ast.Constant) and type(exponent.value) is int):
-            raise self.error(f"the exponent of '**' must be an integer literal 0..{MAX_EXPONENT}", exponent)
-        if not 0 <= exponent.value <= MAX_EXPONENT:
-            raise self.error(f"the exponent {exponent.value} is outside 0..{MAX_EXPONENT}", exponent)
-        base = self.term(node.left, depth + 1, exact)
-        if base.is_Number and abs(base) > 1:
-            bits = int(abs(sympy.Integer(sympy.ceiling(abs(base))))).bit_length()
-            if bits * exponent.value > MAX_CONSTANT_BITS:
-                raise self.error(f"the constant is too large (more than {MAX_CONSTANT_BITS} bits)", node)
-        return sympy.Pow(base, exponent.value)
-
-    def bounded(self, value: sympy.Expr, node: ast.expr) -> sympy.Expr:
-        if value.is_Integer and int(value).bit_length() > MAX_CONSTANT_BITS:
-            raise self.error(f"the constant is too large (more than {MAX_CONSTANT_BITS} bits)", node)
+            self.fail(f"nested too deeply (at most {MAX_DEPTH} levels)", 0)
+        token = self.peek()
+        if self.is_condition_word(token):
+            self.fail(f"{self.text!r} is a condition, not a number", 0)
+        if token.kind != "end":
+            self.unexpected(token)
         return value
 
-    def call(self, node: ast.Call, depth: int) -> sympy.Expr:
-        func = node.func
-        if not isinstance(func, ast.Name) or func.id not in _FUNCTIONS:
-            shown = func.id if isinstance(func, ast.Name) else self.piece(func)
-            raise self.error(
-                f"calling {shown!r} is not allowed (only {', '.join(sorted(_FUNCTIONS))} may be called)", node
-            )
-        if node.keywords:
-            raise self.error(f"{func.id}() takes no keyword arguments", node.keywords[0].value)
-        rounding = func.id in _ROUNDING
-        if rounding and len(node.args) != 1:
-            raise self.error(f"{func.id}() takes exactly one argument, got {len(node.args)}", node)
-        if not rounding and not node.args:
-            raise self.error(f"{func.id}() needs at least one argument", node)
-        args = [self.term(arg, depth + 1, exact=rounding) for arg in node.args]
-        if rounding:
-            numerator, denominator = sympy.fraction(sympy.together(args[0]))
-            if numerator.is_Integer and denominator.is_Integer:
-                value = Fraction(int(numerator), int(denominator))
-                return sympy.Integer(math.floor(value) if func.id == "floor" else math.ceil(value))
-        return _FUNCTIONS[func.id](*args)
+    def finish(self) -> None:
+        token = self.peek()
+        if token.kind != "end":
+            self.unexpected(token)
 
-    def name(self, node: ast.Name) -> sympy.Symbol:
-        name = node.id
-        if name in _FUNCTIONS:
-            raise self.error(f"{name!r} is a function; call it, as in '{name}(N / 8)'", node)
-        if not _NAME.match(name) or name.startswith("__"):
-            raise self.error(
-                f"{name!r} is not a size name (letters, digits and '_', not starting '__')", node
-            )
-        return dim_symbol(name)
+    def unexpected(self, token: Token) -> NoReturn:
+        if token.kind == "name" and token.text in ("in", "is"):
+            word = token.text
+            if word == "is" and self.text.startswith("not", self.skip_space(token.end)):
+                word = "is not"
+            self.fail(f"'{word}' is not a comparison of sizes (use == != < <= > >=)", token.start)
+        if (
+            token.kind == "name"
+            and token.text == "not"
+            and self.text.startswith("in", self.skip_space(token.end))
+        ):
+            self.fail("'not in' is not a comparison of sizes (use == != < <= > >=)", token.start)
+        if token.kind == "name" and token.text == "if":
+            self.fail("'if' (a conditional expression) is not allowed", token.start)
+        if token.kind == "op" and token.text == "=":
+            self.fail("'=' is not a comparison (equality is '==')", token.start)
+        if token.kind == "op" and token.text == ",":
+            self.fail("a ',' list is allowed only at the top level (use 'and')", token.start)
+        if token.kind == "op" and token.text == ")":
+            self.fail("unmatched ')'", token.start)
+        if token.kind in ("op", "bad") and token.text not in ("(",):
+            self.refuse(token)
+        self.fail(f"unexpected {self.describe(token)}", token.start)
 
-    def check_depth(self, node: ast.expr, depth: int) -> None:
-        if depth > MAX_DEPTH:
-            raise self.error(f"nested too deeply (at most {MAX_DEPTH} levels)", node)
+    @staticmethod
+    def is_condition_word(token: Token) -> bool:
+        if token.kind == "op":
+            return token.text in _RELATIONS
+        return token.kind == "name" and token.text in ("and", "or", "not")
 
-    def refuse(self, node: ast.expr) -> AssumptionError:
-        if isinstance(node, ast.Constant):
-            kind = type(node.value).__name__
-            hint = " (sizes are integers)" if isinstance(node.value, float) else ""
-            return self.error(f"{self.piece(node)!r} (a {kind}) is not allowed{hint}", node)
-        kind = _DESCRIPTIONS.get(type(node), type(node).__name__)
-        shown = self.piece(node)
-        if isinstance(node, ast.Attribute):
-            shown = "." + node.attr
-        return self.error(
-            f"{shown!r} ({kind}) is not allowed; an {self.what} compares integer expressions of sizes", node
-        )
+    def word(self, word: str) -> Token | None:
+        token = self.peek()
+        if token.kind == "name" and token.text == word:
+            self.pos = token.end
+            return token
+        return None
+
+    # -- conditions, each a list of conjunctive parts
+    def disjunction(self) -> list[sympy.Basic]:
+        parts = self.conjunction()
+        if self.peek().text != "or" or self.peek().kind != "name":
+            return parts
+        alternatives = [_all(parts)]
+        while self.word("or"):
+            alternatives.append(_all(self.conjunction()))
+        return [sympy.Or(*alternatives)]
+
+    def conjunction(self) -> list[sympy.Basic]:
+        parts = self.negation()
+        while self.word("and"):
+            parts += self.negation()
+        return parts
+
+    def negation(self) -> list[sympy.Basic]:
+        token = self.word("not")
+        if token is None:
+            return self.relation()
+        inner = self.nested_condition(self.negation, token.start)
+        return [sympy.Not(_all(inner))]
+
+    def nested_condition(self, read: Any, position: int) -> list[sympy.Basic]:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.fail(f"nested too deeply (at most {MAX_DEPTH} levels)", position)
+        try:
+            return read()  # type: ignore[no-any-return]
+        finally:
+            self.depth -= 1
+
+    def relation(self) -> list[sympy.Basic]:
+        token = self.peek()
+        if token.kind == "name" and token.text in ("True", "False"):
+            self.pos = token.end
+            after = self.peek()
+            if after.kind == "op" and after.text not in (",", ")"):
+                self.fail(f"{token.text} is a condition, not a number", token.start)
+            return [sympy.true if token.text == "True" else sympy.false]
+        start = self.skip_space(self.pos)
+        if token.kind == "op" and token.text == "(":
+            try:
+                left = self.formula()
+            except ConditionInTerm:
+                self.pos = token.end
+                inner = self.nested_condition(self.disjunction, token.start)
+                whole_list = False
+                if self.peek().kind == "op" and self.peek().text == ",":
+                    if token.start != 0 or self.depth != 0:
+                        self.fail("a ',' list is allowed only at the top level (use 'and')", start)
+                    whole_list = True  # '(A, B)' as the whole text is the list A, B
+                    while self.at(","):
+                        if self.peek().kind == "op" and self.peek().text == ")":
+                            break
+                        inner += self.nested_condition(self.disjunction, token.start)
+                self.expect(")", "to close '('")
+                if whole_list and self.peek().kind != "end":
+                    self.fail("a ',' list is allowed only at the top level (use 'and')", start)
+                after = self.peek()
+                if after.kind == "op" and after.text not in (",", ")"):
+                    piece = self.text[start : after.start].strip()
+                    self.fail(f"{piece!r} is a condition, not a number", start)
+                return inner
+        else:
+            left = self.formula()
+        terms = [left]
+        out: list[sympy.Basic] = []
+        while True:
+            op = self.peek()
+            if not (op.kind == "op" and op.text in _RELATIONS):
+                break
+            self.pos = op.end
+            terms.append(self.formula())
+            out.append(_RELATIONS[op.text](terms[-2], terms[-1], evaluate=False))
+        if not out:
+            after = self.peek()
+            if after.kind == "op" and after.text == "=":
+                self.unexpected(after)
+            if (after.kind == "name" and after.text in ("in", "is")) or (
+                after.kind == "name"
+                and after.text == "not"
+                and self.text.startswith("in", self.skip_space(after.end))
+            ):
+                self.unexpected(after)
+            piece = self.text[start : self.pos].strip()
+            shown = piece if len(piece) <= 40 else piece[:37] + "..."
+            self.fail(f"{shown!r} is a number, not a comparison (e.g. '{shown} >= 1')", start)
+        return out
+
+
+def _all(parts: list[sympy.Basic]) -> sympy.Basic:
+    return parts[0] if len(parts) == 1 else sympy.And(*parts)
 
 
 # ------------------------------------------------------------------------- divisors
