@@ -55,10 +55,19 @@ when both are present, so it never builds a tile level whose tile number is a un
 apart) is not generated, and ``T(128)(2,1,1)`` comes back instead. Both are the same
 layout as the simpler ``T(2,1)``; ``from_cute`` and ``from_mlir_affine_map`` therefore
 return the :func:`~layout_algebra.normal_form.normal_form` of what this module recovers.
-Nor does it pad a size-1 dimension the positions leave out: a hole between strides
-(``bf16[8,1]{0,1:T(8,1)}`` is CuTe's ``(8,1):(8,0)``) is read as padding of a digit's own
-dimension only, so such text is refused: the smallest stride is not 1, or no layout found,
-the reason naming the room the search did not fill.
+Room a digit leaves (more slots than values) is padding of its own dimension or of a
+size-1 dimension the positions leave out, padded by a tile: ``bf16[8,1]{0,1:T(8,1)}`` is
+CuTe's ``(8,1):(8,0)``, whose room below stride 8 is dimension 1 padded to 8. Each gap
+may take one such dimension (up to :data:`HOLE_READINGS` readings are searched); one
+dimension padded again by a later tile level, in several gaps, is not tried, and the
+refusal then names the room it did not fill.
+
+>>> below = strided_positions([(0, 1, None, 8)], (8, 1))  # i0 at stride 8, i1 left out
+>>> [str(p) for p in below]
+['i0 (extent 8)', 'i1 (extent 8)']
+>>> str(recover_layout("bf16", (8, 1), below, exact=False))
+'bf16[8,1]{1,0:T(8)}'
+
 """
 
 from __future__ import annotations
@@ -323,13 +332,83 @@ def recover_layout(
     exact: bool = True,
     element_size_in_bits: int = 0,
 ) -> ArrayShape:
-    """The simplest XLA layout of ``dtype[dims]`` with these positions, checked; else ``NotExpressible``."""
+    """The simplest XLA layout of ``dtype[dims]`` with these positions, checked; else ``NotExpressible``.
+
+    With ``exact=False``, room a digit leaves (an extent larger than its values) may also
+    be a size-1 dimension the positions leave out, padded by a tile; those readings are
+    tried after the plain one.
+    """
     dims = tuple(int(d) for d in dims)
     positions = tuple(_normal(p, dims) for p in positions)
+    readings = [positions] if exact else [positions, *_unit_dim_holes(positions, dims)]
+    for reading in readings[: 1 + HOLE_READINGS]:
+        shape = _recover(dtype, dims, reading, exact, element_size_in_bits)
+        if shape is not None:
+            return shape
+    described = ", ".join(str(p) for p in positions)
+    gaps = [str(p) for p in positions if not exact and p.extent > p.size(dims)]
+    if gaps and 1 in dims:  # a limit of the search, not a proof that no layout exists
+        raise NotExpressible(
+            f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} found that puts its elements at "
+            f"the positions [{described}]: the room left by {', '.join(gaps)} was read as padding of that "
+            f"digit's own dimension, or of one size-1 dimension the text leaves out per gap, not more"
+        )
+    raise NotExpressible(
+        f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} puts its elements at the positions "
+        f"[{described}]"
+    )
+
+
+#: How many readings of the room digits leave as padded size-1 dimensions are searched.
+HOLE_READINGS = 8
+
+
+def _unit_dim_holes(positions: tuple[Position, ...], dims: tuple[int, ...]) -> list[tuple[Position, ...]]:
+    """``positions`` with the room of some digits given to size-1 dimensions they leave out.
+
+    A digit of ``e`` slots taking ``s < e`` values may sit under a size-1 dimension padded
+    to ``h`` (a tile entry ``h`` over it, in-tile position ``h`` slots, always 0): the digit
+    then has ``e / h`` slots. One spare size-1 dimension per gap, fewest gaps first.
+
+    >>> for reading in _unit_dim_holes((Position(0, 2, None, 2), Position(0, 1, 2, 8)), (4, 1)):
+    ...     print(", ".join(map(str, reading)))
+    ⌊i0/2⌋ (extent 2), i1 (extent 2), i0 mod 2 (extent 4)
+    ⌊i0/2⌋ (extent 2), i1 (extent 4), i0 mod 2 (extent 2)
+    """
+    spare = [k for k, d in enumerate(dims) if d == 1 and all(p.dim != k for p in positions)]
+    gaps = [j for j, p in enumerate(positions) if p.dim is not None and p.extent > p.size(dims)]
+    out = []
+    for count in range(1, min(len(spare), len(gaps)) + 1):
+        for chosen in itertools.combinations(gaps, count):
+            splits = []
+            for j in chosen:
+                p = positions[j]
+                splits.append(
+                    [h for h in range(2, p.extent + 1) if p.extent % h == 0 and p.extent // h >= p.size(dims)]
+                )
+            for hs in itertools.product(*splits):
+                reading: list[Position] = []
+                fill = dict(zip(chosen, zip(spare[:count], hs, strict=True), strict=True))
+                for j, p in enumerate(positions):
+                    if j in fill:
+                        unit, h = fill[j]
+                        reading.append(Position(unit, 1, None, h))
+                        p = Position(p.dim, p.weight, p.modulus, p.extent // h)
+                    reading.append(p)
+                out.append(tuple(reading))
+                if len(out) >= HOLE_READINGS:
+                    return out
+    return out
+
+
+def _recover(
+    dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], exact: bool, element_size_in_bits: int
+) -> ArrayShape | None:
+    """The simplest checked layout the search finds for ``positions``, or ``None``."""
     if exact:
         wanted = positions
     else:
-        wanted = tuple(p for p in positions if p.extent != 1 or p.dim is not None)
+        wanted = tuple(p for p in positions if p.extent != 1)
     first_seen = list(dict.fromkeys(p.dim for p in positions if p.dim is not None))
 
     def inversions(order: tuple[int, ...]) -> int:
@@ -349,21 +428,9 @@ def recover_layout(
             continue
         if not exact:
             got = tuple(p for p in got if p.extent != 1)
-            wanted = tuple(p for p in wanted if p.extent != 1)
         if _same_positions(got, wanted, dims):
             return shape
-    described = ", ".join(str(p) for p in positions)
-    gaps = [str(p) for p in positions if not exact and p.extent > p.size(dims)]
-    if gaps and 1 in dims:  # a limit of the search, not a proof that no layout exists
-        raise NotExpressible(
-            f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} found that puts its elements at "
-            f"the positions [{described}]: the search reads the room left by {', '.join(gaps)} as padding of "
-            f"that digit's own dimension only, not of a size-1 dimension the text leaves out"
-        )
-    raise NotExpressible(
-        f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} puts its elements at the positions "
-        f"[{described}]"
-    )
+    return None
 
 
 def _same_positions(a: Sequence[Position], b: Sequence[Position], dims: Sequence[int]) -> bool:
@@ -391,7 +458,9 @@ def strided_positions(
     """Positions from digits with strides ``(dim, weight, modulus, stride)``, as CuTe gives them.
 
     Sorted by stride (major first); a position's extent is the gap to the next larger
-    stride. Raises ``NotExpressible`` when no tiled shape has these strides.
+    stride. Room below the smallest stride goes to the first size-1 dimension (one the
+    strides leave out, padded by a tile). Raises ``NotExpressible`` when no tiled shape
+    has these strides.
 
     >>> for p in strided_positions([(0, 1, 8, 128), (0, 8, None, 1024), (1, 1, None, 1)], (16, 100)):
     ...     print(p)
@@ -414,6 +483,11 @@ def strided_positions(
     strides = [s for s, _ in live]
     if len(set(strides)) != len(strides):
         raise NotExpressible(f"two digits have the same stride {strides}: elements would share a place")
+    units = [k for k, d in enumerate(dims) if d == 1]
+    if live and strides[-1] != 1 and units:
+        # room below the smallest stride: a size-1 dimension (CuTe leaves it out) padded by a tile
+        live.append((1, Position(units[0], 1, None)))
+        strides.append(1)
     if live and strides[-1] != 1:
         raise NotExpressible(
             f"the smallest stride is {strides[-1]}, not 1: the elements are not adjacent, and "
