@@ -73,9 +73,10 @@ refusal then names the room it did not fill.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import sympy
 
@@ -143,7 +144,7 @@ class _Solution:
     tiles: tuple[tuple[int, ...], ...]  # in application order
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         entries = [t for tile in self.tiles for t in tile]
         return (len(self.tiles), len(entries), entries.count(1), sum(entries), self.tiles)
 
@@ -209,7 +210,11 @@ def _base(positions: tuple[Position, ...], dims: Sequence[int], exact: bool) -> 
     return _Solution(tuple(order), prepended, ())
 
 
-def _exact_peels(positions: tuple[Position, ...], dims: Sequence[int]):
+#: A peel: the tile it undoes, and the positions left.
+_Peel = tuple[tuple[int, ...], tuple[Position, ...]]
+
+
+def _exact_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterator[_Peel]:
     n = len(positions)
     for t in range(1, n // 2 + 1):
         inner, outer = positions[n - t :], positions[n - 2 * t : n - t]
@@ -218,7 +223,7 @@ def _exact_peels(positions: tuple[Position, ...], dims: Sequence[int]):
             yield tuple(i.extent for i in inner), positions[: n - 2 * t] + merged
 
 
-def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int]):
+def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterator[_Peel]:
     """Peels where positions of extent 1 may be missing (CuTe drops size-1 modes)."""
     n = len(positions)
     for r in range(1, n + 1):
@@ -257,7 +262,9 @@ def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int]):
                 slots.append((rest[k], inner[j]))
             slots.extend((None, inner[j]) for j in queue)
             tile = tuple(1 if i is None else i.extent for _, i in slots)
-            options = [[o] if i is None else _merges(o, i, dims) for o, i in slots]
+            options = [
+                _merges(o, i, dims) if i is not None else [o] if o is not None else [] for o, i in slots
+            ]
             for merged in itertools.islice(itertools.product(*options), 16):
                 new = rest[:start] + merged
                 if len(new) < n or sum(p.extent for p in new) < sum(p.extent for p in positions):
@@ -443,7 +450,7 @@ def _same_positions(a: Sequence[Position], b: Sequence[Position], dims: Sequence
     return True
 
 
-def _values(p: Position, dims: Sequence[int]) -> tuple:
+def _values(p: Position, dims: Sequence[int]) -> tuple[Any, ...]:
     """A digit as a function: zero, or (dim, weight, modulus reduced to the values it takes)."""
     if p.dim is None or p.size(dims) == 1:
         return ()
