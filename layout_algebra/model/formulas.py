@@ -88,7 +88,7 @@ KEYWORDS = frozenset(keyword.kwlist)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DIGITS = re.compile(r"[0-9]+")
 _WORD_TAIL = re.compile(r"[0-9A-Za-z_.]*")
-_SYMBOLS = ("**", "//", "==", "!=", "<=", ">=", "<<", ">>")
+_SYMBOLS = frozenset(("**", "//", "==", "!=", "<=", ">=", "<<", ">>"))
 _NOT_ALLOWED = {"|": "|", "&": "&", "^": "^", "@": "@", "<<": "<<", ">>": ">>"}
 _LARGEST_DIGITS = len(str(2**MAX_CONSTANT_BITS))
 
@@ -139,6 +139,7 @@ class FormulaReader:
         self.depth = 0
         self.divisors: list[sympy.Expr] = []
         self.has_name = False
+        self._peeked: tuple[int, Token] | None = None
 
     # ------------------------------------------------------------ overridable
     def fail(self, reason: str, position: int) -> NoReturn:
@@ -158,6 +159,14 @@ class FormulaReader:
     # ---------------------------------------------------------------- tokens
     def peek(self) -> Token:
         """The next token (not consumed)."""
+        if self._peeked is not None and self._peeked[0] == self.pos:
+            return self._peeked[1]
+        token = self.scan()
+        self._peeked = (self.pos, token)
+        return token
+
+    def scan(self) -> Token:
+        """The token at ``pos`` (after space)."""
         text = self.text
         start = self.skip_space(self.pos)
         if start >= len(text):
@@ -175,9 +184,9 @@ class FormulaReader:
         if c.isalpha() or c == "_":
             word = self.word_at(start)
             return Token("bad", word, start, start + len(word))
-        for symbol in _SYMBOLS:
-            if text.startswith(symbol, start):
-                return Token("op", symbol, start, start + 2)
+        pair = text[start : start + 2]
+        if pair in _SYMBOLS:
+            return Token("op", pair, start, start + 2)
         return Token("op", c, start, start + 1)
 
     def word_at(self, start: int) -> str:
@@ -373,6 +382,7 @@ class FormulaReader:
 
     def name_or_call(self, token: Token, exact: bool) -> sympy.Expr:
         name = token.text
+        self.has_name = True  # before looking on: in shape text, ' //' after a name divides
         is_call = self.peek().kind == "op" and self.peek().text == "("
         if name in ("True", "False", "not"):
             try:
