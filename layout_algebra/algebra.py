@@ -58,7 +58,6 @@ Every operation is checked against brute-force enumeration of its definition in
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -259,54 +258,15 @@ LayoutLike: TypeAlias = "Layout | str | int | Shape"
 #: A layout, or one per mode (CuTe's *tiler*; ``None`` leaves a mode as it is).
 Tiler: TypeAlias = "LayoutLike | tuple[LayoutLike | None, ...] | list[LayoutLike | None]"
 
-_TOKEN = re.compile(r"\s*(\d+|[():,])")
-
 
 def _parse(text: str) -> Layout:
-    tokens: list[str] = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            if text[pos:].strip() == "":
-                break
-            raise AlgebraError(
-                f"CuTe text {text!r}: unexpected {text[pos:].strip()[:10]!r} at position {pos} "
-                "(a layout is shape:stride of non-negative integers and tuples, e.g. (4,(2,8)):(2,(1,8)))"
-            )
-        tokens.append(m.group(1))
-        pos = m.end()
+    """CuTe text read by the one reader of it, :func:`~layout_algebra.interop.cute.parse_cute`."""
+    from layout_algebra.interop.cute import parse_cute
 
-    def tuple_at(k: int) -> tuple[IntTuple, int]:
-        if k >= len(tokens):
-            raise AlgebraError(f"CuTe text {text!r} ends too early")
-        if tokens[k].isdigit():
-            return int(tokens[k]), k + 1
-        if tokens[k] != "(":
-            raise AlgebraError(f"CuTe text {text!r}: expected an integer or '(' but found {tokens[k]!r}")
-        items: list[IntTuple] = []
-        k += 1
-        while True:
-            item, k = tuple_at(k)
-            items.append(item)
-            if k < len(tokens) and tokens[k] == ",":
-                k += 1
-            elif k < len(tokens) and tokens[k] == ")":
-                return tuple(items), k + 1
-            else:
-                found = repr(tokens[k]) if k < len(tokens) else "the end"
-                raise AlgebraError(
-                    f"CuTe text {text!r}: expected ',' or ')' after {_text(item)}, found {found}"
-                )
-
-    shape, k = tuple_at(0)
-    if k >= len(tokens) or tokens[k] != ":":
-        raise AlgebraError(f"CuTe text {text!r} needs ':' between the shape and the stride")
-    stride, k = tuple_at(k + 1)
-    if k != len(tokens):
-        raise AlgebraError(f"CuTe text {text!r}: unexpected {tokens[k]!r} after the stride")
-    if not _congruent(shape, stride):
-        raise AlgebraError(f"CuTe text {text!r}: the shape and the stride are not congruent (same nesting)")
+    try:
+        shape, stride = parse_cute(text)
+    except ValueError as err:
+        raise AlgebraError(str(err)) from None
     return Layout(shape, stride)
 
 
@@ -346,7 +306,7 @@ def layout(value: LayoutLike) -> Layout:
     >>> layout("(4,2):(1)")
     Traceback (most recent call last):
     ...
-    layout_algebra.algebra.AlgebraError: CuTe text '(4,2):(1)': the shape and the stride are not congruent (same nesting)
+    layout_algebra.algebra.AlgebraError: CuTe text '(4,2):(1)': the shape and the stride are not congruent (same nesting): 2 shape modes but 1 strides
     """
     if isinstance(value, Layout):
         return value
@@ -362,7 +322,7 @@ def layout(value: LayoutLike) -> Layout:
             raise AlgebraError(
                 f"{stripped!r} is an XLA tuple shape: it has no single layout (give one of its arrays)"
             )
-        if stripped[:1] == "(" or stripped[:1].isdigit():
+        if stripped[:1] == "(" or stripped.lstrip("_")[:1].isdigit():  # CuTe prints a static 8 as _8
             return _parse(stripped)
         return _from_xla(stripped)
     from layout_algebra.model.shapes import Shape

@@ -135,3 +135,32 @@ def layouts(max_size: int = 64) -> st.SearchStrategy[Layout]:
 
 def compact_layouts(max_size: int = 64) -> st.SearchStrategy[Layout]:
     return st.randoms(use_true_random=False).map(lambda rng: random_compact(rng, max_size))
+
+
+# ------------------------------------------------------------------------ CuTe text
+def _unzip_pairs(tree: object) -> tuple[IntTuple, IntTuple]:
+    if isinstance(tree, tuple) and len(tree) == 2 and all(isinstance(x, int) for x in tree):
+        return tree[0], tree[1]
+    assert isinstance(tree, list)
+    pairs = [_unzip_pairs(x) for x in tree]
+    return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+
+
+def nested_shape_strides(min_stride: int = 0) -> st.SearchStrategy[tuple[IntTuple, IntTuple]]:
+    """A congruent ``(shape, stride)`` pair of nested integer tuples (sizes >= 1; strides from
+    ``min_stride``), an integer pair at the top sometimes, nested up to about three levels."""
+    leaf = st.tuples(st.integers(1, 64), st.integers(min_stride, 4096))
+    tree = st.recursive(leaf, lambda inner: st.lists(inner, min_size=1, max_size=4), max_leaves=10)
+    return tree.map(_unzip_pairs)
+
+
+def cute_text(shape: IntTuple, stride: IntTuple, *, statics: bool = False, space: str = "") -> str:
+    """``shape:stride`` as CuTe prints it (``_8`` for a static 8 when ``statics``), with
+    ``space`` after every comma and around the colon; written here, not by the module under test."""
+
+    def entry(t: IntTuple) -> str:
+        if isinstance(t, tuple):
+            return "(" + ("," + space).join(entry(x) for x in t) + ")"
+        return f"_{t}" if statics else str(t)
+
+    return f"{entry(shape)}{space}:{space}{entry(stride)}"

@@ -9,6 +9,7 @@ silently wrong layout. The examples of CuTe's own documentation are checked verb
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 import sympy
@@ -17,10 +18,12 @@ from hypothesis import strategies as st
 from strategies_algebra import (
     compact_layouts,
     compact_ordered,
+    cute_text,
     extended,
     is_injective,
     layouts,
     leaves,
+    nested_shape_strides,
     offset,
     offsets,
     size_of,
@@ -45,7 +48,7 @@ from layout_algebra.algebra import (
     zipped_divide,
     zipped_product,
 )
-from layout_algebra.interop.cute import to_cute
+from layout_algebra.interop.cute import parse_cute, to_cute
 
 EXAMPLES = settings(max_examples=150, deadline=None)
 
@@ -101,6 +104,44 @@ def test_bad_cute_text_is_a_clear_error(text: str, why: str) -> None:
     assert isinstance(err.value, ValueError)
     assert why in str(err.value)
     assert text.strip()[:6] in str(err.value)
+
+
+@EXAMPLES
+@given(nested_shape_strides(), st.booleans(), st.sampled_from(["", " ", "\t", " \n "]))
+def test_cute_text_round_trips_through_the_one_reader(pair, statics: bool, space: str) -> None:
+    """Random nested layouts -> text (as CuTe prints it, ``_8`` statics and whitespace too) ->
+    ``layout`` -> the same layout, whose ``str`` reads back to itself; ``parse_cute`` (the reader
+    ``interop.cute`` uses) gives the same tuples."""
+    shape, stride = pair
+    text = cute_text(shape, stride, statics=statics, space=space)
+    L = layout(text)
+    assert (L.shape, L.stride) == (shape, stride)
+    assert parse_cute(text) == (shape, stride)
+    assert layout(str(L)) == L
+    assert str(L) == cute_text(shape, stride)
+
+
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        # Both readers used to disagree on these; now one reader (interop.cute.parse_cute) reads both.
+        ("(4,1 6):(1,4)", "unexpected '1 6'"),  # interop read 16 (it deleted spaces)
+        ("(4,\t16):(1,4)", None),  # interop refused a tab; whitespace separates tokens
+        ("(_4,_16):(_1,_4)", None),  # CuTe prints a static 4 as _4; both refused it
+        ("_8:_1", None),
+        ("8:(1)", "not congruent"),  # interop accepted: CuTe needs the same nesting
+        ("(8):1", "not congruent"),
+        ("((2,4)):(((1,2)))", "not congruent"),
+        ("():()", "empty tuple"),
+        ("(4,16):(-1,4)", "every stride must be an integer >= 0 here, not -1"),  # read, then refused
+    ],
+)
+def test_cute_text_the_two_readers_disagreed_on(text: str, why: str | None) -> None:
+    if why is None:
+        assert str(layout(text)) in ("(4,16):(1,4)", "8:1")
+        return
+    with pytest.raises(AlgebraError, match=re.escape(why)):
+        layout(text)
 
 
 def test_bad_values() -> None:

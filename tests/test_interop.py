@@ -19,12 +19,14 @@ import sympy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies import array_shapes
+from strategies_algebra import cute_text, leaves, nested_shape_strides
 from strategies_maps import small_layout_shapes
 
-from layout_algebra import interop, prove
+from layout_algebra import algebra, interop, prove
 from layout_algebra.codegen import codegen
 from layout_algebra.codegen.readback import read_back
 from layout_algebra.interop import NotExpressible
+from layout_algebra.interop.cute import CuteTextError, cute_expr, parse_cute
 from layout_algebra.interop.recover import _solutions, positions_of
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape, primitive_type
@@ -503,3 +505,85 @@ def test_positions_are_the_tiled_index() -> None:
     m = layout_map("bf16[16,256]{1,0:T(8,128)(2,1)}")
     assert tuple(p.extent for p in positions_of(m.shape)) == m.physical_dimensions
     assert math.prod(p.extent for p in positions_of(m.shape)) == m.size_in_elements
+
+
+# ------------------------------------------------------------------ reading CuTe text (one reader)
+@settings(max_examples=150, deadline=None)
+@given(nested_shape_strides(min_stride=-64), st.booleans(), st.sampled_from(["", " ", "\t"]))
+def test_cute_text_round_trips_through_parse_cute_and_cute_modes(pair, statics: bool, space: str) -> None:
+    """Random nested layouts (negative strides too) -> text as CuTe prints it -> the same tuples;
+    ``cute_modes`` gives each top-level mode's leaves, fastest first."""
+    shape, stride = pair
+    text = cute_text(shape, stride, statics=statics, space=space)
+    assert parse_cute(text) == (shape, stride)
+    shape_modes = shape if isinstance(shape, tuple) else (shape,)
+    stride_modes = stride if isinstance(stride, tuple) else (stride,)
+    assert interop.cute_modes(text) == [
+        (leaves(s), leaves(t)) for s, t in zip(shape_modes, stride_modes, strict=True)
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="()_,:-0123456789 \tx", max_size=24))
+def test_algebra_and_interop_read_cute_text_alike(text: str) -> None:
+    """Whatever the text, ``algebra.layout`` and ``parse_cute`` agree: the same tuples,
+    or the same reason (the algebra then refusing negative strides and zero sizes itself)."""
+    stripped = text.strip()  # algebra.layout strips its text first
+    try:
+        expected = parse_cute(stripped)
+    except ValueError as err:
+        reason: str | None = str(err)
+    else:
+        reason = None
+    if not (stripped.startswith("(") or stripped.lstrip("_")[:1].isdigit()):
+        return  # algebra.layout reads such text as an XLA shape
+    try:
+        L = algebra.layout(text)
+    except algebra.AlgebraError as err:
+        if reason is None:
+            assert "here, not -" in str(err) or "integer >= 1, not 0" in str(err), str(err)
+        else:
+            assert str(err) == reason
+    else:
+        assert reason is None and (L.shape, L.stride) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "modes"),
+    [
+        # interop.cute_modes and algebra.layout used to read these differently; CuTe's meaning now
+        ("(4,\t16):(1,4)", [([4], [1]), ([16], [4])]),  # whitespace separates tokens
+        ("(_4,_16):(_1,_4)", [([4], [1]), ([16], [4])]),  # CuTe prints a static 4 as _4
+        ("(4,16):(-1,4)", [([4], [-1]), ([16], [4])]),  # CuTe strides may be negative
+        ("(8):(1)", [([8], [1])]),  # a rank-1 tuple: one mode
+    ],
+)
+def test_cute_modes_reads_what_cute_prints(text: str, modes) -> None:
+    assert interop.cute_modes(text) == modes
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("(4,1 6):(1,4)", "unexpected '1 6' at position 3"),  # was read as 16: spaces were deleted
+        ("8:(1)", "not congruent (same nesting): 8 against (1)"),  # was accepted
+        ("(8):1", "not congruent (same nesting): (8) against 1"),  # was accepted
+        ("((2,4)):(((1,2)))", "the mode (2,4) and its stride ((1,2)) are not congruent"),  # was accepted
+        ("():()", "an empty tuple () is not read here"),
+        ("(4,):(1,)", "expected an integer or '(' but found ')'"),
+        ("(-4,6):(1,4)", "unexpected '-4'"),  # sizes are not negative
+        ("8", "needs ':' between the shape and the stride"),  # CuTe prints 8:1
+        ("(" * 5000 + "1" + ")" * 5000 + ":1", "nested more than 100 levels deep"),  # not a RecursionError
+    ],
+)
+def test_cute_modes_refuses_what_cute_does_not_print(text: str, reason: str) -> None:
+    with pytest.raises(CuteTextError, match=re.escape(reason)):
+        interop.cute_modes(text)
+
+
+def test_from_cute_refuses_a_negative_stride_for_what_it_is() -> None:
+    """The reader now gives CuTe's negative strides; XLA has none (not "a broadcast")."""
+    i0, i1 = sympy.symbols("i0 i1", integer=True, nonnegative=True)
+    assert cute_expr("(4,6):(-1,4)", 2) == -sympy.Mod(i0, 4) + 4 * sympy.Mod(i1, 6)
+    with pytest.raises(NotExpressible, match=re.escape("(4,6):(-1,4): the stride -1 is negative")):
+        interop.from_cute("(4,6):(-1,4)", "f32")

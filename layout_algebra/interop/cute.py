@@ -93,7 +93,17 @@ from layout_algebra.stages.stages import (
     Transpose,
 )
 
-__all__ = ["CuteLayout", "NotExpressible", "cute_expr", "cute_layout", "cute_modes", "from_cute", "to_cute"]
+__all__ = [
+    "CuteLayout",
+    "CuteTextError",
+    "NotExpressible",
+    "cute_expr",
+    "cute_layout",
+    "cute_modes",
+    "from_cute",
+    "parse_cute",
+    "to_cute",
+]
 
 
 @dataclass(frozen=True)
@@ -296,32 +306,156 @@ def to_cute(shape: Shape | str) -> str:
 
 
 # ------------------------------------------------------------------------ reading CuTe text
-def _parse_tuple(tokens: list[str], pos: int, text: str, names: dict[str, Any]) -> tuple[Any, int]:
-    if pos >= len(tokens):
-        raise ValueError(f"CuTe text {text!r} ends too early")
-    if tokens[pos] == "(":
-        items = []
-        pos += 1
-        while True:
-            item, pos = _parse_tuple(tokens, pos, text, names)
-            items.append(item)
-            if pos < len(tokens) and tokens[pos] == ",":
-                pos += 1
-                continue
-            if pos < len(tokens) and tokens[pos] == ")":
-                return tuple(items), pos + 1
-            raise ValueError(f"CuTe text {text!r}: expected ',' or ')' after {item!r}")
-    if re.fullmatch(r"\d+", tokens[pos]):
-        return int(tokens[pos]), pos + 1
-    if not names:
-        raise ValueError(f"CuTe text {text!r}: {tokens[pos]!r} is not a non-negative integer")
-    from layout_algebra.prove.assumptions import parse_term  # a grammar: CuTe text is never evaluated
+class CuteTextError(ValueError):
+    """CuTe ``shape:stride`` text that cannot be read; the message quotes the text and says why."""
 
-    value = parse_term(tokens[pos])
-    unknown = sorted(str(s) for s in value.free_symbols if str(s) not in names)
-    if unknown:
-        raise ValueError(f"CuTe text {text!r}: {', '.join(unknown)} is not a size of the layout")
-    return value, pos + 1
+
+#: CuTe's separators; every other run of characters is one entry (an integer, or a size formula).
+_CUTE_PUNCTUATION = re.compile(r"\s*([():,])")
+_CUTE_ENTRY = re.compile(r"\s*([^():,]+)")
+#: An integer as CuTe prints it: ``8``, or ``_8`` for a static one; a stride may be negative.
+_CUTE_SIZE = re.compile(r"_?\d+")
+_CUTE_STRIDE = re.compile(r"_?-?\d+")
+_EXAMPLE = "(4,(2,8)):(2,(1,8))"
+_CUTE_MAX_DEPTH = 100
+
+
+def parse_cute(text: str, sizes: tuple[str, ...] = ()) -> tuple[Any, Any]:
+    """The ``(shape, stride)`` of CuTe ``shape:stride`` text, as nested tuples: the one reader of
+    CuTe text here (:func:`cute_modes`, :func:`cute_expr`, :func:`from_cute` and
+    :func:`layout_algebra.algebra.layout` all read through it).
+
+    It reads what CuTe prints (``print(layout)`` in ``include/cute/layout.hpp``, ``pycute``'s
+    ``Layout.__str__``): an entry is an integer or a parenthesised, comma-separated tuple of
+    entries, nested; a static integer may carry CuTe's ``_`` (``_8`` is 8); strides may be
+    negative, sizes not; whitespace may separate tokens (``1 2`` is two tokens, not 12). The
+    shape and the stride must be congruent (the same nesting), as CuTe requires. ``(8):(1)``
+    is a rank-1 tuple, as in CuTe; a lone ``8`` is no layout (CuTe prints ``8:1``).
+
+    >>> parse_cute("(4,(2,8)):(2,(1,8))")
+    ((4, (2, 8)), (2, (1, 8)))
+    >>> parse_cute("(_8, _2) : (_1, -8)"), parse_cute("(8):(1)"), parse_cute("8:1")
+    (((8, 2), (1, -8)), ((8,), (1,)), (8, 1))
+
+    Sizes named in ``sizes`` may appear (as SymPy symbols, or formulas in the assumption grammar
+    :mod:`layout_algebra.prove.assumptions`; text is never evaluated):
+
+    >>> parse_cute("(N,8):(8,1)", ("N",))
+    ((N, 8), (8, 1))
+    >>> parse_cute("(4,2):(1)")
+    Traceback (most recent call last):
+    ...
+    layout_algebra.interop.cute.CuteTextError: CuTe text '(4,2):(1)': the shape and the stride are not congruent (same nesting): 2 shape modes but 1 strides
+    """
+    names = {s: dim_symbol(s) for s in sizes}
+    reader = _CuteReader(text, names)
+    shape = reader.entry(_CUTE_SIZE)
+    if reader.peek() != ":":
+        raise CuteTextError(f"CuTe text {text!r} needs ':' between the shape and the stride")
+    reader.take()
+    stride = reader.entry(_CUTE_STRIDE)
+    if reader.peek() is not None:
+        raise CuteTextError(f"CuTe text {text!r}: unexpected {reader.peek()!r} after the stride")
+    _check_congruent(text, shape, stride)
+    return shape, stride
+
+
+def _check_congruent(text: str, shape: Any, stride: Any) -> None:
+    """CuTe's ``congruent``: the same nesting; the message says where it first differs."""
+    why = "the shape and the stride are not congruent (same nesting)"
+    shape_modes = shape if isinstance(shape, tuple) else (shape,)
+    stride_modes = stride if isinstance(stride, tuple) else (stride,)
+    if isinstance(shape, tuple) != isinstance(stride, tuple):
+        raise CuteTextError(f"CuTe text {text!r}: {why}: {_text(shape)} against {_text(stride)}")
+    if len(shape_modes) != len(stride_modes):
+        raise CuteTextError(
+            f"CuTe text {text!r}: {why}: {len(shape_modes)} shape modes but {len(stride_modes)} strides"
+        )
+    for s, t in zip(shape_modes, stride_modes, strict=True):
+        if not _congruent(s, t):
+            raise CuteTextError(
+                f"CuTe text {text!r}: {why}: the mode {_text(s)} and its stride {_text(t)} are not congruent"
+            )
+
+
+def _congruent(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b, strict=True))
+    return not isinstance(a, tuple) and not isinstance(b, tuple)
+
+
+class _CuteReader:
+    """Tokens of CuTe text read one at a time: punctuation, or an entry (trimmed)."""
+
+    def __init__(self, text: str, names: dict[str, Any]) -> None:
+        self.text = text
+        self.names = names
+        self.pos = 0  # where the next token starts (before its whitespace)
+
+    def _match(self) -> re.Match[str] | None:
+        return _CUTE_PUNCTUATION.match(self.text, self.pos) or _CUTE_ENTRY.match(self.text, self.pos)
+
+    def peek(self) -> str | None:
+        m = self._match()
+        if m is None:
+            return None
+        token = m.group(1).strip()
+        return token if token else None
+
+    def take(self) -> str:
+        m = self._match()
+        assert m is not None
+        self.pos = m.end()
+        return m.group(1).strip()
+
+    def entry(self, integer: re.Pattern[str], depth: int = 0) -> Any:
+        """An integer (``integer`` says which), a size formula, or a tuple of entries."""
+        token = self.peek()
+        if token is None:
+            raise CuteTextError(f"CuTe text {self.text!r} ends too early")
+        if token == "(":
+            if depth >= _CUTE_MAX_DEPTH:
+                raise CuteTextError(
+                    f"CuTe text {self.text[:40]!r}...: tuples nested more than {_CUTE_MAX_DEPTH} levels deep"
+                )
+            self.take()
+            if self.peek() == ")":
+                raise CuteTextError(
+                    f"CuTe text {self.text!r}: an empty tuple () is not read here (a rank-0 layout is 1:0)"
+                )
+            items = []
+            while True:
+                item = self.entry(integer, depth + 1)
+                items.append(item)
+                after = self.peek()
+                if after is not None:
+                    self.take()
+                if after == ",":
+                    continue
+                if after == ")":
+                    return tuple(items)
+                found = repr(after) if after is not None else "the end"
+                raise CuteTextError(
+                    f"CuTe text {self.text!r}: expected ',' or ')' after {_text(item)}, found {found}"
+                )
+        if token in "):,":
+            raise CuteTextError(f"CuTe text {self.text!r}: expected an integer or '(' but found {token!r}")
+        start = self.pos + len(self.text[self.pos :]) - len(self.text[self.pos :].lstrip())
+        self.take()
+        if integer.fullmatch(token):
+            return int(token.lstrip("_"))
+        if not self.names:
+            raise CuteTextError(
+                f"CuTe text {self.text!r}: unexpected {token[:10]!r} at position {start} (a layout is "
+                f"shape:stride of integers and tuples, e.g. {_EXAMPLE}; sizes are not negative)"
+            )
+        from layout_algebra.prove.assumptions import parse_term  # a grammar: CuTe text is never evaluated
+
+        value = parse_term(token)
+        unknown = sorted(str(s) for s in value.free_symbols if str(s) not in self.names)
+        if unknown:
+            raise CuteTextError(f"CuTe text {self.text!r}: {', '.join(unknown)} is not a size of the layout")
+        return value
 
 
 def _leaves(x: Any) -> list[Any]:
@@ -330,32 +464,18 @@ def _leaves(x: Any) -> list[Any]:
 
 def cute_modes(text: str, sizes: tuple[str, ...] = ()) -> list[tuple[list[Any], list[Any]]]:
     """The modes of CuTe ``shape:stride`` text: per logical dimension, its sizes and strides
-    (fastest first). Sizes named in ``sizes`` may appear as symbols; otherwise every entry
-    must be a non-negative integer.
+    (fastest first), read by :func:`parse_cute`. Sizes named in ``sizes`` may appear as
+    symbols; otherwise every entry must be an integer (sizes non-negative).
 
     >>> cute_modes("((8,2),128):((128,1024),1)")
     [([8, 2], [128, 1024]), ([128], [1])]
     """
-    names = {s: dim_symbol(s) for s in sizes}
-    tokens = re.findall(r"[()|,:]|[^()|,:]+", text.replace(" ", ""))
-    shape, pos = _parse_tuple(tokens, 0, text, names)
-    if pos >= len(tokens) or tokens[pos] != ":":
-        raise ValueError(f"CuTe text {text!r} needs ':' between the shape and the stride")
-    stride, pos = _parse_tuple(tokens, pos + 1, text, names)
-    if pos != len(tokens):
-        raise ValueError(f"CuTe text {text!r}: unexpected {tokens[pos]!r}")
+    shape, stride = parse_cute(text, sizes)
     shape_modes = shape if isinstance(shape, tuple) else (shape,)
     stride_modes = stride if isinstance(stride, tuple) else (stride,)
-    if len(shape_modes) != len(stride_modes):
-        raise ValueError(
-            f"CuTe text {text!r}: {len(shape_modes)} shape modes but {len(stride_modes)} strides"
-        )
     out = []
     for s, t in zip(shape_modes, stride_modes, strict=True):
-        mode_sizes, mode_strides = _leaves(s), _leaves(t)
-        if len(mode_sizes) != len(mode_strides):
-            raise ValueError(f"CuTe text {text!r}: the mode {s} and its stride {t} are not congruent")
-        out.append((mode_sizes, mode_strides))
+        out.append((_leaves(s), _leaves(t)))
     return out
 
 
@@ -396,6 +516,11 @@ def from_cute(text: str, dtype: str, *, element_size_in_bits: int = 0, rank: int
         return recover_layout(dtype, (), (), element_size_in_bits=element_size_in_bits)
     if rank is not None and rank != len(modes):
         raise NotExpressible(f"{text}: {len(modes)} modes for rank {rank}")
+    negative = [t for _, strides in modes for t in strides if t < 0]
+    if negative:
+        raise NotExpressible(
+            f"{text}: the stride {negative[0]} is negative: an XLA layout cannot run a dimension backwards"
+        )
     dims = tuple(math.prod(sizes) for sizes, _ in modes)
     if 0 in dims:
         raise NotExpressible(f"{text}: a mode of size 0 has no elements to place")
