@@ -587,3 +587,13 @@ def test_from_cute_refuses_a_negative_stride_for_what_it_is() -> None:
     assert cute_expr("(4,6):(-1,4)", 2) == -sympy.Mod(i0, 4) + 4 * sympy.Mod(i1, 6)
     with pytest.raises(NotExpressible, match=re.escape("(4,6):(-1,4): the stride -1 is negative")):
         interop.from_cute("(4,6):(-1,4)", "f32")
+
+
+def test_cute_text_with_a_huge_integer_is_a_clear_error():
+    # Python's int() refuses past 4,300 digits with its own message; the reader says what is wrong first.
+    from layout_algebra.interop.cute import CuteTextError, parse_cute
+
+    with pytest.raises(CuteTextError, match="5,000 digits"):
+        parse_cute("(" + "9" * 5000 + "):(1)")
+    with pytest.raises(ValueError, match="digits"):
+        interop.from_cute("(" + "9" * 200 + "):(1)", "f32")

@@ -318,6 +318,13 @@ _CUTE_SIZE = re.compile(r"_?\d+")
 _CUTE_STRIDE = re.compile(r"_?-?\d+")
 _EXAMPLE = "(4,(2,8)):(2,(1,8))"
 _CUTE_MAX_DEPTH = 100
+#: Longer integers are refused (no layout is that big; Python's int() would refuse past 4300 digits).
+_MAX_DIGITS = 100
+
+
+def _shortened(text: str, keep: int = 60) -> str:
+    """``text``, or its first ``keep`` characters and an ellipsis."""
+    return text if len(text) <= keep else text[:keep] + "..."
 
 
 def parse_cute(text: str, sizes: tuple[str, ...] = ()) -> tuple[Any, Any]:
@@ -443,7 +450,13 @@ class _CuteReader:
         start = self.pos + len(self.text[self.pos :]) - len(self.text[self.pos :].lstrip())
         self.take()
         if integer.fullmatch(token):
-            return int(token.lstrip("_"))
+            digits = token.lstrip("_")
+            if len(digits.lstrip("-")) > _MAX_DIGITS:
+                raise CuteTextError(
+                    f"CuTe text {_shortened(self.text)!r}: the integer at position {start} has "
+                    f"{len(digits.lstrip('-')):,} digits (at most {_MAX_DIGITS} are read)"
+                )
+            return int(digits)
         if not self.names:
             raise CuteTextError(
                 f"CuTe text {self.text!r}: unexpected {token[:10]!r} at position {start} (a layout is "
