@@ -28,7 +28,7 @@ the tiling backwards. What has no exact counterpart raises :class:`NotExpressibl
 ``to_jax_format`` import it (``pip install 'layout_algebra[jax]'``).
 """
 
-from layout_algebra.interop.cute import cute_modes, from_cute, to_cute
+from layout_algebra.interop.cute import CuteTextError, cute_modes, from_cute, parse_cute, to_cute
 from layout_algebra.interop.digits import Digit
 from layout_algebra.interop.jax_layouts import (
     MEMORY_KINDS,
@@ -55,6 +55,7 @@ from layout_algebra.interop.triton import LinearLayout, from_linear_layout, to_l
 
 __all__ = [
     "MEMORY_KINDS",
+    "CuteTextError",
     "Digit",
     "JaxLayoutFields",
     "LinearLayout",
@@ -70,6 +71,7 @@ __all__ = [
     "jax_layout_fields",
     "mlir_element_type",
     "numpy_dtype_name",
+    "parse_cute",
     "positions_of",
     "recover_layout",
     "shapes_of_compiled",
