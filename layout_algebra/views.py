@@ -73,7 +73,21 @@ import numpy as np
 
 from layout_algebra.interop.recover import NotExpressible, Position, recover_layout, strided_positions
 from layout_algebra.layout_map import LayoutMap, layout_map
-from layout_algebra.logical_ops import reshape_source_index, transpose_result_index, transpose_source_index
+from layout_algebra.logical_ops import (
+    broadcast_maps_dimensions,
+    broadcast_result_index,
+    broadcast_source_index,
+    reshape_source_index,
+    reverse_dimensions_valid,
+    reverse_source_index,
+    slice_left_out,
+    slice_range_fits,
+    slice_result_index,
+    slice_size,
+    slice_source_index,
+    transpose_result_index,
+    transpose_source_index,
+)
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.normal_form import normal_form, simplicity
@@ -198,31 +212,24 @@ class Slice:
                         f"slice {self}: a symbolic dimension ({d}) can only be kept whole; specialize() first"
                     )
                 continue
-            if not (0 <= s <= lim <= d) or st < 1:
+            if not slice_range_fits(s, lim, st, d):
                 raise ViewError(
                     f"slice {self} does not fit {list(dims)} (0 <= start <= limit <= size, stride >= 1)"
                 )
         return tuple(
-            d if not isinstance(d, int) else -(-(lim - s) // st)
+            d if not isinstance(d, int) else slice_size(s, lim, st)
             for s, lim, st, d in zip(self.starts, self.limits, strides, dims, strict=True)
         )
 
     def source(self, j: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         self.result_dims(dims)
-        return tuple(s + st * x for x, s, st in zip(j, self.starts, self._strides(len(dims)), strict=True))
+        return slice_source_index(j, self.starts, self._strides(len(dims)))
 
     def result(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
-        return tuple(
-            ar.floordiv(x - s, st) for x, s, st in zip(i, self.starts, self._strides(len(dims)), strict=True)
-        )
+        return slice_result_index(i, self.starts, self._strides(len(dims)), ar)
 
     def left_out(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> list[Any]:
-        out = []
-        for x, s, lim, st in zip(i, self.starts, self.limits, self._strides(len(dims)), strict=True):
-            out += [ar.ge(s, x + 1), ar.ge(x, lim)]
-            if st != 1:
-                out.append(ar.ge(ar.mod(x - s, st), 1))
-        return out
+        return slice_left_out(i, self.starts, self.limits, self._strides(len(dims)), ar)
 
     def __str__(self) -> str:
         text = f"slice starts={list(self.starts)} limits={list(self.limits)}"
@@ -238,10 +245,8 @@ class Broadcast:
 
     def result_dims(self, dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
         out = tuple(_size(d) for d in self.result_dimensions)
-        ok = len(self.dimensions) == len(dims) and len(set(self.dimensions)) == len(dims)
-        if not ok or any(
-            not 0 <= r < len(out) or not _same_size(out[r], d)
-            for r, d in zip(self.dimensions, dims, strict=True)
+        if not broadcast_maps_dimensions(self.dimensions, len(dims), len(out)) or any(
+            not _same_size(out[r], d) for r, d in zip(self.dimensions, dims, strict=True)
         ):
             raise ViewError(
                 f"broadcast {list(dims)} into {list(out)} along {list(self.dimensions)}: the sizes do not match"
@@ -250,13 +255,10 @@ class Broadcast:
 
     def source(self, j: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         self.result_dims(dims)
-        return tuple(j[r] for r in self.dimensions)
+        return broadcast_source_index(j, self.dimensions)
 
     def result(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
-        out: list[Any] = [0 * i[0] if i else 0] * len(self.result_dimensions)
-        for k, r in enumerate(self.dimensions):
-            out[r] = i[k]
-        return tuple(out)
+        return broadcast_result_index(i, self.dimensions, len(self.result_dimensions))
 
     def left_out(self, i: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> list[Any]:
         return []
@@ -267,18 +269,20 @@ class Broadcast:
 
 @dataclass(frozen=True)
 class Reverse:
-    """``reverse`` of ``dimensions``: index ``x`` reads ``size - 1 - x``."""
+    """``reverse`` of ``dimensions`` (each at most once, as XLA requires): index ``x`` reads ``size - 1 - x``."""
 
     dimensions: tuple[int, ...]
 
     def result_dims(self, dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
         if any(not 0 <= d < len(dims) for d in self.dimensions):
             raise ViewError(f"reverse {list(self.dimensions)}: no such dimension of {list(dims)}")
+        if not reverse_dimensions_valid(self.dimensions, len(dims)):
+            raise ViewError(f"reverse {list(self.dimensions)}: a dimension is named twice (XLA refuses it)")
         return dims
 
     def source(self, j: Sequence[Any], dims: tuple[Dim, ...], ar: Arithmetic) -> tuple[Any, ...]:
         self.result_dims(dims)
-        return tuple((ar.lift(dims[k]) - 1) - x if k in self.dimensions else x for k, x in enumerate(j))
+        return reverse_source_index(j, dims, self.dimensions, ar)
 
     result = source
 

@@ -1,4 +1,4 @@
-"""Logical reshape/transpose index maps against NumPy's reshape and transpose (the oracle)."""
+"""Logical data-movement index maps against NumPy's own reshape, transpose, slicing, broadcast_to, flip and pad (the oracle)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,24 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.logical_ops import reshape_source_index, transpose_result_index, transpose_source_index
+from layout_algebra.logical_ops import (
+    broadcast_maps_dimensions,
+    broadcast_result_index,
+    broadcast_source_index,
+    pad_reads_operand,
+    pad_size,
+    pad_source_index,
+    reshape_source_index,
+    reverse_dimensions_valid,
+    reverse_source_index,
+    slice_dims,
+    slice_left_out,
+    slice_range_fits,
+    slice_result_index,
+    slice_source_index,
+    transpose_result_index,
+    transpose_source_index,
+)
 
 dims_st = st.lists(st.integers(1, 5), min_size=0, max_size=4).map(tuple)
 
@@ -65,3 +82,157 @@ def test_reshape_to_the_same_dimensions_is_the_identity() -> None:
     n, m = sympy.symbols("N M", integer=True, positive=True)
     j = sympy.symbols("j0 j1", integer=True, nonnegative=True)
     assert reshape_source_index(j, (n, m), (n, m)) == j
+
+
+@st.composite
+def slices(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """An operand shape (size-0 dimensions allowed) and a slice XLA accepts on it."""
+    source = draw(st.lists(st.integers(0, 7), min_size=0, max_size=3).map(tuple))
+    starts, limits, strides = [], [], []
+    for d in source:
+        start = draw(st.integers(0, d))
+        starts.append(start)
+        limits.append(draw(st.integers(start, d)))
+        strides.append(draw(st.integers(1, 4)))
+    return source, tuple(starts), tuple(limits), tuple(strides)
+
+
+@settings(max_examples=300, deadline=None)
+@given(slices())
+def test_slice_is_numpy_slicing(case: tuple[tuple[int, ...], ...]) -> None:
+    source, starts, limits, strides = case
+    x = np.arange(math.prod(source)).reshape(source)
+    y = x[tuple(slice(s, lim, st) for s, lim, st in zip(starts, limits, strides, strict=True))]
+    assert all(
+        slice_range_fits(s, lim, st, d) for s, lim, st, d in zip(starts, limits, strides, source, strict=True)
+    )
+    assert slice_dims(starts, limits, strides) == y.shape
+    for j in np.ndindex(*y.shape):
+        i = slice_source_index(j, starts, strides)
+        assert x[i] == y[j], (case, j)
+        assert slice_result_index(i, starts, strides) == tuple(j)
+    # left out: exactly the operand elements no result element reads
+    read = {int(v) for v in y.ravel()}
+    for i in np.ndindex(*source):
+        assert (not any(slice_left_out(i, starts, limits, strides))) == (int(x[i]) in read), (case, i)
+
+
+@settings(max_examples=300, deadline=None)
+@given(slices(), st.integers(-2, 9), st.integers(-2, 9), st.integers(-1, 3))
+def test_slice_range_fits_is_python_slicing_without_clamping(
+    case: tuple[tuple[int, ...], ...], start: int, limit: int, stride: int
+) -> None:
+    """XLA refuses what Python would clamp: the range fits exactly when clamping changes nothing."""
+    source = case[0]
+    if not source:
+        return
+    d = source[0]
+    fits = slice_range_fits(start, limit, stride, d)
+    clamped = slice(start, limit, stride).indices(d) if stride != 0 else None
+    assert fits == (stride >= 1 and clamped == (start, limit, stride) and start <= limit), (
+        start,
+        limit,
+        stride,
+        d,
+    )
+
+
+@st.composite
+def broadcasts(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """An operand shape, a result shape and ``dimensions`` (any order) mapping one into the other."""
+    result = draw(st.lists(st.integers(1, 4), min_size=0, max_size=4).map(tuple))
+    kept = draw(st.lists(st.sampled_from(range(len(result))), unique=True).map(tuple)) if result else ()
+    return tuple(result[d] for d in kept), result, kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(broadcasts())
+def test_broadcast_is_numpy_broadcast_to(case: tuple[tuple[int, ...], ...]) -> None:
+    source, result, dims = case
+    assert broadcast_maps_dimensions(dims, len(source), len(result))
+    x = np.arange(math.prod(source)).reshape(source)
+    # NumPy broadcasts trailing dimensions: move the operand's dimensions into place first
+    order = sorted(range(len(dims)), key=lambda k: dims[k])
+    placed = np.transpose(x, order).reshape(tuple(result[d] if d in dims else 1 for d in range(len(result))))
+    y = np.broadcast_to(placed, result)
+    for j in np.ndindex(*result):
+        i = broadcast_source_index(j, dims)
+        assert x[i] == y[j], (case, j)
+    for i in np.ndindex(*source):
+        j = broadcast_result_index(i, dims, len(result))
+        assert y[j] == x[i] and broadcast_source_index(j, dims) == tuple(i)
+
+
+def test_broadcast_dimensions_must_be_distinct_and_in_range() -> None:
+    assert not broadcast_maps_dimensions((0, 0), 2, 3)
+    assert not broadcast_maps_dimensions((3,), 1, 3)
+    assert not broadcast_maps_dimensions((-1,), 1, 3)
+    assert not broadcast_maps_dimensions((0,), 2, 3)
+    assert broadcast_maps_dimensions((2, 0), 2, 3)  # XLA's verifier does not require them sorted
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_reverse_is_numpy_flip(data: st.DataObject) -> None:
+    source = data.draw(st.lists(st.integers(0, 5), min_size=0, max_size=4).map(tuple))
+    dims = tuple(data.draw(st.lists(st.sampled_from(range(len(source))), unique=True))) if source else ()
+    assert reverse_dimensions_valid(dims, len(source))
+    x = np.arange(math.prod(source)).reshape(source)
+    y = np.flip(x, dims) if dims else x
+    for j in np.ndindex(*source):
+        i = reverse_source_index(j, source, dims)
+        assert x[i] == y[j], (source, dims, j)
+        assert reverse_source_index(i, source, dims) == tuple(j)
+
+
+def test_reverse_dimensions_named_twice_or_out_of_range_are_refused() -> None:
+    assert not reverse_dimensions_valid((0, 0), 2)
+    assert not reverse_dimensions_valid((2,), 2)
+    assert not reverse_dimensions_valid((-1,), 2)
+
+
+def test_index_maps_on_symbols() -> None:
+    n = sympy.Symbol("N", integer=True, positive=True)
+    j = sympy.symbols("j0 j1", integer=True, nonnegative=True)
+    assert slice_source_index(j, (1, 0), (3, 1)) == (3 * j[0] + 1, j[1])
+    assert reverse_source_index(j, (4, n), (1,)) == (j[0], n - 1 - j[1])
+    assert broadcast_result_index((j[1],), (1,), 2) == (0, j[1])
+
+
+def numpy_pad(x: np.ndarray, config: list[tuple[int, int, int]], value: int) -> np.ndarray:
+    """XLA's pad by NumPy: interior padding by a strided assignment, then ``np.pad``, then cropping."""
+    spread = np.full(
+        [d + i * (d - 1) if d else 0 for d, (_, _, i) in zip(x.shape, config, strict=True)], value
+    )
+    spread[tuple(slice(None, None, i + 1) for _, _, i in config)] = x
+    grown = np.pad(spread, [(max(lo, 0), max(hi, 0)) for lo, hi, _ in config], constant_values=value)
+    return grown[
+        tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi, _), n in zip(config, grown.shape, strict=True))
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_pad_is_numpy_pad(data: st.DataObject) -> None:
+    source = data.draw(
+        st.lists(st.integers(0, 4), min_size=1, max_size=3).map(tuple)
+    )  # np.pad needs rank >= 1
+    config = []
+    for d in source:
+        interior = data.draw(st.integers(0, 2))
+        spread = d + interior * (d - 1) if d else 0
+        low = data.draw(st.integers(-spread, 3))
+        high = data.draw(st.integers(-(spread + low) if spread + low > 0 else 0, 3))
+        config.append((low, high, interior))
+    x = np.arange(math.prod(source)).reshape(source)
+    y = numpy_pad(x, config, -1)
+    lows, highs, interiors = (tuple(c[k] for c in config) for k in range(3))
+    assert (
+        tuple(pad_size(lo, hi, i, d) for lo, hi, i, d in zip(lows, highs, interiors, source, strict=True))
+        == y.shape
+    )
+    for j in np.ndindex(*y.shape):
+        if all(pad_reads_operand(j, lows, interiors, source)):
+            assert x[pad_source_index(j, lows, interiors, source)] == y[j], (source, config, j)
+        else:
+            assert y[j] == -1, (source, config, j)

@@ -492,6 +492,22 @@ def test_issue15_root_elements_compared_at_their_bits() -> None:
         ),
         (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} slice(p), slice={[3:5]}"), "out of range"),
         (
+            module("p = f32[8]{0} parameter(0)", "ROOT r = f32[2]{0} slice(p), slice={[1:8:3]}"),
+            r"result dimension 0 is 2, the range \[1:8:3\] has 3",
+        ),
+        (
+            module("p = f32[4,2]{1,0} parameter(0)", "ROOT r = f32[4,2]{1,0} reverse(p), dimensions={0,0}"),
+            "out of range for rank 2",
+        ),
+        (
+            module("p = f32[3]{0} parameter(0)", "ROOT r = f32[3,3]{1,0} broadcast(p), dimensions={0,0}"),
+            "does not map the operand",
+        ),
+        (
+            module("p = f32[3]{0} parameter(0)", "ROOT r = f32[4,2]{1,0} broadcast(p), dimensions={0}"),
+            "operand dimension 0 is 3, result dimension 0 is 4",
+        ),
+        (
             module(
                 "p = f32[4]{0} parameter(0)", "q = s32[4]{0} parameter(1)", "ROOT r = f32[4]{0} add(p, q)"
             ),

@@ -256,6 +256,15 @@ def test_bad_ops_are_clear_errors() -> None:
         view("f32[4,6]{1,0}", Slice((0, 0), (5, 6)))
 
 
+def test_reverse_of_a_dimension_named_twice_is_refused() -> None:
+    """XLA refuses ``reverse`` with a repeated dimension (as hlo.verify does); views used to
+    accept ``Reverse((0, 0))`` and read it as one reversal."""
+    with pytest.raises(ViewError, match=r"reverse \[0, 0\]: a dimension is named twice"):
+        view("f32[8]{0}", Reverse((0, 0)))
+    with pytest.raises(ViewError, match="no such dimension"):
+        view("f32[8]{0}", Reverse((1,)))
+
+
 # ------------------------------------------------------------------ suggest, on TPU data
 def tpu_reshape_rows() -> list[dict]:
     with open(ground_truth_file("tpu/reshape_bitcast.jsonl")) as f:

@@ -109,7 +109,20 @@ import z3
 from layout_algebra.hlo.attributes import parse_int_list
 from layout_algebra.hlo.ir import COMPUTATION_REFERENCE_ATTRIBUTES, HloComputation, HloInstruction, HloModule
 from layout_algebra.layout_map import layout_map
-from layout_algebra.logical_ops import reshape_source_index, transpose_source_index
+from layout_algebra.logical_ops import (
+    broadcast_maps_dimensions,
+    broadcast_source_index,
+    pad_reads_operand,
+    pad_size,
+    pad_source_index,
+    reshape_source_index,
+    reverse_dimensions_valid,
+    reverse_source_index,
+    slice_range_fits,
+    slice_size,
+    slice_source_index,
+    transpose_source_index,
+)
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
@@ -818,11 +831,7 @@ class _Evaluator:
     def op_broadcast(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
         dims = instr.dimensions or ()
-        if (
-            len(dims) != source.rank
-            or len(set(dims)) != len(dims)
-            or any(not 0 <= d < shape.rank for d in dims)
-        ):
+        if not broadcast_maps_dimensions(dims, source.rank, shape.rank):
             raise InvalidHlo(
                 f"broadcast {instr.name}: dimensions={{{','.join(map(str, dims))}}} does not map the operand's {source.rank} dimensions into {shape.rank}"
             )
@@ -831,18 +840,18 @@ class _Evaluator:
                 raise InvalidHlo(
                     f"broadcast {instr.name}: operand dimension {k} is {source.dimensions[k]}, result dimension {d} is {shape.dimensions[d]}"
                 )
-        return self.sub(scope, instr, 0, [index[d] for d in dims])
+        return self.sub(scope, instr, 0, list(broadcast_source_index(index, dims)))
 
     def op_reverse(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
         self.check_same_dims(instr, source, shape)
         dims = instr.dimensions or ()
-        if any(not 0 <= d < shape.rank for d in dims) or len(set(dims)) != len(dims):
+        if not reverse_dimensions_valid(dims, shape.rank):
             raise InvalidHlo(
                 f"reverse {instr.name}: dimensions={{{','.join(map(str, dims))}}} out of range for rank {shape.rank}"
             )
-        src = [self.lift(shape.dimensions[k]) - 1 - j if k in dims else j for k, j in enumerate(index)]
-        return self.sub(scope, instr, 0, src)
+        sizes = [self.lift(d) for d in shape.dimensions]
+        return self.sub(scope, instr, 0, list(reverse_source_index(index, sizes, dims)))
 
     def op_slice(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
@@ -862,15 +871,17 @@ class _Evaluator:
                         f"slice {instr.name}: [{s.start}:{s.limit}] is out of range for dimension {k} of size {d}",
                     )
                 )
-            if s.stride <= 0 or s.start < 0 or s.limit < s.start or (isinstance(d, int) and s.limit > d):
+            if not slice_range_fits(s.start, s.limit, s.stride, d):
                 raise InvalidHlo(
                     f"slice {instr.name}: [{s.start}:{s.limit}:{s.stride}] is out of range for dimension {k} of size {d}"
                 )
-            if not _dims_equal(shape.dimensions[k], -(-(s.limit - s.start) // s.stride)):
+            size = slice_size(s.start, s.limit, s.stride)
+            if not _dims_equal(shape.dimensions[k], size):
                 raise InvalidHlo(
-                    f"slice {instr.name}: result dimension {k} is {shape.dimensions[k]}, the range [{s.start}:{s.limit}:{s.stride}] has {-(-(s.limit - s.start) // s.stride)}"
+                    f"slice {instr.name}: result dimension {k} is {shape.dimensions[k]}, the range [{s.start}:{s.limit}:{s.stride}] has {size}"
                 )
-        return self.sub(scope, instr, 0, [s.start + j * s.stride for s, j in zip(spec, index, strict=True)])
+        starts, strides = [s.start for s in spec], [s.stride for s in spec]
+        return self.sub(scope, instr, 0, list(slice_source_index(index, starts, strides)))
 
     def op_concatenate(self, scope, instr, shape, index):
         if not instr.dimensions or len(instr.dimensions) != 1:
@@ -916,33 +927,15 @@ class _Evaluator:
         if self.operand_shape(scope, instr, 1).rank != 0:
             raise InvalidHlo(f"pad {instr.name}: the padding value must be a scalar")
         for k, (p, d) in enumerate(zip(config, source.dimensions, strict=True)):
-            expected = (
-                p.low + p.high + d + p.interior * (d - 1)
-                if not (isinstance(d, int) and d == 0)
-                else p.low + p.high
-            )
+            expected = pad_size(p.low, p.high, p.interior, d)
             if p.interior < 0 or not _dims_equal(shape.dimensions[k], expected):
                 raise InvalidHlo(
                     f"pad {instr.name}: dimension {k} of {d} padded {p.low}_{p.high}_{p.interior} has {expected} elements, the result has {shape.dimensions[k]}"
                 )
-        inside: Any = True
-        src = []
-        for j, p, size in zip(index, config, source.dimensions, strict=True):
-            shifted = j - p.low
-            step = p.interior + 1
-            size_t = self.lift(size)
-            if step > 1:
-                q = self.ar.floordiv(shifted + step * (size_t + 1), step) - (size_t + 1)
-                ok = _and(
-                    _bool(shifted >= 0),
-                    _bool(q < size_t),
-                    _bool(self.ar.mod(shifted + step * (size_t + 1), step) == 0),
-                )
-            else:
-                q = shifted
-                ok = _and(_bool(shifted >= 0), _bool(q < size_t))
-            inside = _and(inside, ok)
-            src.append(q)
+        lows, interiors = [p.low for p in config], [p.interior for p in config]
+        sizes = [self.lift(d) for d in source.dimensions]
+        src = list(pad_source_index(index, lows, interiors, sizes, self.ar))
+        inside = _and(*(_bool(c) for c in pad_reads_operand(index, lows, interiors, sizes, self.ar)))
         return self.choose(
             inside, lambda: self.sub(scope, instr, 0, src), lambda: self.sub(scope, instr, 1, [])
         )
