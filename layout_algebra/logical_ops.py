@@ -82,6 +82,14 @@ padding value. ``f32[3]`` padded ``1_0_1`` is ``[pad, x0, pad, x1, pad, x2]``:
 [(0,), (1,), (2,)]
 >>> [all(pad_reads_operand((j,), (1,), (1,), (3,))) for j in range(6)]
 [False, True, False, True, False, True]
+
+**Concatenate** along ``dimension``: operand ``k`` starts at the sum of the sizes before
+it; a result element in operand ``k``'s range reads it shifted back by that start:
+
+>>> concatenate_starts((2, 3, 1))
+(0, 2, 5, 6)
+>>> concatenate_source_index((1, 4), 1, 2)
+(1, 2)
 """
 
 from __future__ import annotations
@@ -97,6 +105,8 @@ __all__ = [
     "broadcast_maps_dimensions",
     "broadcast_result_index",
     "broadcast_source_index",
+    "concatenate_source_index",
+    "concatenate_starts",
     "pad_reads_operand",
     "pad_size",
     "pad_source_index",
@@ -301,3 +311,17 @@ def pad_reads_operand(
         if step > 1:
             out.append(ar.ge(0, ar.mod(shifted + step * (size + 1), step)))
     return out
+
+
+# ------------------------------------------------------------------------ concatenate
+def concatenate_starts(sizes: Sequence[Any]) -> tuple[Any, ...]:
+    """Where each operand starts along the concatenated dimension, then the total size."""
+    out: list[Any] = [0]
+    for size in sizes:
+        out.append(out[-1] + size)
+    return tuple(out)
+
+
+def concatenate_source_index(index: Sequence[Any], dimension: int, start: Any) -> tuple[Any, ...]:
+    """The index, in the operand starting at ``start``, of result element ``index``: shifted back along ``dimension``."""
+    return tuple(j - start if k == dimension else j for k, j in enumerate(index))

@@ -2,7 +2,7 @@
 
 A logical op (``reshape``, ``transpose``, ``slice``, ``broadcast``, ``reverse``) says,
 for every element of its result, which element of its operand it is
-(:mod:`layout_algebra.logical_ops` for reshape and transpose). Reading a buffer *through*
+(:mod:`layout_algebra.logical_ops`, the one definition, also read by :mod:`layout_algebra.hlo.verify`). Reading a buffer *through*
 the op gives a new index map — result index → bit offset in the **same** buffer — with
 no data moved: the operand's layout (its stage pipeline) applied to the source index.
 

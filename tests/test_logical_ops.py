@@ -1,4 +1,4 @@
-"""Logical data-movement index maps against NumPy's own reshape, transpose, slicing, broadcast_to, flip and pad (the oracle)."""
+"""Logical data-movement index maps against NumPy's own reshape, transpose, slicing, broadcast_to, flip, pad and concatenate (the oracle)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from layout_algebra.logical_ops import (
     broadcast_maps_dimensions,
     broadcast_result_index,
     broadcast_source_index,
+    concatenate_source_index,
+    concatenate_starts,
     pad_reads_operand,
     pad_size,
     pad_source_index,
@@ -236,3 +238,22 @@ def test_pad_is_numpy_pad(data: st.DataObject) -> None:
             assert x[pad_source_index(j, lows, interiors, source)] == y[j], (source, config, j)
         else:
             assert y[j] == -1, (source, config, j)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_concatenate_is_numpy_concatenate(data: st.DataObject) -> None:
+    shape = data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
+    d = data.draw(st.integers(0, len(shape) - 1))
+    sizes = data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=4))
+    pieces, first = [], 0
+    for size in sizes:
+        piece_shape = [*shape[:d], size, *shape[d + 1 :]]
+        pieces.append(np.arange(first, first + math.prod(piece_shape)).reshape(piece_shape))
+        first += math.prod(piece_shape)
+    y = np.concatenate(pieces, axis=d)
+    starts = concatenate_starts(sizes)
+    assert starts[-1] == y.shape[d]
+    for j in np.ndindex(*y.shape):
+        (k,) = [k for k in range(len(sizes)) if starts[k] <= j[d] < starts[k + 1]]
+        assert pieces[k][concatenate_source_index(j, d, starts[k])] == y[j], (shape, d, sizes, j)

@@ -112,6 +112,8 @@ from layout_algebra.layout_map import layout_map
 from layout_algebra.logical_ops import (
     broadcast_maps_dimensions,
     broadcast_source_index,
+    concatenate_source_index,
+    concatenate_starts,
     pad_reads_operand,
     pad_size,
     pad_source_index,
@@ -887,8 +889,7 @@ class _Evaluator:
         if not instr.dimensions or len(instr.dimensions) != 1:
             raise InvalidHlo(f"concatenate {instr.name} needs one dimension")
         (d,) = instr.dimensions
-        pieces = []
-        offset: Any = 0
+        sizes = []
         for k in range(len(instr.operands)):
             o_shape = self.operand_shape(scope, instr, k)
             if o_shape.rank != shape.rank or any(
@@ -899,22 +900,20 @@ class _Evaluator:
                 raise InvalidHlo(
                     f"concatenate {instr.name}: operand {k} {o_shape} does not match {shape} outside dimension {d}"
                 )
-            pieces.append((k, offset))
-            offset = offset + o_shape.dimensions[d]
-        if not _dims_equal(offset, shape.dimensions[d]):
+            sizes.append(o_shape.dimensions[d])
+        *starts, total = concatenate_starts(sizes)
+        if not _dims_equal(total, shape.dimensions[d]):
             raise InvalidHlo(
-                f"concatenate {instr.name}: the operands add up to {offset} in dimension {d}, the result has {shape.dimensions[d]}"
+                f"concatenate {instr.name}: the operands add up to {total} in dimension {d}, the result has {shape.dimensions[d]}"
             )
 
-        def from_piece(n: int) -> Any:
-            k, start = pieces[n]
-            src = list(index)
-            src[d] = index[d] - self.lift(start)
-            if n == len(pieces) - 1:
+        def from_piece(k: int) -> Any:
+            src = list(concatenate_source_index(index, d, self.lift(starts[k])))
+            if k == len(starts) - 1:
                 return self.sub(scope, instr, k, src)
-            end = self.lift(pieces[n + 1][1])
+            end = self.lift(starts[k + 1])
             return self.choose(
-                _bool(index[d] < end), lambda: self.sub(scope, instr, k, src), lambda: from_piece(n + 1)
+                _bool(index[d] < end), lambda: self.sub(scope, instr, k, src), lambda: from_piece(k + 1)
             )
 
         return from_piece(0)
