@@ -74,8 +74,6 @@ def test_unit_dim_majormost_in_minor_to_major_comes_back_from_cute() -> None:
         ("(8,1):(8,0)", "bf16", "bf16[8,1]{0,1:T(8,1)}"),  # room below the smallest stride
         ("((2,2),1):((1,8),0)", "s4", "s4[4,1]{0,1:T(2,2,2)}"),  # room between two digits
         ("(1,1,8,8):(0,0,16,256)", "f32", "f32[1,1,8,8]{3,1,0,2:T(2,8,2,8,1)}"),
-        # no size-1 dim: 2 rows padded to a tile of 4, paired by (2,1); the pad sits before i1 mod 128
-        ("(2,(128,2)):(1,(2,512))", "bf16", "bf16[2,256]{1,0:T(4,128)(2,1)}"),
     ],
 )
 def test_room_left_by_a_padded_unit_dim_is_recovered(cute: str, dtype: str, padded: str) -> None:

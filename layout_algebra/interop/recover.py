@@ -57,10 +57,8 @@ layout as the simpler ``T(2,1)``; ``from_cute`` and ``from_mlir_affine_map`` the
 return the :func:`~layout_algebra.normal_form.normal_form` of what this module recovers.
 Room a digit leaves (more slots than values) is padding of its own dimension or of a
 size-1 dimension the positions leave out, padded by a tile: ``bf16[8,1]{0,1:T(8,1)}`` is
-CuTe's ``(8,1):(8,0)``, whose room below stride 8 is dimension 1 padded to 8; or of
-the tile number just above the next digit (``bf16[2,256]{1,0:T(4,128)(2,1)}`` pads its 2
-rows to 4, and ``(2,1)`` puts that always-0 row pair right above ``i1 mod 128``). Each gap
-may take one such digit (up to :data:`HOLE_READINGS` readings are searched); one
+CuTe's ``(8,1):(8,0)``, whose room below stride 8 is dimension 1 padded to 8. Each gap
+may take one such dimension (up to :data:`HOLE_READINGS` readings are searched); one
 dimension padded again by a later tile level, in several gaps, is not tried, and the
 refusal then names the room it did not fill.
 
@@ -356,12 +354,11 @@ def recover_layout(
             return shape
     described = ", ".join(str(p) for p in positions)
     gaps = [str(p) for p in positions if not exact and p.extent > p.size(dims)]
-    if gaps and _hole_fillers(positions, dims):  # a limit of the search, not a proof that none exists
+    if gaps and 1 in dims:  # a limit of the search, not a proof that no layout exists
         raise NotExpressible(
             f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} found that puts its elements at "
             f"the positions [{described}]: the room left by {', '.join(gaps)} was read as padding of that "
-            f"digit's own dimension, or of one size-1 dimension or tile number the text leaves out per gap, "
-            f"not more"
+            f"digit's own dimension, or of one size-1 dimension the text leaves out per gap, not more"
         )
     raise NotExpressible(
         f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} puts its elements at the positions "
@@ -373,36 +370,22 @@ def recover_layout(
 HOLE_READINGS = 8
 
 
-def _hole_fillers(positions: tuple[Position, ...], dims: tuple[int, ...]) -> list[tuple[int, int]]:
-    """Digits ``(dim, weight)`` the positions leave out and that are always 0: a size-1
-    dimension, or a tile number ``⌊i/w⌋`` with ``w`` at least its dimension's size."""
-    out = [(k, 1) for k, d in enumerate(dims) if d == 1 and all(p.dim != k for p in positions)]
-    for q in positions:
-        if q.dim is not None and dims[q.dim] > 1:
-            w = q.weight * q.size(dims)
-            taken = any(p.dim == q.dim and p.weight == w for p in positions)
-            if w >= dims[q.dim] and not taken and (q.dim, w) not in out:
-                out.append((q.dim, w))
-    return out
-
-
 def _unit_dim_holes(positions: tuple[Position, ...], dims: tuple[int, ...]) -> list[tuple[Position, ...]]:
-    """``positions`` with the room of some digits given to digits they leave out, always 0.
+    """``positions`` with the room of some digits given to size-1 dimensions they leave out.
 
-    A digit of ``e`` slots taking ``s < e`` values may sit under a padded digit that is
-    always 0 (:func:`_hole_fillers`: a size-1 dimension a tile pads to ``h``, or a tile
-    number of a dimension smaller than its tile): the digit then has ``e / h`` slots. One
-    filler per gap, fewest gaps first.
+    A digit of ``e`` slots taking ``s < e`` values may sit under a size-1 dimension padded
+    to ``h`` (a tile entry ``h`` over it, in-tile position ``h`` slots, always 0): the digit
+    then has ``e / h`` slots. One spare size-1 dimension per gap, fewest gaps first.
 
     >>> for reading in _unit_dim_holes((Position(0, 2, None, 2), Position(0, 1, 2, 8)), (4, 1)):
     ...     print(", ".join(map(str, reading)))
     ⌊i0/2⌋ (extent 2), i1 (extent 2), i0 mod 2 (extent 4)
     ⌊i0/2⌋ (extent 2), i1 (extent 4), i0 mod 2 (extent 2)
     """
-    fillers = _hole_fillers(positions, dims)
+    spare = [k for k, d in enumerate(dims) if d == 1 and all(p.dim != k for p in positions)]
     gaps = [j for j, p in enumerate(positions) if p.dim is not None and p.extent > p.size(dims)]
     out = []
-    for count in range(1, min(len(fillers), len(gaps)) + 1):
+    for count in range(1, min(len(spare), len(gaps)) + 1):
         for chosen in itertools.combinations(gaps, count):
             splits = []
             for j in chosen:
@@ -410,50 +393,19 @@ def _unit_dim_holes(positions: tuple[Position, ...], dims: tuple[int, ...]) -> l
                 splits.append(
                     [h for h in range(2, p.extent + 1) if p.extent % h == 0 and p.extent // h >= p.size(dims)]
                 )
-            for used in itertools.permutations(fillers, count):
-                if not all(_fills(positions, j, f, dims) for j, f in zip(chosen, used, strict=True)):
-                    continue
-                for hs in itertools.product(*splits):
-                    reading: list[Position] = []
-                    fill = dict(zip(chosen, zip(used, hs, strict=True), strict=True))
-                    for j, p in enumerate(positions):
-                        if j in fill:
-                            (dim, weight), h = fill[j]
-                            reading.append(Position(dim, weight, None, h))
-                            p = Position(p.dim, p.weight, p.modulus, p.extent // h)
-                        reading.append(p)
-                    out.append(_bounded_below(tuple(reading), used, dims))
-                    if len(out) >= HOLE_READINGS:
-                        return out
+            for hs in itertools.product(*splits):
+                reading: list[Position] = []
+                fill = dict(zip(chosen, zip(spare[:count], hs, strict=True), strict=True))
+                for j, p in enumerate(positions):
+                    if j in fill:
+                        unit, h = fill[j]
+                        reading.append(Position(unit, 1, None, h))
+                        p = Position(p.dim, p.weight, p.modulus, p.extent // h)
+                    reading.append(p)
+                out.append(tuple(reading))
+                if len(out) >= HOLE_READINGS:
+                    return out
     return out
-
-
-def _fills(positions: tuple[Position, ...], j: int, filler: tuple[int, int], dims: tuple[int, ...]) -> bool:
-    """Whether ``filler`` may take the room of gap ``j``: a size-1 dimension anywhere; a tile
-    number only over the digit just below the gap, its own dimension's next digit (rows fewer
-    than a packing tile pairs: ``bf16[2,256]{1,0:T(4,128)(2,1)}``)."""
-    dim, weight = filler
-    if dims[dim] == 1:
-        return True
-    if j + 1 >= len(positions):
-        return False
-    below = positions[j + 1]
-    return below.dim == dim and below.weight * below.size(dims) == weight
-
-
-def _bounded_below(
-    reading: tuple[Position, ...], used: Sequence[tuple[int, int]], dims: tuple[int, ...]
-) -> tuple[Position, ...]:
-    """The digit just below a tile-number filler ``⌊i/w⌋`` written ``mod w``, as the tile it
-    pairs with writes it (``i0`` under ``⌊i0/2⌋`` is ``i0 mod 2``)."""
-    out = []
-    for p in reading:
-        for dim, weight in used:
-            below = p.dim == dim and p.modulus is None and dims[dim] > 1 and p.weight * p.size(dims) == weight
-            if below and weight > p.weight:
-                p = Position(p.dim, p.weight, weight // p.weight, p.extent)
-        out.append(p)
-    return tuple(out)
 
 
 def _recover(
