@@ -245,6 +245,8 @@ class Broadcast:
 
     def result_dims(self, dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
         out = tuple(_size(d) for d in self.result_dimensions)
+        if any(isinstance(d, int) and d < 0 for d in out):
+            raise ViewError(f"broadcast {list(dims)} into {list(out)}: a dimension size is negative")
         if not broadcast_maps_dimensions(self.dimensions, len(dims), len(out)) or any(
             not _same_size(out[r], d) for r, d in zip(self.dimensions, dims, strict=True)
         ):

@@ -495,6 +495,18 @@ def test_issue15_root_elements_compared_at_their_bits() -> None:
             module("p = f32[8]{0} parameter(0)", "ROOT r = f32[2]{0} slice(p), slice={[1:8:3]}"),
             r"result dimension 0 is 2, the range \[1:8:3\] has 3",
         ),
+        (  # used to be an IndexError from deep inside the evaluator
+            module(
+                "p = f32[2]{0} parameter(0)",
+                "q = f32[2]{0} parameter(1)",
+                "ROOT r = f32[2]{0} concatenate(p, q), dimensions={5}",
+            ),
+            r"dimensions=\{5\} out of range for rank 1",
+        ),
+        (  # used to be read as Python's last dimension
+            module("p = f32[2]{0} parameter(0)", "ROOT r = f32[2]{0} concatenate(p), dimensions={-1}"),
+            r"dimensions=\{-1\} out of range for rank 1",
+        ),
         (
             module("p = f32[4,2]{1,0} parameter(0)", "ROOT r = f32[4,2]{1,0} reverse(p), dimensions={0,0}"),
             "out of range for rank 2",

@@ -256,6 +256,12 @@ def test_bad_ops_are_clear_errors() -> None:
         view("f32[4,6]{1,0}", Slice((0, 0), (5, 6)))
 
 
+def test_broadcast_into_a_negative_size_is_refused() -> None:
+    """Used to give a view of dimensions (-3,)."""
+    with pytest.raises(ViewError, match=r"broadcast \[\] into \[-3\]: a dimension size is negative"):
+        view("f32[]", Broadcast((), (-3,)))
+
+
 def test_reverse_of_a_dimension_named_twice_is_refused() -> None:
     """XLA refuses ``reverse`` with a repeated dimension (as hlo.verify does); views used to
     accept ``Reverse((0, 0))`` and read it as one reversal."""

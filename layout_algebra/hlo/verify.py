@@ -889,6 +889,10 @@ class _Evaluator:
         if not instr.dimensions or len(instr.dimensions) != 1:
             raise InvalidHlo(f"concatenate {instr.name} needs one dimension")
         (d,) = instr.dimensions
+        if not 0 <= d < shape.rank:
+            raise InvalidHlo(
+                f"concatenate {instr.name}: dimensions={{{d}}} out of range for rank {shape.rank}"
+            )
         sizes = []
         for k in range(len(instr.operands)):
             o_shape = self.operand_shape(scope, instr, k)
