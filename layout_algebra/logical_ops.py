@@ -1,7 +1,7 @@
 """Logical data movement: which operand element each result element is.
 
-XLA's ``reshape``, ``transpose``, ``slice``, ``broadcast`` and ``reverse`` move no data
-*logically* defined: each says, for every element of its result, which element of its
+XLA's ``reshape``, ``transpose``, ``slice``, ``broadcast``, ``reverse``, ``pad`` and
+``concatenate`` are data movement *logically* defined: each says, for every element of its result, which element of its
 operand it is. These functions are that one definition, as pure functions of an index
 over any :class:`~layout_algebra.stages.arith.Arithmetic` (ints, NumPy index arrays,
 SymPy symbols, solver terms), with the result dimensions and the validity checks XLA
