@@ -430,6 +430,16 @@ def test_unsupported_op_is_none_with_its_name() -> None:
             "does not fit",
         ),
         (module("p = f32[4]{0} parameter(0)", "c = s32[4]{0} copy(p)"), [np.zeros(4, np.float32)], "type"),
+        (  # XLA has no negative dimension numbers; NumPy's axis=-1 would count back
+            module("p = f32[2,3]{1,0} parameter(0)", "c = f32[2,3]{1,0} concatenate(p), dimensions={-1}"),
+            [np.zeros((2, 3), np.float32)],
+            "out of range",
+        ),
+        (
+            module("p = f32[4]{0} parameter(0)", "r = f32[4]{0} reverse(p), dimensions={0,0}"),
+            [np.zeros(4, np.float32)],
+            "twice",
+        ),
     ],
 )
 def test_invalid_modules_raise_clear_errors(text: str, args: list, message: str) -> None:

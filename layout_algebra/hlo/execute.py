@@ -570,6 +570,10 @@ def _concatenate(ins, shape, operands):
     if not operands:
         raise InvalidHloError(f"instruction {ins.name!r}: concatenate needs operands")
     (d,) = _attribute_ints(ins, "dimensions")
+    if not 0 <= d < operands[0].data.ndim:  # XLA has no negative dimension numbers (NumPy would count back)
+        raise InvalidHloError(
+            f"instruction {ins.name!r}: concatenate dimensions={{{d}}} out of range for rank {operands[0].data.ndim}"
+        )
     try:
         return (
             np.concatenate([o.data for o in operands], axis=d),
@@ -614,6 +618,10 @@ def _reverse(ins, shape, operands):
     dims = _attribute_ints(ins, "dimensions")
     if any(not 0 <= d < a.data.ndim for d in dims):
         raise InvalidHloError(f"instruction {ins.name!r}: reverse dimensions {list(dims)} out of range")
+    if len(set(dims)) != len(dims):
+        raise InvalidHloError(
+            f"instruction {ins.name!r}: reverse dimensions {list(dims)} name a dimension twice"
+        )
     return np.flip(a.data, axis=dims).copy(), np.flip(a.defined, axis=dims).copy()
 
 
