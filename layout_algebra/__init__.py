@@ -86,11 +86,13 @@ _LAZY: dict[str, str] = {
     "tiled_dimensions": "layout_algebra.sizes",
     "views": "layout_algebra.views",
     "normal_form": "layout_algebra.normal_form",
+    "algebra": "layout_algebra.algebra",
+    "access": "layout_algebra.access",
 }
 
 
 #: Sub-packages exported as themselves (every other lazy name is a function or class).
-_SUBPACKAGES = frozenset({"conditions", "hlo", "interop", "prove", "tpu", "views", "xla"})
+_SUBPACKAGES = frozenset({"access", "algebra", "conditions", "hlo", "interop", "prove", "tpu", "views", "xla"})
 
 
 def __getattr__(name: str) -> object:
@@ -184,6 +186,8 @@ __all__ = [
     "Tile",
     "TokenShape",
     "TupleShape",
+    "access",
+    "algebra",
     "as_shape",
     "bitcast_is_valid",
     "codegen",
