@@ -49,16 +49,20 @@ Every answer is checked by evaluating it: :func:`recover_layout` only returns a 
 whose positions are the ones asked for (and raises :class:`NotExpressible` with the
 reason otherwise).
 
-The search is not complete. A peel always pairs an in-tile digit with its tile number
-when both are present, so it never builds a tile level whose tile number is a unit: the
-``(2,1)`` of ``bf16[256,8]{0,1:T(2,128)(2,1)}`` (whose first tile already took ``i1 mod 2``
-apart) is not generated, and ``T(128)(2,1,1)`` comes back instead. Both are the same
-layout as the simpler ``T(2,1)``; ``from_cute`` and ``from_mlir_affine_map`` therefore
-return the :func:`~layout_algebra.normal_form.normal_form` of what this module recovers.
+The search is not complete. A peel pairs an in-tile digit with its tile number when both
+are present; the one tile level it builds whose tile number is a unit takes the last
+position whole, with 1s over the positions just above it (:func:`_unit_number_peels`:
+``(2,1)`` in ``bf16[4,4,2]{0,1,2:T(2,2,2)(2,1)}``). Other such levels are not generated:
+the ``(2,1)`` of ``bf16[256,8]{0,1:T(2,128)(2,1)}`` comes back as ``T(128)(2,1,1)``. Both are
+the same layout as the simpler ``T(2,1)``; ``from_cute`` and ``from_mlir_affine_map``
+therefore return the :func:`~layout_algebra.normal_form.normal_form` of what this module
+recovers.
 Room a digit leaves (more slots than values) is padding of its own dimension or of a
 size-1 dimension the positions leave out, padded by a tile: ``bf16[8,1]{0,1:T(8,1)}`` is
 CuTe's ``(8,1):(8,0)``, whose room below stride 8 is dimension 1 padded to 8. Each gap
-may take one such dimension (up to :data:`HOLE_READINGS` readings are searched); one
+may take one such dimension (up to :data:`HOLE_READINGS` readings are searched). Last,
+the room may be the unit dimension a tile one entry longer than the rank prepends, padded
+by that entry (:func:`_recover_with_prepended_unit`, one-level answers only). One
 dimension padded again by a later tile level, in several gaps, is not tried, and the
 refusal then names the room it did not fill.
 
@@ -75,7 +79,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import sympy
@@ -269,13 +272,51 @@ def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterat
                 new = rest[:start] + merged
                 if len(new) < n or sum(p.extent for p in new) < sum(p.extent for p in positions):
                     yield tile, new
+    yield from _unit_number_peels(positions, dims)
+
+
+def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterator[_Peel]:
+    """Peels of a tile level whose one in-tile digit has a tile number of extent 1.
+
+    The last position ``x mod T`` may be a whole dimension of the previous level's tile
+    (tile number ``⌊x/T⌋`` of extent 1, which CuTe leaves out) taken by a tile whose other
+    entries are 1, over the positions just above it: ``(2,1)`` in
+    ``bf16[4,4,2]{0,1,2:T(2,2,2)(2,1)}`` puts ``i1 mod 2`` under ``i0 mod 2``. Undoing it
+    moves the digit up, to the tile's first slot; the positions are the same, reordered, so
+    the search guards against going round in circles.
+    """
+    n = len(positions)
+    if n < 2:
+        return
+    p = positions[-1]
+    if p.dim is None or p.modulus != p.extent or p.size(dims) > p.extent:
+        return
+    for start in range(n - 2, -1, -1):
+        above = positions[start]
+        if above.dim == p.dim or above.dim is None:
+            break
+        tile = (p.extent,) + (1,) * (n - 1 - start)
+        yield tile, (*positions[:start], p, *positions[start : n - 1])
 
 
 def _solutions(positions: tuple[Position, ...], dims: tuple[int, ...], exact: bool) -> list[_Solution]:
     visited = 0
+    memo: dict[tuple[Position, ...], tuple[_Solution, ...]] = {}
+    path: set[tuple[Position, ...]] = set()  # a peel may only reorder (_unit_number_peels)
 
-    @cache
     def search(state: tuple[Position, ...]) -> tuple[_Solution, ...]:
+        if state in memo:
+            return memo[state]
+        if state in path:
+            return ()
+        path.add(state)
+        try:
+            memo[state] = found = explore(state)
+        finally:
+            path.discard(state)
+        return found
+
+    def explore(state: tuple[Position, ...]) -> tuple[_Solution, ...]:
         nonlocal visited
         visited += 1
         if visited > SEARCH_LIMIT:
@@ -352,6 +393,10 @@ def recover_layout(
         shape = _recover(dtype, dims, reading, exact, element_size_in_bits)
         if shape is not None:
             return shape
+    if not exact:
+        shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits)
+        if shape is not None:
+            return shape
     described = ", ".join(str(p) for p in positions)
     gaps = [str(p) for p in positions if not exact and p.extent > p.size(dims)]
     if gaps and 1 in dims:  # a limit of the search, not a proof that no layout exists
@@ -408,10 +453,65 @@ def _unit_dim_holes(positions: tuple[Position, ...], dims: tuple[int, ...]) -> l
     return out
 
 
-def _recover(
-    dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], exact: bool, element_size_in_bits: int
+def _recover_with_prepended_unit(
+    dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], element_size_in_bits: int
 ) -> ArrayShape | None:
-    """The simplest checked layout the search finds for ``positions``, or ``None``."""
+    """The room of a digit read as the unit dimension a tile longer than the rank prepends.
+
+    A tile with one entry more than the array's rank tiles a unit dimension XLA puts
+    majormost; an entry ``h > 1`` over it pads it to ``h`` slots, always 0, which CuTe
+    leaves out as room. The search runs on the array with one more size-1 dimension (the
+    hole it fills, :func:`_unit_dim_holes`); an answer that stores that dimension majormost
+    is the same layout without it, and is checked again on the real dimensions. Only
+    one-level answers are taken: with more levels, a layout the search does not reach may
+    be simpler (``f32[2,4]{1,0:T(3,2)(4)}``, whose room is ``i1 mod 2`` padded again by
+    ``(4)``, would come back as ``T(4,3)(2,2,1)``), and a refusal is better than that.
+    ``f32[2,4,4]{1,0,2:T(2,2,1,4)}`` is CuTe's ``(2,4,(2,2)):(16,1,(4,32))``, whose room
+    under stride 4 is the prepended unit dimension padded to 2:
+
+    >>> cute_like = strided_positions([(0, 1, None, 16), (1, 1, None, 1), (2, 1, 2, 4), (2, 2, None, 32)], (2, 4, 4))
+    >>> str(_recover_with_prepended_unit("f32", (2, 4, 4), cute_like, 0))
+    'f32[2,4,4]{1,0,2:T(2,2,1,4)}'
+    """
+    rank = len(dims)
+    virtual = (*dims, 1)
+    for reading in _unit_dim_holes(positions, virtual)[:HOLE_READINGS]:
+        if all(p.dim != rank for p in reading):
+            continue
+        # the same places, the hole an always-0 position of the prepended dimension
+        wanted = tuple(
+            Position(None, 1, None, p.extent) if p.dim == rank else p for p in reading if p.extent != 1
+        )
+        found = _recover(dtype, virtual, reading, False, element_size_in_bits, majormost=rank)
+        if found is None or len(found.effective_layout.tiles) != 1:
+            continue  # more levels may be more than a layout the search misses (see the docstring)
+        layout = found.effective_layout
+        shape = layout_shape(
+            dtype,
+            dims,
+            layout.minor_to_major[:-1],
+            [t.dimensions for t in layout.tiles],
+            element_size_in_bits,
+        )
+        try:
+            got = tuple(p for p in positions_of(shape) if p.extent != 1)
+        except (NotExpressible, ValueError):
+            continue
+        if _same_positions(got, wanted, dims):
+            return shape
+    return None
+
+
+def _recover(
+    dtype: str,
+    dims: tuple[int, ...],
+    positions: tuple[Position, ...],
+    exact: bool,
+    element_size_in_bits: int,
+    majormost: int | None = None,
+) -> ArrayShape | None:
+    """The simplest checked layout the search finds for ``positions`` (storing dimension
+    ``majormost`` majormost, when given), or ``None``."""
     if exact:
         wanted = positions
     else:
@@ -428,6 +528,8 @@ def _recover(
         if any(len(t) == 0 for t in solution.tiles):
             continue
         order = solution.order if exact else _full_order(solution.order, len(dims))
+        if majormost is not None and order[0] != majormost:
+            continue
         shape = layout_shape(dtype, dims, tuple(reversed(order)), solution.tiles, element_size_in_bits)
         try:
             got = positions_of(shape)
