@@ -24,6 +24,9 @@ statement of its own (not a loop over ``j``): that is what lets LLVM vectorize. 
 ``staged``, the words of each ``i0`` (one contiguous run of ``words``, visited out of order
 by the loops) are built in a staging buffer that stays in the cache, and copied out in
 order (or, the other way, copied in first): memory then sees one sequential stream.
+Slicing costs more than moving a short run (``(64,128)(8,1)``: 128 words a run), so where
+the 8 rows of nibbles run on across ``i2`` (``ps[2] == shape[3]``, a whole tile row) they
+are sliced once per ``i1`` (:func:`_runs_on`), not once per run.
 
 >>> import numpy as np
 >>> parts = np.arange(1, 17, dtype=np.uint8)      # part j of word w: parts[w + 2*j] (step 2)
@@ -193,6 +196,80 @@ def _nibbles_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-
 
 
 @njit(nogil=True, cache=True)
+def _nibbles_in_rows(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+    """:func:`_nibbles_in` where the parts run on across ``i2`` (``ps[2] == shape[3]``,
+    ``ps[3] == 1``) and the words step by one along ``i3``: the 8 rows of parts are sliced
+    once per ``i1`` (one run of ``shape[2] * shape[3]``), not once per short run of
+    ``shape[3]`` (slicing costs more than moving 128 elements)."""
+    n = shape[3]
+    m = shape[2] * n
+    for i1 in range(shape[1]):
+        pb = po + i1 * ps[1]
+        r0 = parts[pb : pb + m]
+        r1 = parts[pb + step : pb + step + m]
+        r2 = parts[pb + 2 * step : pb + 2 * step + m]
+        r3 = parts[pb + 3 * step : pb + 3 * step + m]
+        r4 = parts[pb + 4 * step : pb + 4 * step + m]
+        r5 = parts[pb + 5 * step : pb + 5 * step + m]
+        r6 = parts[pb + 6 * step : pb + 6 * step + m]
+        r7 = parts[pb + 7 * step : pb + 7 * step + m]
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            w = words[wb : wb + n]
+            q0 = i2 * n
+            for i in range(n):
+                q = q0 + i
+                w[i] = (
+                    (U32(r0[q]) & M4)
+                    | ((U32(r1[q]) & M4) << S4)
+                    | ((U32(r2[q]) & M4) << S8)
+                    | ((U32(r3[q]) & M4) << S12)
+                    | ((U32(r4[q]) & M4) << S16)
+                    | ((U32(r5[q]) & M4) << S20)
+                    | ((U32(r6[q]) & M4) << S24)
+                    | ((U32(r7[q]) & M4) << S28)
+                )
+
+
+@njit(nogil=True, cache=True)
+def _nibbles_out_rows(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_nibbles_in_rows` (same conditions)."""
+    n = shape[3]
+    m = shape[2] * n
+    for i1 in range(shape[1]):
+        pb = po + i1 * ps[1]
+        r0 = parts[pb : pb + m]
+        r1 = parts[pb + step : pb + step + m]
+        r2 = parts[pb + 2 * step : pb + 2 * step + m]
+        r3 = parts[pb + 3 * step : pb + 3 * step + m]
+        r4 = parts[pb + 4 * step : pb + 4 * step + m]
+        r5 = parts[pb + 5 * step : pb + 5 * step + m]
+        r6 = parts[pb + 6 * step : pb + 6 * step + m]
+        r7 = parts[pb + 7 * step : pb + 7 * step + m]
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            w = words[wb : wb + n]
+            q0 = i2 * n
+            for i in range(n):
+                v = w[i]
+                q = q0 + i
+                r0[q] = U8(v & M4)
+                r1[q] = U8((v >> S4) & M4)
+                r2[q] = U8((v >> S8) & M4)
+                r3[q] = U8((v >> S12) & M4)
+                r4[q] = U8((v >> S16) & M4)
+                r5[q] = U8((v >> S20) & M4)
+                r6[q] = U8((v >> S24) & M4)
+                r7[q] = U8(v >> S28)
+
+
+@njit(nogil=True, cache=True)
+def _runs_on(ws, ps, shape):  # type: ignore[no-untyped-def]
+    """Whether the parts run on across ``i2`` and both sides step by one along ``i3``."""
+    return ws[3] == 1 and ps[3] == 1 and shape[2] > 1 and ps[2] == shape[3]
+
+
+@njit(nogil=True, cache=True)
 def _halves_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
     for i1 in range(shape[1]):
         for i2 in range(shape[2]):
@@ -250,21 +327,29 @@ def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type
 @njit(nogil=True, cache=True)
 def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged):  # type: ignore[no-untyped-def]
     """``words[w] = sum_j (parts[p + j*step] & 0xF) << 4j`` for ``j < 8``."""
+    rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, words.dtype)
     for i0 in range(shape[0]):
         if staged:
-            _nibbles_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
+            if rows:
+                _nibbles_in_rows(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
+            else:
+                _nibbles_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
             out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
                 out[i] = stage[i]
         else:
-            _nibbles_in(words, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
+            if rows:
+                _nibbles_in_rows(words, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
+            else:
+                _nibbles_in(words, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
 
 
 @njit(nogil=True, cache=True)
 def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
     """The inverse of :func:`words_from_nibbles`: ``parts[p + j*step] = (words[w] >> 4j) & 0xF``."""
+    rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, np.uint32)
     for i0 in range(shape[0]):
@@ -272,9 +357,15 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # ty
             run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
                 stage[i] = run[i]
-            _nibbles_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape)
+            if rows:
+                _nibbles_out_rows(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape)
+            else:
+                _nibbles_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape)
         else:
-            _nibbles_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape)
+            if rows:
+                _nibbles_out_rows(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape)
+            else:
+                _nibbles_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape)
 
 
 @njit(nogil=True, cache=True)
