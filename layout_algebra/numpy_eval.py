@@ -227,6 +227,10 @@ _TRANSPOSING_CHUNK_BYTES = 1 << 23
 #: ... or, when compiled kernels build the words (``copy_engine.uses_kernel``), this many:
 #: they make one pass, so the chunk need not stay in the cache, and fewer calls cost less.
 _KERNEL_CHUNK_BYTES = 1 << 23
+#: ... and for sub-byte elements built into words by the kernels, this many elements: the
+#: 8192x8192 ``s4`` of the benchmark in 4 chunks, two per thread on two cores (measured
+#: against 8 and 16: each chunk costs about 0.1 ms of Python, held under the GIL).
+_WORD_KERNEL_CHUNK_ELEMENTS = 1 << 24
 
 
 # ----------------------------------------------------------------------------- dtypes
@@ -863,7 +867,7 @@ def _word_chunk_bytes(plan: _Plan, dims: int, bits: int) -> int:
     words_bytes = math.prod(plan.box) * bits // 8
     kernel_shape = width * bits == 32 and sum(n > 1 for n in plan.box[-dims:]) == 1
     if kernel_shape and words_bytes >= engine.KERNEL_MIN_BYTES and engine.kernels() is not None:
-        return max(_CHUNK_BYTES, _KERNEL_CHUNK_BYTES, width)
+        return max(_CHUNK_BYTES, _WORD_KERNEL_CHUNK_ELEMENTS, width)
     return max(_CHUNK_BYTES, width)
 
 

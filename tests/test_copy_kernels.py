@@ -195,6 +195,7 @@ def test_random_word_layouts_give_the_same_bytes_on_both_paths(text, seed, fill,
         if chunk:  # several chunks, on two threads
             patch.setattr("layout_algebra.numpy_eval._CHUNK_BYTES", 64 << (4 * chunk))
             patch.setattr("layout_algebra.numpy_eval._KERNEL_CHUNK_BYTES", 64 << (4 * chunk))
+            patch.setattr("layout_algebra.numpy_eval._WORD_KERNEL_CHUNK_ELEMENTS", 64 << (4 * chunk))
         fast, slow = both_paths(x, text, fill=fill, threads=1 + chunk % 2)
     np.testing.assert_array_equal(fast, slow, err_msg=text)
     np.testing.assert_array_equal(fast, reference_pack(x, text, fill=fill), err_msg=text)
