@@ -358,6 +358,7 @@ def test_cute_round_trip_is_the_identity_on_canonical_layouts(text: str) -> None
 # rows padded to a tile entry larger than the dimension: CuTe's (2,(128,2)):(1,(2,512)) has room
 # under stride 512 (once refused; comes back as the equal T(2,128,2), a prepended unit dim padded to 2)
 @example(parse_shape("bf16[2,256]{1,0:T(4,128)(2,1)}"))
+@example(parse_shape("bf16[2,256,2]{1,0,2:T(4,128)(2,1)}"))  # the same room under an outer dim
 def test_cute_round_trip_is_the_identity_on_tpu_style_layouts(shape: ArrayShape) -> None:
     try:
         cute = interop.to_cute(shape)
@@ -404,6 +405,8 @@ def test_from_cute_is_never_wrong(shape: ArrayShape) -> None:
         # rows padded 2 -> 4, paired by (2,1): the room under stride 512 is an always-0 row pair;
         # by hand, T(2,128,2) pads a prepended unit dim to 2 right there, i0 minor-most
         ("bf16[2,256]{1,0:T(4,128)(2,1)}", "bf16[2,256]{0,1:T(2,128,2)}"),
+        # the same under an outer dim i2, which the prepended unit dim passes with an entry 1
+        ("bf16[2,256,2]{1,0,2:T(4,128)(2,1)}", "bf16[2,256,2]{0,1,2:T(2,1,128,2)}"),
         ("f32[2,4,4]{1,0,2:T(2,2,1,4)}", "f32[2,4,4]{1,0,2:T(2,2,1,4)}"),
     ],
 )

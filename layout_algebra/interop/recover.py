@@ -482,24 +482,44 @@ def _recover_with_prepended_unit(
         wanted = tuple(
             Position(None, 1, None, p.extent) if p.dim == rank else p for p in reading if p.extent != 1
         )
-        found = _recover(dtype, virtual, reading, False, element_size_in_bits, majormost=rank)
-        if found is None or len(found.effective_layout.tiles) != 1:
-            continue  # more levels may be more than a layout the search misses (see the docstring)
-        layout = found.effective_layout
-        shape = layout_shape(
-            dtype,
-            dims,
-            layout.minor_to_major[:-1],
-            [t.dimensions for t in layout.tiles],
-            element_size_in_bits,
-        )
-        try:
-            got = tuple(p for p in positions_of(shape) if p.extent != 1)
-        except (NotExpressible, ValueError):
-            continue
-        if _same_positions(got, wanted, dims):
-            return shape
+        candidates = []
+        for majormost in (rank, None):
+            found = _recover(dtype, virtual, reading, False, element_size_in_bits, majormost=majormost)
+            if found is not None and len(found.effective_layout.tiles) == 1:
+                # more levels may be more than a layout the search misses (see the docstring)
+                candidates.append(_unit_moved_majormost(found, rank))
+        for order, tile in filter(None, candidates):
+            shape = layout_shape(dtype, dims, tuple(reversed(order)), [tile], element_size_in_bits)
+            try:
+                got = tuple(p for p in positions_of(shape) if p.extent != 1)
+            except (NotExpressible, ValueError):
+                continue
+            if _same_positions(got, wanted, dims):
+                return shape
     return None
+
+
+def _unit_moved_majormost(found: ArrayShape, unit: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The order (major to minor, without ``unit``) and the one tile that prepend ``unit``.
+
+    ``found`` stores the size-1 dimension ``unit`` at some place in the part its one tile
+    covers; stored majormost instead, with 1s over the dimensions it passes, the tile is one
+    entry longer than the rank, and XLA prepends it. Where that is not the same layout (a
+    covered dimension it passes has a larger entry), the caller's check says so.
+
+    >>> found = layout_shape("bf16", (2, 256, 2, 1), (0, 1, 3, 2), [(2, 128, 2)])
+    >>> _unit_moved_majormost(found, 3)
+    ((2, 1, 0), (2, 1, 128, 2))
+    """
+    layout = found.effective_layout
+    order = tuple(reversed(layout.minor_to_major))
+    tile = layout.tiles[0].dimensions
+    covered = len(order) - len(tile)  # the first position of order the tile covers
+    j = order.index(unit)
+    if j < covered:
+        return None
+    entries = [tile[k - covered] if k >= covered else 1 for k in range(len(order)) if k != j]
+    return tuple(d for d in order if d != unit), (tile[j - covered], *entries)
 
 
 def _recover(
