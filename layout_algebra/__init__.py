@@ -92,7 +92,9 @@ _LAZY: dict[str, str] = {
 
 
 #: Sub-packages exported as themselves (every other lazy name is a function or class).
-_SUBPACKAGES = frozenset({"access", "algebra", "conditions", "hlo", "interop", "prove", "tpu", "views", "xla"})
+_SUBPACKAGES = frozenset(
+    {"access", "algebra", "conditions", "hlo", "interop", "prove", "tpu", "views", "xla"}
+)
 
 
 def __getattr__(name: str) -> object:
