@@ -537,7 +537,12 @@ def complement(value: LayoutLike, cotarget: int = 1) -> Layout:
     for s, d in _sorted_moving_leaves(L, f"complement({L}, {cotarget})"):
         out.append((d // extent, extent))
         extent = s * d
-    out.append((-(-cotarget // extent), extent))
+    # CuTe's last mode, ceil(cotarget / extent), reaches the cotarget when the modes tile
+    # [0, extent); where a stride is no multiple of the span before it they leave a gap at the
+    # top, and the last mode takes one more step so that cosize((L, M)) >= cotarget still holds.
+    reached = sum((s - 1) * d for s, d in L.leaves()) + sum((n - 1) * w for n, w in out) + 1
+    steps = max(-(-cotarget // extent), -(-(cotarget - reached) // extent) + 1)
+    out.append((steps, extent))
     return coalesce(_result(out))
 
 
