@@ -76,6 +76,7 @@ from layout_algebra.layout_map import layout_map
 from layout_algebra.logical_ops import reshape_source_index, transpose_result_index, transpose_source_index
 from layout_algebra.model.questions import AnswersQuestion, Question
 from layout_algebra.model.shapes import ArrayShape, Shape
+from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
 from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, parse_assumptions
@@ -858,7 +859,7 @@ def _decide_symbolic(
         return shared
     proofs: list[ProofResult] = []
     count = holds(
-        sympy.Eq(sympy.sympify(_count(a)), sympy.sympify(_count(b))),
+        sympy.Eq(as_sympy(_count(a)), as_sympy(_count(b))),
         assume=assumptions,
         timeout_ms=timeout_ms,
     )
@@ -866,9 +867,7 @@ def _decide_symbolic(
     if count.status != "proved":
         return _symbolic_failure(operation, a, b, count, "the element counts agree", proofs, assumptions)
     alloc_a, alloc_b, note = _allocations(a, b)
-    alloc = holds(
-        sympy.Eq(sympy.sympify(alloc_a), sympy.sympify(alloc_b)), assume=assumptions, timeout_ms=timeout_ms
-    )
+    alloc = holds(sympy.Eq(as_sympy(alloc_a), as_sympy(alloc_b)), assume=assumptions, timeout_ms=timeout_ms)
     proofs.append(alloc)
     if alloc.status != "proved":
         return _symbolic_failure(

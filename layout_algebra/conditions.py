@@ -69,7 +69,7 @@ from layout_algebra.bitcast import (
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape
-from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, holds
 from layout_algebra.prove.assumptions import condition_holds
@@ -209,7 +209,7 @@ def substitute(shape: ArrayShape, substitution: Mapping[sympy.Symbol, Any]) -> A
         if isinstance(d, int):
             dims.append(d)
             continue
-        v = sympy.expand(sympy.sympify(d).subs(substitution))
+        v = sympy.expand(as_sympy(d).subs(substitution))
         dims.append(int(v) if v.is_Integer else v)
     return replace(shape, dimensions=tuple(dims))
 
@@ -280,11 +280,11 @@ def _bitcast_size_failure(a: ArrayShape, b: ArrayShape) -> sympy.Basic:
         or ra.element_bits != rb.element_bits
     ):
         return sympy.true
-    count_a = sympy.sympify(math.prod(a.dimensions, start=1))
-    count_b = sympy.sympify(math.prod(b.dimensions, start=1))
+    count_a = as_sympy(math.prod(a.dimensions, start=1))
+    count_b = as_sympy(math.prod(b.dimensions, start=1))
     return sympy.Or(
         sympy.Ne(count_a, count_b),
-        sympy.Ne(sympy.sympify(ra.first_tile_bytes), sympy.sympify(rb.first_tile_bytes)),
+        sympy.Ne(as_sympy(ra.first_tile_bytes), as_sympy(rb.first_tile_bytes)),
     )
 
 
@@ -303,13 +303,11 @@ def no_padding_claim(shape: Shape | str) -> Claim:
 
     def prove(shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...], timeout_ms: int) -> str:
         physical, logical = gap(shapes[0])
-        equal = sympy.Eq(sympy.sympify(physical), sympy.sympify(logical))
+        equal = sympy.Eq(as_sympy(physical), as_sympy(logical))
         return _status(holds(equal, assume=assume or None, timeout_ms=timeout_ms))
 
     physical, logical = gap(a)
-    return Claim(
-        f"{a} adds no padding", (a,), decide, prove, sympy.Ne(sympy.sympify(physical), sympy.sympify(logical))
-    )
+    return Claim(f"{a} adds no padding", (a,), decide, prove, sympy.Ne(as_sympy(physical), as_sympy(logical)))
 
 
 def in_bounds_claim(shape: Shape | str, allocation: str = "xla") -> Claim:
@@ -623,9 +621,9 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = No
         for sub in subs:
             free: set[sympy.Symbol] = set()
             for v in sub.values():
-                free |= getattr(sympy.sympify(v), "free_symbols", set())
+                free |= getattr(as_sympy(v), "free_symbols", set())
             free |= {s for s in symbols if s not in sub}
-            rest_sub = tuple(sympy.sympify(r).subs(sub) for r in rest)
+            rest_sub = tuple(as_sympy(r).subs(sub) for r in rest)
             if any(r == sympy.false for r in rest_sub):
                 continue  # this case is empty
             rest_kept = tuple(r for r in rest_sub if r != sympy.true)
@@ -757,10 +755,10 @@ def _fails_at(claim: Claim, element: Sequence[Any]) -> sympy.Basic:
     """The symbolic condition "the claim fails at ``element``"."""
     if claim.outside is not None:
         position, slots = claim.outside(claim.shapes[0], element, SYMPY_ARITHMETIC)
-        return sympy.Ge(sympy.sympify(position), sympy.sympify(slots))
+        return sympy.Ge(as_sympy(position), as_sympy(slots))
     if claim.all_offsets is not None:  # it moves under every correspondence tried
         pairs = claim.all_offsets(claim.shapes[0], claim.shapes[1], element, SYMPY_ARITHMETIC)
-        return sympy.And(*(sympy.Ne(sympy.sympify(i), sympy.sympify(o)) for i, o in pairs))
+        return sympy.And(*(sympy.Ne(as_sympy(i), as_sympy(o)) for i, o in pairs))
     assert claim.offsets is not None
     return sympy.Ne(*claim.offsets(element, SYMPY_ARITHMETIC))
 
@@ -776,9 +774,7 @@ def witnesses(claim: Claim, failing: Sequence[tuple[int, ...]], most: int = 2) -
     dims = _output_dims(claim)
     choices = [
         list(
-            dict.fromkeys(
-                [sympy.Integer(0), sympy.Integer(1), sympy.sympify(d) - 1, sympy.floor(sympy.sympify(d) / 2)]
-            )
+            dict.fromkeys([sympy.Integer(0), sympy.Integer(1), as_sympy(d) - 1, sympy.floor(as_sympy(d) / 2)])
         )
         for d in dims
     ]
@@ -805,8 +801,8 @@ def _sizes_differ(claim: Claim, point: tuple[int, ...]) -> bool:
 
 def _moves(claim: Claim, template: tuple[Any, ...], point: tuple[int, ...]) -> bool:
     values = dict(zip(claim.symbols, point, strict=True))
-    element = [int(sympy.sympify(x).subs(values)) for x in template]
-    dims = [int(sympy.sympify(d).subs(values)) for d in _output_dims(claim)]
+    element = [int(as_sympy(x).subs(values)) for x in template]
+    dims = [int(as_sympy(d).subs(values)) for d in _output_dims(claim)]
     if any(not 0 <= x < d for x, d in zip(element, dims, strict=True)):
         return False
     if claim.fails_at_sizes is not None:

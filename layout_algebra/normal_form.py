@@ -153,9 +153,10 @@ def same_layout(a: Shape | str, b: Shape | str) -> LayoutEquality:
             )
         import sympy
 
+        from layout_algebra.model.symbols import as_sympy
         from layout_algebra.prove import holds
 
-        proof = holds(sympy.Eq(sympy.sympify(bits_x), sympy.sympify(bits_y)))
+        proof = holds(sympy.Eq(as_sympy(bits_x), as_sympy(bits_y)))
         if proof.status != "proved":
             return LayoutEquality(
                 "unknown", f"could not prove the exact buffers equal: {proof.reason}", verdict

@@ -182,4 +182,6 @@ def _ceil(d: Dim, t: int) -> Dim:
         return -(-d // t)
     import sympy
 
-    return sympy.ceiling(sympy.sympify(d) / t)
+    from layout_algebra.model.symbols import as_sympy
+
+    return sympy.ceiling(as_sympy(d) / t)

@@ -120,7 +120,9 @@ def _size(d: Any) -> Dim:
         return d
     import sympy
 
-    value = sympy.sympify(d) if not isinstance(d, str) else None
+    from layout_algebra.model.symbols import as_sympy
+
+    value = as_sympy(d) if not isinstance(d, str) else None
     if value is None or not isinstance(value, sympy.Expr):
         raise ViewError(f"{d!r} is not a dimension size (an integer or a SymPy expression)")
     return int(value) if value.is_Integer else value
@@ -132,7 +134,9 @@ def _same_size(a: Any, b: Any) -> bool:
         return a == b
     import sympy
 
-    return bool(sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0)
+    from layout_algebra.model.symbols import as_sympy
+
+    return bool(sympy.expand(as_sympy(a) - as_sympy(b)) == 0)
 
 
 # ------------------------------------------------------------------------- the ops
@@ -518,11 +522,9 @@ def _specialized(op: Op, sizes: Mapping[object, int]) -> Op:
     def value(d: Any) -> Any:
         if isinstance(d, int):
             return d
-        import sympy
+        from layout_algebra.model.symbols import as_sympy, dim_symbol
 
-        from layout_algebra.model.symbols import dim_symbol
-
-        v = sympy.sympify(d).subs({(dim_symbol(k) if isinstance(k, str) else k): n for k, n in sizes.items()})
+        v = as_sympy(d).subs({(dim_symbol(k) if isinstance(k, str) else k): n for k, n in sizes.items()})
         if not v.is_Integer:
             raise ViewError(f"{op}: no value given for {sorted(map(str, v.free_symbols))}")
         return int(v)
@@ -624,6 +626,7 @@ def _as_symbolic_layout(v: View, at: Mapping[object, int], assume: Any) -> ViewL
     """Found at the sizes ``at``, then proved for every size (or why not)."""
     import sympy
 
+    from layout_algebra.model.symbols import as_sympy
     from layout_algebra.prove import holds
 
     where = ", ".join(f"{k}={n}" for k, n in at.items())
@@ -645,7 +648,7 @@ def _as_symbolic_layout(v: View, at: Mapping[object, int], assume: Any) -> ViewL
             method="Z3 (symbolic sizes)",
         )
     fits = holds(
-        sympy.Le(sympy.sympify(layout_map(general).size_in_bits), sympy.sympify(v._map.size_in_bits)),
+        sympy.Le(as_sympy(layout_map(general).size_in_bits), as_sympy(v._map.size_in_bits)),
         assume=assume,
     )
     if fits.status != "proved":
@@ -659,8 +662,8 @@ def _as_symbolic_layout(v: View, at: Mapping[object, int], assume: Any) -> ViewL
         )
     same = holds(
         sympy.Eq(
-            sympy.sympify(size_report(general).first_tile_bytes),
-            sympy.sympify(size_report(v.base).first_tile_bytes),
+            as_sympy(size_report(general).first_tile_bytes),
+            as_sympy(size_report(v.base).first_tile_bytes),
         ),
         assume=assume,
     )

@@ -48,6 +48,7 @@ import sympy
 
 from layout_algebra.layout_map import LayoutMap, layout_map
 from layout_algebra.model.shapes import Shape
+from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove.result import json_value
 from layout_algebra.stages.pipeline import TILE
 from layout_algebra.stages.stages import Combine, Linearize, PrependUnitDims, Split
@@ -115,7 +116,7 @@ def evaluate(expr: Any, env: dict[sympy.Symbol, Any]) -> Any:
     >>> evaluate(sympy.floor(p / 49) + sympy.Mod(p, 7), {p: np.arange(47, 52)})
     array([5, 6, 1, 2, 3])
     """
-    value = _ev(sympy.sympify(expr), env)
+    value = _ev(as_sympy(expr), env)
     if isinstance(value, tuple):
         num, den = value
         if not np.all(np.asarray(num) % den == 0):
@@ -191,7 +192,7 @@ def _ev(e: Any, env: dict[Any, Any]) -> Any:
 
 
 def _values(expr: Any, env: dict[Any, Any], shape: tuple[int, ...]) -> np.ndarray:
-    value = _ev(sympy.sympify(expr), env)
+    value = _ev(as_sympy(expr), env)
     if isinstance(value, tuple):
         num, den = value
         value = np.asarray(num) // den if not isinstance(den, int) or den != 1 else np.asarray(num)
@@ -298,8 +299,8 @@ def _claim(m: LayoutMap, direction: str, unit: str) -> tuple[Any, dict[Any, Any]
     if direction == "forward":
         bounds = dict(zip(m.index_symbols, m.shape.dimensions, strict=True))
         if unit == "element":
-            return sympy.sympify(m.apply(m.index_symbols, SYMPY_ARITHMETIC, through=last)[0]), bounds, None
-        bits = sympy.sympify(m.apply(m.index_symbols, SYMPY_ARITHMETIC)[0])
+            return as_sympy(m.apply(m.index_symbols, SYMPY_ARITHMETIC, through=last)[0]), bounds, None
+        bits = as_sympy(m.apply(m.index_symbols, SYMPY_ARITHMETIC)[0])
         return (bits if unit == "bit" else SYMPY_ARITHMETIC.floordiv(bits, 8)), bounds, None
     p = OFFSET_SYMBOL
     if unit == "element":
@@ -307,10 +308,10 @@ def _claim(m: LayoutMap, direction: str, unit: str) -> tuple[Any, dict[Any, Any]
     else:
         index, padding = m.unapply((p if unit == "bit" else 8 * p,), SYMPY_ARITHMETIC)
     bounds = {p: m.size_in(unit)}
-    padding = sympy.sympify(padding)
+    padding = as_sympy(padding)
     if direction == "padding":
         return padding, bounds, None
-    return tuple(sympy.sympify(e) for e in index), bounds, sympy.Not(padding)
+    return tuple(as_sympy(e) for e in index), bounds, sympy.Not(padding)
 
 
 def _prove(m: LayoutMap, direction: str, unit: str, emitted: Any, timeout_ms: int) -> Certification:
@@ -323,7 +324,7 @@ def _prove(m: LayoutMap, direction: str, unit: str, emitted: Any, timeout_ms: in
     assume = tuple(sympy.Ge(s, 1) for s in m.shape.size_symbols)
     if direction == "padding":
         # booleans as values: "0 == 1 wherever emitted and reference disagree" holds iff they never do
-        a, b = sympy.sympify(emitted), sympy.sympify(reference)
+        a, b = as_sympy(emitted), as_sympy(reference)
         differ = sympy.Or(sympy.And(a, sympy.Not(b)), sympy.And(sympy.Not(a), b))
         lhs, rhs, where = sympy.Integer(0), sympy.Integer(1), differ
     else:
@@ -366,7 +367,7 @@ def _index_radix(m: LayoutMap) -> dict[sympy.Symbol, tuple[Any, ...]] | None:
         physical = split.start + k - prepended
         if t > 1 and physical >= 0:  # (a prepended unit dim is no logical dim)
             dim = order.permutation[physical]
-            radix[m.index_symbols[dim]] = (sympy.ceiling(sympy.sympify(m.shape.dimensions[dim]) / t), t)
+            radix[m.index_symbols[dim]] = (sympy.ceiling(as_sympy(m.shape.dimensions[dim]) / t), t)
     return radix or None
 
 

@@ -51,7 +51,7 @@ from typing import Any
 import sympy
 
 from layout_algebra.layout_map import OFFSET_SYMBOL, index_symbols
-from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.stages.arith import Arithmetic
 from layout_algebra.stages.symbolic import safe_mod
 
@@ -472,7 +472,7 @@ def from_sympy(value: Any) -> Expr:
     >>> from_sympy(128 * sympy.ceiling(n / 128))
     Sum(CeilDiv(N, 128)*128)
     """
-    e = sympy.sympify(value)
+    e = as_sympy(value)
     if e.is_Integer:
         return Const(int(e))
     if e.is_Symbol:

@@ -65,6 +65,7 @@ from layout_algebra.hlo.verify import (
 )
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, TupleShape
+from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove.assumptions import assumption_terms, condition_term, parse_assumptions
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
 from layout_algebra.prove.query import as_bool, in_box, side_conditions, solver_for
@@ -122,11 +123,11 @@ def _buffer_failure(a: HloModule, b: HloModule) -> sympy.Basic:
             or ma.element_bits != mb.element_bits
         ):
             return sympy.true
-        failures.append(sympy.Ne(sympy.sympify(ma.size_in_bytes), sympy.sympify(mb.size_in_bytes)))
+        failures.append(sympy.Ne(as_sympy(ma.size_in_bytes), as_sympy(mb.size_in_bytes)))
         failures.append(
             sympy.Ne(
-                sympy.sympify(size_report(ra).first_tile_bytes),
-                sympy.sympify(size_report(rb).first_tile_bytes),
+                as_sympy(size_report(ra).first_tile_bytes),
+                as_sympy(size_report(rb).first_tile_bytes),
             )
         )
     return sympy.Or(*failures)
@@ -233,10 +234,10 @@ def _witness_query(
         context = assumption_terms(parse_assumptions(list(assume)), ar)
         root = a.entry.root.shape
         assert isinstance(root, ArrayShape)  # witnesses are made only for array roots
-        dims = [sympy.sympify(d) for d in root.dimensions]
+        dims = [as_sympy(d) for d in root.dimensions]
         fails = [condition_term(failure, ar)]
         for w in chosen:
-            element = [sympy_to_z3(sympy.sympify(x), ar) for x in w]
+            element = [sympy_to_z3(as_sympy(x), ar) for x in w]
             box = [*(x >= 0 for x in element), *in_box(element, dims, ar)]
             differs = as_bool(root_element_differs(a, b, element, mode, ar))
             fails.append(z3.And(*box, differs))

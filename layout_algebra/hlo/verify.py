@@ -128,6 +128,7 @@ from layout_algebra.logical_ops import (
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
+from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove.assumptions import (
     Assumptions,
     assumption_terms,
@@ -595,7 +596,7 @@ def _array(shape: Shape, where: str) -> ArrayShape:
 def _dims_equal(a: Any, b: Any) -> bool:
     if isinstance(a, int) and isinstance(b, int):
         return a == b
-    return sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0
+    return sympy.expand(as_sympy(a) - as_sympy(b)) == 0
 
 
 def _shape_at(shape: Shape, path: tuple[int, ...], where: str) -> Shape:
@@ -1358,7 +1359,7 @@ class _Evaluator:
     def check_count(self, instr, source: ArrayShape, shape: ArrayShape) -> None:
         a = math.prod(source.dimensions, start=sympy.Integer(1)) if source.dimensions else 1
         b = math.prod(shape.dimensions, start=sympy.Integer(1)) if shape.dimensions else 1
-        difference = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
+        difference = sympy.expand(as_sympy(a) - as_sympy(b))
         if difference.is_Integer and difference != 0:
             raise InvalidHlo(f"reshape {instr.name}: {source} has {a} elements, {shape} has {b}")
         if not difference.is_Integer:
@@ -1461,7 +1462,7 @@ def _symbols_of(*modules: HloModule) -> set[sympy.Symbol]:
             for _, leaf in _leaves_any(i.shape):
                 for d in leaf.dimensions:
                     if not isinstance(d, int):
-                        found |= sympy.sympify(d).free_symbols
+                        found |= as_sympy(d).free_symbols
     return found
 
 
@@ -1533,14 +1534,14 @@ def _property_differs(ctx: _Context, a: Any, b: Any, at_most: bool = False) -> t
     holds = (lambda x, y: x <= y) if at_most else (lambda x, y: x == y)
     if isinstance(a, int) and isinstance(b, int):
         return ("equal", None) if holds(a, b) else ("differ", _concrete_sizes(ctx))
-    if not at_most and sympy.expand(sympy.sympify(a) - sympy.sympify(b)) == 0:
+    if not at_most and sympy.expand(as_sympy(a) - as_sympy(b)) == 0:
         return "equal", None
     ar = IntArithmetic()
     for symbol in sorted(_symbols_of(ctx.before, ctx.after), key=str):  # the model sizes them all
         ar.symbol(symbol)
     context = assumption_terms(ctx.assumptions, ar)
     try:
-        ta, tb = sympy_to_z3(sympy.sympify(a), ar), sympy_to_z3(sympy.sympify(b), ar)
+        ta, tb = sympy_to_z3(as_sympy(a), ar), sympy_to_z3(as_sympy(b), ar)
     except UnsupportedExpression as err:
         return f"unknown: {err}", None
     s = solver_for(None, ctx.timeout_ms)
@@ -1558,7 +1559,7 @@ def _property_differs(ctx: _Context, a: Any, b: Any, at_most: bool = False) -> t
             values.setdefault(sym, 1)
         if not assumptions_hold(ctx.assumptions, values):
             return "unknown: the solver's sizes do not satisfy the assumptions", None
-        ca, cb = sympy.sympify(a).subs(values), sympy.sympify(b).subs(values)
+        ca, cb = as_sympy(a).subs(values), as_sympy(b).subs(values)
         if not holds(ca, cb):
             return "differ", _concrete_sizes(ctx, values)
         return "unknown: the solver's sizes give equal values when evaluated", None
@@ -1586,10 +1587,10 @@ def _buffer_properties(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShap
         encoding = f"buffer property: {name}"
         if verdict == "differ" and sizes is not None:
             values = {k: v for k, v in sizes.items()}
-            ca = sympy.sympify(a).subs(
+            ca = as_sympy(a).subs(
                 {sympy.Symbol(k, integer=True, nonnegative=True): v for k, v in values.items()}
             )
-            cb = sympy.sympify(b).subs(
+            cb = as_sympy(b).subs(
                 {sympy.Symbol(k, integer=True, nonnegative=True): v for k, v in values.items()}
             )
             cex = {

@@ -72,6 +72,7 @@ from layout_algebra.interop.recover import NotExpressible, recover_layout, strid
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import Shape
+from layout_algebra.model.symbols import as_sympy
 from layout_algebra.normal_form import normal_form
 from layout_algebra.stages.stages import Linearize, ceil_div
 
@@ -189,8 +190,8 @@ def to_mlir_affine_map(shape: Shape | str) -> str:
     names = {s: f"d{k}" for k, s in enumerate(symbols)}
     results = []
     for e in m.tiled_index_exprs():
-        digit = digit_of(sympy.sympify(e), dims)  # a digit prints as ⌊d/w⌋ mod m, however it was built
-        results.append(digit_expr(*digit) if digit is not None else sympy.sympify(e))
+        digit = digit_of(as_sympy(e), dims)  # a digit prints as ⌊d/w⌋ mod m, however it was built
+        results.append(digit_expr(*digit) if digit is not None else as_sympy(e))
     texts = []
     for k, (e, extent) in enumerate(zip(results, m.physical_dimensions, strict=True)):
         span = _span(e, dims)
@@ -283,13 +284,13 @@ def from_mlir_affine_map(
     results = value
     positions = []
     for k, e in enumerate(results):
-        digit = digit_of(sympy.sympify(e), dims)
+        digit = digit_of(as_sympy(e), dims)
         if digit is None:
             raise NotExpressible(
                 f"{where}: result {k} ({e}) is not one digit ⌊d_k/w⌋ mod m of a dimension, as the positions "
                 f"of an XLA tiled shape are (maps that mix dimensions, like XLA's '*', are not read back)"
             )
-        positions.append(Digit(digit[0], digit[1], digit[2], _span(sympy.sympify(e), dims)))
+        positions.append(Digit(digit[0], digit[1], digit[2], _span(as_sympy(e), dims)))
     try:
         recovered = recover_layout(dtype, dims, positions, element_size_in_bits=element_size_in_bits)
     except NotExpressible as err:

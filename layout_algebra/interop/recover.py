@@ -81,12 +81,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import sympy
-
 from layout_algebra.interop.digits import Digit, digit_expr, digit_of
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
+from layout_algebra.model.symbols import as_sympy
 from layout_algebra.stages.stages import ceil_div
 
 __all__ = [
@@ -129,7 +128,7 @@ def positions_of(shape: Shape | str) -> tuple[Position, ...]:
         )
     out = []
     for expr, extent in zip(m.tiled_index_exprs(), m.physical_dimensions, strict=True):
-        digit = digit_of(sympy.sympify(expr), m.shape.dimensions)
+        digit = digit_of(as_sympy(expr), m.shape.dimensions)
         if digit is None:
             raise NotExpressible(
                 f"{m.shape}: the tiled position {expr} is not one digit ⌊i/w⌋ mod m of a dimension "

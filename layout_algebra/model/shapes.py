@@ -46,6 +46,7 @@ from layout_algebra.model.primitive_types import PrimitiveType
 if TYPE_CHECKING:  # pragma: no cover
     import sympy
 
+
 __all__ = [
     "COMBINE_DIMENSION",
     "UNBOUNDED_SIZE",
@@ -376,9 +377,7 @@ class ArrayShape(Shape):
         >>> parse_shape("f32[N,M]{1,0:T(8,128)}").specialize({"N": 3, "M": 200})
         parse_shape('f32[3,200]{1,0:T(8,128)}')
         """
-        import sympy
-
-        from layout_algebra.model.symbols import dim_symbol
+        from layout_algebra.model.symbols import as_sympy, dim_symbol
 
         values = {(dim_symbol(k) if isinstance(k, str) else k): v for k, v in sizes.items()}
         dims = []
@@ -386,7 +385,7 @@ class ArrayShape(Shape):
             if isinstance(d, int):
                 dims.append(d)
                 continue
-            v = sympy.sympify(d).subs(values)
+            v = as_sympy(d).subs(values)
             if not v.is_Integer:
                 raise ValueError(f"{self}: no value given for {sorted(map(str, v.free_symbols))}")
             dims.append(int(v))

@@ -25,3 +25,21 @@ __all__ = ["dim_symbol"]
 def dim_symbol(name: str) -> sympy.Symbol:
     """The SymPy symbol for the dimension named ``name``."""
     return sympy.Symbol(name, integer=True, nonnegative=True)
+
+
+def as_sympy(value: object) -> sympy.Basic:
+    """``value`` (an int, a bool, a SymPy object) as a SymPy object; text is refused.
+
+    ``sympy.sympify`` would *evaluate* a string as Python; text from users is read by the
+    package's grammars (``model.formulas``, ``prove.assumptions``), never sympified:
+
+    >>> as_sympy(3) + dim_symbol("N")
+    N + 3
+    >>> as_sympy("N + 1")
+    Traceback (most recent call last):
+    ...
+    TypeError: 'N + 1': text is read by a grammar (model.formulas), never sympified
+    """
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{value!r}: text is read by a grammar (model.formulas), never sympified")
+    return sympy.sympify(value)

@@ -32,6 +32,7 @@ import sympy
 import z3
 
 from layout_algebra.model.questions import Question
+from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.assumptions import (
     Assumptions,
@@ -363,7 +364,7 @@ def _symbolic_bounds(m: IndexMap, slots: Any, assumptions, timeout_ms: int):
             return None
         concrete = m.specialize(values)
         a = tuple(_model_int(model, v) for v in x)
-        limit = int(sympy.sympify(slots).subs(values))
+        limit = int(as_sympy(slots).subs(values))
         if not _inside(a, concrete.dimensions) or 0 <= concrete.evaluate(a) < limit:
             return None
         return {"sizes": _named(values), "element": a, "position": concrete.evaluate(a), "allocated": limit}
@@ -724,7 +725,7 @@ def _equal_on_digits(
     unknown = [s for s in radix if s not in bounds]
     if unknown:
         raise ValueError(f"radix names symbols without a bound: {unknown}")
-    boxes = {s: [sympy.sympify(d) for d in sizes] for s, sizes in radix.items()}
+    boxes = {s: [as_sympy(d) for d in sizes] for s, sizes in radix.items()}
     products = {s: math.prod(sizes, start=sympy.Integer(1)) for s, sizes in boxes.items()}
     start = time.perf_counter()
 
@@ -762,7 +763,7 @@ def _equal_on_digits(
 
 def _at_most(bound: Any, product: Any, assumptions, timeout_ms: int) -> bool:
     """Whether ``bound <= product`` is proved (then no value of the symbol lies past its box)."""
-    relation = sympy.sympify(bound) <= product
+    relation = as_sympy(bound) <= product
     if relation in (sympy.true, sympy.false):
         return bool(relation)
     return holds(relation, assume=assumptions, timeout_ms=min(timeout_ms, 5_000)).proved
@@ -774,15 +775,15 @@ def _recheck_equal(ar: IntArithmetic, left, right, bounds, where, assumptions) -
         if not _assumptions_hold(assumptions, values):
             return None
         for s, bound in bounds.items():
-            if not 0 <= values[s] < int(sympy.sympify(bound).subs(values)):
+            if not 0 <= values[s] < int(as_sympy(bound).subs(values)):
                 return None
         try:
             if where is not None and not condition_holds(where, values):
                 return None
         except UndefinedValue:
             return None
-        la = [sympy.sympify(a).subs(values) for a in left]
-        rb = [sympy.sympify(b).subs(values) for b in right]
+        la = [as_sympy(a).subs(values) for a in left]
+        rb = [as_sympy(b).subs(values) for b in right]
         if la == rb:
             return None
         return {
@@ -874,7 +875,7 @@ def no_padding(
     True
     """
     report = size_report(as_index_map(shape).shape)
-    physical, logical = sympy.sympify(report.physical_elements), sympy.sympify(report.logical_elements)
+    physical, logical = as_sympy(report.physical_elements), as_sympy(report.logical_elements)
     result = holds(sympy.Eq(physical, logical), assume=assume, timeout_ms=timeout_ms)
     claim = f"{report.shape} adds no padding ({physical} slots for {logical} elements)"
     return dataclasses.replace(result, claim=claim, question=Question("no_padding", (report.shape,)))

@@ -32,6 +32,7 @@ from typing import Any
 import sympy
 import z3
 
+from layout_algebra.model.symbols import as_sympy
 from layout_algebra.stages.arith import Arithmetic
 
 __all__ = [
@@ -302,7 +303,7 @@ class IntArithmetic(Arithmetic):
     def lift(self, size: Any) -> Any:
         if isinstance(size, int):
             return size
-        size = sympy.sympify(size)
+        size = as_sympy(size)
         if size.is_Integer:
             return int(size)
         term = sympy_to_z3(size, self)
@@ -315,7 +316,7 @@ class IntArithmetic(Arithmetic):
     def mixed_radix(self, value: Any, digits, sizes) -> Any:
         """Record the note; unless ``value`` is literally the digit sum, prove it equal too."""
         if isinstance(value, z3.ExprRef) and value.get_id() not in self._records:
-            sizes = [sympy.sympify(d) for d in sizes]
+            sizes = [as_sympy(d) for d in sizes]
             literal: Any = 0
             for k, digit in enumerate(digits):
                 literal = literal + digit * self.lift(math.prod(sizes[k + 1 :], start=sympy.Integer(1)))
@@ -467,7 +468,7 @@ def canonical_size(size: Any) -> Any:
     >>> canonical_size(1024 * sympy.floor((m + 127) / 128))
     1024*ceiling(M/128)
     """
-    size = sympy.sympify(size)
+    size = as_sympy(size)
     if not size.has(sympy.floor):
         return size
 
@@ -496,7 +497,7 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
     >>> z3.simplify(sympy_to_z3(8 * sympy.ceiling(n / 8), ar) - 8 * ar._divisions[next(iter(ar._divisions))][0])
     0
     """
-    expr = sympy.sympify(expr)
+    expr = as_sympy(expr)
     if expr.is_Integer:
         return int(expr)
     if expr.is_Symbol:

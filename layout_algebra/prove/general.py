@@ -46,7 +46,7 @@ from typing import Any
 
 import sympy
 
-from layout_algebra.model.symbols import dim_symbol
+from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.stages.stages import (
     AlignTail,
     Combine,
@@ -124,7 +124,7 @@ def _general(kind: type, rank: int, structure: tuple[tuple[str, Any], ...]) -> G
         fields["alignment"] = tiles[0]
     stage = kind(domain=domain, **fields)
     free = sorted(
-        {s for name in SIZE_FIELDS[kind] for s in sympy.sympify(getattr(stage, name)).free_symbols}, key=str
+        {s for name in SIZE_FIELDS[kind] for s in as_sympy(getattr(stage, name)).free_symbols}, key=str
     )
     minimum = tuple((s, 1 if s in tiles else 0) for s in free)
     return GeneralStage(stage, minimum)
@@ -194,7 +194,7 @@ def specialize_stage(stage: Stage, values: Mapping[sympy.Symbol, int]) -> Stage:
 def _substitute(size: Any, values: Mapping[sympy.Symbol, int]) -> Any:
     if isinstance(size, tuple):
         return tuple(_substitute(s, values) for s in size)
-    value = sympy.sympify(size).subs(values)
+    value = as_sympy(size).subs(values)
     if not value.is_Integer:
         raise ValueError(f"size {size} has no value at {dict(values)}")
     return int(value)

@@ -472,7 +472,9 @@ def round_up_size(n: Dim, m: int) -> Dim:
         return -(-n // m) * m
     import sympy
 
-    if (sympy.sympify(n) / m).is_integer:
+    from layout_algebra.model.symbols import as_sympy
+
+    if (as_sympy(n) / m).is_integer:
         return n
     return sympy.ceiling(n / m) * m
 
@@ -483,6 +485,6 @@ def _exact_quotient(d: Dim, t: int) -> Dim:
         if d % t:
             raise ValueError(f"dimension {d} is not a multiple of the tile size {t}; pad it first")
         return d // t
-    import sympy
+    from layout_algebra.model.symbols import as_sympy
 
-    return sympy.sympify(d) / t
+    return as_sympy(d) / t

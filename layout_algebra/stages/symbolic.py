@@ -24,6 +24,7 @@ from typing import Any
 
 import sympy
 
+from layout_algebra.model.symbols import as_sympy
 from layout_algebra.stages.arith import Arithmetic
 
 __all__ = ["OFFSET_SYMBOL", "SYMPY_ARITHMETIC", "SympyArithmetic", "index_symbols", "safe_mod"]
@@ -47,7 +48,7 @@ def safe_mod(a: Any, b: Any) -> sympy.Expr:
     ``2*Mod(x, 3)`` (4, not 1, at ``x = 2``). Whenever ``a`` contains a ``Mod`` the
     remainder is kept as written; everything else evaluates as usual.
     """
-    a, b = sympy.sympify(a), sympy.sympify(b)
+    a, b = as_sympy(a), as_sympy(b)
     if a.has(sympy.Mod):
         return sympy.Mod(a, b, evaluate=False)
     return sympy.Mod(a, b)
@@ -61,7 +62,7 @@ class SympyArithmetic(Arithmetic):
     def floordiv(self, a: Any, b: Any) -> Any:
         if isinstance(a, sympy.floor):
             return sympy.floor(a.args[0] / b)
-        return sympy.floor(sympy.sympify(a) / b)
+        return sympy.floor(as_sympy(a) / b)
 
     def mod(self, a: Any, b: Any) -> Any:
         if isinstance(a, int) and isinstance(b, int):
