@@ -1,7 +1,7 @@
 """Logical data movement: which operand element each result element is.
 
-XLA's ``reshape``, ``transpose``, ``slice``, ``broadcast``, ``reverse``, ``pad`` and
-``concatenate`` are data movement *logically* defined: each says, for every element of its result, which element of its
+XLA's ``reshape``, ``transpose``, ``slice``, ``broadcast``, ``reverse``, ``pad``,
+``concatenate``, ``dynamic-slice`` and ``dynamic-update-slice`` are data movement *logically* defined: each says, for every element of its result, which element of its
 operand it is. These functions are that one definition, as pure functions of an index
 over any :class:`~layout_algebra.stages.arith.Arithmetic` (ints, NumPy index arrays,
 SymPy symbols, solver terms), with the result dimensions and the validity checks XLA
@@ -90,11 +90,40 @@ it; a result element in operand ``k``'s range reads it shifted back by that star
 (0, 2, 5, 6)
 >>> concatenate_source_index((1, 4), 1, 2)
 (1, 2)
+
+**Dynamic slice** of ``sizes`` at run-time ``starts``: XLA never reads out of bounds, it
+clamps each start into ``[0, operand_dim - slice_dim]`` first (a start of ``7`` for a
+slice of 3 from a dimension of 8 becomes ``5``; ``-2`` becomes ``0``). Element ``j`` then
+reads ``start + j``:
+
+>>> [dynamic_slice_clamped_start(s, 8, 3) for s in (-2, 0, 4, 5, 7)]
+[0, 0, 4, 5, 5]
+>>> dynamic_slice_source_index((0, 2), (5, 1))
+(5, 3)
+
+The same clamp on symbols, given how to choose between two values (here SymPy's
+``Piecewise``):
+
+>>> start, n = sympy.symbols("s N", integer=True)
+>>> ite = lambda c, a, b: sympy.Piecewise((a, c), (b, True))
+>>> dynamic_slice_clamped_start(start, n, 3, ite).subs({start: 9, n: 8})
+5
+
+**Dynamic update slice** writes an ``update`` at the (equally clamped) ``starts``; result
+element ``j`` is update element ``j - start`` where every dimension has
+``start <= j < start + update_dim``, else the operand's element ``j``. An update ``u[2]``
+into ``f32[5]`` at start ``9`` lands at ``3``, covering elements 3 and 4:
+
+>>> s = dynamic_slice_clamped_start(9, 5, 2)
+>>> s, [all(dynamic_update_slice_reads_update((j,), (s,), (2,))) for j in range(5)]
+(3, [False, False, False, True, True])
+>>> dynamic_update_slice_update_index((4,), (s,))
+(1,)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from layout_algebra.model.shapes import Dim
@@ -107,6 +136,10 @@ __all__ = [
     "broadcast_source_index",
     "concatenate_source_index",
     "concatenate_starts",
+    "dynamic_slice_clamped_start",
+    "dynamic_slice_source_index",
+    "dynamic_update_slice_reads_update",
+    "dynamic_update_slice_update_index",
     "pad_reads_operand",
     "pad_size",
     "pad_source_index",
@@ -325,3 +358,49 @@ def concatenate_starts(sizes: Sequence[Any]) -> tuple[Any, ...]:
 def concatenate_source_index(index: Sequence[Any], dimension: int, start: Any) -> tuple[Any, ...]:
     """The index, in the operand starting at ``start``, of result element ``index``: shifted back along ``dimension``."""
     return tuple(j - start if k == dimension else j for k, j in enumerate(index))
+
+
+# ----------------------------------------------------------- dynamic-(update-)slice
+def _python_if_then_else(condition: Any, then: Any, otherwise: Any) -> Any:
+    """``then if condition else otherwise``, for values whose comparisons are plain bools."""
+    return then if condition else otherwise
+
+
+def dynamic_slice_clamped_start(
+    start: Any,
+    operand_dim: Any,
+    slice_dim: Any,
+    if_then_else: Callable[[Any, Any, Any], Any] = _python_if_then_else,
+) -> Any:
+    """The start XLA uses for a run-time ``start``: clamped into ``[0, operand_dim - slice_dim]``.
+
+    A slice (or an update) of ``slice_dim`` elements then always lies inside the operand's
+    dimension of ``operand_dim`` (``slice_dim <= operand_dim`` is checked by the caller).
+    ``if_then_else(condition, a, b)`` chooses between two values: Python's conditional by
+    default (ints), a solver's ``If`` or NumPy's ``where`` for terms or arrays.
+    """
+    limit = operand_dim - slice_dim
+    return if_then_else(start < 0, 0, if_then_else(start > limit, limit, start))
+
+
+def dynamic_slice_source_index(index: Sequence[Any], starts: Sequence[Any]) -> tuple[Any, ...]:
+    """The operand index of element ``index`` of a dynamic slice at (clamped) ``starts``: ``start + j``."""
+    return tuple(s + j for j, s in zip(index, starts, strict=True))
+
+
+def dynamic_update_slice_reads_update(
+    index: Sequence[Any], starts: Sequence[Any], update_dims: Sequence[Any], ar: Arithmetic = ARITHMETIC
+) -> list[Any]:
+    """Conditions, all of which say result element ``index`` is an element of the update.
+
+    Per dimension: ``j >= start`` and ``start + update_dim >= j + 1``, at the (clamped) ``starts``.
+    """
+    out: list[Any] = []
+    for j, s, u in zip(index, starts, update_dims, strict=True):
+        out += [ar.ge(j, s), ar.ge(s + u, j + 1)]
+    return out
+
+
+def dynamic_update_slice_update_index(index: Sequence[Any], starts: Sequence[Any]) -> tuple[Any, ...]:
+    """The update index result element ``index`` reads, where :func:`dynamic_update_slice_reads_update` holds: ``j - start``."""
+    return tuple(j - s for j, s in zip(index, starts, strict=True))

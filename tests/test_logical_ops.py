@@ -15,6 +15,10 @@ from layout_algebra.logical_ops import (
     broadcast_source_index,
     concatenate_source_index,
     concatenate_starts,
+    dynamic_slice_clamped_start,
+    dynamic_slice_source_index,
+    dynamic_update_slice_reads_update,
+    dynamic_update_slice_update_index,
     pad_reads_operand,
     pad_size,
     pad_source_index,
@@ -257,6 +261,68 @@ def test_concatenate_is_numpy_concatenate(data: st.DataObject) -> None:
     for j in np.ndindex(*y.shape):
         (k,) = [k for k in range(len(sizes)) if starts[k] <= j[d] < starts[k + 1]]
         assert pieces[k][concatenate_source_index(j, d, starts[k])] == y[j], (shape, d, sizes, j)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_dynamic_slice_is_the_in_bounds_numpy_window(data: st.DataObject) -> None:
+    """XLA's rule, written independently: the window of ``sizes`` nearest ``starts`` that fits."""
+    shape = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
+    sizes = [data.draw(st.integers(0, n)) for n in shape]
+    starts = [data.draw(st.integers(-7, 9)) for _ in shape]
+    x = np.arange(math.prod(shape)).reshape(shape)
+    fitted = [int(np.clip(s, 0, n - k)) for s, n, k in zip(starts, shape, sizes, strict=True)]
+    window = x[tuple(slice(f, f + k) for f, k in zip(fitted, sizes, strict=True))]
+    clamped = [dynamic_slice_clamped_start(s, n, k) for s, n, k in zip(starts, shape, sizes, strict=True)]
+    assert all(0 <= c <= n - k for c, n, k in zip(clamped, shape, sizes, strict=True))
+    for j in np.ndindex(*window.shape):
+        assert x[dynamic_slice_source_index(j, clamped)] == window[j], (shape, sizes, starts, j)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_dynamic_update_slice_is_numpy_assignment_at_the_clamped_start(data: st.DataObject) -> None:
+    shape = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
+    sizes = [data.draw(st.integers(0, n)) for n in shape]
+    starts = [data.draw(st.integers(-7, 9)) for _ in shape]
+    x = np.arange(math.prod(shape)).reshape(shape)
+    update = -1 - np.arange(math.prod(sizes)).reshape(sizes)
+    y = x.copy()
+    fitted = [int(np.clip(s, 0, n - k)) for s, n, k in zip(starts, shape, sizes, strict=True)]
+    y[tuple(slice(f, f + k) for f, k in zip(fitted, sizes, strict=True))] = update
+    clamped = [dynamic_slice_clamped_start(s, n, k) for s, n, k in zip(starts, shape, sizes, strict=True)]
+    for j in np.ndindex(*y.shape):
+        if all(dynamic_update_slice_reads_update(j, clamped, sizes)):
+            assert update[dynamic_update_slice_update_index(j, clamped)] == y[j], (shape, sizes, starts, j)
+        else:
+            assert x[j] == y[j], (shape, sizes, starts, j)
+
+
+def test_dynamic_slice_clamp_on_solver_terms_is_the_integer_clamp() -> None:
+    """The clamp built with ``z3.If`` (as hlo.verify builds it) agrees with the integer one."""
+    import z3
+
+    start, n = z3.Int("start"), z3.Int("n")
+    term = dynamic_slice_clamped_start(start, n, 3, z3.If)
+    for s in range(-4, 12):
+        for size in range(3, 9):
+            value = z3.simplify(z3.substitute(term, (start, z3.IntVal(s)), (n, z3.IntVal(size))))
+            assert value.as_long() == dynamic_slice_clamped_start(s, size, 3) == min(max(s, 0), size - 3)
+
+
+def test_hlo_verify_reads_the_dynamic_slice_maps_from_logical_ops() -> None:
+    """One definition: verify's dynamic-(update-)slice clamps through logical_ops, not inline."""
+    import inspect
+
+    import layout_algebra.hlo.verify as verify
+
+    source = inspect.getsource(verify._Evaluator.offsets)
+    assert "dynamic_slice_clamped_start" in source
+    assert "min(max(" not in source
+    assert "dynamic_slice_source_index" in inspect.getsource(verify._Evaluator.op_dynamic_slice)
+    update = inspect.getsource(verify._Evaluator.op_dynamic_update_slice)
+    assert "dynamic_update_slice_reads_update" in update
+    assert "dynamic_update_slice_update_index" in update
 
 
 def test_the_numpy_executor_stays_an_independent_oracle() -> None:

@@ -114,6 +114,10 @@ from layout_algebra.logical_ops import (
     broadcast_source_index,
     concatenate_source_index,
     concatenate_starts,
+    dynamic_slice_clamped_start,
+    dynamic_slice_source_index,
+    dynamic_update_slice_reads_update,
+    dynamic_update_slice_update_index,
     pad_reads_operand,
     pad_size,
     pad_source_index,
@@ -944,17 +948,19 @@ class _Evaluator:
             inside, lambda: self.sub(scope, instr, 0, src), lambda: self.sub(scope, instr, 1, [])
         )
 
-    def offsets(self, scope, instr, first: int, count: int, limits: Sequence[Any]) -> list[Any]:
-        """Start indices from scalar operands, clamped to [0, limit] as XLA does."""
+    def offsets(
+        self, scope, instr, first: int, operand_dims: Sequence[Any], slice_dims: Sequence[Any]
+    ) -> list[Any]:
+        """Start indices from scalar operands, clamped as XLA does (:func:`dynamic_slice_clamped_start`)."""
         out = []
-        for k in range(count):
+        for k, (d, s) in enumerate(zip(operand_dims, slice_dims, strict=True)):
             start = self.scalar_int(scope, self.operand(scope, instr, first + k))
-            limit = self.lift(limits[k])
-            if isinstance(start, int) and isinstance(limit, int):
-                out.append(min(max(start, 0), limit))
+            operand_dim, slice_dim = self.lift(d), self.lift(s)
+            if isinstance(start, int) and isinstance(operand_dim, int) and isinstance(slice_dim, int):
+                out.append(dynamic_slice_clamped_start(start, operand_dim, slice_dim))
             else:
                 start = z3.IntVal(start) if isinstance(start, int) else start
-                out.append(z3.If(start < 0, 0, z3.If(start > limit, limit, start)))
+                out.append(dynamic_slice_clamped_start(start, operand_dim, slice_dim, z3.If))
         return out
 
     def scalar_int(self, scope: _Scope, instr: HloInstruction) -> Any:
@@ -1000,10 +1006,8 @@ class _Evaluator:
                 source.dimensions[k],
                 f"dynamic-slice {instr.name}: size {s} exceeds dimension {k} ({source.dimensions[k]})",
             )
-        starts = self.offsets(
-            scope, instr, 1, source.rank, [sd - s for sd, s in zip(source.dimensions, sizes, strict=True)]
-        )
-        return self.sub(scope, instr, 0, [s + j for s, j in zip(starts, index, strict=True)])
+        starts = self.offsets(scope, instr, 1, source.dimensions, sizes)
+        return self.sub(scope, instr, 0, list(dynamic_slice_source_index(index, starts)))
 
     def op_dynamic_update_slice(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
@@ -1017,22 +1021,14 @@ class _Evaluator:
             self.require_at_most(
                 u, d, f"dynamic-update-slice {instr.name}: the update's dimension {k} ({u}) exceeds {d}"
             )
-        starts = self.offsets(
-            scope,
-            instr,
-            2,
-            source.rank,
-            [sd - ud for sd, ud in zip(source.dimensions, update.dimensions, strict=True)],
-        )
+        starts = self.offsets(scope, instr, 2, source.dimensions, update.dimensions)
+        update_dims = [self.lift(u) for u in update.dimensions]
         inside = _and(
-            *(
-                _and(_bool(j >= s), _bool(j < s + self.lift(u)))
-                for j, s, u in zip(index, starts, update.dimensions, strict=True)
-            )
+            *(_bool(c) for c in dynamic_update_slice_reads_update(index, starts, update_dims, self.ar))
         )
         return self.choose(
             inside,
-            lambda: self.sub(scope, instr, 1, [j - s for j, s in zip(index, starts, strict=True)]),
+            lambda: self.sub(scope, instr, 1, list(dynamic_update_slice_update_index(index, starts))),
             lambda: self.sub(scope, instr, 0, index),
         )
 
