@@ -415,7 +415,7 @@ def test_unsupported_op_is_none_with_its_name() -> None:
             r"gives dimensions \[3, 2\]",
         ),
         (
-            module("p = f32[4]{0} parameter(0)", "b = f32[4]{0:S(1)} bitcast(p)"),
+            module("p = f32[4]{0} parameter(0)", "b = f32[4]{0:S(5)} bitcast(p)"),  # S(1) is valid
             [np.zeros(4, np.float32)],
             "memory space",
         ),

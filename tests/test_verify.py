@@ -159,7 +159,7 @@ def test_prove_rewrite_is_the_same_function() -> None:
 
 
 # ------------------------------------------------------------ issue 15, item 1: memory spaces
-@pytest.mark.parametrize("space", [1, 5])
+@pytest.mark.parametrize("space", [1, 6])  # a bitcast into S(5): test_bitcast_memory_spaces.py
 def test_issue15_memory_spaces_are_compared(space) -> None:
     copy = module(
         "p = f32[N,M]{1,0:T(8,128)} parameter(0)",

@@ -423,7 +423,7 @@ class _Runner:
             raise InvalidHloError(f"instruction {ins.name!r}: {op} of a tuple")
         shape = self.shape(ins)
         if op == "bitcast":
-            return self.bitcast(ins, shape, operands)
+            return self.bitcast(comp, ins, shape, operands)
         if op == "constant":
             data = _constant(ins, shape)
             return _Array(shape, data, np.ones(data.shape, bool))
@@ -441,14 +441,26 @@ class _Runner:
         _check_result(ins, shape, data)
         return _Array(shape, data, defined)
 
-    def bitcast(self, ins: HloInstruction, shape: ArrayShape, operands: list[_Value]) -> _Array:
+    def bitcast(
+        self, comp: HloComputation, ins: HloInstruction, shape: ArrayShape, operands: list[_Value]
+    ) -> _Array:
         (a,) = _arity(ins, operands, 1)
         space_in, space_out = a.shape.effective_layout.memory_space, shape.effective_layout.memory_space
         if space_in != space_out:
-            raise InvalidHloError(
-                f"instruction {ins.name!r}: bitcast from memory space S({space_in}) to S({space_out}): "
-                "a bitcast keeps its bytes where they are"
-            )
+            # XLA's layout-sensitive HloVerifier (ShapeVerifier::HandleBitcast) refuses only a
+            # bitcast in and out of host memory S(5), and not even that of a constant (seen
+            # through copies); S(0) <-> S(1) is valid HLO.
+            if (space_in == _HOST_MEMORY_SPACE) != (space_out == _HOST_MEMORY_SPACE) and not (
+                _is_constant_through_copies(comp, ins.operand_names[0])
+            ):
+                raise InvalidHloError(
+                    f"instruction {ins.name!r}: bitcast from memory space S({space_in}) to S({space_out}): "
+                    "XLA's verifier refuses a bitcast in or out of host memory S(5)"
+                )
+            # valid HLO (S(0) <-> S(1)), but a bitcast moves no data: what the other memory
+            # holds there is unknown, in either mode
+            dims = tuple(shape.dimensions)
+            return _Array(shape, np.zeros(dims, numpy_dtype(shape.element_type)), np.zeros(dims, bool))
         data, defined_bits = _packed(a, self.rng)
         need = layout_map(shape).size_in_bytes
         if need > data.size:  # reads past the operand's buffer: those bits are unknown
@@ -458,6 +470,22 @@ class _Runner:
             defined_bits = np.concatenate([defined_bits, np.zeros(extra, np.uint8)])
         array, defined = _unpacked(data[:need], defined_bits[:need], shape)
         return _Array(shape, array, defined)
+
+
+#: ``Layout::kHostMemorySpace``.
+_HOST_MEMORY_SPACE = 5
+
+
+def _is_constant_through_copies(comp: HloComputation, name: str) -> bool:
+    """Whether instruction ``name`` is a ``constant``, or a chain of ``copy`` of one."""
+    seen: set[str] = set()
+    while name in comp and name not in seen:
+        seen.add(name)
+        ins = comp.instruction(name)
+        if ins.opcode != "copy" or not ins.operand_names:
+            return ins.opcode == "constant"
+        name = ins.operand_names[0]
+    return False
 
 
 def _arity(ins: HloInstruction, operands: list[_Value], n: int) -> list[_Value]:

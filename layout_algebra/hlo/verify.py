@@ -615,6 +615,10 @@ def _memory_space(shape: ArrayShape) -> int:
     return shape.layout.memory_space if shape.layout is not None else 0
 
 
+#: ``Layout::kHostMemorySpace``: XLA refuses a bitcast in or out of it (but for a constant).
+_HOST_MEMORY_SPACE = 5
+
+
 def _instruction(computation: HloComputation, name: str) -> HloInstruction:
     if name not in computation:
         raise InvalidHlo(f"{name!r} is used but not defined in computation {computation.name!r}")
@@ -963,6 +967,14 @@ class _Evaluator:
                 out.append(dynamic_slice_clamped_start(start, operand_dim, slice_dim, z3.If))
         return out
 
+    def is_constant_through_copies(self, scope: _Scope, instr: HloInstruction) -> bool:
+        """Whether ``instr`` is a ``constant`` or a chain of ``copy`` of one (XLA's bitcast exemption)."""
+        seen: set[str] = set()
+        while instr.opcode == "copy" and instr.name not in seen and instr.operands:
+            seen.add(instr.name)
+            instr = self.operand(scope, instr, 0)
+        return instr.opcode == "constant"
+
     def scalar_int(self, scope: _Scope, instr: HloInstruction) -> Any:
         shape = self.shape_of(scope, instr)
         if shape.rank != 0 or shape.element_type.value.kind not in ("signed", "unsigned"):
@@ -1040,7 +1052,15 @@ class _Evaluator:
             raise UnsupportedHlo(
                 f"bitcast {instr.name} changes the element size ({src.element_bits} to {out.element_bits} bits)"
             )
-        if self.mode == "physical" and _memory_space(shape) != _memory_space(source):
+        space_in, space_out = _memory_space(source), _memory_space(shape)
+        if (space_in == _HOST_MEMORY_SPACE) != (space_out == _HOST_MEMORY_SPACE) and not (
+            self.is_constant_through_copies(scope, operand)
+        ):  # XLA's layout-sensitive verifier (ShapeVerifier::HandleBitcast) refuses it
+            raise InvalidHlo(
+                f"bitcast {instr.name} from S({space_in}) to S({space_out}): XLA's verifier refuses a "
+                "bitcast in or out of host memory S(5)"
+            )
+        if _memory_space(shape) != _memory_space(source):  # in either mode: no such array exists
             return Undefined(
                 f"bitcast {instr.name} reads a buffer in S({_memory_space(source)}) as if it were in "
                 f"S({_memory_space(shape)}): a bitcast cannot move data between memories"
