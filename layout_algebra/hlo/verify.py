@@ -192,6 +192,20 @@ MOVEMENT_OPCODES = (
     "call",
 )
 
+# Data-movement ops whose result has the element type of their first n operands (None: all).
+_TYPE_KEEPING_OPS: dict[str, int | None] = {
+    "copy": 1,
+    "reshape": 1,
+    "transpose": 1,
+    "broadcast": 1,
+    "slice": 1,
+    "reverse": 1,
+    "concatenate": None,
+    "pad": 2,
+    "dynamic-slice": 1,
+    "dynamic-update-slice": 2,
+}
+
 #: Deterministic ops read as opaque arrays: element j of ``op(operands)`` equals element j of
 #: another such op exactly when the op, its attributes and called computations, and its
 #: operand subgraphs are the same text (names aside). Enough to carry a ``dot`` or ``reduce``
@@ -564,8 +578,10 @@ def _literal_value(token: str, etype: PrimitiveType, name: str) -> Any:
         dtype = _float_dtype(etype.text)
         if dtype is None:
             raise _Inexpressible(f"constant {name}: no exact rounding known for {etype.text}")
-        if t in ("nan", "-nan", "+nan"):
+        if t in ("nan", "+nan"):
             return "nan"
+        if t == "-nan":  # a NaN with its sign bit set: other bits than "nan"
+            return "-nan"
         try:
             number = float(t)
         except ValueError:
@@ -723,6 +739,8 @@ class _Evaluator:
         shape = self.shape_of(scope, instr)
         if len(index) != shape.rank:
             raise InvalidHlo(f"{instr.name} is read with {len(index)} indices but has rank {shape.rank}")
+        if op in _TYPE_KEEPING_OPS:
+            self.check_element_types(scope, instr, shape)
         return getattr(self, "op_" + op.replace("-", "_"), self.op_elementwise)(
             scope, instr, shape, list(index)
         )
@@ -1356,6 +1374,18 @@ class _Evaluator:
         return self.app(op, attributes, narrow, args), used
 
     # -------------------------------------------------------------- checks
+    def check_element_types(self, scope: _Scope, instr: HloInstruction, shape: ArrayShape) -> None:
+        """A data-movement op's result has its data operands' element type (XLA rejects
+        ``s32[4] copy(f32[4])``; a bitcast or a convert is the op that changes it)."""
+        count = _TYPE_KEEPING_OPS[instr.opcode] or len(instr.operands)
+        for k in range(min(count, len(instr.operands))):
+            source = self.operand_shape(scope, instr, k)
+            if source.element_type != shape.element_type:
+                raise InvalidHlo(
+                    f"{instr.opcode} {instr.name}: operand {k} is {source}, but the result {shape} has "
+                    f"another element type (a data-movement op keeps it; convert or bitcast changes it)"
+                )
+
     def check_same_dims(self, instr, source: ArrayShape, shape: ArrayShape) -> None:
         if source.rank != shape.rank or any(
             not _dims_equal(x, y) for x, y in zip(source.dimensions, shape.dimensions, strict=False)
