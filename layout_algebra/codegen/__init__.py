@@ -66,6 +66,9 @@ interop, :mod:`layout_algebra.interop.cute` (``to_cute``, ``cute_layout``, ``Cut
 '((8,2),(128,3)):((128,3072),(1,1024))'
 """
 
+import sys
+import types
+
 from layout_algebra.codegen.certify import (
     DIRECTIONS,
     EXHAUSTIVE_LIMIT,
@@ -98,3 +101,30 @@ def __getattr__(name: str) -> object:
 
         return getattr(cute, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """This package's module object: its sub-modules are also attributes of :func:`codegen`.
+
+    ``layout_algebra.codegen`` is the *function* (the top-level package exports it under
+    this name), and ``import layout_algebra.codegen.simplify as s`` looks ``simplify`` up on
+    whatever that name is. So every sub-module the import system binds here is bound on the
+    function too: the import works, and ``la.codegen(...)`` stays the function.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        super().__setattr__(name, value)
+        if isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}":
+            setattr(codegen, name, value)
+
+
+def _bind_submodules_on_the_function() -> None:
+    """The sub-modules imported before this module's class was set (the imports above)."""
+    prefix = f"{__name__}."
+    for name, module in list(sys.modules.items()):
+        if name.startswith(prefix) and "." not in name[len(prefix) :]:
+            setattr(codegen, name[len(prefix) :], module)
+
+
+_bind_submodules_on_the_function()
+sys.modules[__name__].__class__ = _Package
