@@ -6,6 +6,8 @@ what it sees on disk is what it wrote.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import os
 import subprocess
@@ -13,10 +15,13 @@ import sys
 
 import pytest
 import z3
+from hypothesis import HealthCheck, given, settings
+from strategies_maps import small_layout_shapes
 
 from layout_algebra import prove
+from layout_algebra.layout_map import layout_map
 from layout_algebra.prove import core, lemma_cache
-from layout_algebra.prove.general import GeneralStage, generalize
+from layout_algebra.prove.general import GeneralStage, generalize, instance_of
 from layout_algebra.stages.arith import ARITHMETIC
 from layout_algebra.stages.stages import AlignTail, Pad, Split
 
@@ -29,13 +34,12 @@ def cache_dir(tmp_path, monkeypatch):
     folder = tmp_path / "lemmas"
     monkeypatch.setenv(lemma_cache.DIRECTORY_VARIABLE, str(folder))
     monkeypatch.delenv(lemma_cache.SWITCH_VARIABLE, raising=False)
-    saved = dict(core._GENERAL_LEMMAS)
-    core._GENERAL_LEMMAS.clear()
-    core.mixed_radix_pair_lemma.cache_clear()
+    saved, layouts = dict(core._GENERAL_LEMMAS), dict(lemma_cache._LAYOUTS)
+    _forget_in_process()
     yield folder
-    core._GENERAL_LEMMAS.clear()
+    _forget_in_process()
     core._GENERAL_LEMMAS.update(saved)
-    core.mixed_radix_pair_lemma.cache_clear()
+    lemma_cache._LAYOUTS.update(layouts)
 
 
 @pytest.fixture
@@ -48,6 +52,7 @@ def exact_cache_dir(cache_dir, monkeypatch):
 def _forget_in_process() -> None:
     """What a fresh process knows: nothing but the disk."""
     core._GENERAL_LEMMAS.clear()
+    lemma_cache._LAYOUTS.clear()
     core.mixed_radix_pair_lemma.cache_clear()
 
 
@@ -343,7 +348,6 @@ def test_the_fingerprint_is_the_digest_of_the_code_whether_remembered_or_not(
     cache_dir, fresh_fingerprint
 ) -> None:
     import hashlib
-    import platform
     from pathlib import Path
 
     import sympy
@@ -351,7 +355,7 @@ def test_the_fingerprint_is_the_digest_of_the_code_whether_remembered_or_not(
     # Written out again: the versions, then every query-building file's name and bytes.
     package = Path(lemma_cache.__file__).resolve().parents[1]
     digest = hashlib.sha256(
-        f"python {platform.python_version()} sympy {sympy.__version__} z3 {z3.get_full_version()}".encode()
+        f"python {sys.version} sympy {sympy.__version__} z3 {z3.get_full_version()}".encode()
     )
     for part in ("prove", "stages", "model"):
         for path in sorted((package / part).glob("*.py")):
@@ -401,3 +405,159 @@ def test_rewriting_a_file_changes_its_status_even_with_the_old_size_and_time(tmp
     os.utime(code, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert os.stat(code).st_size == st.st_size and os.stat(code).st_mtime_ns == st.st_mtime_ns
     assert lemma_cache._code_status() != before
+
+
+# ------------------------------------------------------ one record per layout structure
+LAYOUT_READ = "one record for all of the layout's general stages"
+TWO_LAYOUTS = ("f32[1000,300]{1,0:T(8,128)}", "bf16[5,7,300]{0,2,1:T(8,128)(2,1)}")
+
+
+def _layout_records(folder):
+    return sorted(folder.glob("*.layout.json"))
+
+
+def _record_of(shape, folder):
+    """Prove ``shape`` alone into ``folder`` and return the layout record it wrote."""
+    before = set(_layout_records(folder))
+    assert prove.injective(shape).proved
+    (new,) = set(_layout_records(folder)) - before
+    return new
+
+
+def test_a_layout_is_read_from_one_record_without_general_stages_or_z3(cache_dir, monkeypatch) -> None:
+    shapes = [*TWO_LAYOUTS, "s4[3,129]{1,0:T(8,128)(8,1)L(1024)E(4)}"]
+    cold = [prove.injective(s) for s in shapes]
+    assert len(_layout_records(cache_dir)) == len(shapes)
+    _forget_in_process()
+    for name in ("general_stage", "general_stage_lemma", "_stage_lemma"):
+        monkeypatch.setattr(core, name, lambda *a, _name=name, **k: pytest.fail(f"{_name} was called"))
+    monkeypatch.setattr(z3, "Solver", lambda *a, **k: pytest.fail("a solver was made"))
+    for shape, first in zip(shapes, cold, strict=True):
+        warm, bounds = prove.injective(shape), prove.in_bounds(shape)
+        assert warm.proved and bounds.proved
+        assert [lemma.claim for lemma in warm.lemmas] == [lemma.claim for lemma in first.lemmas]
+        assert all(LAYOUT_READ in lemma.encoding and RECORDED in lemma.encoding for lemma in warm.lemmas)
+        assert all(CACHED in leaf.encoding for leaf in _leaves(warm))
+
+
+def test_a_layout_record_names_each_general_stage_it_stands_for(cache_dir) -> None:
+    record = json.loads(_record_of(TWO_LAYOUTS[1], cache_dir).read_text())
+    stages = position_stages_of(TWO_LAYOUTS[1])
+    distinct = list(dict.fromkeys(instance_of(s) for s in stages))
+    assert [lemma["stage"] for lemma in record["lemmas"]] == [p.identity for p in distinct]
+    assert all(f"stage {p.identity}" in record["identity"] for p in distinct)
+    assert record["identity"].endswith(f"code {lemma_cache.code_fingerprint()}")
+
+
+def position_stages_of(shape):
+    return core.position_stages(prove.layout_index_map(shape).shape)
+
+
+def _proved_without_the_layout_record(shape) -> None:
+    _forget_in_process()
+    again = prove.injective(shape)
+    assert again.proved and not any(LAYOUT_READ in lemma.encoding for lemma in again.lemmas)
+    assert all(CACHED in leaf.encoding for leaf in _leaves(again))  # from the stages' records
+
+
+def test_a_record_copied_onto_another_layout_s_record_is_not_accepted(cache_dir) -> None:
+    first, second = (_record_of(s, cache_dir) for s in TWO_LAYOUTS)
+    second.write_bytes(first.read_bytes())  # the second layout's file now holds the first's record
+    _proved_without_the_layout_record(TWO_LAYOUTS[1])
+    assert (
+        json.loads(second.read_text())["identity"] != json.loads(first.read_text())["identity"]
+    )  # rewritten
+
+
+def test_a_record_edited_to_claim_another_structure_is_not_accepted(cache_dir) -> None:
+    first, second = (_record_of(s, cache_dir) for s in TWO_LAYOUTS)
+    forged = json.loads(first.read_text())
+    forged["identity"] = json.loads(second.read_text())["identity"]  # claims the second layout's stages
+    second.write_text(json.dumps(forged))
+    _proved_without_the_layout_record(TWO_LAYOUTS[1])
+    # and a record whose identity names other stages is not read for its own layout either
+    edited = json.loads(first.read_text())
+    edited["identity"] = edited["identity"].replace("Split of rank 2", "Split of rank 3", 1)
+    assert edited["identity"] != json.loads(first.read_text())["identity"]
+    first.write_text(json.dumps(edited))
+    _proved_without_the_layout_record(TWO_LAYOUTS[0])
+
+
+def test_a_layout_record_is_for_one_version_of_the_code(cache_dir, monkeypatch) -> None:
+    _record_of(TWO_LAYOUTS[0], cache_dir)
+    _forget_in_process()
+    monkeypatch.setattr(lemma_cache, "code_fingerprint", lambda: "another version of the code")
+    again = prove.injective(TWO_LAYOUTS[0])
+    assert again.proved and not any(RECORDED in lemma.encoding for lemma in again.lemmas)
+    assert len(_layout_records(cache_dir)) == 2  # one record per version of the code
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "truncated",
+        "",
+        "[]",
+        "{}",
+        '{"identity": 1, "lemmas": []}',
+        "same identity, no lemmas",
+        "same identity, one lemma missing",
+        "same identity, lemmas swapped",
+        "same identity, a claim that is no text",
+    ],
+)
+def test_a_damaged_layout_record_is_ignored_and_written_again(cache_dir, damage) -> None:
+    record = _record_of(TWO_LAYOUTS[1], cache_dir)
+    good = record.read_text()
+    data = json.loads(good)
+    assert len(data["lemmas"]) >= 3
+    if damage == "truncated":
+        text = good[: len(good) // 2]
+    elif damage.startswith("same identity"):
+        lemmas = data["lemmas"]
+        lemmas = {
+            "same identity, no lemmas": [],
+            "same identity, one lemma missing": lemmas[:-1],
+            "same identity, lemmas swapped": [lemmas[1], lemmas[0], *lemmas[2:]],
+            "same identity, a claim that is no text": [{**lemmas[0], "claim": 7}, *lemmas[1:]],
+        }[damage]
+        text = json.dumps({**data, "lemmas": lemmas})
+    else:
+        text = damage
+    record.write_text(text)
+    _proved_without_the_layout_record(TWO_LAYOUTS[1])
+    assert json.loads(record.read_text()) == data  # the record was written again
+
+
+def test_unproved_lemmas_make_no_layout_record(cache_dir) -> None:
+    patterns = [instance_of(s) for s in position_stages_of(TWO_LAYOUTS[0])]
+    lemmas = core._by_general_lemmas("claim", prove.layout_index_map(TWO_LAYOUTS[0]), None, 30_000).lemmas
+    _forget_in_process()
+    assert all(lemma.proved for lemma in lemmas)
+    for path in _layout_records(cache_dir):
+        path.unlink()  # the real proof's record
+    unknown = dataclasses.replace(lemmas[0], status="unknown")
+    lemma_cache.record_layout(patterns, (unknown, *lemmas[1:]))
+    lemma_cache.record_layout(patterns, lemmas[1:])  # one lemma short
+    assert not _layout_records(cache_dir) and lemma_cache.recorded_layout(patterns) is None
+    lemma_cache.record_layout(patterns, lemmas)  # all proved: kept
+    assert len(_layout_records(cache_dir)) == 1 and lemma_cache.recorded_layout(patterns) is not None
+
+
+def test_the_exact_switch_reads_and_writes_no_layout_record(exact_cache_dir) -> None:
+    assert prove.injective(TWO_LAYOUTS[0]).proved
+    assert not _layout_records(exact_cache_dir)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=small_layout_shapes(max_slots=512))
+def test_layouts_read_from_their_record_agree_with_the_direct_query_and_enumeration(cache_dir, shape) -> None:
+    m = prove.layout_index_map(shape)
+    prove.injective(m)  # proved (or read) once: the record is there now
+    _forget_in_process()
+    injective, bounds = prove.injective(m), prove.in_bounds(m)
+    assert all(LAYOUT_READ in lemma.encoding for lemma in injective.lemmas + bounds.lemmas)
+    assert (injective.status, bounds.status, prove.injective(m, method="direct").status) == ("proved",) * 3
+    positions = [m.evaluate(p) for p in itertools.product(*(range(d) for d in m.dimensions))]
+    assert len(set(positions)) == len(positions)
+    assert all(0 <= p < layout_map(shape).size_in_elements for p in positions)

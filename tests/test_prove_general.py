@@ -13,27 +13,49 @@ import itertools
 
 import pytest
 import sympy
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 from layout_algebra import prove
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.symbols import dim_symbol
-from layout_algebra.prove import core
-from layout_algebra.prove.general import GeneralStage, generalize, is_instance
+from layout_algebra.prove import core, lemma_cache
+from layout_algebra.prove.general import (
+    GeneralStage,
+    general_stage,
+    generalize,
+    instance_of,
+    is_instance,
+    is_pattern_instance,
+    read_sizes,
+    specialize_stage,
+)
 from layout_algebra.prove.maps import position_stages
 from layout_algebra.stages.arith import ARITHMETIC
-from layout_algebra.stages.stages import AlignTail, Pad, Split, Transpose
+from layout_algebra.stages.stages import (
+    AlignTail,
+    Combine,
+    Linearize,
+    Pad,
+    PrependUnitDims,
+    Split,
+    Stage,
+    Transpose,
+)
 
 
 @pytest.fixture
 def fresh_lemmas():
     """An empty lemma store for the test, the real one back afterwards."""
-    saved = dict(core._GENERAL_LEMMAS)
+    saved, layouts = dict(core._GENERAL_LEMMAS), dict(lemma_cache._LAYOUTS)
     core._GENERAL_LEMMAS.clear()
+    lemma_cache._LAYOUTS.clear()
     yield core._GENERAL_LEMMAS
     core._GENERAL_LEMMAS.clear()
+    lemma_cache._LAYOUTS.clear()
     core._GENERAL_LEMMAS.update(saved)
+    lemma_cache._LAYOUTS.update(layouts)
 
 
 # ---------------------------------------------------------------- verdicts vs enumeration
@@ -169,6 +191,84 @@ def test_a_map_that_only_claims_to_be_a_layout_gets_the_direct_query() -> None:
 def test_method_is_checked() -> None:
     with pytest.raises(ValueError, match="method 'fast'"):
         prove.injective("f32[8,128]{1,0:T(8,128)}", method="fast")
+
+
+# ------------------------------------------- the plain instance test (no SymPy), vs arithmetic
+@st.composite
+def concrete_stages(draw: st.DrawFn) -> Stage:
+    """A concrete stage of any kind, its sizes small and often *not* an instance (a pad that
+    shrinks, a dim no multiple of its tile, a zero tile or alignment where constructible)."""
+    rank = draw(st.integers(1, 3))
+    domain = tuple(draw(st.lists(st.integers(0, 9), min_size=rank, max_size=rank)))
+    kind = draw(st.sampled_from(["transpose", "prepend", "combine", "linearize", "pad", "split", "align"]))
+    if kind == "transpose":
+        return Transpose(domain=domain, permutation=tuple(draw(st.permutations(range(rank)))))
+    if kind == "prepend":
+        return PrependUnitDims(domain=domain, count=draw(st.integers(0, 2)))
+    if kind == "combine":
+        cut = draw(st.integers(1, rank))
+        return Combine(
+            domain=domain,
+            groups=(tuple(range(cut)), tuple(range(cut, rank))) if cut < rank else (tuple(range(rank)),),
+        )
+    if kind == "linearize":
+        return Linearize(domain=domain)
+    if kind == "pad":
+        return Pad(domain=domain, padded=tuple(d + draw(st.integers(-2, 3)) for d in domain))
+    if kind == "align":
+        return AlignTail(domain=domain[:1], alignment=draw(st.integers(1, 9)))
+    start = draw(st.integers(0, rank - 1))
+    tile = tuple(draw(st.lists(st.integers(1, 5), min_size=rank - start, max_size=rank - start)))
+    try:
+        return Split(domain=domain, start=start, tile=tile)
+    except ValueError:
+        assume(False)
+        raise
+
+
+def _is_instance_by_arithmetic(stage: Stage) -> bool:
+    """What each general stage covers, said directly: every size >= 0, a tile or an
+    alignment >= 1, a tiled dim a multiple of its tile, a padded dim at least the dim."""
+    if any(d < 0 for d in stage.domain):
+        return False
+    if isinstance(stage, Split):
+        tiled = stage.domain[stage.start :]
+        return all(t >= 1 and d % t == 0 for d, t in zip(tiled, stage.tile, strict=True))
+    if isinstance(stage, Pad):
+        return all(p >= d for d, p in zip(stage.domain, stage.padded, strict=True))
+    if isinstance(stage, AlignTail):
+        return stage.alignment >= 1
+    return True
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(concrete_stages())
+def test_the_plain_instance_test_is_what_the_general_stages_cover(stage) -> None:
+    found = instance_of(stage)
+    assert (found is not None) == _is_instance_by_arithmetic(stage), stage
+    general, values = generalize(stage)
+    assert is_instance(general, values, stage) == (found is not None)
+    if found is not None:  # SymPy substitution into the general stage gives the stage back
+        assert general is general_stage(found)
+        assert specialize_stage(general.stage, values) == stage
+        assert all(values[s] >= low for s, low in general.minimum)
+
+
+def test_the_plain_instance_test_refuses_other_kinds_and_structures() -> None:
+    split = Split(domain=(3, 16), start=1, tile=(8,))
+    found = instance_of(split)
+    values = read_sizes(found, split)
+    assert is_pattern_instance(found, values, split)
+    assert not is_pattern_instance(found, values, Split(domain=(3, 16), start=0, tile=(1, 8)))
+    assert not is_pattern_instance(found, values, Split(domain=(3, 24), start=1, tile=(8,)))
+    assert not is_pattern_instance(found, values, Pad(domain=(3, 16), padded=(3, 16)))
+    assert not is_pattern_instance(found, {**values, "t1": 0}, split)  # below its minimum
+
+    class Shifted(Transpose):
+        pass
+
+    assert instance_of(Shifted(domain=(2, 3), permutation=(1, 0))) is None  # not the package's own kind
+    assert instance_of(Transpose(domain=(2, dim_symbol("N")), permutation=(1, 0))) is None
 
 
 # ------------------------------------------------------- symbolic divisors in sizes

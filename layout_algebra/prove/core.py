@@ -55,7 +55,7 @@ from layout_algebra.prove.encode import (
     bitvector_width,
     sympy_to_z3,
 )
-from layout_algebra.prove.general import GeneralStage, generalize, is_instance, specialize_stage
+from layout_algebra.prove.general import GeneralStage, general_stage, instance_of, specialize_stage
 from layout_algebra.prove.maps import (
     IndexMap,
     as_index_map,
@@ -598,30 +598,39 @@ def _by_general_lemmas(claim: str, m: IndexMap, slots: int | None, timeout_ms: i
     each stage's range box is exactly the next one's domain box (the first's is the
     array's, the last's is ``(slots,)``), the composition is injective and in bounds.
     ``None`` when some step does not apply (the caller then asks the solver directly).
+    The instance test is on plain integers; a layout whose general stages were all proved
+    before is read from one record of the lemma cache, without SymPy or Z3.
     """
     start = time.perf_counter()
     stages = position_stages(m.shape)
     box = tuple(m.dimensions)
-    lemmas: dict[GeneralStage, ProofResult] = {}
     for stage in stages:
-        found = generalize(stage)
-        if tuple(stage.domain) != box or found is None or not is_instance(*found, stage):
+        if tuple(stage.domain) != box:
             return None
-        general = found[0]
-        if general not in lemmas:
-            lemmas[general] = general_stage_lemma(general, timeout_ms)
-            if not lemmas[general].proved:
-                return None
         box = tuple(stage.range)
     if len(box) != 1 or (slots is not None and box != (slots,)):
         return None
+    patterns = [found for found in map(instance_of, stages) if found is not None]
+    if len(patterns) != len(stages):
+        return None
+    known = lemma_cache.recorded_layout(patterns)
+    if known is None:
+        lemmas: dict[GeneralStage, ProofResult] = {}
+        for found in patterns:
+            general = general_stage(found)
+            if general not in lemmas:
+                lemmas[general] = general_stage_lemma(general, timeout_ms)
+                if not lemmas[general].proved:
+                    return None
+        known = tuple(lemmas.values())
+        lemma_cache.record_layout(patterns, known)
     return ProofResult(
         "proved",
         claim,
         time.perf_counter() - start,
         f"composition of {len(stages)} stages, each an instance of a general stage lemma "
-        f"({len(lemmas)} lemmas, proved for all sizes)",
-        lemmas=tuple(lemmas.values()),
+        f"({len(known)} lemmas, proved for all sizes)",
+        lemmas=known,
     )
 
 

@@ -32,6 +32,14 @@ and looked up by its text. The fingerprint is itself remembered under the files'
 process hashes the source again only after some file was written; ``docs/prover.md`` says
 why an equal status means equal bytes.
 
+**One record per layout.** Once every general stage of a layout has its lemma proved,
+:func:`record_layout` writes one small record keyed by the layout's general stages (plain
+text patterns, ``prove.general.Pattern``, in order) and the code fingerprint, naming each
+distinct general stage and its lemma's claim. :func:`recorded_layout` reads it back only
+for exactly that identity, so a later process proving a layout of the same structure reads
+one file, with neither SymPy nor Z3; the instance test (``prove.general.instance_of``) is
+still run by the caller on every stage. Within a process the answer is kept in memory.
+
 Where: ``$LAYOUT_ALGEBRA_CACHE_DIR`` if set, else the user cache directory
 (``platformdirs`` when installed, else ``$XDG_CACHE_HOME`` or ``~/.cache``), under
 ``layout_algebra/lemmas``. ``LAYOUT_ALGEBRA_LEMMA_CACHE=0`` turns the cache off.
@@ -58,24 +66,29 @@ import dataclasses
 import hashlib
 import json
 import os
-import platform
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import z3
 
 from layout_algebra.prove.result import ProofResult
 
+if TYPE_CHECKING:
+    from layout_algebra.prove.general import Pattern
+
 __all__ = [
     "cache_directory",
     "is_known_proved",
     "query_key",
+    "record_layout",
     "record_proved",
+    "recorded_layout",
     "remembered",
     "stage_identity",
     "verify_records",
@@ -216,26 +229,30 @@ def code_fingerprint() -> str | None:
     return digest
 
 
-def _query_code_files() -> list[tuple[str, Path]] | None:
-    """The ``*.py`` files of the query-building sub-packages (``os.listdir``: ``Path.glob``
-    alone took longer than a cached proof)."""
+def _query_code_files() -> list[tuple[str, str]] | None:
+    """The ``*.py`` files of the query-building sub-packages, as ``(part, path)``.
+
+    Plain ``os.listdir`` and strings: ``Path.glob``, and even building ``Path`` objects,
+    took longer than the rest of a cached proof.
+    """
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    files: list[tuple[str, Path]] = []
+    files: list[tuple[str, str]] = []
     for part in _QUERY_CODE:
+        folder = os.path.join(package, part)
         try:
-            names = sorted(n for n in os.listdir(os.path.join(package, part)) if n.endswith(".py"))
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
         except OSError:
             return None
         if "__init__.py" not in names:
             return None
-        files.extend((part, Path(package, part, name)) for name in names)
+        files.extend((part, os.path.join(folder, name)) for name in names)
     return files
 
 
 def _versions() -> str:
     import sympy
 
-    return f"python {platform.python_version()} sympy {sympy.__version__} z3 {z3.get_full_version()}"
+    return f"python {sys.version} sympy {sympy.__version__} z3 {z3.get_full_version()}"
 
 
 def _code_digest() -> str | None:
@@ -247,8 +264,9 @@ def _code_digest() -> str | None:
     digest.update(_versions().encode())
     try:
         for part, path in files:
-            digest.update(f"\n{part}/{path.name}\n".encode())
-            digest.update(path.read_bytes())
+            digest.update(f"\n{part}/{os.path.basename(path)}\n".encode())
+            with open(path, "rb") as source:
+                digest.update(source.read())
     except OSError:
         return None
     return digest.hexdigest()
@@ -272,7 +290,8 @@ def _code_status() -> str | None:
     try:
         for part, path in files:
             st = os.stat(path)
-            parts.append(f"{part}/{path.name} {st.st_size} {st.st_ino} {st.st_mtime_ns} {st.st_ctime_ns}")
+            name = os.path.basename(path)
+            parts.append(f"{part}/{name} {st.st_size} {st.st_ino} {st.st_mtime_ns} {st.st_ctime_ns}")
     except OSError:
         return None
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
@@ -359,6 +378,107 @@ def remembered(identity: str | None, prove: Callable[[], ProofResult]) -> ProofR
         text = json.dumps({"identity": full, "claim": result.claim, "encoding": encoding, "query": keys[-1]})
         _write(path, text)
     return result
+
+
+# ------------------------------------------------------ one record per layout structure
+#: The end of an encoding read from the lemma cache by a layout's record (it names the
+#: same facts as a stage's record: same general stages, same code and library versions).
+_LAYOUT_READ = (
+    " (unsat answer read from the lemma cache: same general stage, same code and library versions;"
+    " one record for all of the layout's general stages)"
+)
+
+
+def _layout_identity(patterns: Sequence[Pattern]) -> str | None:
+    fingerprint = code_fingerprint()
+    if fingerprint is None:
+        return None
+    stages = "\n".join(f"stage {p.identity}" for p in patterns)
+    return f"layout of {len(patterns)} general stages\n{stages}\ncode {fingerprint}"
+
+
+def _layouts_on() -> Path | None:
+    """The cache folder, when layout records may be read and written."""
+    if _switch() == "exact" or getattr(_captured, "rebuilding", False):
+        return None
+    return cache_directory()
+
+
+#: Layouts proved in this process: their general stages (patterns, in order) -> the lemmas.
+_LAYOUTS: dict[tuple[Pattern, ...], tuple[ProofResult, ...]] = {}
+
+
+def _distinct(patterns: tuple[Pattern, ...]) -> list[str]:
+    """The identities of the distinct general stages, in order of first appearance."""
+    return [p.identity for p in dict.fromkeys(patterns)]
+
+
+def _layout_path(full: str, folder: Path) -> Path:
+    return folder / (hashlib.sha256(full.encode()).hexdigest() + ".layout.json")
+
+
+def recorded_layout(patterns: Sequence[Pattern]) -> tuple[ProofResult, ...] | None:
+    """The lemmas of general stages ``patterns`` (a layout's, in order), read from their
+    layout's record, or ``None`` when there is no record with exactly their identity.
+
+    The record is written by :func:`record_layout` once every lemma it names was proved
+    (by Z3, or read from a stage's record) by the same code: so its answer is the
+    conjunction of those proved lemmas. The caller has checked, by the current code and
+    on plain integers, that each stage is an instance of its pattern. Within a process the
+    answer is also kept in memory (as ``core`` keeps each general lemma).
+    """
+    key = tuple(patterns)
+    known = _LAYOUTS.get(key)
+    if known is not None or _switch() == "exact" or getattr(_captured, "rebuilding", False):
+        return known
+    folder = cache_directory()
+    full = None if folder is None else _layout_identity(patterns)
+    if folder is None or full is None:
+        return None
+    try:
+        with open(_layout_path(full, folder), encoding="utf-8") as handle:
+            record = json.load(handle)
+        lemmas = record["lemmas"]
+        # the whole identity, and each lemma named by its general stage, in order
+        if record["identity"] != full or [lemma["stage"] for lemma in lemmas] != _distinct(key):
+            return None
+        if not all(
+            isinstance(lemma["claim"], str) and isinstance(lemma["encoding"], str) for lemma in lemmas
+        ):
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing or unreadable: the lemmas are found one by one
+    known = tuple(
+        ProofResult("proved", lemma["claim"], 0.0, lemma["encoding"] + _LAYOUT_READ) for lemma in lemmas
+    )
+    _LAYOUTS[key] = known
+    return known
+
+
+def record_layout(patterns: Sequence[Pattern], lemmas: Sequence[ProofResult]) -> None:
+    """Record that the general stages ``patterns`` (a layout's) have the proved ``lemmas``
+    (one per distinct pattern, in order of first appearance).
+
+    Nothing is kept unless every lemma is ``proved``.
+    """
+    key = tuple(patterns)
+    if not lemmas or len(lemmas) != len(_distinct(key)) or not all(lemma.proved for lemma in lemmas):
+        return
+    if _switch() != "exact" and not getattr(_captured, "rebuilding", False):
+        _LAYOUTS[key] = tuple(lemmas)
+    folder = _layouts_on()
+    full = None if folder is None else _layout_identity(patterns)
+    if folder is None or full is None:
+        return
+    shown = [
+        {
+            "stage": stage,
+            "claim": lemma.claim,
+            "encoding": lemma.encoding.split(" (unsat answer read from the lemma cache")[0],
+        }
+        for stage, lemma in zip(_distinct(key), lemmas, strict=True)
+    ]
+    _write(_layout_path(full, folder), json.dumps({"identity": full, "lemmas": shown}))
 
 
 def verify_records(lemmas: Iterable[tuple[str | None, Callable[[], ProofResult]]]) -> list[str]:
