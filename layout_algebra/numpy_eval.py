@@ -211,7 +211,7 @@ _ML_DTYPES_TYPES = {
     "u1": "uint1",
 }
 #: Unsigned (or void) dtypes to move elements as bits, by size in bytes; little-endian.
-_BITS_DTYPES = {
+_BITS_DTYPES: dict[int, np.dtype[Any]] = {
     1: np.dtype("u1"),
     2: np.dtype("<u2"),
     4: np.dtype("<u4"),
@@ -270,7 +270,8 @@ def _dtype(t: PrimitiveType) -> np.dtype:
             f"element type {name!r} needs ml_dtypes.{attribute}, which ml_dtypes "
             f"{getattr(ml_dtypes, '__version__', '?')} does not have; upgrade ml_dtypes"
         )
-    return np.dtype(getattr(ml_dtypes, attribute))
+    dtype: np.dtype[Any] = np.dtype(getattr(ml_dtypes, attribute))
+    return dtype
 
 
 # ------------------------------------------------------------------------- public API
@@ -445,6 +446,17 @@ def _checked_buffer(buffer: Any, m: LayoutMap, name: str = "the buffer") -> np.n
 
 
 # ------------------------------------------------------------------- the stage walk
+#: An index into an array: integers and slices.
+_Index = tuple[int | slice, ...]
+#: Views to write back after unpacking: (the view, the merged copy written into it).
+_Writebacks = list[tuple[np.ndarray, np.ndarray]]
+
+
+def _chunk_index(prefix: tuple[int, ...], lo: int, hi: int) -> _Index:
+    """The index of a chunk of the box: the leading coordinates ``prefix``, then ``lo:hi``."""
+    return (*prefix, slice(lo, hi))
+
+
 @dataclass(frozen=True)
 class _Block:
     """A view of part of the logical array that lands as a box, at ``start``, in the current index space."""
@@ -462,7 +474,7 @@ class _Plan:
     slots: int
 
 
-def _walk(m: LayoutMap, base: np.ndarray, writebacks: list | None) -> _Plan:
+def _walk(m: LayoutMap, base: np.ndarray, writebacks: _Writebacks | None) -> _Plan:
     """Run the stages on views of ``base`` (the logical array, as bits).
 
     ``writebacks`` is ``None`` when packing (views are only read). When unpacking it
@@ -490,7 +502,7 @@ def _walk(m: LayoutMap, base: np.ndarray, writebacks: list | None) -> _Plan:
 
 
 def _before_linearize(
-    stage: Stage, blocks: list[_Block], writebacks: list | None, m: LayoutMap
+    stage: Stage, blocks: list[_Block], writebacks: _Writebacks | None, m: LayoutMap
 ) -> list[_Block]:
     if isinstance(stage, Transpose):
         p = stage.permutation
@@ -547,7 +559,7 @@ def _split(b: _Block, start: int, tile: tuple[int, ...]) -> list[_Block]:
     return out
 
 
-def _combine(b: _Block, stage: Combine, writebacks: list | None) -> list[_Block]:
+def _combine(b: _Block, stage: Combine, writebacks: _Writebacks | None) -> list[_Block]:
     """``Combine``: merge each group of dimensions (row-major); a block must be one run of it."""
     pieces = [b]
     for group in stage.groups:
@@ -589,7 +601,7 @@ def _row_major(index: tuple[int, ...], dims: tuple[int, ...]) -> int:
     return value
 
 
-def _merge(view: np.ndarray, shape: tuple[int, ...], writebacks: list | None) -> np.ndarray:
+def _merge(view: np.ndarray, shape: tuple[int, ...], writebacks: _Writebacks | None) -> np.ndarray:
     """``view.reshape(shape)`` merging dims; where NumPy must copy, a copy to read or to write back."""
     merged = view.reshape(shape)
     if np.may_share_memory(merged, view) or writebacks is None:
@@ -628,7 +640,7 @@ def _chunks(
             yield prefix, lo, hi, (base + lo) * inner[axis]
 
 
-def _overlap(b: _Block, prefix: tuple[int, ...], lo: int, hi: int) -> tuple[tuple, tuple] | None:
+def _overlap(b: _Block, prefix: tuple[int, ...], lo: int, hi: int) -> tuple[_Index, tuple[slice, ...]] | None:
     """Where block ``b`` meets a chunk: (index into ``b.view``, index into the chunk), or None."""
     s, e = b.start, b.view.shape
     axis = len(prefix)
@@ -638,7 +650,7 @@ def _overlap(b: _Block, prefix: tuple[int, ...], lo: int, hi: int) -> tuple[tupl
     first, last = max(lo, s[axis]), min(hi, s[axis] + e[axis])
     if first >= last:
         return None
-    src = (*(p - s[i] for i, p in enumerate(prefix)), slice(first - s[axis], last - s[axis]))
+    src: _Index = (*(p - s[i] for i, p in enumerate(prefix)), slice(first - s[axis], last - s[axis]))
     dst = (slice(first - lo, last - lo), *(slice(s[i], s[i] + e[i]) for i in range(axis + 1, len(s))))
     return src, dst
 
@@ -653,7 +665,7 @@ def _pack_whole_bytes(
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
         prefix, lo, hi, first = chunk_at
-        chunk = slots[(*prefix, slice(lo, hi))]
+        chunk = slots[_chunk_index(prefix, lo, hi)]
         if padded:
             out[first * size : first * size + chunk.size * size] = fill
         for b in plan.blocks:
@@ -672,7 +684,7 @@ def _chunk_bytes(plan: _Plan, slots: np.ndarray, bits: int, *, packing: bool = T
         return _CHUNK_BYTES  # one chunk anyway
     large = any(b.view.nbytes > engine.BLOCK_BYTES for b in plan.blocks)
     for prefix, lo, hi, _ in _chunks(plan.box, bits):
-        chunk = slots[(*prefix, slice(lo, hi))]
+        chunk = slots[_chunk_index(prefix, lo, hi)]
         for b in plan.blocks:
             where = _overlap(b, prefix, lo, hi)
             if where is None:
@@ -695,7 +707,7 @@ def _unpack_whole_bytes(plan: _Plan, buf: np.ndarray, fmt: _Format, threads: int
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
         prefix, lo, hi, _ = chunk_at
-        chunk = slots[(*prefix, slice(lo, hi))]
+        chunk = slots[_chunk_index(prefix, lo, hi)]
         copies = [(b.view[w[0]], w[1]) for b in plan.blocks if (w := _overlap(b, prefix, lo, hi)) is not None]
         if not any(
             engine.is_large_transpose(view, chunk[where]) or engine.uses_kernel(view, chunk[where])
@@ -778,7 +790,9 @@ def _unpack_sub_byte(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> N
     engine.run_parallel(move, list(_chunks(plan.box, bits)), threads)
 
 
-def _word_copies(plan: _Plan, prefix: tuple[int, ...], lo: int, hi: int, dims: int) -> Iterator[tuple]:
+def _word_copies(
+    plan: _Plan, prefix: tuple[int, ...], lo: int, hi: int, dims: int
+) -> Iterator[tuple[np.ndarray, tuple[slice, ...], int]]:
     """For each block in a chunk and each element position ``j`` of a word it covers:
     ``(view of the block, index into the codes of word position j, position j)``."""
     word = plan.box[-dims:]
