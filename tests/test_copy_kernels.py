@@ -10,6 +10,7 @@ to NumPy would make the comparison vacuous).
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -351,3 +352,102 @@ def test_importing_the_package_or_packing_small_arrays_does_not_import_numba() -
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120
     )
     assert out.stdout.split() == ["False", "True"]  # a 2 MB array does use the kernels
+
+
+# ------------------------------------------------ the nibble kernels, path by path
+def nibble_words_by_loop(parts: np.ndarray, po: int, ps, step: int, shape) -> dict[tuple, int]:
+    """Each word's value from the definition, by a Python loop: ``sum_j (part_j & 0xF) << 4j``."""
+    words = {}
+    for index in np.ndindex(*shape):
+        p = po + sum(int(i) * int(s) for i, s in zip(index, ps, strict=True))
+        words[index] = sum((int(parts[p + j * step]) & 0xF) << (4 * j) for j in range(8))
+    return words
+
+
+@st.composite
+def nibble_boxes(draw: st.DrawFn) -> tuple:
+    """A 4-D box of words and the 8 nibble rows of each, laid out in memory in any order
+    (with a gap or not), including the layouts of the kernels' special paths: words of each
+    ``i0`` dense (staged), and nibble rows that run on across ``i2`` (``ps[2] == shape[3]``)."""
+    shape = [
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 3)),
+        draw(st.integers(1, 4)),
+        draw(st.integers(1, 70)),
+    ]
+    rows_path = draw(st.booleans())
+    if rows_path:  # parts in the order (i0, i1, j, i2, i3): rows run on across i2
+        part_order = [0, 1, 4, 2, 3]
+    else:
+        part_order = draw(st.permutations(range(5)))  # 4: the nibble index j
+    gap = draw(st.sampled_from([1, 1, 2]))
+    extents = [*shape, 8]
+    ps5, stride = [0] * 5, gap
+    for k in reversed(part_order):
+        ps5[k] = stride
+        stride *= extents[k]
+    word_order = (
+        [0, *draw(st.permutations([1, 2, 3]))] if draw(st.booleans()) else draw(st.permutations(range(4)))
+    )
+    ws, stride = [0] * 4, draw(st.sampled_from([1, 1, 3]))
+    for k in reversed(word_order):
+        ws[k] = stride
+        stride *= shape[k]
+    return shape, ps5[:4], ps5[4], stride, ws, draw(st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=150, deadline=None)
+@given(box=nibble_boxes())
+def test_nibble_kernels_match_the_definition_on_every_path(box) -> None:
+    shape, ps, step, words_span, ws, seed = box
+    rng = np.random.default_rng(seed)
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, ps, strict=True)) + 7 * step
+    parts = rng.integers(0, 256, span, dtype=np.uint8)  # high nibbles set too: they must be ignored
+    expected = nibble_words_by_loop(parts, 0, ps, step, shape)
+    shape_a, ws_a, ps_a = (np.array(v, np.int64) for v in (shape, ws, ps))
+    dense = copy_engine.is_dense(shape[1:], ws[1:])
+    for staged in (False, True) if dense and ws[0] >= math.prod(shape[1:]) else (False,):
+        words = np.full(words_span, 0xA5A5A5A5, np.uint32)
+        copy_kernels.words_from_nibbles(words, 0, ws_a, parts, 0, ps_a, step, shape_a, staged)
+        got = {i: int(words[sum(a * b for a, b in zip(i, ws, strict=True))]) for i in np.ndindex(*shape)}
+        assert got == expected, (shape, ps, step, ws, staged)
+        back = np.full(span, 0xEE, np.uint8)
+        copy_kernels.nibbles_from_words(back, 0, ps_a, step, words, 0, ws_a, shape_a, staged)
+        written = np.zeros(span, bool)
+        for index in np.ndindex(*shape):
+            p = sum(int(i) * int(s) for i, s in zip(index, ps, strict=True))
+            for j in range(8):
+                written[p + j * step] = True
+                # zero-extended, as ml_dtypes stores int4 and uint4
+                assert back[p + j * step] == (expected[index] >> (4 * j)) & 0xF
+        assert (back[~written] == 0xEE).all()  # nothing outside the nibbles was written
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "s4[64,384]{1,0:T(8,128)(8,1)E(4)}",  # no padding
+        "s4[133,1030]{1,0:T(8,128)(8,1)E(4)}",  # padding in the last tile, both ways
+        "u4[133,1030]{1,0:T(8,128)(8,1)E(4)}",
+        "s4[130,1030]{1,0:T(64,128)(8,1)E(4)}",
+        "u4[197,700]{1,0:T(64,128)(8,1)E(4)}",
+    ],
+)
+def test_s4_and_u4_words_from_strided_inputs_on_one_and_two_threads(text, threads, monkeypatch) -> None:
+    # several chunks (so two threads share the work), a strided input and a strided output
+    monkeypatch.setattr(numpy_eval, "_WORD_KERNEL_CHUNK_ELEMENTS", 1 << 14)
+    monkeypatch.setattr(numpy_eval, "_CHUNK_BYTES", 1 << 14)
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(21))
+    wide = np.zeros((x.shape[0], 3 * x.shape[1]), x.dtype)
+    wide[:, 1::3] = x
+    strided = wide[:, 1::3]
+    with kernel_calls() as calls:
+        fast, slow = both_paths(strided, text, fill=6, threads=threads)
+        target = np.zeros((x.shape[0], 2 * x.shape[1]), x.dtype)[:, ::2]
+        unpack(fast, text, out=target, threads=threads)
+    assert {"words_from_nibbles", "nibbles_from_words"} <= set(calls), sorted(set(calls))
+    np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_array_equal(fast, reference_pack(x, text, fill=6))
+    np.testing.assert_array_equal(raw_bytes(target), raw_bytes(x))
