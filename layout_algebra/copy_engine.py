@@ -323,7 +323,8 @@ def _word_kernel_args(words: np.ndarray, parts: np.ndarray, bits: int) -> tuple[
     """The arguments of a word kernel for ``words`` (32-bit) and ``parts`` (``words.shape``
     plus the parts of a word: bytes, or 16-bit halves), or None if no kernel takes them."""
     if (
-        words.dtype != np.dtype("<u4")
+        not np.little_endian  # the nibble kernels write byte k of a word at byte offset k
+        or words.dtype != np.dtype("<u4")
         or parts.dtype != np.dtype(f"<u{max(1, bits // 8)}")
         or parts.shape[:-1] != words.shape
         or (parts.shape[-1], bits) not in WORD_KERNELS
