@@ -385,13 +385,14 @@ def test_parse_module_rejects_non_text() -> None:
 
 # ------------------------------------------- the one-match reader agrees with the careful one
 def _by_parts(text: str, monkeypatch):
-    """``parse_module`` with the one-match fast paths turned off (every instruction and
-    computation header piece by piece)."""
+    """``parse_module`` with the one-match fast paths turned off (every instruction,
+    computation header, attribute, entry layout and section entry piece by piece)."""
     from layout_algebra.hlo import parser
 
+    assert set(parser._FAST_PATHS) >= {"_FLAT_INSTRUCTION", "_SIGNATURE", "_FLAT_ATTRIBUTE"}
     with monkeypatch.context() as patch:
-        patch.setattr(parser, "_FLAT_INSTRUCTION", re.compile(r"(?!)"))
-        patch.setattr(parser, "_SIGNATURE", re.compile(r"(?!)"))
+        for name in parser._FAST_PATHS:
+            patch.setattr(parser, name, re.compile(r"(?!)"))
         return _outcome(text)
 
 
@@ -440,6 +441,16 @@ def test_the_fast_reader_gives_the_same_module_as_the_careful_one(path, monkeypa
         "(a f32[2]) -> f32[2]",
         "(a: f32[2]) f32[2]",
         "(a: (f32[2], s32[])) -> f32[2]",
+        "(a: (f32[2], s32[])) -> (f32[2], s32[])",
+        "(a: (f32[2]{0:T(2)}, /*index=1*/s32[]), b: f32[2]) -> (f32[2])",
+        "(a: f32[2], /*index=1*/ b: f32[2]) -> ()",
+        "(a: f32[2], /*index=1*/) -> f32[2]",
+        "(a: ((f32[2]), s32[])) -> f32[2]",  # a nested tuple: read piece by piece
+        "(a: (f32[2],)) -> f32[2]",
+        "(a: f32[2]) -> (f32[2]) {0}",
+        "(a: f32[2]) -> (f32[2]{0:T(2}, s32[])",
+        "(a: f32[2]) -> (f32[2], /*index=1*/s32[])",
+        "(a: f32[2]) -> (f32[2], /*index=x*/s32[])",
     ],
 )
 @pytest.mark.parametrize("first", ["ROOT r = f32[2]{0} parameter(0)", "0 = f32[2]{0} parameter(0)"])
@@ -509,6 +520,10 @@ def _instruction_lines(draw) -> str:
                 "(f32[2]{0:T(2)}, s32[])",
                 "((f32[2]), pred[])",
                 "(f32[2]{0:T(2}, s32[])",
+                "(f32[2], /*index=1*/s32[])",
+                "(f32[2], /*index=1*/ s32[]{:T(2)})",
+                "(f32[2],/*index=1*/s32[], /*c*/pred[])",
+                "(f32[2], /*index=1 s32[])",
             ]
         )
     )
@@ -517,7 +532,13 @@ def _instruction_lines(draw) -> str:
     )
     names = draw(
         st.lists(
-            st.sampled_from(["%p", "p", "%p", "p", "%p", "%q", "0", "-1", "1.5", "f32[2] %p", "{1,2}"]),
+            st.sampled_from(
+                [
+                    *("%p", "p", "%p", "p", "%p", "%q", "0", "-1", "1.5", "f32[2] %p", "{1,2}"),
+                    *("/*index=5*/%p", "/*index=5*/ f32[2]{0} %p", "/*index=*/%p", "/*c*/ %p"),
+                    *("{ {1, 2}, {3} }", "{{{{1}}}}", "{1, {2, {3}}}", '{"a"}', "{(1)}", "{1 /* c */}"),
+                ]
+            ),
             max_size=3,
         )
     )
@@ -526,7 +547,8 @@ def _instruction_lines(draw) -> str:
         f"{gap()},{gap()}{draw(_KEYS)}{gap()}={gap()}{draw(_VALUES)}" for _ in range(draw(st.integers(0, 3)))
     )
     root = draw(st.sampled_from(["", "ROOT ", "ROOT  "]))
-    return f"{root}%x{gap()}={gap()}{shape} {opcode}({gap()}{', '.join(names)}{gap()}){attributes}"
+    after = draw(st.sampled_from(["", "", " // c", " /* c */", " /* c", " /*c*/ // d", "\f", " /", " ,"]))
+    return f"{root}%x{gap()}={gap()}{shape} {opcode}({gap()}{', '.join(names)}{gap()}){attributes}{after}"
 
 
 _TRICKY_ATTRIBUTES = [
@@ -600,6 +622,101 @@ def test_the_fast_reader_agrees_on_generated_instructions(lines, closing, monkey
     body = "\n".join(f"  {line.replace('%x', f'%x{k}', 1)}" for k, line in enumerate(lines))
     text = f"HloModule m\n%f {{\n  ROOT %r = f32[] parameter(0)\n}}\nENTRY %e {{\n  %p = f32[2]{{0}} parameter(0)\n{body}{closing}\n}}\n"
     assert _outcome(text) == _by_parts(text, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "%x = (f32[2], /*index=1*/s32[]) tuple(%p, /*index=1*/%p)",
+        "%x = f32[2]{0} add(f32[2]{0} %p, /*index=1*/f32[2]{0} %p)",
+        "%x = s32[2]{0} constant({1, 2})",
+        "%x = s32[2,2]{1,0} constant({ {1, 2}, {3, 4} })",
+        '%x = f32[2]{0} add(%p, %p), metadata={op_name="a"} // a comment',
+        "%x = f32[2]{0} add(%p, %p) /* a comment */",
+        "%x = f32[2]{0} copy(%p), slice={[0:2]}, index=1, dimensions={0}, calls=%f, condition=%f",
+    ],
+)
+def test_the_one_match_reader_takes_index_comments_braced_constants_and_trailing_comments(
+    line: str, monkeypatch
+) -> None:
+    """The forms the one-match reader was extended to (issue 18) are read by it, whole, and
+    as the careful reader reads them."""
+    from layout_algebra.hlo.parser import _FLAT_INSTRUCTION
+
+    text = f"HloModule m\n%f {{\n  ROOT %r = f32[] parameter(0)\n}}\nENTRY %e {{\n  %p = f32[2]{{0}} parameter(0)\n  {line}\n}}\n"
+    assert (m := _FLAT_INSTRUCTION.match(line)) is not None and m.end() == len(line)
+    assert not isinstance(_outcome(text), str)
+    assert _outcome(text) == _by_parts(text, monkeypatch)
+
+
+_HEADERS = [
+    "HloModule m, entry_computation_layout={(f32[2]{0}, (s32[], f32[2]{0:T(2)}))->(f32[2]{0}, /*index=1*/s32[])}",
+    "HloModule m, entry_computation_layout={()->f32[]}",
+    "HloModule m, entry_computation_layout={( f32[2] , s32[] ) -> f32[2]}",
+    "HloModule m, entry_computation_layout={(f32[2] {0})->f32[2]}",
+    "HloModule m, entry_computation_layout={(f32[2])->f32[2]{0:P(s32[2]{0})}}",
+    "HloModule m, entry_computation_layout={(((f32[2])))->f32[2]}",
+    "HloModule m, entry_computation_layout={(f32[2]{0:Q})->f32[2]}",
+    "HloModule m, entry_computation_layout={(f32[2])->f32[2]}x",
+    "HloModule m, entry_computation_layout={(f32[2])f32[2]}",
+    "HloModule m, a=1, a=2",
+    "HloModule m, a={1}(2), b=x[1]",
+    'HloModule m, a="s, t", b={c}',
+]
+_SECTIONS = [
+    "",
+    'FileNames\n1 "a.py"\n2 "b\\"c.py"\n',
+    "FileLocations\n1 {file_name_id=1 line=2}\n-2 {x}\n",
+    "StackFrames\n1 {a=1} 2 {b=2}\n3 /* c */ {c=3}\n",
+    'FunctionNames\n1 "f"\n2 {a(b)}\n3 "g"\n',
+    'FileNames\n1 "a.py"\n2\n"b.py"\n',
+    'FileNames\n1 "unterminated\n',
+    "StackFrames\n1 {a=1\n2 {b}\n",
+    "StackFrames\n1 x\n",
+    'FileNames\n1 "a" FunctionNames\n1 "f"\n',
+]
+
+
+@pytest.mark.parametrize("sections", _SECTIONS)
+@pytest.mark.parametrize("header", _HEADERS)
+def test_the_one_match_header_and_sections_read_what_the_careful_reader_does(
+    header: str, sections: str, monkeypatch
+) -> None:
+    text = f"{header}\n{sections}\nENTRY %e {{\n  ROOT %p = f32[2]{{0}} parameter(0)\n}}\n"
+    assert _outcome(text) == _by_parts(text, monkeypatch)
+
+
+def test_the_one_match_header_and_sections_are_taken_on_real_dumps(monkeypatch) -> None:
+    """Every shipped dump's entry layout and section entries are read by the one-match
+    readers (the careful ones are not called), and give what the careful ones give."""
+    from layout_algebra.hlo import parser
+
+    texts = [
+        ground_truth_file(f"hlo/{p.name}").read_text() for p in sorted((GROUND_TRUTH / "hlo").glob("*.hlo"))
+    ]
+    with_layout = [t for t in texts if "entry_computation_layout=" in t]
+    with_sections = [t for t in texts if "\nStackFrames\n" in t]
+    assert len(with_layout) >= 5 and len(with_sections) >= 5
+    calls = []
+
+    def careful(self, *args):
+        calls.append(args)
+        raise AssertionError("read piece by piece")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(parser._Parser, "balanced_end", careful)  # reads a '{...}' entry
+        for text in with_sections:
+            header_end = text.index("\n%") if "\n%" in text else text.index("\nENTRY")
+            sections = parser._Parser(text[text.index("\nFileNames\n") : header_end], False).sections()
+            assert len(sections["StackFrames"]) > 0
+    with monkeypatch.context() as patch:
+        patch.setattr(parser._Parser, "shape", careful)  # reads a shape of the layout
+        for text in with_layout:
+            header = text[text.index("HloModule") :].split("\n", 1)[0]
+            assert parser._Parser(header, False).header()[2] is not None
+    assert calls == []
+    for text in with_layout + with_sections:
+        assert _outcome(text) == _by_parts(text, monkeypatch)
 
 
 # ------------------------------------------------------------------ deep nesting (issue 15)

@@ -80,6 +80,7 @@ import gc
 import re
 from collections.abc import Iterator
 from types import MappingProxyType
+from typing import Any
 
 from layout_algebra.hlo.attributes import (
     AttributeValueError,
@@ -96,6 +97,8 @@ from layout_algebra.hlo.ir import (
     HloInstruction,
     HloModule,
     HloOperand,
+    trusted_instruction,
+    trusted_operand,
 )
 from layout_algebra.model.shapes import Shape, TupleShape
 from layout_algebra.model.syntax import ParseError, parse_shape
@@ -162,38 +165,72 @@ _FLAT_VALUE = (
     r"(?:%?(?:[^\s,(){}\[\]\"%/]|/(?![/*]))++"  # a bare word (what _BARE reads, no groups)
     r"|" + _STRING_BODY + r"|\{" + _group_contents(5, 2) + r"\})"
 )
+#: The one-match readers (regular expressions), each read the same text as the careful
+#: piece-by-piece reader that runs where they do not match; the tests turn them off
+#: (replacing each by a pattern that never matches) to compare the two.
+_FAST_PATHS = ("_FLAT_INSTRUCTION", "_SIGNATURE", "_FLAT_ATTRIBUTE", "_ENTRY_LAYOUT", "_SECTION_ENTRIES")
 _FLAT_ATTRIBUTE = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r")")
 # An array shape inside a tuple: its layout's parentheses balanced (what balanced_end reads).
 _TUPLE_ELEMENT = r"[a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)(?:[^{}()\n]|\([^{}()\n]*\))*\})?"
+# A comma between tuple elements, operands or parameters, and the "/*index=5*/" XLA prints
+# before every fifth one.
+_COMMA = r"[ \t]*,[ \t]*(?:/\*index=[0-9]+\*/[ \t]*)?"
+_INDEX_COMMENT = r"(?:/\*index=[0-9]+\*/[ \t]*)?"
+# A tuple of arrays: "(", elements, ")" (what balanced_end reads: no nested tuple).
+_FLAT_TUPLE = r"\([ \t]*(?:" + _TUPLE_ELEMENT + r"(?:" + _COMMA + _TUPLE_ELEMENT + r")*)?[ \t]*\)"
 # An operand in the one-match form: a name, or an array shape (layout without nested braces) and a name.
 _ARRAY_TEXT = r"[a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)[^{}\n]*\})?"
 _OPERAND = r"(?:" + _ARRAY_TEXT + r"[ \t]+)?%?[\w.\-]+"
-_TYPED_OPERAND = re.compile(r"(?:(" + _ARRAY_TEXT + r")[ \t]+)?(%?[\w.\-]+)")
+_TYPED_OPERAND = re.compile(_INDEX_COMMENT + r"(?:(" + _ARRAY_TEXT + r")[ \t]+)?(%?[\w.\-]+)")
 _OPERAND_NAME = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")  # what _Parser.name reads
+# A constant's literal in braces, nested up to three deep ("{ {1, 2}, {3, 4} }"), without
+# the characters balanced_end treats specially (strings, comments, other brackets).
+_PLAIN = r"[^{}()\[\]\"/\n]"
+_BRACED_LITERAL = r"\{(?:" + _PLAIN + r"|\{(?:" + _PLAIN + r"|\{" + _PLAIN + r"*\})*\})*\}"
+# What may follow an instruction: whitespace and complete comments (as _SKIP reads them).
+_TRAILING_GAP = r"(?:[ \t\r\n]++|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+\*/)*+"
 _FLAT_INSTRUCTION = re.compile(
     r"(ROOT[ \t]+)?%?([A-Za-z0-9_][\w.\-]*)[ \t]*=[ \t]*"  # [ROOT] name =
     r"([a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)[^{}\n]*\})?"  # an array shape
-    r"|\([ \t]*(?:"
-    + _TUPLE_ELEMENT
-    + r"(?:[ \t]*,[ \t]*"
-    + _TUPLE_ELEMENT
-    + r")*)?[ \t]*\))"  # or a flat tuple
+    r"|" + _FLAT_TUPLE + r")"  # or a tuple of arrays
     r"[ \t]+([a-z][a-z0-9\-]*)\("  # opcode(
-    r"[ \t]*((?:" + _OPERAND + r"[ \t]*,[ \t]*)*" + _OPERAND + r")?[ \t]*\)"  # operands, maybe typed)
+    r"[ \t]*((?:" + _OPERAND + _COMMA + r")*" + _OPERAND + r"|" + _BRACED_LITERAL + r")?[ \t]*\)"  # operands)
     r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+)"  # , key=value
-    r"[ \t\r\n]*",  # and the line break after it
+    r"(?![(\[])"  # not when the last value goes on with a group: 'bf_io->bf', '[2,4]<=[8]'
+    + _TRAILING_GAP  # the line break after it, comments
+    + r"(?![,/\f\v])",  # and no more attributes (nor an unterminated comment)
     re.S,
 )
 # A computation's typed header "(name: shape, ...) -> shape" on one line, every shape an
-# array (no tuple, no comment): one match, as the careful reader would read it.
-_PARAMETER = r"%?[A-Za-z0-9_][\w.\-]*[ \t]*:[ \t]*" + _ARRAY_TEXT
+# array or a tuple of arrays: one match, as the careful reader would read it.
+_PARAMETER = r"%?[A-Za-z0-9_][\w.\-]*[ \t]*:[ \t]*(?:" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"
 _SIGNATURE = re.compile(
-    r"\([ \t]*((?:" + _PARAMETER + r"[ \t]*,[ \t]*)*" + _PARAMETER + r")?[ \t]*\)"
-    r"[ \t]*->[ \t]*(" + _ARRAY_TEXT + r")(?=[ \t]*\{)"
+    r"\([ \t]*((?:" + _PARAMETER + _COMMA + r")*" + _PARAMETER + r")?[ \t]*\)"
+    r"[ \t]*->[ \t]*(" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")(?=[ \t]*\{)"
 )
-_SIGNATURE_PARAMETER = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)[ \t]*:[ \t]*(" + _ARRAY_TEXT + r")")
-_OPERAND_NAMES = re.compile(r"%?([\w.\-]+)")
-_DIGITS = re.compile(r"[0-9]+")
+_SIGNATURE_PARAMETER = re.compile(
+    _INDEX_COMMENT + r"%?([A-Za-z0-9_][\w.\-]*)[ \t]*:[ \t]*(" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"
+)
+# The module header's entry_computation_layout={(shape, ...)->shape} on one line, every
+# shape an array or a tuple of arrays; _LISTED_SHAPE finds the parameter shapes in it.
+_SHAPE_TEXT = r"(?:" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"
+_ENTRY_LAYOUT = re.compile(
+    r"\{[ \t]*\([ \t]*((?:" + _SHAPE_TEXT + _COMMA + r")*" + _SHAPE_TEXT + r")?[ \t]*\)"
+    r"[ \t]*->[ \t]*(" + _SHAPE_TEXT + r")[ \t]*\}"
+)
+_LISTED_SHAPE = re.compile(_INDEX_COMMENT + r"(" + _SHAPE_TEXT + r")")
+# Entries of a stack-frame section: 'number "string"' or 'number {flat group}' (as
+# _Parser.sections reads them, with only whitespace between).
+_SECTION_VALUE = _STRING_BODY + r"|\{[^{}()\[\]\"/\n]*+\}"
+_SECTION_ENTRIES = re.compile(r"(?:[ \t\r\n]*+-?[0-9]+[ \t\r\n]*+(?:" + _SECTION_VALUE + r"))*+", re.S)
+_SECTION_ENTRY = re.compile(r"(-?[0-9]+)[ \t\r\n]*+(" + _SECTION_VALUE + r")", re.S)
+_OPERAND_NAMES = re.compile(_INDEX_COMMENT + r"%?([\w.\-]+)")
+#: Where ``_Parser.read_fields`` puts each attribute it reads (fields of ``HloInstruction``
+#: after ``literal``: dimensions, slice, padding, index, calls, to_apply), and their defaults.
+_READ_FIELD_INDEX = {"dimensions": 0, "slice": 1, "padding": 2, "index": 3, "calls": 4, "to_apply": 5}
+_NO_READ_FIELDS: tuple[Any, ...] = (None, None, None, None, (), None)
+_UNREAD = object()  # not read yet
+_NO_FIELD = object()  # read (checked), but into no field: condition=, body=, ...
 _COMPUTATION_NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")  # one name, as hlo.attributes reads it
 #: The attributes whose values are read into fields of ``HloInstruction`` (or checked).
 _READ_ATTRIBUTES = frozenset(
@@ -350,6 +387,7 @@ class _Parser:
         self.shapes: dict[str, Shape] = {}
         self.record_shapes = record_shapes
         self.recorded: list[tuple[str, Shape]] = []
+        self.read_values: dict[tuple[str, str], object] = {}  # (key, value text) -> field value
 
     # ------------------------------------------------------------------ scanning
     def error(self, reason: str, position: int | None = None) -> HloParseError:
@@ -550,6 +588,15 @@ class _Parser:
         starts: dict[str, int] = {}
         text = self.text
         while True:
+            flat = _FLAT_ATTRIBUTE.match(text, self.pos)  # ", key=value" on one line, in one match
+            if flat is not None and text[flat.end() : flat.end() + 1] not in ("(", "["):
+                key = flat.group(1)
+                if key in values:
+                    raise self.error(f"attribute '{key}' is given twice", flat.start(1))
+                values[key] = flat.group(2)
+                starts[key] = flat.start(2)
+                self.pos = flat.end()
+                continue
             fast = _ATTRIBUTE_HEAD.match(text, self.pos)  # ", key=" on one line
             if fast is not None:
                 pos, key = fast.start(1), fast.group(1)
@@ -700,6 +747,13 @@ class _Parser:
         return result
 
     def entry_computation_layout(self, start: int) -> EntryComputationLayout:
+        fast = _ENTRY_LAYOUT.match(self.text, start)
+        if fast is not None:  # shapes that are arrays or tuples of arrays, on one line
+            shapes = tuple(
+                self.shape_text(p.start(1), p.end(1))
+                for p in _LISTED_SHAPE.finditer(self.text, fast.start(1), fast.end(1))
+            )
+            return EntryComputationLayout(shapes, self.shape_text(fast.start(2), fast.end(2)))
         saved = self.pos
         self.pos = start
         self.expect("{", "to open entry_computation_layout")
@@ -729,6 +783,10 @@ class _Parser:
                 self.pos = pos
                 return sections
             entries: list[tuple[int, str]] = []
+            body = _SECTION_ENTRIES.match(self.text, self.pos)  # the common entries, in one match
+            if body is not None and body.end() > self.pos:
+                entries = [(int(n), v) for n, v in _SECTION_ENTRY.findall(self.text, self.pos, body.end())]
+                self.pos = body.end()
             while True:
                 pos = self.skip()
                 number = _INT.match(self.text, pos)
@@ -768,8 +826,12 @@ class _Parser:
         roots = 0
         opened = self.pos - 1
         text = self.text
+        size = len(text)
+        flat_match = _FLAT_INSTRUCTION.match
         while True:
-            pos = self.skip()
+            pos = self.pos
+            if pos >= size or text[pos] in _GAP_START:  # (a one-match instruction ends at a token)
+                pos = self.skip()
             if text.startswith("}", pos):
                 self.pos = pos + 1
                 break
@@ -778,7 +840,7 @@ class _Parser:
                     f"computation '{name}' (its '{{' is at {self.where(opened)}) is never closed: expected '}}'"
                 )
             start = pos
-            flat = _FLAT_INSTRUCTION.match(text, pos)
+            flat = flat_match(text, pos)
             instruction = self.flat_instruction(flat) if flat is not None else None
             if instruction is None:
                 self.pos = pos
@@ -816,15 +878,15 @@ class _Parser:
         fast = _SIGNATURE.match(self.text, self.skip())
         if fast is not None:
             end = fast.end(2)
-            # The careful reader would take a layout after a gap ("f32[2] {0}") as the
+            # The careful reader would take a layout after a gap ("f32[2] {0}") as an array
             # result's: then it reads this header (the body's '{' never looks like one).
-            if self.text[end - 1] == "}" or _LAYOUT_START.match(self.text, end) is None:
-                params = tuple(
+            if self.text[end - 1] in "})" or _LAYOUT_START.match(self.text, end) is None:
+                named = tuple(
                     (p.group(1), self.shape_text(p.start(2), p.end(2)))
                     for p in _SIGNATURE_PARAMETER.finditer(self.text, fast.start(1), fast.end(1))
                 )
                 self.pos = end
-                return params, self.shape_text(fast.start(2), end)
+                return named, self.shape_text(fast.start(2), end)
         self.expect("(", "to open the parameter list")
         params: list[tuple[str, Shape]] = []
         if not self.accept(")"):
@@ -851,60 +913,91 @@ class _Parser:
 
     def flat_instruction(self, m: re.Match[str]) -> HloInstruction | None:
         """The instruction ``_FLAT_INSTRUCTION`` matched, or ``None`` where the match is not
-        the whole instruction (the caller then reads it piece by piece): what
-        ``instruction_by_parts`` gives on the same text, from one match."""
-        root, name, _shape, opcode, names, attribute_text = m.groups()
+        the whole instruction or the text is wrong (the caller then reads it piece by piece
+        and reports the error): what ``instruction_by_parts`` gives on the same text, from
+        one match. The match ends after the line break, at the next token."""
+        root, name, shape_text, opcode, names, attribute_text = m.groups()
+        # The shape first: where it is wrong, that is the error the careful reader reports.
+        shape = None if self.record_shapes else self.shapes.get(shape_text)
+        if shape is None:
+            shape = self.shape_text(m.start(3), m.end(3))
         operands: tuple[HloOperand, ...] = ()
-        typed: list[tuple[str, int, int]] = []  # (name, shape start, shape end; -1 if none)
         parameter_number = literal = None
         if opcode == "parameter":
-            if names is None or _DIGITS.fullmatch(names) is None:
+            if names is None or not names.isdigit() or not names.isascii():
                 return None
             parameter_number = int(names)
         elif opcode == "constant":
             literal = names or ""
-        elif names and "[" in names:  # some operands have shapes: names read as _Parser.name does
-            for o in _TYPED_OPERAND.finditer(self.text, m.start(5), m.end(5)):
-                plain = _OPERAND_NAME.fullmatch(o.group(2))
-                if plain is None:
-                    return None  # an error: reported by the piece-by-piece reader
-                typed.append((plain.group(1), o.start(1), o.end(1)))
-        elif names:
-            operands = tuple(map(HloOperand, _OPERAND_NAMES.findall(names)))
-        attributes: dict[str, str] = {}
-        starts: dict[str, int] = {}
+        elif not names:
+            pass
+        elif names[0] == "{":
+            return None  # a literal where operands belong: reported by the piece-by-piece reader
+        elif "[" in names:  # some operands have shapes: names read as _Parser.name does
+            operands = self.typed_operands(m.start(5), m.end(5))
+            if not operands:
+                return None  # an error: reported by the piece-by-piece reader
+        else:
+            operands = tuple(map(trusted_operand, _OPERAND_NAMES.findall(names)))
+        fields = _NO_READ_FIELDS
         if attribute_text:
-            for a in _FLAT_ATTRIBUTE.finditer(self.text, m.start(6), m.end(6)):
-                key = a.group(1)
-                if key in attributes:
-                    return None  # an error: reported by the piece-by-piece reader
-                attributes[key] = a.group(2)
-                starts[key] = a.start(2)
-        end = m.end(6)
-        if self.text.startswith(("(", "["), end):
-            return None  # the last value goes on with a group: 'bf_io->bf', '[2,4]<=[8]'
-        self.pos = after = m.end()  # the match took the line break after it
-        if self.text.startswith(
-            ",", after if self.text[after : after + 1] not in _GAP_START else self.skip()
-        ):
-            return None  # more attributes (on the next line, or a value the match stopped in)
-        shape = self.shape_text(m.start(3), m.end(3))
-        if typed:
-            operands = tuple(
-                HloOperand(o, self.shape_text(start, end) if start >= 0 else None) for o, start, end in typed
-            )
-        parsed = self.parsed_attributes(attributes, starts) if attributes else {}
-        return HloInstruction(
+            pairs = _FLAT_ATTRIBUTE.findall(attribute_text)
+            attributes = dict(pairs)
+            if len(attributes) < len(pairs):
+                return None  # a key given twice: reported by the piece-by-piece reader
+            if not _READ_ATTRIBUTES.isdisjoint(attributes):
+                read = self.read_fields(attributes)
+                if read is None:
+                    return None  # a bad value: reported by the piece-by-piece reader
+                fields = read
+        else:
+            attributes = {}
+        self.pos = m.end()
+        return trusted_instruction(
             name,
             shape,
             opcode,
             operands,
-            MappingProxyType(attributes),  # read-only already: HloInstruction keeps it as it is
+            MappingProxyType(attributes),
             root is not None,
             parameter_number,
             literal,
-            **parsed,
+            *fields,
         )
+
+    def typed_operands(self, start: int, end: int) -> tuple[HloOperand, ...]:
+        """The operands ``_FLAT_INSTRUCTION`` matched between ``start`` and ``end`` where
+        some have shapes (``f32[2]{0} %a, %b``); ``()`` if a name is not what ``name`` reads."""
+        found: list[tuple[str, int, int]] = []  # (name, shape start, shape end; -1 if none)
+        for o in _TYPED_OPERAND.finditer(self.text, start, end):
+            plain = _OPERAND_NAME.fullmatch(o.group(2))
+            if plain is None:
+                return ()
+            found.append((plain.group(1), o.start(1), o.end(1)))
+        return tuple(
+            trusted_operand(name, self.shape_text(start, end) if start >= 0 else None)
+            for name, start, end in found
+        )
+
+    def read_fields(self, attributes: dict[str, str]) -> tuple[Any, ...] | None:
+        """``(dimensions, slice, padding, index, calls, to_apply)`` read from the attributes
+        that have them, as ``parsed_attributes`` reads them; ``None`` if a value is wrong.
+        Each (key, value) is read once per module: dumps repeat ``slice={[0:8], [0:128]}``."""
+        read = self.read_values
+        fields = list(_NO_READ_FIELDS)
+        for key, value in attributes.items():
+            if key not in _READ_ATTRIBUTES:
+                continue
+            found = read.get((key, value), _UNREAD)
+            if found is _UNREAD:
+                try:
+                    parsed = self.parsed_attributes({key: value}, {key: 0})
+                except HloParseError:
+                    return None
+                found = read[key, value] = parsed.get(key, _NO_FIELD)
+            if found is not _NO_FIELD:
+                fields[_READ_FIELD_INDEX[key]] = found
+        return tuple(fields)
 
     def instruction_by_parts(self, pos: int) -> HloInstruction:
         text = self.text
@@ -988,8 +1081,8 @@ class _Parser:
                 return tuple(operands)
             self.expect(",", "or ')' between operands")
 
-    def parsed_attributes(self, attributes: dict[str, str], starts: dict[str, int]) -> dict[str, object]:
-        parsed: dict[str, object] = {}
+    def parsed_attributes(self, attributes: dict[str, str], starts: dict[str, int]) -> dict[str, Any]:
+        parsed: dict[str, Any] = {}
         calls: list[str] = []
         for key, value in attributes.items():
             if key not in _READ_ATTRIBUTES:
