@@ -93,13 +93,7 @@ def claim_of(kind: str, args: tuple) -> conditions.Claim:
         from layout_algebra.hlo.rewrite_conditions import rewrite_claim
 
         return rewrite_claim(*args)
-    if kind == "no_padding":
-        return conditions.no_padding_claim(*args)
-    if kind == "in_bounds":
-        return conditions.in_bounds_claim(*args, allocation="xla")
-    if kind == "transpose":
-        return conditions.bitcast_claim(args[0], args[1], "transpose", args[2])
-    return conditions.bitcast_claim(args[0], args[1], kind)
+    return conditions.claim_of(kind, args, allocation="xla")
 
 
 def _forget() -> None:

@@ -86,6 +86,7 @@ __all__ = [
     "base_numbers",
     "bitcast_claim",
     "claim_for",
+    "claim_of",
     "condition_of",
     "fit",
     "grid_values",
@@ -941,16 +942,32 @@ def claim_for(question: Question) -> Claim:
     >>> claim_for(Question("in_bounds", ("f32[N]{0:T(4)}",), (("allocation", "exact"),))).text
     'f32[N]{0:T(4)} stays inside the exact allocation'
     """
-    args, options = question.arguments, dict(question.options)
-    if question.kind in ("reshape", "bitcast"):
-        return bitcast_claim(args[0], args[1], question.kind)
-    if question.kind == "transpose":
-        return bitcast_claim(args[0], args[1], "transpose", args[2])
-    if question.kind == "no_padding":
-        return no_padding_claim(args[0])
-    if question.kind == "in_bounds":
-        return in_bounds_claim(args[0], options.get("allocation", "exact"))
-    raise ValueError(f"{question.kind} claims are not built here (see layout_algebra.hlo.rewrite_conditions)")
+    allocation = dict(question.options).get("allocation", "exact")
+    return claim_of(question.kind, question.arguments, allocation=allocation)
+
+
+def claim_of(kind: str, arguments: Sequence[Any], *, allocation: str = "exact") -> Claim:
+    """The claim of ``kind`` about ``arguments``, as the decision of that name takes them.
+
+    ``reshape``, ``bitcast`` (source, destination), ``transpose`` (source, destination,
+    permutation), ``no_padding`` (a shape) and ``in_bounds`` (a shape, inside the
+    ``allocation``: ``exact`` or ``xla``); rewrites are built one layer up
+    (``layout_algebra.hlo.rewrite_conditions.rewrite_claim``).
+
+    >>> claim_of("transpose", ("f32[N,2]{1,0}", "f32[2,N]{1,0}", (1, 0))).symbols
+    (N,)
+    >>> claim_of("in_bounds", ("f32[N]{0:T(4)}",), allocation="xla").text
+    'f32[N]{0:T(4)} stays inside the xla allocation'
+    """
+    if kind in ("reshape", "bitcast"):
+        return bitcast_claim(arguments[0], arguments[1], kind)
+    if kind == "transpose":
+        return bitcast_claim(arguments[0], arguments[1], "transpose", arguments[2])
+    if kind == "no_padding":
+        return no_padding_claim(arguments[0])
+    if kind == "in_bounds":
+        return in_bounds_claim(arguments[0], allocation)
+    raise ValueError(f"{kind} claims are not built here (see layout_algebra.hlo.rewrite_conditions)")
 
 
 def when_reshape_is_bitcast(src: Shape | str, dst: Shape | str, *, bound: int | None = None) -> Condition:

@@ -14,6 +14,8 @@ import atexit
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -84,3 +86,12 @@ def require_vector(case: dict | None, *kinds: str) -> dict:
         ground_truth_file("xla_vectors.json")
         pytest.fail(f"xla_vectors.json has no case of kind {', '.join(kinds)}", pytrace=False)
     return case
+
+
+def python_output(*lines: str, timeout: float = 120) -> str:
+    """What a fresh Python (this venv's) prints running ``lines``; it must exit with 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", "\n".join(lines)], capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()

@@ -22,6 +22,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from explorer_cases import FIVE
 
 from layout_algebra import delinearize, linear_index
 from layout_algebra.draw import draw, explorer_panel
@@ -49,13 +50,6 @@ _MISSING = (
 if _MISSING and not IN_CI:
     pytest.skip(_MISSING, allow_module_level=True)
 
-FIVE = [
-    "f32[20,300]{1,0:T(8,128)}",
-    "bf16[20,300]{1,0:T(8,128)(2,1)}",
-    "s4[70,300]{1,0:T(64,128)(8,1)E(4)}",
-    "f32[8,8]{1,0:T(2,4)(2,1,1,1)}",
-    "f32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}",
-]
 
 ELEMENT = re.compile(r"^element \(([\d, ]*)\) of (\S+)$", re.M)
 OFFSETS = re.compile(r"^offset: (\d+) elements = bit (\d+) = byte (\d+)$", re.M)

@@ -4,10 +4,8 @@ and the modules stay importable with ``from ... import``."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from conftest import python_output
 
 FUNCTIONS_NAMED_LIKE_MODULES = ("explain", "layout_map", "codegen", "draw")
 
@@ -15,8 +13,8 @@ FUNCTIONS_NAMED_LIKE_MODULES = ("explain", "layout_map", "codegen", "draw")
 @pytest.mark.parametrize("first", ["modules first", "functions first"])
 def test_functions_win_whatever_the_import_order(first) -> None:
     imports = "; ".join(f"import layout_algebra.{name}" for name in FUNCTIONS_NAMED_LIKE_MODULES)
-    program = "\n".join(
-        [
+    output = python_output(
+        *[
             imports if first == "modules first" else "import layout_algebra",
             "import layout_algebra as la, types",
             f"names = {FUNCTIONS_NAMED_LIKE_MODULES!r}",
@@ -28,6 +26,4 @@ def test_functions_win_whatever_the_import_order(first) -> None:
             "print('ok')",
         ]
     )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    assert output == "ok"

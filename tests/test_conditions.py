@@ -139,13 +139,30 @@ CLAIMS = [
 
 
 def claim_of(kind: str, args: tuple) -> conditions.Claim:
-    if kind == "no_padding":
-        return conditions.no_padding_claim(*args)
-    if kind == "in_bounds":
-        return conditions.in_bounds_claim(*args, allocation="xla")
-    if kind == "transpose":
-        return conditions.bitcast_claim(args[0], args[1], "transpose", args[2])
-    return conditions.bitcast_claim(args[0], args[1], kind)
+    return conditions.claim_of(kind, args, allocation="xla")
+
+
+def test_claim_of_builds_the_claim_of_each_kind() -> None:
+    """The one dispatch (tests and benchmarks/conditions.py read it) against each constructor."""
+    shape, other = "f32[N,128]{1,0:T(8,128)}", "f32[128,N]{0,1:T(8,128)}"
+    pairs = [
+        (conditions.claim_of("no_padding", (shape,)), conditions.no_padding_claim(shape)),
+        (conditions.claim_of("in_bounds", (shape,)), conditions.in_bounds_claim(shape, "exact")),
+        (
+            conditions.claim_of("in_bounds", (shape,), allocation="xla"),
+            conditions.in_bounds_claim(shape, "xla"),
+        ),
+        (conditions.claim_of("reshape", (shape, other)), conditions.bitcast_claim(shape, other, "reshape")),
+        (conditions.claim_of("bitcast", (shape, other)), conditions.bitcast_claim(shape, other, "bitcast")),
+        (
+            conditions.claim_of("transpose", (shape, other, (1, 0))),
+            conditions.bitcast_claim(shape, other, "transpose", (1, 0)),
+        ),
+    ]
+    for built, expected in pairs:
+        assert (built.text, built.symbols) == (expected.text, expected.symbols)
+    with pytest.raises(ValueError, match="rewrite claims are not built here"):
+        conditions.claim_of("rewrite", ())
 
 
 def oracle(kind: str, args: tuple, sizes: dict) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from explorer_cases import FIVE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
@@ -33,13 +34,6 @@ needs_node = pytest.mark.skipif(
     NODE is None and not IN_CI, reason="node (JavaScript) is not installed: cannot run the page's functions"
 )
 
-FIVE = [
-    "f32[20,300]{1,0:T(8,128)}",
-    "bf16[20,300]{1,0:T(8,128)(2,1)}",
-    "s4[70,300]{1,0:T(64,128)(8,1)E(4)}",
-    "f32[8,8]{1,0:T(2,4)(2,1,1,1)}",
-    "f32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}",
-]
 LARGEST_DOCS_EXAMPLE = "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}"
 
 

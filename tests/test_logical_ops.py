@@ -263,16 +263,26 @@ def test_concatenate_is_numpy_concatenate(data: st.DataObject) -> None:
         assert pieces[k][concatenate_source_index(j, d, starts[k])] == y[j], (shape, d, sizes, j)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.data())
-def test_dynamic_slice_is_the_in_bounds_numpy_window(data: st.DataObject) -> None:
-    """XLA's rule, written independently: the window of ``sizes`` nearest ``starts`` that fits."""
-    shape = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
-    sizes = [data.draw(st.integers(0, n)) for n in shape]
-    starts = [data.draw(st.integers(-7, 9)) for _ in shape]
-    x = np.arange(math.prod(shape)).reshape(shape)
+@st.composite
+def dynamic_slices(draw: st.DrawFn) -> tuple[list[int], list[int], list[int]]:
+    """(operand shape, slice sizes that fit, start indices, often out of range)."""
+    shape = draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
+    sizes = [draw(st.integers(0, n)) for n in shape]
+    return shape, sizes, [draw(st.integers(-7, 9)) for _ in shape]
+
+
+def numpy_window(shape: list[int], sizes: list[int], starts: list[int]) -> tuple[slice, ...]:
+    """XLA's rule written with NumPy: the window of ``sizes`` nearest ``starts`` that fits."""
     fitted = [int(np.clip(s, 0, n - k)) for s, n, k in zip(starts, shape, sizes, strict=True)]
-    window = x[tuple(slice(f, f + k) for f, k in zip(fitted, sizes, strict=True))]
+    return tuple(slice(f, f + k) for f, k in zip(fitted, sizes, strict=True))
+
+
+@settings(max_examples=200, deadline=None)
+@given(dynamic_slices())
+def test_dynamic_slice_is_the_in_bounds_numpy_window(case: tuple[list[int], list[int], list[int]]) -> None:
+    shape, sizes, starts = case
+    x = np.arange(math.prod(shape)).reshape(shape)
+    window = x[numpy_window(shape, sizes, starts)]
     clamped = [dynamic_slice_clamped_start(s, n, k) for s, n, k in zip(starts, shape, sizes, strict=True)]
     assert all(0 <= c <= n - k for c, n, k in zip(clamped, shape, sizes, strict=True))
     for j in np.ndindex(*window.shape):
@@ -280,16 +290,15 @@ def test_dynamic_slice_is_the_in_bounds_numpy_window(data: st.DataObject) -> Non
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.data())
-def test_dynamic_update_slice_is_numpy_assignment_at_the_clamped_start(data: st.DataObject) -> None:
-    shape = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=3))
-    sizes = [data.draw(st.integers(0, n)) for n in shape]
-    starts = [data.draw(st.integers(-7, 9)) for _ in shape]
+@given(dynamic_slices())
+def test_dynamic_update_slice_is_numpy_assignment_at_the_clamped_start(
+    case: tuple[list[int], list[int], list[int]],
+) -> None:
+    shape, sizes, starts = case
     x = np.arange(math.prod(shape)).reshape(shape)
     update = -1 - np.arange(math.prod(sizes)).reshape(sizes)
     y = x.copy()
-    fitted = [int(np.clip(s, 0, n - k)) for s, n, k in zip(starts, shape, sizes, strict=True)]
-    y[tuple(slice(f, f + k) for f, k in zip(fitted, sizes, strict=True))] = update
+    y[numpy_window(shape, sizes, starts)] = update
     clamped = [dynamic_slice_clamped_start(s, n, k) for s, n, k in zip(starts, shape, sizes, strict=True)]
     for j in np.ndindex(*y.shape):
         if all(dynamic_update_slice_reads_update(j, clamped, sizes)):

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import json
 import pkgutil
-import subprocess
-import sys
 
 import pytest
+from conftest import python_output
 
 import layout_algebra
 
@@ -54,14 +53,9 @@ print(json.dumps(failures))
 
 
 def run_imports(paths: list[str]) -> dict[str, str]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROGRAM, json.dumps(paths), json.dumps(FUNCTIONS)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    """The paths whose ``import ... as x`` failed or bound the wrong object, in a fresh Python."""
+    program = f"import sys\nsys.argv[1:] = {[json.dumps(paths), json.dumps(FUNCTIONS)]!r}\n{PROGRAM}"
+    result: dict[str, str] = json.loads(python_output(program, timeout=300).splitlines()[-1])
     return result
 
 
@@ -81,8 +75,8 @@ def test_every_public_module_path_imports_as_itself(order: str) -> None:
 
 
 def test_codegen_sub_modules_import_as_modules_and_codegen_stays_the_function() -> None:
-    program = "\n".join(
-        [
+    output = python_output(
+        *[
             "import layout_algebra as la, sys, types",
             "import layout_algebra.codegen.simplify as s",
             "import layout_algebra.codegen.certify as c",  # the package binds certify() too
@@ -95,6 +89,4 @@ def test_codegen_sub_modules_import_as_modules_and_codegen_stays_the_function() 
             "print('ok')",
         ]
     )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "ok"
+    assert output == "ok"
