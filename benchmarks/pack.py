@@ -18,15 +18,29 @@ parentheses is the time of ``np.copyto`` divided by the time of the operation in
 round (1 = as fast as copying the bytes), the median over the rounds: on a shared machine
 whose load changes, neighbouring measurements compare better than best-of-N ones.
 
-Run:  python benchmarks/pack.py [--rounds N] [--only TEXT]
+With ``--baseline REV``, the same rounds also run ``pack``/``unpack`` with the compiled
+kernels of git revision ``REV`` (``layout_algebra/copy_kernels.py`` as committed there,
+imported as a separate module), on one thread and on every CPU, and a second table gives
+the time of each baseline operation divided by the current one (> 1: now faster), the
+median over the rounds: an A/B of a kernel change in one process.
+
+Run:  python benchmarks/pack.py [--rounds N] [--only TEXT] [--cpu-time] [--baseline REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import importlib.util
 import platform
+import re
+import shutil
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 import ml_dtypes
 import numpy as np
@@ -125,8 +139,55 @@ def numpy_only(op: Callable[[], object]) -> Callable[[], object]:
     return run
 
 
-def measure(text: str, rounds: int, jax, rng: np.random.Generator, clock=time.perf_counter) -> str:
-    """One table row: every operation on one array, interleaved round by round, best time kept."""
+def kernels_at(revision: str) -> ModuleType:
+    """``layout_algebra/copy_kernels.py`` as committed at git ``revision``, imported as a module
+    of its own (from a temporary folder, removed at exit): the baseline of an A/B run."""
+    root = Path(__file__).resolve().parent.parent
+    source = subprocess.run(
+        ["git", "show", f"{revision}:layout_algebra/copy_kernels.py"],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    folder = Path(tempfile.mkdtemp(prefix="baseline_kernels_"))
+    atexit.register(shutil.rmtree, folder, True)
+    name = "baseline_copy_kernels_" + re.sub(r"\W", "_", revision)
+    path = folder / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def with_kernels(module: ModuleType, op: Callable[[], object]) -> Callable[[], object]:
+    """``op`` with the copy engine using the compiled kernels of ``module``."""
+
+    def run() -> object:
+        copy_engine.kernels()  # the current kernels loaded, so that they are restored below
+        saved = copy_engine._kernels
+        copy_engine._kernels = module
+        try:
+            return op()
+        finally:
+            copy_engine._kernels = saved
+
+    return run
+
+
+def measure(
+    text: str,
+    rounds: int,
+    jax,
+    rng: np.random.Generator,
+    clock=time.perf_counter,
+    baseline: ModuleType | None = None,
+    ab_rows: list[str] | None = None,
+) -> str:
+    """One table row: every operation on one array, interleaved round by round, best time kept.
+    With a ``baseline`` kernel module, its A/B row (baseline time / current time) goes to ``ab_rows``."""
     x = random_array(text, rng)
     expected = pack(x, text)
     size = expected.size
@@ -142,6 +203,10 @@ def measure(text: str, rounds: int, jax, rng: np.random.Generator, clock=time.pe
         "pack_np": numpy_only(lambda: pack(x, text, out=out)),
         "unpack_np": numpy_only(lambda: unpack(expected, text, out=back)),
     }
+    if baseline is not None:  # the same operations with the baseline's kernels
+        for name in ("pack", "unpack", "pack_1", "unpack_1"):
+            ops[f"{name}_base"] = with_kernels(baseline, ops[name])
+            ops[f"{name}_base"]()  # compiled before the rounds, as the current kernels were
     if jax is not None:
         to_buffer, from_buffer = jax_relayout(text)
         itemsize = x.dtype.itemsize
@@ -163,6 +228,15 @@ def measure(text: str, rounds: int, jax, rng: np.random.Generator, clock=time.pe
             times[name].append(clock() - start)
     assert np.array_equal(out, expected) and np.array_equal(back.view(np.uint8), x.view(np.uint8))
     best = {name: min(t) for name, t in times.items()}
+    if baseline is not None and ab_rows is not None:
+
+        def gain(name: str) -> str:
+            ratios = [b / t for b, t in zip(times[f"{name}_base"], times[name], strict=True)]
+            return f"{float(np.median(ratios)):.2f}"
+
+        ab_rows.append(
+            f"| `{text}` | {gain('pack_1')} | {gain('unpack_1')} | {gain('pack')} | {gain('unpack')} |"
+        )
 
     def cell(name: str) -> str:
         if name not in times:
@@ -188,8 +262,15 @@ def main() -> None:
         help="time by the process's CPU time (all its threads) instead of the wall clock: "
         "on a machine shared with other jobs, waiting for a core is then not counted",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also run pack/unpack with the compiled kernels of this git revision, in the same "
+        "rounds, and print the A/B ratios (baseline time / current time)",
+    )
     args = parser.parse_args()
     clock = time.process_time if args.cpu_time else time.perf_counter
+    baseline = kernels_at(args.baseline) if args.baseline else None
     try:
         import jax
 
@@ -220,9 +301,17 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rng = np.random.default_rng(0)
+    ab_rows: list[str] = []
     for text in CASES:
         if args.only in text:
-            print(measure(text, args.rounds, jax, rng, clock), flush=True)
+            print(measure(text, args.rounds, jax, rng, clock, baseline, ab_rows), flush=True)
+    if ab_rows:
+        print()
+        print(f"A/B against the kernels of {args.baseline}: baseline time / current time, median over rounds")
+        print()
+        print("| shape | pack, threads=1 | unpack, threads=1 | pack, every CPU | unpack, every CPU |")
+        print("|---|---:|---:|---:|---:|")
+        print("\n".join(ab_rows))
 
 
 if __name__ == "__main__":
