@@ -87,3 +87,41 @@ def test_type_changing_ops_stay_valid() -> None:
     after = module("  ROOT r = s32[4]{0} bitcast-convert(p)")
     assert verify_rewrite(before, after).status == "proved"
     assert executed_same(before, after) is True
+
+
+# ---------------------------------------------------------------------- hlo.passes
+REDUCE = """HloModule m, entry_computation_layout={(f32[4,8]{1,0})->f32[4]{0}}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[4,8]{1,0} parameter(0)
+  z = f32[] constant(0)
+  n = f32[4,8]{1,0} negate(p)
+  ROOT r = f32[4]{0} reduce(n, z), dimensions={1}, to_apply=add
+}"""
+
+
+@pytest.mark.parametrize("dims", ["{2}", "{1,1}", "{5,0}"])
+def test_regression_a_tampered_reduce_dimension_is_an_answer_not_a_crash(dims: str) -> None:
+    """Old code crashed with an IndexError (``dimensions={2}`` on a rank-2 operand, found
+    by tampering with a real pass dump) or built a transpose with a repeated dimension;
+    a pair is now ``unknown`` with a reason that quotes the reduce."""
+    from layout_algebra.hlo.passes import validate_pair
+
+    later = REDUCE.replace("dimensions={1}", f"dimensions={dims}")
+    result = validate_pair(REDUCE, later, mode="logical")
+    assert result.status == "unknown"
+    assert f"reduce r: dimensions={dims}" in result.reason
+
+
+def test_a_reduce_over_another_dimension_is_not_proved() -> None:
+    """The honest neighbour of the tampering above: a valid but different reduce."""
+    from layout_algebra.hlo.passes import validate_pair
+
+    later = REDUCE.replace("dimensions={1}", "dimensions={0}").replace("f32[4]{0} reduce", "f32[8]{0} reduce")
+    later = later.replace("->f32[4]{0}", "->f32[8]{0}")
+    result = validate_pair(REDUCE, later, mode="logical")
+    assert result.status not in ("proved", "unchanged")

@@ -91,6 +91,7 @@ from layout_algebra.hlo.verify import (
     ELEMENTWISE_OPCODES,
     FLOAT_RULES,
     MOVEMENT_OPCODES,
+    InvalidHlo,
     float_rules_used,
     verify_rewrite,
 )
@@ -611,6 +612,11 @@ def _canonical_reduce(builder: _Builder, instr: HloInstruction) -> HloInstructio
         s = builder.shapes[operands[k].name]
         if not isinstance(s, ArrayShape):
             raise _Unsupported(f"reduce {instr.name} has a tuple operand")
+        if len(set(dims)) != len(dims) or not all(0 <= d < s.rank for d in dims):
+            raise InvalidHlo(
+                f"reduce {instr.name}: dimensions={{{','.join(map(str, dims))}}} are not distinct "
+                f"dimensions of its operand {s} (rank {s.rank})"
+            )
         kept = [d for d in range(s.rank) if d not in dims]
         operands[k] = HloOperand(
             _transposed(builder, operands[k].name, s, [*kept, *dims], f"{instr.name}/in{k}")
