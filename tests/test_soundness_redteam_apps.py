@@ -125,3 +125,30 @@ def test_a_reduce_over_another_dimension_is_not_proved() -> None:
     later = later.replace("->f32[4]{0}", "->f32[8]{0}")
     result = validate_pair(REDUCE, later, mode="logical")
     assert result.status not in ("proved", "unchanged")
+
+
+DOT = """HloModule m
+ENTRY e {
+  a = f32[4,8]{1,0} parameter(0)
+  b = f32[8,6]{1,0} parameter(1)
+  n = f32[4,8]{1,0} negate(a)
+  ROOT d = f32[4,6]{1,0} dot(n, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}"""
+
+
+@pytest.mark.parametrize(
+    ("dims", "quoted"),
+    [
+        ("lhs_contracting_dims={5}", "lhs batch and contracting dimensions [5]"),
+        ("lhs_contracting_dims={1,1}", "lhs batch and contracting dimensions [1, 1]"),
+        ("lhs_batch_dims={1}, lhs_contracting_dims={1}", "lhs batch and contracting dimensions [1, 1]"),
+        ("lhs_contracting_dims={0,1}", "2 lhs and 1 rhs contracting dimensions"),
+    ],
+)
+def test_regression_a_tampered_dot_dimension_is_an_answer_not_a_crash(dims: str, quoted: str) -> None:
+    """Old code crashed with an IndexError on ``lhs_contracting_dims={5}`` (a rank-2 lhs)."""
+    from layout_algebra.hlo.passes import validate_pair
+
+    result = validate_pair(DOT, DOT.replace("lhs_contracting_dims={1}", dims), mode="logical")
+    assert result.status == "unknown"
+    assert quoted in result.reason

@@ -457,6 +457,17 @@ def _canonical_dot(builder: _Builder, instr: HloInstruction) -> HloInstruction:
     ls, rs = builder.shapes[lhs], builder.shapes[rhs]
     if not isinstance(ls, ArrayShape) or not isinstance(rs, ArrayShape):
         raise _Unsupported(f"dot {instr.name} has a tuple operand")
+    for side, shape, dims in (("lhs", ls, (*lb, *lc)), ("rhs", rs, (*rb, *rc))):
+        if len(set(dims)) != len(dims) or not all(0 <= d < shape.rank for d in dims):
+            raise InvalidHlo(
+                f"dot {instr.name}: the {side} batch and contracting dimensions {list(dims)} are not "
+                f"distinct dimensions of {shape} (rank {shape.rank})"
+            )
+    if len(lb) != len(rb) or len(lc) != len(rc):
+        raise InvalidHlo(
+            f"dot {instr.name}: {len(lb)} lhs and {len(rb)} rhs batch dimensions, "
+            f"{len(lc)} lhs and {len(rc)} rhs contracting dimensions (they pair up one to one)"
+        )
     lf = [d for d in range(ls.rank) if d not in (*lb, *lc)]
     rf = [d for d in range(rs.rank) if d not in (*rb, *rc)]
     lperm, rperm = [*lb, *lf, *lc], [*rb, *rc, *rf]
