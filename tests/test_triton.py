@@ -150,7 +150,8 @@ def test_non_power_of_two_bit_width_is_refused_for_bits_only() -> None:
         ),
         ({"dim0": [[1], [2]], "dim1": [[0], [4]]}, {"offset": 16}, r"size 16 for 16|zero \(a broadcast\)"),
         ({"lane": [[1], [2]]}, {"offset": 4}, r"an XLA layout maps dim0, dim1"),
-        ({"dim0": [[2], [1]], "dim1": [[4], [8]]}, {"offset": 16}, r"no XLA layout"),  # dim0's bits swapped
+        # dim0's bits swapped: f32[4,4]{0,1:T(2)(2,1)}, which the search does not reach
+        ({"dim0": [[2], [1]], "dim1": [[4], [8]]}, {"offset": 16}, r"found no XLA layout .* may still exist"),
     ],
 )
 def test_import_refusals(bases, out, match: str) -> None:

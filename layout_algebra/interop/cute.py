@@ -519,7 +519,8 @@ def from_cute(text: str, dtype: str, *, element_size_in_bits: int = 0, rank: int
     ``dtype`` is the XLA element type; the dimensions are the modes' sizes. CuTe strides
     count elements, so ``E(n)`` (``element_size_in_bits``) is not in the text. A scalar
     is ``1:0`` in CuTe, as is a size-1 vector: pass ``rank=0`` for the scalar. Raises
-    ``NotExpressible`` (a ``ValueError``) with the reason when no layout matches.
+    ``NotExpressible`` (a ``ValueError``) with the reason when the search finds no layout that
+    matches (it is not complete: see :mod:`layout_algebra.interop.recover`).
 
     >>> str(from_cute("1:0", "f32")), str(from_cute("1:0", "f32", rank=0))
     ('f32[1]{0}', 'f32[]')

@@ -262,7 +262,8 @@ def from_mlir_affine_map(
 
     A map with several results is read as MLIR's tiled-layout convention (exactly: every
     position, units included); a single result as an element offset; ``strided<[...]>``
-    as strides. Raises ``NotExpressible`` with the reason when no XLA layout fits.
+    as strides. Raises ``NotExpressible`` with the reason when the search finds no XLA layout
+    that fits (it is not complete: see :mod:`layout_algebra.interop.recover`).
     """
     dims = tuple(int(d) for d in dims)
     where = f"{text.strip()} on {dtype}{list(dims)}"

@@ -64,7 +64,8 @@ may take one such dimension (up to :data:`HOLE_READINGS` readings are searched).
 the room may be the unit dimension a tile one entry longer than the rank prepends, padded
 by that entry (:func:`_recover_with_prepended_unit`, one-level answers only). One
 dimension padded again by a later tile level, in several gaps, is not tried, and the
-refusal then names the room it did not fill.
+refusal then names the room it did not fill. A refusal therefore never says that no layout
+exists, only that the search found none, and what it does not cover.
 
 >>> below = strided_positions([(0, 1, None, 8)], (8, 1))  # i0 at stride 8, i1 left out
 >>> [str(p) for p in below]
@@ -396,17 +397,32 @@ def recover_layout(
         shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits)
         if shape is not None:
             return shape
+    raise NotExpressible(_refusal(dtype, dims, positions, exact))
+
+
+def _refusal(dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], exact: bool) -> str:
+    """Why nothing came back: what the search tried, and what it does not cover.
+
+    The search is not complete (see the module docstring), so a refusal never says that no
+    layout exists: ``f32[2,4]{1,0:T(3,2)(4)}`` does what its positions say, but the room
+    of ``i1 mod 2`` is that dimension padded again by the later level ``(4)``.
+    """
     described = ", ".join(str(p) for p in positions)
-    gaps = [str(p) for p in positions if not exact and p.extent > p.size(dims)]
-    if gaps and 1 in dims:  # a limit of the search, not a proof that no layout exists
-        raise NotExpressible(
-            f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} found that puts its elements at "
-            f"the positions [{described}]: the room left by {', '.join(gaps)} was read as padding of that "
-            f"digit's own dimension, or of one size-1 dimension the text leaves out per gap, not more"
+    found = (
+        f"the search found no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} that puts its "
+        f"elements at the positions [{described}]"
+    )
+    gaps = [str(p) for p in positions if p.extent > p.size(dims)]
+    if not gaps:
+        return (
+            f"{found}; it does not cover every tiling (tile levels whose tile number has extent 1 are "
+            f"tried only where such a level ends the tiling), so one may still exist"
         )
-    raise NotExpressible(
-        f"no XLA layout (minor_to_major and tiles) of {dtype}{list(dims)} puts its elements at the positions "
-        f"[{described}]"
+    unit = ", or of one size-1 dimension the text leaves out per gap" if not exact and 1 in dims else ""
+    return (
+        f"{found}; it does not cover every tiling: the room left by {', '.join(gaps)} was read as padding "
+        f"of that digit's own dimension{unit}, not as a dimension padded again by a later tile level "
+        f"(as the room of i1 mod 2 in f32[2,4]{{1,0:T(3,2)(4)}}), so one may still exist"
     )
 
 

@@ -1,0 +1,73 @@
+"""A refusal of ``from_cute`` / ``from_mlir_affine_map`` / ``from_linear_layout`` never claims
+that no XLA layout exists: the search is incomplete, and these layouts show it.
+
+Each case is a layout (checked here to give exactly the input text or map) that the search
+does not reach: ``f32[2,4]{1,0:T(3,2)(4)}`` pads ``i1 mod 2`` again with the later level
+``(4)``; ``f32[4,6]{1,0:T(2)(3,1)}`` and ``f32[4,4]{0,1:T(2)(2,1)}`` have a tile level whose
+tile number has extent 1 before the last level (a dimension's low digit above its high one).
+The refusal used to say "no XLA layout ... puts its elements at the positions ...".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from layout_algebra import codegen, layout_map
+from layout_algebra.interop import NotExpressible, from_cute, from_mlir_affine_map, to_cute
+from layout_algebra.interop.triton import LinearLayout, from_linear_layout
+
+
+def assert_honest(err: NotExpressible, quoted: str) -> None:
+    text = str(err)
+    assert text.startswith(quoted), text
+    assert "the search found no XLA layout" in text and "so one may still exist" in text, text
+    assert "no XLA layout (minor_to_major and tiles) of" not in text.replace("found no XLA layout", ""), text
+
+
+def offsets(shape: str) -> dict[tuple[int, ...], int]:
+    m = layout_map(shape)
+    return {tuple(i): int(m.forward(i)) for i in m.elements()}
+
+
+@pytest.mark.parametrize(
+    ("shape", "cute", "rank"),
+    [
+        ("f32[2,4]{1,0:T(3,2)(4)}", "(2,(2,2)):(4,(1,12))", 2),  # i1 mod 2 padded again by (4)
+        ("f32[4,6]{1,0:T(2)(3,1)}", "(4,(2,3)):(6,(3,1))", 2),  # i1's low digit above its high one
+    ],
+)
+def test_from_cute_refuses_honestly_where_a_layout_exists(shape: str, cute: str, rank: int) -> None:
+    assert to_cute(shape) == cute  # the layout exists: it is this CuTe layout
+    try:
+        back = from_cute(cute, "f32", rank=rank)
+    except NotExpressible as err:
+        assert_honest(err, cute)
+    else:  # found after all (a wider search): then it must place every element alike
+        assert offsets(str(back)) == offsets(shape)
+
+
+def test_from_mlir_refuses_honestly_where_a_layout_exists() -> None:
+    shape = "f32[4,8]{1,0:T(3,2)(4)}"
+    offset_map = (
+        "affine_map<(d0, d1) -> ((d0 floordiv 3) * 48 + (d1 floordiv 2) * 12 + (d0 mod 3) * 4 + d1 mod 2)>"
+    )
+    assert f"#element_offset = {offset_map}" in codegen(shape, "mlir").text  # certified equal to the layout
+    try:
+        back = from_mlir_affine_map(offset_map, "f32", (4, 8))
+    except NotExpressible as err:
+        assert_honest(err, offset_map)
+    else:
+        assert offsets(str(back)) == offsets(shape)
+
+
+def test_from_linear_layout_refuses_honestly_where_a_layout_exists() -> None:
+    """dim0's two bits swapped: exactly ``f32[4,4]{0,1:T(2)(2,1)}``, a tiling after all."""
+    swapped = LinearLayout.from_bases({"dim0": [[2], [1]], "dim1": [[4], [8]]}, {"offset": 16})
+    shape = "f32[4,4]{0,1:T(2)(2,1)}"
+    assert {i: swapped.apply(i)[0] for i in offsets(shape)} == offsets(shape)
+    try:
+        back = from_linear_layout(swapped, "f32")
+    except NotExpressible as err:
+        assert "the search found no XLA layout" in str(err) and "may still exist" in str(err), str(err)
+    else:
+        assert offsets(str(back)) == offsets(shape)
