@@ -76,6 +76,7 @@ before an integer or ``:``, and attribute values such as ``bf_io->bf``, ``0_0x0_
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import re
 from collections.abc import Iterator
@@ -195,7 +196,8 @@ _FLAT_INSTRUCTION = re.compile(
     r"|" + _FLAT_TUPLE + r")"  # or a tuple of arrays
     r"[ \t]+([a-z][a-z0-9\-]*)\("  # opcode(
     r"[ \t]*((?:" + _OPERAND + _COMMA + r")*" + _OPERAND + r"|" + _BRACED_LITERAL + r")?[ \t]*\)"  # operands)
-    r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+)"  # , key=value
+    r"(?:[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r")"  # , key=value
+    r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+))?+"  # , key=value ...
     r"(?![(\[])"  # not when the last value goes on with a group: 'bf_io->bf', '[2,4]<=[8]'
     + _TRAILING_GAP  # the line break after it, comments
     + r"(?![,/\f\v])",  # and no more attributes (nor an unterminated comment)
@@ -229,7 +231,6 @@ _OPERAND_NAMES = re.compile(_INDEX_COMMENT + r"%?([\w.\-]+)")
 #: after ``literal``: dimensions, slice, padding, index, calls, to_apply), and their defaults.
 _READ_FIELD_INDEX = {"dimensions": 0, "slice": 1, "padding": 2, "index": 3, "calls": 4, "to_apply": 5}
 _NO_READ_FIELDS: tuple[Any, ...] = (None, None, None, None, (), None)
-_UNREAD = object()  # not read yet
 _NO_FIELD = object()  # read (checked), but into no field: condition=, body=, ...
 _COMPUTATION_NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")  # one name, as hlo.attributes reads it
 #: The attributes whose values are read into fields of ``HloInstruction`` (or checked).
@@ -387,7 +388,6 @@ class _Parser:
         self.shapes: dict[str, Shape] = {}
         self.record_shapes = record_shapes
         self.recorded: list[tuple[str, Shape]] = []
-        self.read_values: dict[tuple[str, str], object] = {}  # (key, value text) -> field value
 
     # ------------------------------------------------------------------ scanning
     def error(self, reason: str, position: int | None = None) -> HloParseError:
@@ -916,7 +916,7 @@ class _Parser:
         the whole instruction or the text is wrong (the caller then reads it piece by piece
         and reports the error): what ``instruction_by_parts`` gives on the same text, from
         one match. The match ends after the line break, at the next token."""
-        root, name, shape_text, opcode, names, attribute_text = m.groups()
+        root, name, shape_text, opcode, names, key, value, more = m.groups()
         # The shape first: where it is wrong, that is the error the careful reader reports.
         shape = None if self.record_shapes else self.shapes.get(shape_text)
         if shape is None:
@@ -937,21 +937,27 @@ class _Parser:
             operands = self.typed_operands(m.start(5), m.end(5))
             if not operands:
                 return None  # an error: reported by the piece-by-piece reader
-        else:
+        elif "/" in names:  # '/*index=5*/' comments
             operands = tuple(map(trusted_operand, _OPERAND_NAMES.findall(names)))
+        else:  # names, commas and blanks only: '%' starts a name, blanks are not in one
+            bare = names.replace("%", "").replace(" ", "").replace("\t", "")
+            operands = tuple(map(trusted_operand, bare.split(",")))
         fields = _NO_READ_FIELDS
-        if attribute_text:
-            pairs = _FLAT_ATTRIBUTE.findall(attribute_text)
-            attributes = dict(pairs)
-            if len(attributes) < len(pairs):
-                return None  # a key given twice: reported by the piece-by-piece reader
-            if not _READ_ATTRIBUTES.isdisjoint(attributes):
-                read = self.read_fields(attributes)
-                if read is None:
-                    return None  # a bad value: reported by the piece-by-piece reader
-                fields = read
-        else:
+        if key is None:
             attributes = {}
+        else:
+            attributes = {key: value}
+            if more:
+                pairs = _FLAT_ATTRIBUTE.findall(more)
+                attributes.update(pairs)
+                if len(attributes) <= len(pairs):
+                    return None  # a key given twice: reported by the piece-by-piece reader
+                if not _READ_ATTRIBUTES.isdisjoint(attributes):
+                    fields = self.read_fields(attributes)  # type: ignore[assignment]
+            elif key in _READ_ATTRIBUTES:
+                fields = self.read_fields(attributes)  # type: ignore[assignment]
+            if fields is None:
+                return None  # a bad value: reported by the piece-by-piece reader
         self.pos = m.end()
         return trusted_instruction(
             name,
@@ -981,22 +987,16 @@ class _Parser:
 
     def read_fields(self, attributes: dict[str, str]) -> tuple[Any, ...] | None:
         """``(dimensions, slice, padding, index, calls, to_apply)`` read from the attributes
-        that have them, as ``parsed_attributes`` reads them; ``None`` if a value is wrong.
-        Each (key, value) is read once per module: dumps repeat ``slice={[0:8], [0:128]}``."""
-        read = self.read_values
+        that have them, as ``parsed_attributes`` reads them; ``None`` if a value is wrong."""
         fields = list(_NO_READ_FIELDS)
         for key, value in attributes.items():
-            if key not in _READ_ATTRIBUTES:
-                continue
-            found = read.get((key, value), _UNREAD)
-            if found is _UNREAD:
+            if key in _READ_ATTRIBUTES:
                 try:
-                    parsed = self.parsed_attributes({key: value}, {key: 0})
-                except HloParseError:
+                    found = _attribute_field(key, value)
+                except AttributeValueError:
                     return None
-                found = read[key, value] = parsed.get(key, _NO_FIELD)
-            if found is not _NO_FIELD:
-                fields[_READ_FIELD_INDEX[key]] = found
+                if found is not _NO_FIELD:
+                    fields[_READ_FIELD_INDEX[key]] = found
         return tuple(fields)
 
     def instruction_by_parts(self, pos: int) -> HloInstruction:
@@ -1082,39 +1082,47 @@ class _Parser:
             self.expect(",", "or ')' between operands")
 
     def parsed_attributes(self, attributes: dict[str, str], starts: dict[str, int]) -> dict[str, Any]:
+        """The fields of ``HloInstruction`` read from the attributes that have them."""
         parsed: dict[str, Any] = {}
-        calls: list[str] = []
         for key, value in attributes.items():
-            if key not in _READ_ATTRIBUTES:
-                continue
-            if key == "calls" or key == "to_apply":
-                plain = _COMPUTATION_NAME.fullmatch(value)  # '%name': what computation_names reads
-                if plain is not None:
-                    if key == "calls":
-                        calls.append(plain.group(1))
-                    else:
-                        parsed["to_apply"] = plain.group(1)
-                    continue
-            try:
-                if key == "dimensions":
-                    parsed["dimensions"] = parse_int_list(value)
-                elif key == "slice":
-                    parsed["slice"] = parse_slice(value)
-                elif key == "padding":
-                    parsed["padding"] = parse_padding(value)
-                elif key == "index":
-                    parsed["index"] = parse_index(value)
-                elif key == "to_apply":
-                    (parsed["to_apply"],) = _one_name(value)
-                elif key == "calls":
-                    calls.extend(computation_names(value))
-                elif key in COMPUTATION_REFERENCE_ATTRIBUTES:
-                    computation_names(value)  # checked here; read via .called_computations
-            except AttributeValueError as e:
-                raise self.error(f"in attribute '{key}': {e.reason}", starts[key] + e.offset) from None
-        if calls:
-            parsed["calls"] = tuple(calls)
+            if key in _READ_ATTRIBUTES:
+                try:
+                    found = _attribute_field(key, value)
+                except AttributeValueError as e:
+                    raise self.error(f"in attribute '{key}': {e.reason}", starts[key] + e.offset) from None
+                if found is not _NO_FIELD:
+                    parsed[key] = found
         return parsed
+
+
+@functools.lru_cache(maxsize=16384)
+def _attribute_field(key: str, value: str) -> Any:
+    """What the attribute ``key=value`` sets in ``HloInstruction``'s field ``key``
+    (``_NO_FIELD`` for references checked but kept only as text: ``condition``, ``body``,
+    ...); ``AttributeValueError`` if the value is wrong. Cached: dumps repeat the same
+    ``slice={[0:8], [0:128]}`` and ``index=0`` thousands of times, and the values are
+    immutable.
+
+    >>> _attribute_field("slice", "{[0:2]}"), _attribute_field("calls", "%f"), _attribute_field("index", "1")
+    ((SliceDimension(start=0, limit=2, stride=1),), ('f',), 1)
+    """
+    if key == "calls" or key == "to_apply":
+        plain = _COMPUTATION_NAME.fullmatch(value)  # '%name': what computation_names reads
+        if plain is not None:
+            return (plain.group(1),) if key == "calls" else plain.group(1)
+        if key == "calls":
+            return computation_names(value)
+        return _one_name(value)[0]
+    if key == "dimensions":
+        return parse_int_list(value)
+    if key == "slice":
+        return parse_slice(value)
+    if key == "padding":
+        return parse_padding(value)
+    if key == "index":
+        return parse_index(value)
+    computation_names(value)  # a reference: checked here, read via .called_computations
+    return _NO_FIELD
 
 
 def _deepest_opener(source: str) -> int | None:
