@@ -267,6 +267,71 @@ def _nibbles_out_rows(parts, po, ps, step, words8, wo, ws, shape, line):  # type
 
 
 @njit(nogil=True, cache=True)
+def _nibble_rows_in(line8, parts, pb, step, m):  # type: ignore[no-untyped-def]
+    """Words ``0 .. m-1`` of ``line8`` (bytes) from the 8 rows ``parts[pb + j*step :][:m]``."""
+    r0 = parts[pb : pb + m]
+    r1 = parts[pb + step : pb + step + m]
+    r2 = parts[pb + 2 * step : pb + 2 * step + m]
+    r3 = parts[pb + 3 * step : pb + 3 * step + m]
+    r4 = parts[pb + 4 * step : pb + 4 * step + m]
+    r5 = parts[pb + 5 * step : pb + 5 * step + m]
+    r6 = parts[pb + 6 * step : pb + 6 * step + m]
+    r7 = parts[pb + 7 * step : pb + 7 * step + m]
+    w = line8[: 4 * m]
+    for i in range(m):
+        w[4 * i] = (r0[i] & L4) | (r1[i] << B4)
+        w[4 * i + 1] = (r2[i] & L4) | (r3[i] << B4)
+        w[4 * i + 2] = (r4[i] & L4) | (r5[i] << B4)
+        w[4 * i + 3] = (r6[i] & L4) | (r7[i] << B4)
+
+
+@njit(nogil=True, cache=True)
+def _nibble_rows_out(parts, pb, step, line8, m):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_nibble_rows_in`."""
+    r0 = parts[pb : pb + m]
+    r1 = parts[pb + step : pb + step + m]
+    r2 = parts[pb + 2 * step : pb + 2 * step + m]
+    r3 = parts[pb + 3 * step : pb + 3 * step + m]
+    r4 = parts[pb + 4 * step : pb + 4 * step + m]
+    r5 = parts[pb + 5 * step : pb + 5 * step + m]
+    r6 = parts[pb + 6 * step : pb + 6 * step + m]
+    r7 = parts[pb + 7 * step : pb + 7 * step + m]
+    w = line8[: 4 * m]
+    for i in range(m):
+        b0, b1, b2, b3 = w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]
+        r0[i] = b0 & L4
+        r1[i] = b0 >> B4
+        r2[i] = b1 & L4
+        r3[i] = b1 >> B4
+        r4[i] = b2 & L4
+        r5[i] = b2 >> B4
+        r6[i] = b3 & L4
+        r7[i] = b3 >> B4
+
+
+@njit(nogil=True, cache=True)
+def _runs_between(words, wo, ws, stage, shape, to_words):  # type: ignore[no-untyped-def]
+    """Copy the runs of ``shape[3]`` words between ``words`` (run ``(i1, i2)`` at
+    ``wo + i1*ws[1] + i2*ws[2]``) and ``stage`` (the runs in the order ``(i1, i2)``), the
+    runs visited in the order of ``words`` in memory (one sequential stream there)."""
+    n = shape[3]
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    for a in range(shape[outer]):
+        for b in range(shape[inner]):
+            i1, i2 = (b, a) if outer == 2 else (a, b)
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            sb = (i1 * shape[2] + i2) * n
+            w = words[wb : wb + n]
+            st = stage[sb : sb + n]
+            if to_words:
+                for i in range(n):
+                    w[i] = st[i]
+            else:
+                for i in range(n):
+                    st[i] = w[i]
+
+
+@njit(nogil=True, cache=True)
 def _runs_on(ws, ps, shape):  # type: ignore[no-untyped-def]
     """Whether the parts run on across ``i2`` and both sides step by one along ``i3``."""
     return ws[3] == 1 and ps[3] == 1 and shape[2] > 1 and ps[2] == shape[3]
@@ -335,11 +400,13 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged):  # ty
     stage = np.empty(size, words.dtype)
     words8, stage8 = words.view(U8), stage.view(U8)
     for i0 in range(shape[0]):
-        if staged:
-            if rows:
-                _nibbles_in_rows(stage8, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
-            else:
-                _nibbles_in(stage8, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
+        if staged and rows:  # the stage in the order of the parts, copied out in runs
+            m = shape[2] * shape[3]
+            for i1 in range(shape[1]):
+                _nibble_rows_in(stage8[4 * i1 * m :], parts, po + i0 * ps[0] + i1 * ps[1], step, m)
+            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
+        elif staged:
+            _nibbles_in(stage8, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
             out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
                 out[i] = stage[i]
@@ -359,14 +426,16 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # ty
     words8, stage8 = words.view(U8), stage.view(U8)
     line = np.empty(4 * shape[2] * shape[3] if rows else 0, U8)
     for i0 in range(shape[0]):
-        if staged:
+        if staged and rows:  # the runs copied in to the stage in the order of the parts
+            m = shape[2] * shape[3]
+            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, False)
+            for i1 in range(shape[1]):
+                _nibble_rows_out(parts, po + i0 * ps[0] + i1 * ps[1], step, stage8[4 * i1 * m :], m)
+        elif staged:
             run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
                 stage[i] = run[i]
-            if rows:
-                _nibbles_out_rows(parts, po + i0 * ps[0], ps, step, stage8, 0, ws, shape, line)
-            else:
-                _nibbles_out(parts, po + i0 * ps[0], ps, step, stage8, 0, ws, shape)
+            _nibbles_out(parts, po + i0 * ps[0], ps, step, stage8, 0, ws, shape)
         else:
             if rows:
                 _nibbles_out_rows(parts, po + i0 * ps[0], ps, step, words8, wo + i0 * ws[0], ws, shape, line)

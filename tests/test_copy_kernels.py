@@ -386,10 +386,14 @@ def nibble_boxes(draw: st.DrawFn) -> tuple:
     for k in reversed(part_order):
         ps5[k] = stride
         stride *= extents[k]
-    word_order = (
-        [0, *draw(st.permutations([1, 2, 3]))] if draw(st.booleans()) else draw(st.permutations(range(4)))
-    )
-    ws, stride = [0] * 4, draw(st.sampled_from([1, 1, 3]))
+    if rows_path and draw(st.booleans()):  # words of each i0 dense, in runs along i3: staged
+        word_order, first = [0, *draw(st.sampled_from([[2, 1, 3], [1, 2, 3]]))], 1
+    else:
+        word_order = (
+            [0, *draw(st.permutations([1, 2, 3]))] if draw(st.booleans()) else draw(st.permutations(range(4)))
+        )
+        first = draw(st.sampled_from([1, 1, 3]))
+    ws, stride = [0] * 4, first
     for k in reversed(word_order):
         ws[k] = stride
         stride *= shape[k]
