@@ -240,6 +240,37 @@ function svgEl(tag, attrs) {
 
 function tuple(values) { return "(" + values.join(", ") + ")"; }
 
+// How a label fits a cell: monospace glyphs are 0.6 em wide, so n characters take 0.6 n em.
+// One line in the largest font (at most `largest`) that fits; a label that would need a font
+// below 6 px is split in two lines at its middle comma (a long index: "1,6,7," over "10,9").
+const GLYPH_EM = 0.6, LINE_EM = 1.15, ROOM = CELL - 3;
+function fitLabel(label, largest) {
+  const size = (lines) => Math.min(largest, ROOM / (GLYPH_EM * Math.max(...lines.map((l) => l.length))),
+                                   ROOM / (LINE_EM * lines.length));
+  const middle = label.length / 2;
+  const commas = [...label].flatMap((ch, k) => (ch === "," ? [k] : []));
+  if (size([label]) >= 6 || !commas.length) return { lines: [label], size: size([label]) };
+  const cut = commas.reduce((a, b) => (Math.abs(b + 1 - middle) < Math.abs(a + 1 - middle) ? b : a));
+  const lines = [label.slice(0, cut + 1), label.slice(cut + 1)];
+  return { lines, size: size(lines) };
+}
+
+// An SVG text centred on (x, y), fitted to its cell by fitLabel; its textContent is the label.
+function labelText(x, y, label, largest, attrs) {
+  const { lines, size } = fitLabel(String(label), largest);
+  const text = svgEl("text", { x, y, "font-size": size.toFixed(2), ...attrs });
+  if (lines.length === 1) {
+    text.textContent = lines[0];
+  } else {
+    lines.forEach((line, k) => {
+      const span = svgEl("tspan", { x, y: y + (k - (lines.length - 1) / 2) * LINE_EM * size });
+      span.textContent = line;
+      text.appendChild(span);
+    });
+  }
+  return text;
+}
+
 class Explorer {
   constructor(n, spec, root) {
     this.n = n;
@@ -461,10 +492,8 @@ class Explorer {
           rect.addEventListener("mouseenter", () => this.showPaddingCell(index, label));
         }
         g.appendChild(rect);
-        const text = svgEl("text", { x: c * CELL + CELL / 2, y: r * CELL + CELL / 2,
-          "font-size": String(label).length > 5 ? 6 : String(label).length > 3 ? 7.5 : 9, fill: cell.inside ? "#000" : "#8c8c8c" });
-        text.textContent = label;
-        g.appendChild(text);
+        g.appendChild(labelText(c * CELL + CELL / 2, r * CELL + CELL / 2, label, 9,
+                                { fill: cell.inside ? "#000" : "#8c8c8c" }));
       }
     }
     if (!empty) {
@@ -515,10 +544,7 @@ class Explorer {
       sg.appendChild(rect);
       if (!pad) {
         const label = (byView ? drawn.map((d) => index[d]) : index).join(",");
-        const text = svgEl("text", { x: c * CELL + CELL / 2, y: r * CELL + CELL / 2,
-          "font-size": label.length > 5 ? 5.5 : label.length > 3 ? 6.5 : 8 });
-        text.textContent = label;
-        sg.appendChild(text);
+        sg.appendChild(labelText(c * CELL + CELL / 2, r * CELL + CELL / 2, label, 8, {}));
       }
     }
     const stripKey = (r, c) => {

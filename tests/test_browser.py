@@ -268,6 +268,33 @@ def test_moving_the_window_shows_other_elements(page) -> None:
     _check_element(shape, _hover(page, f"p{n}-cell-0-0-5-3-4"), (0, 0, 5, 3, 4))
 
 
+_LABEL_BOXES = """
+return Array.from(document.querySelectorAll("svg text"), (t) => {
+  const box = t.getBBox(), cell = t.previousElementSibling.getBBox();
+  return [t.closest("svg").id, t.textContent, box.x, box.y, box.width, box.height,
+          cell.x, cell.y, cell.width, cell.height];
+});
+"""
+
+
+def test_every_label_stays_inside_its_cell(page) -> None:
+    """The ``*`` panel's strip labels are whole 5-d indices ("1,6,7,10,9"): they used to run
+    30 px wide over 24 px cells, into their neighbours; now they fit, on two lines if needed."""
+    boxes = page.execute_script(_LABEL_BOXES)
+    strip = [b for b in boxes if b[0] == "p4-strip"]
+    assert len(strip) > 100 and max(len(b[1].split(",")) for b in strip) == 5
+    outside = [
+        b[:2]
+        for b in boxes
+        if b[2] < b[6] - 0.5
+        or b[3] < b[7] - 0.5
+        or b[2] + b[4] > b[6] + b[8] + 0.5
+        or b[3] + b[5] > b[7] + b[9] + 0.5
+    ]
+    assert outside == [], outside[:5]
+    assert all(_index(b[1]) for b in strip)  # the text is still the index, read back as before
+
+
 def test_a_screenshot_shows_the_page(page, tmp_path) -> None:
     out = tmp_path / "explorer.png"
     assert page.save_screenshot(str(out))
