@@ -79,7 +79,7 @@ from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
-from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, parse_assumptions
+from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, admitted_assumptions, for_all_sizes
 from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.prove.result import json_value
 from layout_algebra.sizes import meaningful_array, size_report
@@ -277,7 +277,7 @@ def reshape_is_bitcast(
     if isinstance(count_a, int) and isinstance(count_b, int) and count_a != count_b:
         raise ValueError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
     question = Question("reshape", (a, b))
-    return _decided("reshape", a, b, (_reshape(a, b),), parse_assumptions(assume), timeout_ms, question)
+    return _decided("reshape", a, b, (_reshape(a, b),), *admitted_assumptions(assume), timeout_ms, question)
 
 
 def transpose_is_bitcast(
@@ -308,7 +308,9 @@ def transpose_is_bitcast(
         )
     question = Question("transpose", (a, b, perm))
     operation = f"transpose {list(perm)}"
-    return _decided(operation, a, b, (_transpose(perm, b),), parse_assumptions(assume), timeout_ms, question)
+    return _decided(
+        operation, a, b, (_transpose(perm, b),), *admitted_assumptions(assume), timeout_ms, question
+    )
 
 
 def bitcast_is_valid(
@@ -324,7 +326,7 @@ def bitcast_is_valid(
     """
     a, b = _arrays(src, dst)
     question = Question("bitcast", (a, b))
-    return _decided("bitcast", a, b, _candidates(a, b), parse_assumptions(assume), timeout_ms, question)
+    return _decided("bitcast", a, b, _candidates(a, b), *admitted_assumptions(assume), timeout_ms, question)
 
 
 def decide_movement(
@@ -412,12 +414,17 @@ def _decided(
     b: ArrayShape,
     candidates: tuple[Correspondence, ...],
     assumptions: tuple,
+    caveat: str | None,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
     question: Question | None = None,
 ) -> BitcastVerdict:
     """Memoised: the verdict depends only on these (hashable) arguments; it records
-    ``question`` (the claim, for ``verdict.condition``)."""
-    return replace(_decide(operation, a, b, candidates, assumptions, timeout_ms), question=question)
+    ``question`` (the claim, for ``verdict.condition``). ``caveat``: why it is not known
+    that some sizes satisfy the assumptions (then a proof is only ``unknown``)."""
+    verdict = _decide(operation, a, b, candidates, assumptions, timeout_ms)
+    if caveat is not None and verdict.status == "proved":
+        verdict = replace(verdict, status="unknown", reason=f"{caveat} (else: {verdict.reason})")
+    return replace(verdict, question=question)
 
 
 def _decide(
@@ -566,7 +573,8 @@ def _offsets_concrete(
             "proved", operation, a, b, proved_reason, None, (), name, "same physical arrangement (no solver)"
         )
     n = _count(a)
-    if n > SMALL:
+    vectorised = _fits_int64(a) and _fits_int64(b)  # NumPy's int64 would wrap silently past that
+    if vectorised and n > SMALL:
         grouped = _difference_by_groups(a, b, corr)
         if grouped is not None:
             checked, k = grouped
@@ -576,14 +584,14 @@ def _offsets_concrete(
             if k is None:
                 return BitcastVerdict("proved", operation, a, b, proved_reason, None, (), name, method)
             return _difference(operation, a, b, corr, k, method)
-    if n <= ENUMERATION_LIMIT:
+    if vectorised and n <= ENUMERATION_LIMIT:
         k = _first_difference(a, b, corr, None)
         if k is None:
             return BitcastVerdict(
                 "proved", operation, a, b, proved_reason, None, (), name, f"enumerating all {n:,} elements"
             )
         return _difference(operation, a, b, corr, k, f"enumerating all {n:,} elements")
-    k = _first_difference(a, b, corr, _probes(b, corr, n))
+    k = _first_difference(a, b, corr, _probes(b, corr, n)) if vectorised else None
     if k is not None:
         return _difference(operation, a, b, corr, k, "evaluating sampled elements")
     src_bit, dst_bit = _bit_position(a), _bit_position(b)
@@ -615,6 +623,19 @@ def _offsets_concrete(
             "Z3",
         )
     return BitcastVerdict("unknown", operation, a, b, f"{name}: {proof.reason}", None, (proof,), name, "Z3")
+
+
+#: Bit offsets below this are computed exactly by NumPy's int64 (with room for a sum).
+INT64_SAFE_BITS = 1 << 62
+
+
+def _fits_int64(shape: ArrayShape) -> bool:
+    """Whether every bit offset of ``shape`` (and each value its stages compute on the way,
+    none larger than the buffer) is below :data:`INT64_SAFE_BITS`: only then may offsets be
+    computed by NumPy, whose int64 arithmetic wraps silently (two offsets 2**64 bits apart
+    would look equal). Larger layouts are decided by Z3 on wide bit-vectors."""
+    m = layout_map(shape)
+    return int(m.size_in_elements) * int(m.element_bits) < INT64_SAFE_BITS and _count(shape) < INT64_SAFE_BITS
 
 
 def _bit_position(shape: ArrayShape) -> Callable[[Any, Any], Any]:
@@ -893,7 +914,8 @@ def _decide_symbolic(
                 operation,
                 a,
                 b,
-                f"{corr}: for all sizes, every element keeps its bit offset and XLA allocates the same "
+                f"{corr}: {for_all_sizes(assumptions)}, every element keeps its bit offset and XLA "
+                f"allocates the same "
                 f"number of bytes ({alloc_a}) for both{note}",
                 None,
                 (*proofs, proof),

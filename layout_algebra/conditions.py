@@ -72,7 +72,7 @@ from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, holds
-from layout_algebra.prove.assumptions import condition_holds
+from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes, condition_holds
 from layout_algebra.sizes import meaningful_array, size_report
 from layout_algebra.stages.arith import ARITHMETIC
 from layout_algebra.stages.symbolic import SYMPY_ARITHMETIC
@@ -632,7 +632,10 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = No
             # it the solver spends its time on the degenerate arrays)
             assume = (*(s >= 1 for s in sorted(free, key=str)), *rest_kept)
             timeout_ms, cut = _timeout(budget)
-            status = claim.prove(sub, assume, timeout_ms)
+            try:
+                status = claim.prove(sub, assume, timeout_ms)
+            except AssumptionsAdmitNoSizes:
+                continue  # no sizes >= 1 fall in this case: nothing to prove
             n += 1
             if status != "proved":
                 where = ", ".join(f"{k}={v}" for k, v in sub.items()) or "all sizes"
@@ -706,7 +709,15 @@ def prove_necessary(
             "the sizes differ whatever the size symbols are (or memory spaces or element widths differ)",
         )
     assume = (*(s >= 1 for s in claim.symbols), sympy.Not(expr))
-    result = holds(claim.size_failure, assume=assume, timeout_ms=_timeout(budget, NECESSITY_TIMEOUT_MS)[0])
+    try:
+        result = holds(
+            claim.size_failure, assume=assume, timeout_ms=_timeout(budget, NECESSITY_TIMEOUT_MS)[0]
+        )
+    except AssumptionsAdmitNoSizes:
+        return (
+            True,
+            "nothing to prove: the condition holds at every size >= 1 (Z3: its negation admits no sizes)",
+        )
     if result.status == "proved":
         record.append(result)
         return True, "Z3: wherever the condition fails, the element counts or allocated bytes differ"

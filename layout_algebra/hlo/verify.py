@@ -137,9 +137,8 @@ from layout_algebra.prove.assumptions import (
     Assumptions,
     assumption_terms,
     assumptions_hold,
-    parse_assumptions,
 )
-from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS
+from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, admitted_assumptions, unless_vacuous
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
 from layout_algebra.prove.query import as_bool, differ, in_box, model_int, side_conditions, solver_for
 from layout_algebra.prove.result import ProofResult
@@ -1946,11 +1945,12 @@ def verify_rewrite(
             or not all(_dims_equal(x, y) for x, y in zip(ra.dimensions, rb.dimensions, strict=False))
         ):
             raise ValueError(f"the roots differ in element type or dimensions: {ra} vs {rb}")
+    assumptions, caveat = admitted_assumptions(assume)  # none admitting no sizes: no vacuous proof
     ctx = _Context(
         a,
         b,
         mode,
-        parse_assumptions(assume),
+        assumptions,
         timeout_ms,
         f"rewrite of {a.entry.name} preserves the root {'buffer' if mode == 'physical' else 'array'}",
         start,
@@ -1972,7 +1972,7 @@ def verify_rewrite(
     unknown = [r for r in results if r.status == "unknown"]
     if unknown:
         return unknown[0]
-    return ctx.result("proved", results[0].encoding if results else "no outputs")
+    return unless_vacuous(ctx.result("proved", results[0].encoding if results else "no outputs"), caveat)
 
 
 # ------------------------------------------------ hooks for size conditions (rewrite_conditions)

@@ -75,6 +75,7 @@ layout_algebra.prove.assumptions.AssumptionError: cannot parse assumption: divis
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -82,6 +83,8 @@ from typing import Any, NoReturn, TypeAlias
 
 import sympy
 import z3
+from sympy.printing.precedence import PRECEDENCE
+from sympy.printing.str import StrPrinter
 
 from layout_algebra.model.formulas import (
     MAX_CONSTANT_BITS,
@@ -100,16 +103,19 @@ __all__ = [
     "MAX_EXPONENT",
     "AssumptionError",
     "Assumptions",
+    "AssumptionsAdmitNoSizes",
     "UndefinedValue",
     "assumption_terms",
     "assumptions_hold",
     "condition_holds",
     "condition_term",
+    "condition_text",
     "divisor_conditions",
     "parse_assumptions",
     "parse_condition",
     "parse_term",
     "read_claim",
+    "sizes_exist",
     "value_of",
 ]
 
@@ -587,3 +593,141 @@ def assumptions_hold(assumptions: Sequence[sympy.Basic], values: Mapping[sympy.S
         return all(condition_holds(a, values) for a in assumptions)
     except UndefinedValue:
         return False
+
+
+# ------------------------------------------------------------------ some sizes exist
+#: How long the solver may look for sizes satisfying the assumptions (an ``unknown``
+#: there makes every verdict under them ``unknown``, never ``proved``).
+SIZES_EXIST_TIMEOUT_MS = 5_000
+
+
+class AssumptionsAdmitNoSizes(ValueError):
+    """Assumptions that no sizes satisfy (with every size an integer >= 1).
+
+    Under them every claim would be "proved" and the proof would mean nothing, so the
+    prover refuses them; ``str(err)`` quotes them. The command line exits 2.
+    """
+
+    def __init__(self, assumptions: Sequence[sympy.Basic], text: str | None = None) -> None:
+        self.assumptions = tuple(assumptions)
+        self.text = condition_text(self.assumptions) if text is None else text
+        super().__init__(
+            f"the assumptions {self.text!r} admit no sizes "
+            "(every size is an integer >= 1): a proof under them would be vacuous"
+        )
+
+
+def condition_text(assumptions: Sequence[sympy.Basic] | sympy.Basic) -> str:
+    """Parsed assumptions (or one condition) as text in this module's grammar.
+
+    >>> condition_text(parse_assumptions("N == 1 and N % 4 != 2, M >= N or M < 3"))
+    'N == 1 and N % 4 != 2 and (M >= N or M < 3)'
+    """
+    if isinstance(assumptions, (sympy.Basic, bool)):
+        return _text(assumptions, top=True)
+    return " and ".join(_text(a, top=len(assumptions) == 1) for a in assumptions) or "True"
+
+
+class _TermPrinter(StrPrinter):
+    """SymPy's text, with ``a % b`` for ``Mod(a, b)`` (the grammar reads both)."""
+
+    def _print_Mod(self, expr: sympy.Mod) -> str:
+        a, b = (self.parenthesize(x, PRECEDENCE["Mul"], strict=True) for x in expr.args)
+        return f"{a} % {b}"
+
+
+_PRINTER = _TermPrinter()
+
+
+def _text(condition: Any, top: bool = False) -> str:
+    if condition is True or condition is sympy.true:
+        return "True"
+    if condition is False or condition is sympy.false:
+        return "False"
+    if isinstance(condition, sympy.core.relational.Relational) and condition.rel_op in _COMPARE:
+        return f"{_PRINTER.doprint(condition.lhs)} {condition.rel_op} {_PRINTER.doprint(condition.rhs)}"
+    if isinstance(condition, sympy.Not):
+        return f"not ({_text(condition.args[0], top=True)})"
+    if isinstance(condition, (sympy.And, sympy.Or)):
+        word = " and " if isinstance(condition, sympy.And) else " or "
+        inner = word.join(_text(c) for c in condition.args)
+        return inner if top else f"({inner})"
+    return str(condition)
+
+
+def sizes_exist(
+    assumptions: Sequence[sympy.Basic],
+    *,
+    indices: Iterable[sympy.Symbol] = (),
+    declared_signs: bool = False,
+) -> str | None:
+    """Check that some sizes satisfy ``assumptions``; every prover path calls this before it may say ``proved``.
+
+    The implicit facts are that every size is an integer >= 1 (``indices``, bounded
+    index symbols, are integers >= 0; with ``declared_signs`` a SymPy symbol declared
+    only an integer may be negative, as :func:`~layout_algebra.prove.holds` reads it).
+    Returns ``None`` when sizes exist (the solver's witness re-checked exactly), raises
+    :class:`AssumptionsAdmitNoSizes` when none do (Z3: unsat), and returns the reason
+    when this cannot be decided: a verdict under such assumptions is ``unknown``.
+    Cached per assumption set.
+
+    >>> sizes_exist(parse_assumptions("N % 8 == 0 and M == 2*N")) is None
+    True
+    >>> sizes_exist(parse_assumptions("N == 1 and N == 2"))
+    Traceback (most recent call last):
+    ...
+    layout_algebra.prove.assumptions.AssumptionsAdmitNoSizes: the assumptions 'N == 1 and N == 2' admit no sizes (every size is an integer >= 1): a proof under them would be vacuous
+    >>> sizes_exist(parse_assumptions("N < 1"))
+    Traceback (most recent call last):
+    ...
+    layout_algebra.prove.assumptions.AssumptionsAdmitNoSizes: the assumptions 'N < 1' admit no sizes (every size is an integer >= 1): a proof under them would be vacuous
+    """
+    items = tuple(a for a in assumptions if a is not sympy.true and a is not True)
+    if not items:
+        return None
+    status, reason = _sizes_exist(items, frozenset(indices), declared_signs)
+    if status == "none":
+        raise AssumptionsAdmitNoSizes(items)
+    return reason
+
+
+@functools.lru_cache(maxsize=1024)
+def _sizes_exist(
+    assumptions: tuple[sympy.Basic, ...], indices: frozenset[sympy.Symbol], declared_signs: bool
+) -> tuple[str, str | None]:
+    """``("some", None)``, ``("none", None)`` or ``("unknown", reason)``."""
+    ar = IntArithmetic(declared_signs=declared_signs)
+    symbols = sorted(set().union(*(a.free_symbols for a in assumptions)), key=str)
+    try:
+        terms = assumption_terms(assumptions, ar)
+        sizes = [ar.symbol(s) >= 1 for s in symbols if _is_size(s, indices, declared_signs)]
+    except UnsupportedExpression as err:
+        return "unknown", f"cannot tell whether any sizes satisfy the assumptions: {err}"
+    solver = z3.Solver()
+    solver.set("timeout", SIZES_EXIST_TIMEOUT_MS)
+    solver.set("random_seed", 0)
+    solver.add(*terms, *sizes, *ar.side)
+    answer = solver.check()
+    if answer == z3.unsat:
+        return "none", None
+    if answer == z3.sat:
+        model = solver.model()
+        values = {s: model.eval(v, model_completion=True).as_long() for s, v in ar.symbols.items()}
+        if assumptions_hold(assumptions, values):
+            return "some", None
+        why = f"the solver's sizes {_shown(values)} do not satisfy them when evaluated"
+    else:
+        why = f"the solver gave up ({solver.reason_unknown()})"
+    shown = condition_text(assumptions)
+    return "unknown", f"cannot tell whether any sizes satisfy the assumptions {shown!r}: {why}"
+
+
+def _is_size(s: sympy.Symbol, indices: frozenset[sympy.Symbol], declared_signs: bool) -> bool:
+    """Whether ``s`` is a size (>= 1): not a bounded index, nor declared a possibly negative integer."""
+    if s in indices:
+        return False
+    return not declared_signs or bool(s.is_nonnegative or s.is_positive)
+
+
+def _shown(values: Mapping[sympy.Symbol, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))

@@ -36,15 +36,18 @@ from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.assumptions import (
     Assumptions,
+    AssumptionsAdmitNoSizes,
     UndefinedValue,
     assumption_terms,
     assumptions_hold,
     condition_holds,
     condition_term,
+    condition_text,
     parse_assumptions,
     parse_condition,
     parse_term,
     read_claim,
+    sizes_exist,
     value_of,
 )
 from layout_algebra.prove.encode import (
@@ -105,6 +108,43 @@ _assumption_terms = assumption_terms
 _assumptions_hold = assumptions_hold
 
 
+def admitted_assumptions(
+    assume: Assumptions, *, indices: Sequence[sympy.Symbol] = (), declared_signs: bool = False
+) -> tuple[tuple[sympy.Basic, ...], str | None]:
+    """Parsed assumptions, checked to admit some sizes, and the reason a proof under them
+    cannot be trusted (``None`` when sizes exist; see ``prove.assumptions.sizes_exist``).
+
+    Every public question of the prover starts here: assumptions no sizes satisfy raise
+    ``AssumptionsAdmitNoSizes`` (a ``ValueError``) instead of giving a vacuous proof.
+    """
+    assumptions = parse_assumptions(assume)
+    try:
+        return assumptions, sizes_exist(assumptions, indices=indices, declared_signs=declared_signs)
+    except AssumptionsAdmitNoSizes as err:
+        texts = [assume] if isinstance(assume, str) else assume
+        if isinstance(texts, (list, tuple)) and texts and all(isinstance(t, str) for t in texts):
+            raise AssumptionsAdmitNoSizes(err.assumptions, ", ".join(texts)) from None
+        raise
+
+
+def unless_vacuous(result: ProofResult, caveat: str | None) -> ProofResult:
+    """``result``, but ``unknown`` with ``caveat`` as the reason where it says ``proved``
+    and it is not known that some sizes satisfy the assumptions."""
+    if caveat is None or result.status != "proved":
+        return result
+    return dataclasses.replace(result, status="unknown", reason=caveat)
+
+
+def for_all_sizes(assumptions: Sequence[sympy.Basic]) -> str:
+    """``"for all sizes"``, naming the assumptions when there are some.
+
+    >>> for_all_sizes(parse_assumptions("N % 8 == 0"))
+    'for all sizes with N % 8 == 0'
+    """
+    shown = [a for a in assumptions if a is not sympy.true and a is not True]
+    return f"for all sizes with {condition_text(shown)}" if shown else "for all sizes"
+
+
 # ----------------------------------------------------------------------------- solving
 # The query API (solver settings, model read-off, side conditions, the query runner) is
 # public in ``prove.query``; the short private names below are this module's spelling.
@@ -162,8 +202,12 @@ def injective(
     """
     m = as_index_map(shape)
     claim = f"{m} is injective"
-    assumptions = parse_assumptions(assume)
+    assumptions, caveat = admitted_assumptions(assume)
     _check_method(method)
+    return unless_vacuous(_injective(m, claim, assumptions, method, timeout_ms), caveat)
+
+
+def _injective(m: IndexMap, claim: str, assumptions, method: str, timeout_ms: int) -> ProofResult:
     if not m.is_symbolic:
         if m.is_layout and method == "auto":
             by_lemmas = _by_general_lemmas(claim, m, None, timeout_ms)
@@ -299,7 +343,8 @@ def in_bounds(
         raise ValueError(f"allocation {allocation!r} is not 'exact' or 'xla'")
     _check_method(method)
     m = as_index_map(shape)
-    result = _in_bounds(m, allocation, parse_assumptions(assume), method, timeout_ms)
+    assumptions, caveat = admitted_assumptions(assume)
+    result = unless_vacuous(_in_bounds(m, allocation, assumptions, method, timeout_ms), caveat)
     if not m.is_layout:  # a map given as a function: no shape whose sizes a condition could be about
         return result
     return dataclasses.replace(
@@ -389,7 +434,11 @@ def equivalent(
     if tuple(ma.dimensions) != tuple(mb.dimensions):
         raise ValueError(f"{ma} and {mb} have different index boxes {ma.dimensions} and {mb.dimensions}")
     claim = f"{ma} equals {mb}"
-    assumptions = parse_assumptions(assume)
+    assumptions, caveat = admitted_assumptions(assume)
+    return unless_vacuous(_equivalent(ma, mb, claim, assumptions, timeout_ms), caveat)
+
+
+def _equivalent(ma: IndexMap, mb: IndexMap, claim: str, assumptions, timeout_ms: int) -> ProofResult:
     if not ma.is_symbolic:
         # Linear integer arithmetic with exact mixed-radix division is fastest; bit-vectors
         # decide whatever it leaves open, so a concrete question never ends unknown.
@@ -702,7 +751,11 @@ def expressions_equal(
     >>> r.status, r.counterexample["i"] >= 128
     ('refuted', True)
     """
-    assumptions = parse_assumptions(assume)
+    assumptions, caveat = admitted_assumptions(assume, indices=tuple(bounds))
+    return unless_vacuous(_expressions_equal(lhs, rhs, bounds, where, assumptions, radix, timeout_ms), caveat)
+
+
+def _expressions_equal(lhs, rhs, bounds, where, assumptions, radix, timeout_ms: int) -> ProofResult:
     where = None if where is None else parse_condition(where, "condition")  # text: the grammar, never sympify
     left = tuple(lhs) if isinstance(lhs, (tuple, list)) else (lhs,)
     right = tuple(rhs) if isinstance(rhs, (tuple, list)) else (rhs,)
@@ -849,10 +902,14 @@ def holds(
     >>> r.status, r.counterexample["k"] < 0
     ('refuted', True)
     """
-    assumptions = parse_assumptions(assume)
     bounds = dict(bounds or {})
+    assumptions, caveat = admitted_assumptions(assume, indices=tuple(bounds), declared_signs=True)
     condition, domain = read_claim(condition)
-    claim = f"{_short(condition)} for all sizes"
+    claim = f"{_short(condition)} {for_all_sizes(assumptions)}"
+    return unless_vacuous(_holds(claim, condition, domain, bounds, assumptions, timeout_ms), caveat)
+
+
+def _holds(claim: str, condition, domain, bounds, assumptions, timeout_ms: int) -> ProofResult:
     hypotheses = (*assumptions, *domain)
 
     def build():
