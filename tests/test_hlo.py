@@ -649,6 +649,30 @@ def test_the_one_match_reader_takes_index_comments_braced_constants_and_trailing
     assert _outcome(text) == _by_parts(text, monkeypatch)
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        "ENTRY e",
+        "ENTRY {",
+        "ENTRY.1",
+        "ENTRY  ENTRY",
+        "ENTRY%e",
+        "ENTRY\n%e",
+        "%e",
+        "ENTRY\te",
+        "ENTRYe",
+        "1e",
+        "ENTRY e (a: f32[2]) -> f32[2]",
+        "e(a: f32[2]) -> f32[2]",
+        "ENTRY -e",
+    ],
+)
+@pytest.mark.parametrize("body", ["{", " {", "\n{", " /* c */ {", ""])
+def test_the_one_match_computation_head_reads_what_the_careful_reader_does(head, body, monkeypatch) -> None:
+    text = f"HloModule m\n%f {{\n  ROOT %r = f32[] parameter(0)\n}}\n{head}{body}\n  ROOT %p = f32[2]{{0}} parameter(0)\n}}\n"
+    assert _outcome(text) == _by_parts(text, monkeypatch)
+
+
 _HEADERS = [
     "HloModule m, entry_computation_layout={(f32[2]{0}, (s32[], f32[2]{0:T(2)}))->(f32[2]{0}, /*index=1*/s32[])}",
     "HloModule m, entry_computation_layout={()->f32[]}",

@@ -249,6 +249,34 @@ class HloComputation:
         return isinstance(name, str) and name.removeprefix("%") in self._by_name
 
 
+def trusted_computation(
+    name: str,
+    instructions: tuple[HloInstruction, ...],
+    is_entry: bool,
+    parameters: tuple[tuple[str, Shape], ...] | None,
+    result_shape: Shape | None,
+    attributes: MappingProxyType[str, str],
+) -> HloComputation:
+    """``HloComputation`` from all its fields, without ``__init__``'s checks: for the parser,
+    which has checked that there are instructions and made ``attributes`` read-only.
+
+    >>> from layout_algebra.model.syntax import parse_shape
+    >>> p = HloInstruction("p", parse_shape("f32[2]"), "parameter", parameter_number=0)
+    >>> trusted_computation("c", (p,), True, None, None, MappingProxyType({})) == HloComputation("c", (p,), True)
+    True
+    """
+    computation = _new(HloComputation)
+    vars(computation).update(
+        name=name,
+        instructions=instructions,
+        is_entry=is_entry,
+        parameters=parameters,
+        result_shape=result_shape,
+        attributes=attributes,
+    )
+    return computation
+
+
 @dataclass(frozen=True)
 class EntryComputationLayout:
     """The module header's ``entry_computation_layout={(params...)->result}``."""

@@ -98,6 +98,7 @@ from layout_algebra.hlo.ir import (
     HloInstruction,
     HloModule,
     HloOperand,
+    trusted_computation,
     trusted_instruction,
     trusted_operand,
 )
@@ -169,7 +170,14 @@ _FLAT_VALUE = (
 #: The one-match readers (regular expressions), each read the same text as the careful
 #: piece-by-piece reader that runs where they do not match; the tests turn them off
 #: (replacing each by a pattern that never matches) to compare the two.
-_FAST_PATHS = ("_FLAT_INSTRUCTION", "_SIGNATURE", "_FLAT_ATTRIBUTE", "_ENTRY_LAYOUT", "_SECTION_ENTRIES")
+_FAST_PATHS = (
+    "_FLAT_INSTRUCTION",
+    "_SIGNATURE",
+    "_FLAT_ATTRIBUTE",
+    "_ENTRY_LAYOUT",
+    "_SECTION_ENTRIES",
+    "_COMPUTATION_HEAD",
+)
 _FLAT_ATTRIBUTE = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r")")
 # An array shape inside a tuple: its layout's parentheses balanced (what balanced_end reads).
 _TUPLE_ELEMENT = r"[a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)(?:[^{}()\n]|\([^{}()\n]*\))*\})?"
@@ -226,6 +234,8 @@ _LISTED_SHAPE = re.compile(_INDEX_COMMENT + r"(" + _SHAPE_TEXT + r")")
 _SECTION_VALUE = _STRING_BODY + r"|\{[^{}()\[\]\"/\n]*+\}"
 _SECTION_ENTRIES = re.compile(r"(?:[ \t\r\n]*+-?[0-9]+[ \t\r\n]*+(?:" + _SECTION_VALUE + r"))*+", re.S)
 _SECTION_ENTRY = re.compile(r"(-?[0-9]+)[ \t\r\n]*+(" + _SECTION_VALUE + r")", re.S)
+# "[ENTRY] name " before a computation's signature or body, as _WORD and name() read it.
+_COMPUTATION_HEAD = re.compile(r"(ENTRY[ \t]+)?+%?([A-Za-z0-9_][\w.\-]*)[ \t]*(?=[({])")
 _OPERAND_NAMES = re.compile(_INDEX_COMMENT + r"%?([\w.\-]+)")
 #: Where ``_Parser.read_fields`` puts each attribute it reads (fields of ``HloInstruction``
 #: after ``literal``: dimensions, slice, padding, index, calls, to_apply), and their defaults.
@@ -588,7 +598,14 @@ class _Parser:
         starts: dict[str, int] = {}
         text = self.text
         while True:
-            flat = _FLAT_ATTRIBUTE.match(text, self.pos)  # ", key=value" on one line, in one match
+            pos = self.pos
+            if not text.startswith(",", pos):
+                if pos >= len(text) or text[pos] not in _GAP_START:
+                    break  # the common case: no attributes
+                pos = self.skip()
+                if not text.startswith(",", pos):
+                    break
+            flat = _FLAT_ATTRIBUTE.match(text, pos)  # ", key=value" on one line, in one match
             if flat is not None and text[flat.end() : flat.end() + 1] not in ("(", "["):
                 key = flat.group(1)
                 if key in values:
@@ -597,13 +614,12 @@ class _Parser:
                 starts[key] = flat.start(2)
                 self.pos = flat.end()
                 continue
-            fast = _ATTRIBUTE_HEAD.match(text, self.pos)  # ", key=" on one line
+            fast = _ATTRIBUTE_HEAD.match(text, pos)  # ", key=" on one line
             if fast is not None:
                 pos, key = fast.start(1), fast.group(1)
                 self.pos = fast.end()
             else:
-                if not self.accept(","):
-                    break
+                self.pos = pos + 1  # after the ','
                 pos = self.skip()
                 m = _KEY.match(text, pos)
                 if m is None:
@@ -811,16 +827,25 @@ class _Parser:
 
     def computation(self) -> HloComputation:
         pos = self.skip()
-        is_entry = False
-        m = _WORD.match(self.text, pos)
-        if m is not None and m.group() == "ENTRY":
-            is_entry = True
-            self.pos = m.end()
-        name = self.name("a computation name (or 'ENTRY')")
+        head = _COMPUTATION_HEAD.match(self.text, pos)  # "[ENTRY] name" and a '(' or '{' after it
+        if head is not None:
+            is_entry, name = head.group(1) is not None, head.group(2)
+            self.pos = head.end()
+        else:
+            is_entry = False
+            m = _WORD.match(self.text, pos)
+            if m is not None and m.group() == "ENTRY":
+                is_entry = True
+                self.pos = m.end()
+            name = self.name("a computation name (or 'ENTRY')")
         parameters = result = None
         if self.peek() == "(":
             parameters, result = self.signature()
-        self.expect("{", f"to open the body of computation '{name}'")
+        pos = self.skip()
+        if self.text.startswith("{", pos):
+            self.pos = pos + 1
+        else:
+            self.expect("{", f"to open the body of computation '{name}'")
         instructions: list[HloInstruction] = []
         seen: dict[str, Shape] = {}
         roots = 0
@@ -859,7 +884,9 @@ class _Parser:
         if not instructions:
             raise self.error(f"computation '{name}' has no instructions", self.pos - 1)
         attributes, _ = self.attributes()
-        return HloComputation(name, tuple(instructions), is_entry, parameters, result, attributes)
+        return trusted_computation(
+            name, tuple(instructions), is_entry, parameters, result, MappingProxyType(attributes)
+        )
 
     def operand_shapes(
         self, instruction: HloInstruction, shapes: dict[str, Shape], start: int
@@ -874,6 +901,24 @@ class _Parser:
             result.append(shape)
         return tuple(result)
 
+    def signature_parameters(self, start: int, end: int) -> tuple[tuple[str, Shape], ...]:
+        """The ``(name, shape)`` pairs ``_SIGNATURE`` matched between ``start`` and ``end``."""
+        if not self.record_shapes:
+            shapes = self.shapes
+            try:  # shapes read before: looked up by their text alone
+                return tuple(
+                    [
+                        (name, shapes[shape])
+                        for name, shape in _SIGNATURE_PARAMETER.findall(self.text, start, end)
+                    ]
+                )
+            except KeyError:
+                pass
+        return tuple(
+            (p.group(1), self.shape_text(p.start(2), p.end(2)))
+            for p in _SIGNATURE_PARAMETER.finditer(self.text, start, end)
+        )
+
     def signature(self) -> tuple[tuple[tuple[str, Shape], ...], Shape]:
         fast = _SIGNATURE.match(self.text, self.skip())
         if fast is not None:
@@ -881,10 +926,7 @@ class _Parser:
             # The careful reader would take a layout after a gap ("f32[2] {0}") as an array
             # result's: then it reads this header (the body's '{' never looks like one).
             if self.text[end - 1] in "})" or _LAYOUT_START.match(self.text, end) is None:
-                named = tuple(
-                    (p.group(1), self.shape_text(p.start(2), p.end(2)))
-                    for p in _SIGNATURE_PARAMETER.finditer(self.text, fast.start(1), fast.end(1))
-                )
+                named = self.signature_parameters(fast.start(1), fast.end(1))
                 self.pos = end
                 return named, self.shape_text(fast.start(2), end)
         self.expect("(", "to open the parameter list")
