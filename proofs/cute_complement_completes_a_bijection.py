@@ -1,4 +1,4 @@
-"""CuTe's complement fills the gaps of a layout: together they are a bijection, for every size.
+"""CuTe's complement fills the gaps of two layout families: together they are a bijection, for every size.
 
 ``complement(L, c)`` is the ordered layout ``C`` of the offsets ``L`` leaves out; CuTe states
 that ``L`` and ``C`` are disjoint and that ``(L, C)`` covers ``[0, c)``. Two families with
@@ -14,7 +14,8 @@ Each closed form is first checked to be what ``layout_algebra.algebra.complement
 at every size in ``{1, 2, 3, 4, 6}`` (the entry fails otherwise). Then, for
 ``F = (L, C)`` and ``R`` its right inverse (closed forms checked the same way), Z3 proves for all sizes
 ``F(R(y)) = y`` for every ``y < size(F)`` — ``F`` is onto ``[0, size(F))``, which covers the
-cotarget — and ``R(F(x)) = x`` for every ``x < size(F)`` — ``F`` is one-to-one, so no offset
+cotarget (the query also demands ``R(y) < size(F)``: ``F`` is read inside its domain,
+not extended past it) — and ``R(F(x)) = x`` for every ``x < size(F)`` — ``F`` is one-to-one, so no offset
 of ``C`` other than ``C(0) = 0`` is an offset of ``L`` (disjointness).
 """
 
@@ -23,7 +24,7 @@ import sympy
 
 from layout_algebra.algebra import complement, make_layout, right_inverse
 
-CLAIM = "CuTe's complement makes a layout a bijection onto [0, cotarget), for all sizes"
+CLAIM = "CuTe's complement makes N:K and (8,N):(1,16) bijections onto [0, cotarget), for all N, K"
 
 
 def concatenation(a, b):
@@ -55,7 +56,10 @@ def prove_claim():
         results.append(
             _cute.law(
                 f"({name}, its complement {_cute.text(C)}) reaches every offset in [0, {total})",
-                sympy.Eq(_cute.at_offset(F, _cute.at_offset(R, x)), x),
+                sympy.And(
+                    _cute.at_offset(R, x) < total,  # F read inside its domain [0, size(F))
+                    sympy.Eq(_cute.at_offset(F, _cute.at_offset(R, x)), x),
+                ),
                 {x: total},
             )
         )

@@ -24,7 +24,7 @@ import sympy
 
 from layout_algebra.algebra import composition
 
-CLAIM = "CuTe's composition is wrong where shape divisibility or left distributivity fails"
+CLAIM = "CuTe's composition algorithm builds a wrong layout where shape divisibility or left distributivity fails (refuted on A = (M,N):(1,2M))"
 EXPECTED = ("refuted", "refuted")
 
 

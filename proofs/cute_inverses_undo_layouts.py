@@ -1,4 +1,4 @@
-"""CuTe's right and left inverses undo a layout, for every size.
+"""CuTe's right and left inverses undo two layout families, for every size.
 
 CuTe's ``right_inverse(L)`` is a layout ``R`` with ``L(R(x)) = x`` on ``R``'s domain, and
 ``left_inverse(L)`` one with ``L⁻¹(L(i)) = i`` on ``L``'s. Two families with symbolic sizes
@@ -14,7 +14,7 @@ CuTe's ``right_inverse(L)`` is a layout ``R`` with ``L(R(x)) = x`` on ``R``'s do
 Each closed form is first checked to be what ``layout_algebra.algebra`` computes, at every
 ``M, N`` in ``{1, 2, 3, 4, 6}`` (the entry fails otherwise); then Z3 proves
 ``L(R(x)) = x`` for every ``x < size`` and ``R(L(i)) = i`` for every ``i < size``, for all
-sizes. Equal sizes make each inverse two-sided: the layouts are bijections onto ``[0, size)``.
+sizes, each with ``R(x) < size`` (``L`` read inside its domain, not extended past it). Equal sizes make each inverse two-sided: the layouts are bijections onto ``[0, size)``.
 """
 
 import _cute
@@ -22,7 +22,7 @@ import sympy
 
 from layout_algebra.algebra import left_inverse, right_inverse
 
-CLAIM = "CuTe's right_inverse and left_inverse undo a layout, for all sizes"
+CLAIM = "CuTe's right_inverse and left_inverse undo (M,N):(N,1) and (8,(2,N)):(2,(1,16)), for all M, N"
 
 
 def prove_claim():
@@ -40,14 +40,20 @@ def prove_claim():
         results.append(
             _cute.law(
                 f"{name} composed with its right inverse {_cute.text(R)} is the identity on [0, {total})",
-                sympy.Eq(_cute.at_offset(L, _cute.at_offset(R, x)), x),
+                sympy.And(
+                    _cute.at_offset(R, x) < total,  # L read inside its domain [0, size(L))
+                    sympy.Eq(_cute.at_offset(L, _cute.at_offset(R, x)), x),
+                ),
                 {x: total},
             )
         )
         results.append(
             _cute.law(
                 f"the left inverse {_cute.text(R)} of {name} recovers every index in [0, {total})",
-                sympy.Eq(_cute.at_offset(R, _cute.at_offset(L, x)), x),
+                sympy.And(
+                    _cute.at_offset(L, x) < total,  # R read inside its domain [0, size(R))
+                    sympy.Eq(_cute.at_offset(R, _cute.at_offset(L, x)), x),
+                ),
                 {x: total},
             )
         )
