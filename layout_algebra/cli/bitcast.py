@@ -55,7 +55,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--json", action="store_true", help="print the verdict as one JSON object (see docs/bitcasts.md)"
     )
     p.add_argument(
-        "--assume", action="append", default=[], metavar="TEXT", help="for symbolic dims, e.g. 'M == 8*N'"
+        "--assume",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="for symbolic dims, e.g. 'M == 8*N'; conditions no sizes >= 1 satisfy are refused (exit 2)",
     )
     p.add_argument(
         "--when",
