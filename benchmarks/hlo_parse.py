@@ -11,7 +11,9 @@ two ways:
 * **every shipped module**: all the modules of ``tests/data/ground_truth/hlo/`` (different
   compilers, attribute styles, sizes), each parsed as a module, repeated to about 5 MB.
 
-Cold runs clear ``parse_shape``'s cache first. Baselines over the same bytes:
+Cold runs clear the caches first (``parse_shape``'s, and the parser's of attribute readings).
+Each parse row is timed in rounds alternating with its tokenizer baseline (so a change in
+the machine's load hits both alike). Baselines over the same bytes:
 ``str.splitlines`` (reading lines, the least any parser does) and a regular-expression
 tokenizer (``re.findall`` of names, strings and single characters: the least a
 token-based parser does). If ``pyparsing`` or ``lark`` is importable, a token scan with
@@ -22,12 +24,14 @@ Run:  .venv/bin/python benchmarks/hlo_parse.py
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 import time
 from pathlib import Path
 
 from layout_algebra.hlo import parse_module
+from layout_algebra.hlo.parser import _attribute_field
 from layout_algebra.model.syntax import _parse_shape_cached
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "hlo"
@@ -57,6 +61,28 @@ def one_big_module(text: str, copies: int) -> str:
         renamed = pattern.sub(lambda m, k=k: f"%{m.group(1)}.copy{k}", body)
         parts.append(re.sub(r"^ENTRY ", "", renamed, flags=re.M))
     return "\n".join(parts)
+
+
+def clear_caches() -> None:
+    """Forget every shape and attribute value read before (a cold start)."""
+    _parse_shape_cached.cache_clear()
+    _attribute_field.cache_clear()
+
+
+def alternating(
+    fns: dict, rounds: int = ROUNDS, before: dict | None = None
+) -> dict[str, tuple[float, float]]:
+    """Best wall-clock and best CPU seconds of each function, run in turns round after round."""
+    best = {label: (float("inf"), float("inf")) for label in fns}
+    for _ in range(rounds):
+        for label, fn in fns.items():
+            if before and label in before:
+                before[label]()
+            start, start_cpu = time.perf_counter(), time.process_time()
+            fn()
+            wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+            best[label] = (min(best[label][0], wall), min(best[label][1], cpu))
+    return best
 
 
 def best_seconds(fn, rounds: int = ROUNDS, before=None) -> tuple[float, float]:
@@ -90,15 +116,19 @@ def main() -> None:
         wall, cpu = seconds
         rows.append((label, wall, size_mb / wall, size_mb / cpu))
 
-    record(
-        f"parse_module, one {mb:.0f} MB module, cold cache",
-        best_seconds(lambda: parse_module(big), before=_parse_shape_cached.cache_clear),
-        mb,
+    big_rows = alternating(
+        {
+            "cold": lambda: parse_module(big),
+            "warm": lambda: parse_module(big),
+            "tokenizer": lambda: _TOKEN.findall(big),
+        },
+        before={"cold": clear_caches},
     )
-    record(f"parse_module, one {mb:.0f} MB module, warm cache", best_seconds(lambda: parse_module(big)), mb)
+    record(f"parse_module, one {mb:.0f} MB module, cold cache", big_rows["cold"], mb)
+    record(f"parse_module, one {mb:.0f} MB module, warm cache", big_rows["warm"], mb)
     record(
         f"parse_module, one copy ({len(text) // 1000} KB), cold cache",
-        best_seconds(lambda: parse_module(text), rounds=5, before=_parse_shape_cached.cache_clear),
+        best_seconds(lambda: parse_module(text), rounds=5, before=clear_caches),
         len(text.encode()) / 1e6,
     )
 
@@ -108,11 +138,11 @@ def main() -> None:
 
     record(
         "parse_module, per copy, cold then warm",
-        best_seconds(per_copy, before=_parse_shape_cached.cache_clear),
+        best_seconds(per_copy, before=clear_caches),
         per_copy_mb,
     )
     record("baseline: str.splitlines", best_seconds(big.splitlines), mb)
-    record("baseline: re.findall tokenizer", best_seconds(lambda: _TOKEN.findall(big)), mb)
+    record("baseline: re.findall tokenizer", big_rows["tokenizer"], mb)
     corpus = [p.read_text(encoding="utf-8") for p in sorted(DATA.glob("*.hlo"))]
     repeat = CORPUS_BYTES // sum(len(t) for t in corpus) + 1
     corpus_mb = repeat * sum(len(t.encode()) for t in corpus) / 1e6
@@ -122,24 +152,26 @@ def main() -> None:
             for t in corpus:
                 parse_module(t)
 
+    joined = "\n".join(corpus * repeat)
+    corpus_rows = alternating(
+        {"parse": every_module, "tokenizer": lambda: _TOKEN.findall(joined)}, before={"parse": clear_caches}
+    )
     record(
         f"parse_module, every shipped module ({len(corpus)}) x {repeat}, cold then warm",
-        best_seconds(every_module, before=_parse_shape_cached.cache_clear),
+        corpus_rows["parse"],
         corpus_mb,
     )
-    joined = "\n".join(corpus * repeat)
-    record(
-        "baseline: re.findall tokenizer, every shipped module",
-        best_seconds(lambda: _TOKEN.findall(joined)),
-        corpus_mb,
-    )
+    record("baseline: re.findall tokenizer, every shipped module", corpus_rows["tokenizer"], corpus_mb)
     rows.extend(library_rows(text))
 
     baseline = next(r for r in rows if r[0] == "baseline: re.findall tokenizer")[3]
     corpus_baseline = next(r for r in rows if r[0].startswith("baseline: re.findall tokenizer, every"))[3]
     print(f"module: {path.name} ({len(text):,} bytes) x {copies} = {len(big):,} bytes")
     print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}")
-    print(f"date: {time.strftime('%Y-%m-%d')}  (best of {ROUNDS} rounds)")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"date: {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, load average {load}  (best of {ROUNDS} rounds)"
+    )
     print()
     print("| operation | seconds (wall) | MB/s (wall) | MB/s (CPU time) | vs re.findall tokenizer (CPU) |")
     print("|---|---:|---:|---:|---:|")

@@ -164,7 +164,7 @@ def _group_contents(depth: int, round_depth: int) -> str:
 
 
 _FLAT_VALUE = (
-    r"(?:%?(?:[^\s,(){}\[\]\"%/]|/(?![/*]))++"  # a bare word (what _BARE reads, no groups)
+    r"(?:%?(?:[^\s,(){}\[\]\"%/]++|/(?![/*]))++"  # a bare word (what _BARE reads, no groups)
     r"|" + _STRING_BODY + r"|\{" + _group_contents(5, 2) + r"\})"
 )
 #: The one-match readers (regular expressions), each read the same text as the careful
@@ -180,7 +180,7 @@ _FAST_PATHS = (
 )
 _FLAT_ATTRIBUTE = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r")")
 # An array shape inside a tuple: its layout's parentheses balanced (what balanced_end reads).
-_TUPLE_ELEMENT = r"[a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)(?:[^{}()\n]|\([^{}()\n]*\))*\})?"
+_TUPLE_ELEMENT = r"[a-z][a-z0-9]*+\[[^\[\]\n]*+\](?:\{(?=-?[0-9]|:)(?:[^{}()\n]++|\([^{}()\n]*+\))*+\})?"
 # A comma between tuple elements, operands or parameters, and the "/*index=5*/" XLA prints
 # before every fifth one.
 _COMMA = r"[ \t]*,[ \t]*(?:/\*index=[0-9]+\*/[ \t]*)?"
@@ -188,8 +188,8 @@ _INDEX_COMMENT = r"(?:/\*index=[0-9]+\*/[ \t]*)?"
 # A tuple of arrays: "(", elements, ")" (what balanced_end reads: no nested tuple).
 _FLAT_TUPLE = r"\([ \t]*(?:" + _TUPLE_ELEMENT + r"(?:" + _COMMA + _TUPLE_ELEMENT + r")*)?[ \t]*\)"
 # An operand in the one-match form: a name, or an array shape (layout without nested braces) and a name.
-_ARRAY_TEXT = r"[a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)[^{}\n]*\})?"
-_OPERAND = r"(?:" + _ARRAY_TEXT + r"[ \t]+)?%?[\w.\-]+"
+_ARRAY_TEXT = r"[a-z][a-z0-9]*+\[[^\[\]\n]*+\](?:\{(?=-?[0-9]|:)[^{}\n]*+\})?"
+_OPERAND = r"(?:" + _ARRAY_TEXT + r"[ \t]++)?%?[\w.\-]++"
 _TYPED_OPERAND = re.compile(_INDEX_COMMENT + r"(?:(" + _ARRAY_TEXT + r")[ \t]+)?(%?[\w.\-]+)")
 _OPERAND_NAME = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")  # what _Parser.name reads
 # A constant's literal in braces, nested up to three deep ("{ {1, 2}, {3, 4} }"), without
@@ -199,11 +199,17 @@ _BRACED_LITERAL = r"\{(?:" + _PLAIN + r"|\{(?:" + _PLAIN + r"|\{" + _PLAIN + r"*
 # What may follow an instruction: whitespace and complete comments (as _SKIP reads them).
 _TRAILING_GAP = r"(?:[ \t\r\n]++|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+\*/)*+"
 _FLAT_INSTRUCTION = re.compile(
-    r"(ROOT[ \t]+)?%?([A-Za-z0-9_][\w.\-]*)[ \t]*=[ \t]*"  # [ROOT] name =
-    r"([a-z][a-z0-9]*\[[^\[\]\n]*\](?:\{(?=-?[0-9]|:)[^{}\n]*\})?"  # an array shape
-    r"|" + _FLAT_TUPLE + r")"  # or a tuple of arrays
-    r"[ \t]+([a-z][a-z0-9\-]*)\("  # opcode(
-    r"[ \t]*((?:" + _OPERAND + _COMMA + r")*" + _OPERAND + r"|" + _BRACED_LITERAL + r")?[ \t]*\)"  # operands)
+    r"(ROOT[ \t]+)?%?([A-Za-z0-9_][\w.\-]*+)[ \t]*+=[ \t]*+"  # [ROOT] name =
+    r"(" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"  # an array shape or a tuple of arrays
+    r"[ \t]++([a-z][a-z0-9\-]*+)\("  # opcode(
+    r"[ \t]*+("
+    + _OPERAND
+    + r"(?:"
+    + _COMMA
+    + _OPERAND
+    + r")*+|"
+    + _BRACED_LITERAL
+    + r")?[ \t]*\)"  # operands)
     r"(?:[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r")"  # , key=value
     r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+))?+"  # , key=value ...
     r"(?![(\[])"  # not when the last value goes on with a group: 'bf_io->bf', '[2,4]<=[8]'
