@@ -486,7 +486,7 @@ def blocked_copy(dst: np.ndarray, src: np.ndarray, limit: int | None = None) -> 
     >>> blocked_copy(y, x.T, limit=4096); np.array_equal(y, x.T)
     True
     """
-    if not dst.size:
+    if not dst.size or transpose_compiled(dst, src):
         return
     near, far = (dst, src) if span(dst) <= span(src) else (src, dst)
     near_order, far_order = inner_first(near), inner_first(far)
@@ -499,6 +499,133 @@ def blocked_copy(dst: np.ndarray, src: np.ndarray, limit: int | None = None) -> 
         stage = staging[tuple(slice(0, n) for n in part.shape)]
         np.copyto(stage, src[index])
         np.copyto(part, stage)
+
+
+#: A compiled transposing copy stages at most about this many bytes of the far side (the L2 cache).
+TRANSPOSE_STAGE_BYTES = 1 << 19
+#: ... in rows this many bytes longer than a run, so that the rows do not alias in the cache.
+TRANSPOSE_PAD_BYTES = 64
+#: A compiled transposing copy of at least this many bytes writes by non-temporal stores: its
+#: output will not be read from the cache, and they do not read the lines they fill first.
+TRANSPOSE_STREAM_BYTES = 1 << 21
+_transposer: Any = None  # layout_algebra.transpose_kernels, False when it cannot be imported
+_transpose_stages = threading.local()  # one staging buffer per thread
+
+
+def transpose_kernels() -> Any:
+    """:mod:`layout_algebra.transpose_kernels` when :func:`kernels` are used, else None."""
+    global _transposer
+    if kernels() is None:
+        return None
+    if _transposer is None:
+        with _kernels_lock:
+            if _transposer is None:
+                try:
+                    from layout_algebra import transpose_kernels as module
+                except ImportError:  # pragma: no cover - numba without llvmlite's IR builder
+                    _transposer = False
+                else:
+                    _transposer = module
+    return _transposer or None
+
+
+def transpose_form(dst: np.ndarray, src: np.ndarray, budget: int | None = None) -> tuple[Any, ...] | None:
+    """The canonical form of :mod:`layout_algebra.transpose_kernels` for copying ``src``
+    into ``dst``: ``(writes_far, near, near_strides, far, far_strides, shape, width)`` (flat
+    arrays, strides in elements over ``(o0, o1, a, c, d)``; ``width``: steps of ``a`` per
+    staged run, so that the staging buffer has at most about ``budget`` bytes, default
+    ``TRANSPOSE_STAGE_BYTES``), or None when the copy has no such form.
+
+    ``f32[512,2048]{0,1:T(8,128)}``: a chunk of 8 column tiles ``(a, o1, c, d)`` and the
+    array ``x[o1*128 + d, a*8 + c]`` (the far side, read: ``writes_far`` is False):
+
+    >>> x = np.zeros((512, 2048), np.float32)
+    >>> tiles = np.zeros((8, 4, 8, 128), np.float32)
+    >>> view = x.reshape(4, 128, 256, 8).transpose(2, 0, 3, 1)[:8]
+    >>> form = transpose_form(tiles, view)
+    >>> form[0], form[5].tolist(), form[2].tolist(), form[4].tolist(), form[6]
+    (False, [1, 4, 8, 8, 128], [0, 1024, 4096, 128, 1], [0, 262144, 8, 1, 2048], 8)
+    """
+    if dst.shape != src.shape or dst.dtype != src.dtype or not dst.size:
+        return None
+    dtype = dst.dtype
+    if dtype.kind not in "uif" or dtype.itemsize not in (1, 2, 4, 8) or not dtype.isnative:
+        return None
+    if not (dst.flags.writeable and dst.flags.aligned and src.flags.aligned):
+        return None
+    budget = budget or TRANSPOSE_STAGE_BYTES
+    if span(dst) != span(src):
+        return _canonical(dst, src, span(dst) > span(src), budget)
+    # the same span (a whole array): the far side is the one read across the longer rows
+    forms = [f for f in (_canonical(dst, src, w, budget) for w in (False, True)) if f is not None]
+    return max(forms, key=lambda f: int(f[4][-1]), default=None)
+
+
+def _canonical(dst: np.ndarray, src: np.ndarray, writes_far: bool, budget: int) -> tuple[Any, ...] | None:
+    """:func:`transpose_form` with ``dst`` (``writes_far``) or ``src`` as the far side."""
+    dtype = dst.dtype
+    near, far = (src, dst) if writes_far else (dst, src)
+    n_flat, f_flat = flat_view(near), flat_view(far)
+    if n_flat is None or f_flat is None:
+        return None
+    (near_data, ns), (far_data, fs) = n_flat, f_flat
+    dims = [k for k in range(dst.ndim) if dst.shape[k] > 1]
+    d = [k for k in dims if ns[k] == 1]
+    c = [k for k in dims if fs[k] == 1 and k not in d]
+    if len(d) != 1 or len(c) != 1:
+        return None
+    d_dim, c_dim = d[0], c[0]
+    shape = dst.shape
+    rest = [k for k in dims if k not in (c_dim, d_dim)]
+    runs_on = [k for k in rest if fs[k] == shape[c_dim]]
+    a_dims = runs_on[:1]
+    outer = sorted((k for k in rest if k not in a_dims), key=lambda k: -fs[k])
+    merged = merged_dims([shape[k] for k in outer], [fs[k] for k in outer], [ns[k] for k in outer], ndim=2)
+    if merged is None:
+        return None
+    outer_shape, (outer_fs, outer_ns) = merged
+    a_shape = [shape[k] for k in a_dims] or [1]
+    a_fs, a_ns = [fs[k] for k in a_dims] or [0], [ns[k] for k in a_dims] or [0]
+    nc, nd, size = shape[c_dim], shape[d_dim], dtype.itemsize
+    width = min(a_shape[0], max(1, budget // (nd * nc * size)))
+    if nd * nc * size > 4 * budget:
+        return None  # the run of one row alone would not stay in the cache: NumPy blocks it
+    as_array = np.array
+    return (
+        writes_far,
+        near_data,
+        as_array([*outer_ns, *a_ns, ns[c_dim], 1], np.int64),
+        far_data,
+        as_array([*outer_fs, *a_fs, 1, fs[d_dim]], np.int64),
+        as_array([*outer_shape, *a_shape, nc, nd], np.int64),
+        width,
+    )
+
+
+def transpose_compiled(dst: np.ndarray, src: np.ndarray) -> bool:
+    """``np.copyto(dst, src)`` for a transposing copy by a compiled kernel
+    (:mod:`layout_algebra.transpose_kernels`); False, having done nothing, when none takes
+    it (numba missing, ``USE_KERNELS`` off, fewer than ``KERNEL_MIN_BYTES``, no canonical
+    form: :func:`transpose_form`)."""
+    if dst.nbytes < KERNEL_MIN_BYTES:
+        return False
+    k = transpose_kernels()
+    form = transpose_form(dst, src) if k is not None else None
+    if form is None:
+        return False
+    writes_far, near, ns, far, fs, shape, width = form
+    pad = max(1, TRANSPOSE_PAD_BYTES // dst.itemsize)
+    need = k.staging_size(shape, width, pad)
+    stage = getattr(_transpose_stages, "buffer", None)
+    if stage is None or stage.dtype != dst.dtype or stage.size < need:
+        stage = _transpose_stages.buffer = np.empty(need, dst.dtype)
+    stream = dst.nbytes >= TRANSPOSE_STREAM_BYTES
+    if writes_far:
+        k.scatter_rows(far, 0, fs, near, 0, ns, shape, stage, width, pad, stream)
+    else:
+        stream = stream and all(int(s) % 8 == 0 for s, n in zip(ns[:-1], shape[:-1], strict=True) if n > 1)
+        k.gather_rows(near, 0, ns, far, 0, fs, shape, stage, width, pad, stream)
+    return True
 
 
 def span(a: np.ndarray) -> int:

@@ -124,8 +124,10 @@ over a transposed array, ``{0,1:T(8,128)}``: along the box's minor dimension the
 read 32 KB apart) is not cache-blocked by NumPy, so it goes block by block through a
 256 KB staging buffer laid out like the logical array (:func:`~layout_algebra.copy_engine.blocked_copy`): one copy
 moves long runs between the array and the staging buffer, the other transposes between
-the staging buffer, in the cache, and the box; such layouts use 8 MB chunks (longer runs
-in the array) and ``unpack`` reads them without staging the chunk. Extra memory: one
+the staging buffer, in the cache, and the box; such layouts use 32 MB chunks (longer runs
+in the array) and ``unpack`` reads them without staging the chunk. With ``numba``, a
+compiled kernel (:mod:`layout_algebra.transpose_kernels`) does both steps in one call,
+transposing 8x8 blocks in vector registers. Extra memory: one
 chunk (for sub-byte elements, one byte per element of a chunk), and the 256 KB staging
 buffer. Only a ``*`` merge of dimensions that are not adjacent in memory makes a copy of
 the part concerned.
@@ -222,8 +224,9 @@ _BITS_DTYPES: dict[int, np.dtype[Any]] = {
 #: Bytes of output handled per chunk (what is read and written should stay in the cache)...
 _CHUNK_BYTES = 1 << 21
 #: ... or, when the chunk's copies transpose, this many: they are blocked in the cache by
-#: themselves (``copy_engine.blocked_copy``), and a longer chunk makes longer runs in the array.
-_TRANSPOSING_CHUNK_BYTES = 1 << 23
+#: themselves (``copy_engine.blocked_copy``), and a longer chunk makes longer runs in the array
+#: (32 MB: 4 KB runs in the rows of the 8192x8192 f32 benchmark array; 1 KB ran at half speed).
+_TRANSPOSING_CHUNK_BYTES = 1 << 25
 #: ... or, when compiled kernels build the words (``copy_engine.uses_kernel``), this many:
 #: they make one pass, so the chunk need not stay in the cache, and fewer calls cost less.
 _KERNEL_CHUNK_BYTES = 1 << 23

@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     "numpy_eval": 2,
     "copy_engine": 2,
     "copy_kernels": 2,  # numba kernels, imported by copy_engine on first use
+    "transpose_kernels": 2,  # numba kernels for transposing copies, the same
     "codegen": 2,
     "draw": 2,
     "explorer": 2,
