@@ -11,6 +11,8 @@ that found nothing, so that they keep being made.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from layout_algebra.hlo.execute import compare
@@ -152,3 +154,26 @@ def test_regression_a_tampered_dot_dimension_is_an_answer_not_a_crash(dims: str,
     result = validate_pair(DOT, DOT.replace("lhs_contracting_dims={1}", dims), mode="logical")
     assert result.status == "unknown"
     assert quoted in result.reason
+
+
+# ------------------------------------------------------- hlo.verify: layouts nobody reads
+@pytest.mark.parametrize(
+    ("layout", "problem"),
+    [
+        ("{2,0}", "minor_to_major {2,0} has 2 outside [0, 2)"),
+        ("{0,0}", "lists dimension 0 twice"),
+        ("{1,0:E(4)}", "E(4) cannot hold a s8 element"),
+        ("{1,0:T(0,2)}", "has a dimension of size 0"),
+    ],
+)
+def test_regression_an_invalid_layout_is_refused_in_logical_mode_too(layout: str, problem: str) -> None:
+    """Old code proved, in logical mode (layouts free), ``reshape`` into ``s8[3,5]{2,0}``
+    equal to the same reshape into ``{1,0}``: no proof reads the root's layout there, and
+    the module is invalid HLO (the executor rejects it)."""
+    before = module("  ROOT r = s8[3,5]{1,0} reshape(p)", "s8[3,5]{0,1} p")
+    after = before.replace("s8[3,5]{1,0} reshape", f"s8[3,5]{layout} reshape")
+    with pytest.raises(ValueError):
+        executed_same(before, after, mode="logical")
+    for mode in ("logical", "physical"):
+        with pytest.raises(InvalidHlo, match=re.escape(problem)):
+            verify_rewrite(before, after, mode=mode)

@@ -1511,6 +1511,26 @@ def _symbols_of(*modules: HloModule) -> set[sympy.Symbol]:
     return found
 
 
+def _check_layouts(module: HloModule) -> None:
+    """Every array's layout is one XLA accepts (``LayoutUtil::ValidateLayoutForShape``, and an
+    ``E(n)`` that holds the element), also where no proof reads it (logical mode): a module
+    with ``{2,0}`` on a rank-2 array is invalid HLO, not a rewrite to prove."""
+    from layout_algebra.model.validation import layout_problems
+
+    for _, instr in module.instructions():
+        for _, leaf in _leaves_any(instr.shape):
+            problems = layout_problems(leaf)
+            e = leaf.layout.element_size_in_bits if leaf.layout is not None else 0
+            if e and e < leaf.element_type.bit_width:
+                problems.append(
+                    f"E({e}) cannot hold a {leaf.element_type.text} element ({leaf.element_type.bit_width} bits)"
+                )
+            if problems:
+                raise InvalidHlo(
+                    f"{instr.opcode} {instr.name}: the layout of {leaf} is invalid: {problems[0]}"
+                )
+
+
 def _leaves_any(shape: Shape) -> list[tuple[tuple, ArrayShape]]:
     try:
         return _leaves(shape)
@@ -1933,6 +1953,8 @@ def verify_rewrite(
     start = time.perf_counter()
     a, b = _as_module(before), _as_module(after)
     _check_interface(a, b, mode)
+    _check_layouts(a)
+    _check_layouts(b)
     leaves_a, leaves_b = _leaves(a.entry.root.shape), _leaves(b.entry.root.shape)
     if [p for p, _ in leaves_a] != [p for p, _ in leaves_b]:
         raise ValueError(
