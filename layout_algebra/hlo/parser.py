@@ -210,8 +210,7 @@ _FLAT_INSTRUCTION = re.compile(
     + r")*+|"
     + _BRACED_LITERAL
     + r")?[ \t]*\)"  # operands)
-    r"(?:[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r")"  # , key=value
-    r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+))?+"  # , key=value ...
+    r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+)"  # , key=value ...
     r"(?![(\[])"  # not when the last value goes on with a group: 'bf_io->bf', '[2,4]<=[8]'
     + _TRAILING_GAP  # the line break after it, comments
     + r"(?![,/\f\v])",  # and no more attributes (nor an unterminated comment)
@@ -219,9 +218,9 @@ _FLAT_INSTRUCTION = re.compile(
 )
 # A computation's typed header "(name: shape, ...) -> shape" on one line, every shape an
 # array or a tuple of arrays: one match, as the careful reader would read it.
-_PARAMETER = r"%?[A-Za-z0-9_][\w.\-]*[ \t]*:[ \t]*(?:" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"
+_PARAMETER = r"%?[A-Za-z0-9_][\w.\-]*+[ \t]*+:[ \t]*+(?:" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"
 _SIGNATURE = re.compile(
-    r"\([ \t]*((?:" + _PARAMETER + _COMMA + r")*" + _PARAMETER + r")?[ \t]*\)"
+    r"\([ \t]*+(" + _PARAMETER + r"(?:" + _COMMA + _PARAMETER + r")*+)?[ \t]*\)"
     r"[ \t]*->[ \t]*(" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")(?=[ \t]*\{)"
 )
 _SIGNATURE_PARAMETER = re.compile(
@@ -231,7 +230,7 @@ _SIGNATURE_PARAMETER = re.compile(
 # shape an array or a tuple of arrays; _LISTED_SHAPE finds the parameter shapes in it.
 _SHAPE_TEXT = r"(?:" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"
 _ENTRY_LAYOUT = re.compile(
-    r"\{[ \t]*\([ \t]*((?:" + _SHAPE_TEXT + _COMMA + r")*" + _SHAPE_TEXT + r")?[ \t]*\)"
+    r"\{[ \t]*\([ \t]*+(" + _SHAPE_TEXT + r"(?:" + _COMMA + _SHAPE_TEXT + r")*+)?[ \t]*\)"
     r"[ \t]*->[ \t]*(" + _SHAPE_TEXT + r")[ \t]*\}"
 )
 _LISTED_SHAPE = re.compile(_INDEX_COMMENT + r"(" + _SHAPE_TEXT + r")")
@@ -964,7 +963,7 @@ class _Parser:
         the whole instruction or the text is wrong (the caller then reads it piece by piece
         and reports the error): what ``instruction_by_parts`` gives on the same text, from
         one match. The match ends after the line break, at the next token."""
-        root, name, shape_text, opcode, names, key, value, more = m.groups()
+        root, name, shape_text, opcode, names, attribute_text = m.groups()
         # The shape first: where it is wrong, that is the error the careful reader reports.
         shape = None if self.record_shapes else self.shapes.get(shape_text)
         if shape is None:
@@ -991,21 +990,18 @@ class _Parser:
             bare = names.replace("%", "").replace(" ", "").replace("\t", "")
             operands = tuple(map(trusted_operand, bare.split(",")))
         fields = _NO_READ_FIELDS
-        if key is None:
-            attributes = {}
+        if attribute_text:
+            pairs = _FLAT_ATTRIBUTE.findall(attribute_text)
+            attributes = dict(pairs)
+            if len(attributes) < len(pairs):
+                return None  # a key given twice: reported by the piece-by-piece reader
+            if not _READ_ATTRIBUTES.isdisjoint(attributes):
+                read = self.read_fields(attributes)
+                if read is None:
+                    return None  # a bad value: reported by the piece-by-piece reader
+                fields = read
         else:
-            attributes = {key: value}
-            if more:
-                pairs = _FLAT_ATTRIBUTE.findall(more)
-                attributes.update(pairs)
-                if len(attributes) <= len(pairs):
-                    return None  # a key given twice: reported by the piece-by-piece reader
-                if not _READ_ATTRIBUTES.isdisjoint(attributes):
-                    fields = self.read_fields(attributes)  # type: ignore[assignment]
-            elif key in _READ_ATTRIBUTES:
-                fields = self.read_fields(attributes)  # type: ignore[assignment]
-            if fields is None:
-                return None  # a bad value: reported by the piece-by-piece reader
+            attributes = {}
         self.pos = m.end()
         return trusted_instruction(
             name,
