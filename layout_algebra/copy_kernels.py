@@ -26,8 +26,11 @@ by the loops) are built in a staging buffer that stays in the cache, and copied 
 order (or, the other way, copied in first): memory then sees one sequential stream.
 Slicing costs more than moving a short run (``(64,128)(8,1)``: 128 words a run), so where
 the 8 rows of nibbles run on across ``i2`` (``ps[2] == shape[3]``, a whole tile row) they
-are sliced once per ``i1`` (:func:`_runs_on`), not once per run; taking such words apart,
-the runs of one ``i1`` are first gathered into one line in the cache, split in one loop.
+are sliced once per ``i1`` (:func:`_runs_on`), not once per run. Staged, such words are
+built in the stage in the order of the rows, one long loop per ``i1``
+(:func:`_nibble_rows_in`, :func:`_byte_rows_in`), and the stage is copied out in runs in
+the order of the words in memory (:func:`_runs_between`); taken apart the other way round.
+Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first.
 
 Nibbles are packed byte by byte: byte ``k`` of a word (byte offset ``k``: little-endian) is
 ``(n[2k] & 0xF) | (n[2k+1] << 4)``, computed on 8-bit lanes, and the 4 bytes of each word
@@ -310,6 +313,36 @@ def _nibble_rows_out(parts, pb, step, line8, m):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
+def _byte_rows_in(line8, parts, pb, step, m):  # type: ignore[no-untyped-def]
+    """Words ``0 .. m-1`` of ``line8`` (bytes) from the 4 rows ``parts[pb + j*step :][:m]``."""
+    r0 = parts[pb : pb + m]
+    r1 = parts[pb + step : pb + step + m]
+    r2 = parts[pb + 2 * step : pb + 2 * step + m]
+    r3 = parts[pb + 3 * step : pb + 3 * step + m]
+    w = line8[: 4 * m]
+    for i in range(m):
+        w[4 * i] = r0[i]
+        w[4 * i + 1] = r1[i]
+        w[4 * i + 2] = r2[i]
+        w[4 * i + 3] = r3[i]
+
+
+@njit(nogil=True, cache=True)
+def _byte_rows_out(parts, pb, step, line8, m):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_byte_rows_in`."""
+    r0 = parts[pb : pb + m]
+    r1 = parts[pb + step : pb + step + m]
+    r2 = parts[pb + 2 * step : pb + 2 * step + m]
+    r3 = parts[pb + 3 * step : pb + 3 * step + m]
+    w = line8[: 4 * m]
+    for i in range(m):
+        r0[i] = w[4 * i]
+        r1[i] = w[4 * i + 1]
+        r2[i] = w[4 * i + 2]
+        r3[i] = w[4 * i + 3]
+
+
+@njit(nogil=True, cache=True)
 def _runs_between(words, wo, ws, stage, shape, to_words):  # type: ignore[no-untyped-def]
     """Copy the runs of ``shape[3]`` words between ``words`` (run ``(i1, i2)`` at
     ``wo + i1*ws[1] + i2*ws[2]``) and ``stage`` (the runs in the order ``(i1, i2)``), the
@@ -365,10 +398,17 @@ def _halves_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-u
 @njit(nogil=True, cache=True)
 def words_from_bytes(words, wo, ws, parts, po, ps, step, shape, staged):  # type: ignore[no-untyped-def]
     """``words[w] = p0 | p1 << 8 | p2 << 16 | p3 << 24``, the bytes ``pj = parts[p + j*step]``."""
+    rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, words.dtype)
+    stage8 = stage.view(U8)
     for i0 in range(shape[0]):
-        if staged:
+        if staged and rows:  # the stage in the order of the parts, copied out in runs
+            m = shape[2] * shape[3]
+            for i1 in range(shape[1]):
+                _byte_rows_in(stage8[4 * i1 * m :], parts, po + i0 * ps[0] + i1 * ps[1], step, m)
+            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
+        elif staged:
             _bytes_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
             out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
@@ -380,10 +420,17 @@ def words_from_bytes(words, wo, ws, parts, po, ps, step, shape, staged):  # type
 @njit(nogil=True, cache=True)
 def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
     """The inverse of :func:`words_from_bytes`: ``parts[p + j*step] = words[w] >> 8j`` (a byte)."""
+    rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, np.uint32)
+    stage8 = stage.view(U8)
     for i0 in range(shape[0]):
-        if staged:
+        if staged and rows:  # the runs copied in to the stage in the order of the parts
+            m = shape[2] * shape[3]
+            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, False)
+            for i1 in range(shape[1]):
+                _byte_rows_out(parts, po + i0 * ps[0] + i1 * ps[1], step, stage8[4 * i1 * m :], m)
+        elif staged:
             run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
                 stage[i] = run[i]

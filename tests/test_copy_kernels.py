@@ -354,21 +354,26 @@ def test_importing_the_package_or_packing_small_arrays_does_not_import_numba() -
     assert out.stdout.split() == ["False", "True"]  # a 2 MB array does use the kernels
 
 
-# ------------------------------------------------ the nibble kernels, path by path
-def nibble_words_by_loop(parts: np.ndarray, po: int, ps, step: int, shape) -> dict[tuple, int]:
-    """Each word's value from the definition, by a Python loop: ``sum_j (part_j & 0xF) << 4j``."""
+# ------------------------------------------ the nibble and byte kernels, path by path
+#: (kernel that builds words, kernel that splits them, parts per word, bits per part)
+NIBBLES = ("words_from_nibbles", "nibbles_from_words", 8, 4)
+BYTES = ("words_from_bytes", "bytes_from_words", 4, 8)
+
+
+def words_by_loop(parts: np.ndarray, ps, step: int, shape, count: int, bits: int) -> dict[tuple, int]:
+    """Each word's value from the definition, by a Python loop: ``sum_j (part_j & mask) << bits*j``."""
     words = {}
     for index in np.ndindex(*shape):
-        p = po + sum(int(i) * int(s) for i, s in zip(index, ps, strict=True))
-        words[index] = sum((int(parts[p + j * step]) & 0xF) << (4 * j) for j in range(8))
+        p = sum(int(i) * int(s) for i, s in zip(index, ps, strict=True))
+        words[index] = sum((int(parts[p + j * step]) & ((1 << bits) - 1)) << (bits * j) for j in range(count))
     return words
 
 
 @st.composite
-def nibble_boxes(draw: st.DrawFn) -> tuple:
-    """A 4-D box of words and the 8 nibble rows of each, laid out in memory in any order
-    (with a gap or not), including the layouts of the kernels' special paths: words of each
-    ``i0`` dense (staged), and nibble rows that run on across ``i2`` (``ps[2] == shape[3]``)."""
+def word_boxes(draw: st.DrawFn, count: int) -> tuple:
+    """A 4-D box of words and the ``count`` rows of parts of each, laid out in memory in any
+    order (with a gap or not), including the layouts of the kernels' special paths: words of
+    each ``i0`` dense (staged), and rows of parts that run on across ``i2`` (``ps[2] == shape[3]``)."""
     shape = [
         draw(st.integers(1, 3)),
         draw(st.integers(1, 3)),
@@ -379,9 +384,9 @@ def nibble_boxes(draw: st.DrawFn) -> tuple:
     if rows_path:  # parts in the order (i0, i1, j, i2, i3): rows run on across i2
         part_order = [0, 1, 4, 2, 3]
     else:
-        part_order = draw(st.permutations(range(5)))  # 4: the nibble index j
+        part_order = draw(st.permutations(range(5)))  # 4: the index j of a part in its word
     gap = draw(st.sampled_from([1, 1, 2]))
-    extents = [*shape, 8]
+    extents = [*shape, count]
     ps5, stride = [0] * 5, gap
     for k in reversed(part_order):
         ps5[k] = stride
@@ -400,31 +405,33 @@ def nibble_boxes(draw: st.DrawFn) -> tuple:
     return shape, ps5[:4], ps5[4], stride, ws, draw(st.integers(0, 2**32 - 1))
 
 
-@settings(max_examples=150, deadline=None)
-@given(box=nibble_boxes())
-def test_nibble_kernels_match_the_definition_on_every_path(box) -> None:
-    shape, ps, step, words_span, ws, seed = box
+@pytest.mark.parametrize("kernels", [NIBBLES, BYTES], ids=["nibbles", "bytes"])
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_word_kernels_match_the_definition_on_every_path(kernels, data) -> None:
+    build, split, count, bits = kernels
+    shape, ps, step, words_span, ws, seed = data.draw(word_boxes(count))
     rng = np.random.default_rng(seed)
-    span = 1 + sum((n - 1) * s for n, s in zip(shape, ps, strict=True)) + 7 * step
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, ps, strict=True)) + (count - 1) * step
     parts = rng.integers(0, 256, span, dtype=np.uint8)  # high nibbles set too: they must be ignored
-    expected = nibble_words_by_loop(parts, 0, ps, step, shape)
+    expected = words_by_loop(parts, ps, step, shape, count, bits)
     shape_a, ws_a, ps_a = (np.array(v, np.int64) for v in (shape, ws, ps))
     dense = copy_engine.is_dense(shape[1:], ws[1:])
     for staged in (False, True) if dense and ws[0] >= math.prod(shape[1:]) else (False,):
         words = np.full(words_span, 0xA5A5A5A5, np.uint32)
-        copy_kernels.words_from_nibbles(words, 0, ws_a, parts, 0, ps_a, step, shape_a, staged)
+        getattr(copy_kernels, build)(words, 0, ws_a, parts, 0, ps_a, step, shape_a, staged)
         got = {i: int(words[sum(a * b for a, b in zip(i, ws, strict=True))]) for i in np.ndindex(*shape)}
         assert got == expected, (shape, ps, step, ws, staged)
         back = np.full(span, 0xEE, np.uint8)
-        copy_kernels.nibbles_from_words(back, 0, ps_a, step, words, 0, ws_a, shape_a, staged)
+        getattr(copy_kernels, split)(back, 0, ps_a, step, words, 0, ws_a, shape_a, staged)
         written = np.zeros(span, bool)
         for index in np.ndindex(*shape):
             p = sum(int(i) * int(s) for i, s in zip(index, ps, strict=True))
-            for j in range(8):
+            for j in range(count):
                 written[p + j * step] = True
-                # zero-extended, as ml_dtypes stores int4 and uint4
-                assert back[p + j * step] == (expected[index] >> (4 * j)) & 0xF
-        assert (back[~written] == 0xEE).all()  # nothing outside the nibbles was written
+                # nibbles zero-extended, as ml_dtypes stores int4 and uint4
+                assert back[p + j * step] == (expected[index] >> (bits * j)) & ((1 << bits) - 1)
+        assert (back[~written] == 0xEE).all()  # nothing outside the parts was written
 
 
 @pytest.mark.parametrize("threads", [1, 2])
