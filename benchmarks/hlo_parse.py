@@ -11,7 +11,7 @@ two ways:
 * **every shipped module**: all the modules of ``tests/data/ground_truth/hlo/`` (different
   compilers, attribute styles, sizes), each parsed as a module, repeated to about 5 MB.
 
-Cold runs clear the caches first (``parse_shape``'s, and the parser's of attribute readings).
+Cold runs clear the caches first (``parse_shape``'s, and the parser's of shapes and attribute readings).
 Each parse row is timed in rounds alternating with its tokenizer baseline (so a change in
 the machine's load hits both alike). Baselines over the same bytes:
 ``str.splitlines`` (reading lines, the least any parser does) and a regular-expression
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from layout_algebra.hlo import parse_module
-from layout_algebra.hlo.parser import _attribute_field
+from layout_algebra.hlo.parser import _clear_caches
 from layout_algebra.model.syntax import _parse_shape_cached
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "hlo"
@@ -66,7 +66,7 @@ def one_big_module(text: str, copies: int) -> str:
 def clear_caches() -> None:
     """Forget every shape and attribute value read before (a cold start)."""
     _parse_shape_cached.cache_clear()
-    _attribute_field.cache_clear()
+    _clear_caches()
 
 
 def alternating(

@@ -259,6 +259,20 @@ NATIVE_START_OPCODES = frozenset(
 )
 
 
+#: Every shape read so far in this process, by its text: dumps repeat the same few hundred
+#: shape texts thousands of times, and ``Shape`` values are immutable. Only shapes that
+#: parsed are kept (an error is reported where its text stands); emptied when full.
+_SHAPES: dict[str, Shape] = {}
+_MAX_SHAPES = 1 << 16
+
+
+def _clear_caches() -> None:
+    """Forget the shapes and attribute values this module has read (for cold-start
+    measurements; ``parse_shape`` keeps a cache of its own)."""
+    _SHAPES.clear()
+    _attribute_field.cache_clear()
+
+
 class HloParseError(ValueError):
     """HLO module text that cannot be parsed.
 
@@ -400,7 +414,7 @@ class _Parser:
     def __init__(self, text: str, record_shapes: bool) -> None:
         self.text = text
         self.pos = 0
-        self.shapes: dict[str, Shape] = {}
+        self.shapes = _SHAPES
         self.record_shapes = record_shapes
         self.recorded: list[tuple[str, Shape]] = []
 
@@ -529,7 +543,10 @@ class _Parser:
         source = self.text[start:end]
         shape = self.shapes.get(source)
         if shape is None:
-            shape = self.shapes[source] = self.parse_shape_at(source, start)
+            shape = self.parse_shape_at(source, start)
+            if len(self.shapes) >= _MAX_SHAPES:
+                self.shapes.clear()
+            self.shapes[source] = shape
         if self.record_shapes:
             self.recorded.append((source, shape))
         return shape
@@ -576,7 +593,8 @@ class _Parser:
         """
         text = self.text
         if text.startswith("{", pos):
-            return self.balanced_end(pos)
+            layout = _ENTRY_LAYOUT.match(text, pos)  # '{(shapes)->shape}': balanced, as read below
+            return layout.end() if layout is not None else self.balanced_end(pos)
         if text.startswith('"', pos):
             s = _STRING.match(text, pos)
             if s is None:
