@@ -99,3 +99,37 @@ def test_digit_expr_and_digit_of_invert_each_other(dim: int, weight: int, modulu
 
 def test_padding_label_is_not_part_of_equality() -> None:
     assert Digit(0, 1, 8, 8, "tile 1") == Digit(0, 1, 8, 8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["mod", "floor"]), st.integers(1, 9)), min_size=1, max_size=3),
+    st.integers(1, 40),
+)
+def test_digit_of_nested_mod_and_floor_is_the_evaluated_function(ops: list, size: int) -> None:
+    """``(i mod a) mod b`` and ``⌊(i mod a)/c⌋`` as a later tile level writes them: whenever
+    ``digit_of`` names a digit, it is the same function as the expression, evaluated at every
+    ``i`` (``(i mod 2) mod 3`` is ``i mod 2``; ``⌊(i mod 2)/4⌋`` is 0)."""
+    import sympy
+
+    i = sympy.Symbol("i0", integer=True, nonnegative=True)
+    expr: sympy.Expr = i
+    for op, n in ops:
+        expr = sympy.Mod(expr, n) if op == "mod" else sympy.floor(expr / n)
+    found = digit_of(expr, (size,))
+    if found is None:
+        return
+    dim, weight, modulus = found
+    for value in range(size):
+        want = int(expr.subs(i, value))
+        got = 0 if dim is None else (value // weight if modulus is None else (value // weight) % modulus)
+        assert got == want, (expr, found, value)
+
+
+def test_digit_of_reads_what_a_padding_level_writes() -> None:
+    import sympy
+
+    i = sympy.Symbol("i0", integer=True, nonnegative=True)
+    assert digit_of(sympy.Mod(sympy.Mod(i, 2), 3), (8,)) == (0, 1, 2)  # was None
+    assert digit_of(sympy.floor(sympy.Mod(i, 2) / 4), (8,)) == (None, 1, None)  # was None
+    assert digit_of(sympy.floor(sympy.Mod(i, 6) / 4), (8,)) is None  # 0 or 1, not a digit of i mod 6

@@ -2,18 +2,23 @@
 that no XLA layout exists: the search is incomplete, and these layouts show it.
 
 Each case is a layout (checked here to give exactly the input text or map) that the search
-does not reach: ``f32[2,4]{1,0:T(3,2)(4)}`` pads ``i1 mod 2`` again with the later level
-``(4)``; ``f32[4,6]{1,0:T(2)(3,1)}`` and ``f32[4,4]{0,1:T(2)(2,1)}`` have a tile level whose
-tile number has extent 1 before the last level (a dimension's low digit above its high one).
-The refusal used to say "no XLA layout ... puts its elements at the positions ...".
+did not reach: ``f32[4,6]{1,0:T(2)(3,1)}`` and ``f32[4,4]{0,1:T(2)(2,1)}`` have a tile level
+whose tile number has extent 1 before the last level (a dimension's low digit above its high
+one); the refusal used to say "no XLA layout ... puts its elements at the positions ...".
+``f32[2,4]{1,0:T(3,2)(4)}`` pads ``i1 mod 2`` again with the later level ``(4)``: refused as
+well until the digits ``(i mod 2) mod 3`` and ``⌊(i mod 2)/4⌋`` such a level writes were read
+(``interop.digits.digit_of``); the brute-force run below checks that family.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 
 from layout_algebra import codegen, layout_map
 from layout_algebra.interop import NotExpressible, from_cute, from_mlir_affine_map, to_cute
+from layout_algebra.interop.recover import positions_of
 from layout_algebra.interop.triton import LinearLayout, from_linear_layout
 
 
@@ -71,3 +76,46 @@ def test_from_linear_layout_refuses_honestly_where_a_layout_exists() -> None:
         assert "the search found no XLA layout" in str(err) and "may still exist" in str(err), str(err)
     else:
         assert offsets(str(back)) == offsets(shape)
+
+
+def test_the_padding_level_examples_come_back() -> None:
+    for shape, cute in [
+        ("f32[2,4]{1,0:T(3,2)(4)}", "(2,(2,2)):(4,(1,12))"),
+        ("f32[1,4]{1,0:T(2)(3)}", "(1,(2,2)):(0,(1,3))"),
+    ]:
+        back = from_cute(cute, "f32", rank=2)
+        assert offsets(str(back)) == offsets(shape), (shape, str(back))
+    # the position a padding level leaves with one slot is the constant 0, not an error
+    assert [str(p) for p in positions_of("f32[2,4]{1,0:T(3,2)(4)}")][3] == "0 (extent 1)"
+
+
+#: Two-level layouts whose second level pads the minor-most position again: f32[a,b]{m2m:T(t0,t1)(u)}.
+PADDED_AGAIN = [
+    f"f32[{a},{b}]{{{m2m}:T({t0},{t1})({u})}}"
+    for a, b, t0, t1, u, m2m in itertools.product(
+        range(1, 5), range(1, 5), range(1, 4), range(1, 3), range(2, 5), ("1,0", "0,1")
+    )
+    if u > t1
+]
+
+
+def test_layouts_padded_again_by_a_later_level_come_back_exactly() -> None:
+    """Brute force over the family: every answer places each element where the layout does,
+    and every CuTe form comes back, but where the room is below the smallest stride (a limit
+    the refusal names: the layouts recognised start every tile with consecutive elements)."""
+    counts = {"no CuTe form": 0, "back": 0, "room below the smallest stride": 0}
+    for shape in PADDED_AGAIN:
+        try:
+            cute = to_cute(shape)
+        except NotExpressible:
+            counts["no CuTe form"] += 1
+            continue
+        try:
+            back = from_cute(cute, "f32", rank=2)
+        except NotExpressible as err:
+            assert "the smallest stride is" in str(err), (shape, cute, str(err))
+            counts["room below the smallest stride"] += 1
+            continue
+        assert offsets(str(back)) == offsets(shape), (shape, cute, str(back))
+        counts["back"] += 1
+    assert counts["back"] >= 234, counts  # 234 of the 360 CuTe forms (the old search: fewer, and refusals)

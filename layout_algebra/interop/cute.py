@@ -31,7 +31,7 @@ proved the same layout). Layouts it cannot match raise
 >>> from_cute("(4,6):(6,2)", "f32")
 Traceback (most recent call last):
 ...
-layout_algebra.interop.recover.NotExpressible: (4,6):(6,2): the smallest stride is 2, not 1: the elements are not adjacent, and the layouts recognised here start every tile with consecutive elements
+layout_algebra.interop.recover.NotExpressible: (4,6):(6,2): the digit i1 takes 6 values but the next stride leaves room for 3: elements would overlap
 
 **Export.** Precisely, a CuTe layout is a pair of nested integer tuples, ``Shape:Stride``. Each
 top-level *mode* takes one coordinate; a hierarchical mode ``(s_1, s_2, ...)`` reads its

@@ -101,6 +101,13 @@ def digit_of(expr: Any, dims: Sequence[int]) -> tuple[int | None, int, int | Non
     (0, 2, 4)
     >>> digit_of(sympy.floor(sympy.Mod(i0, 12) / 8), (16,)) is None
     True
+
+    A digit reduced again by a larger modulus is unchanged, and divided by at least its
+    modulus it is 0: a later tile level that only pads writes ``(i0 mod 2) mod 3`` and
+    ``⌊(i0 mod 2)/4⌋`` (``T(2)(3)``, ``T(3,2)(4)``).
+
+    >>> digit_of(sympy.Mod(sympy.Mod(i0, 2), 3), (16,)), digit_of(sympy.floor(sympy.Mod(i0, 2) / 4), (16,))
+    ((0, 1, 2), (None, 1, None))
     """
     if expr.is_Integer:
         return (None, 1, None) if expr == 0 else None
@@ -121,6 +128,8 @@ def digit_of(expr: Any, dims: Sequence[int]) -> tuple[int | None, int, int | Non
             return None
         dim, weight, modulus = inner
         c = int(coefficient.q)
+        if modulus is not None and c >= modulus:  # below the modulus: 0
+            return (None, 1, None)
         if modulus is not None and modulus % c:
             return None
         return (dim, weight * c, None if modulus is None else modulus // c)
@@ -135,7 +144,7 @@ def digit_of(expr: Any, dims: Sequence[int]) -> tuple[int | None, int, int | Non
             return (None, 1, None)
         if modulus is None or modulus % m == 0:
             return (dim, weight, m)
-        if m % modulus == 0:
+        if m >= modulus:  # values below the modulus, so below m
             return inner
         return None
     return None

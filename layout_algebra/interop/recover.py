@@ -62,10 +62,13 @@ size-1 dimension the positions leave out, padded by a tile: ``bf16[8,1]{0,1:T(8,
 CuTe's ``(8,1):(8,0)``, whose room below stride 8 is dimension 1 padded to 8. Each gap
 may take one such dimension (up to :data:`HOLE_READINGS` readings are searched). Last,
 the room may be the unit dimension a tile one entry longer than the rank prepends, padded
-by that entry (:func:`_recover_with_prepended_unit`, one-level answers only). One
-dimension padded again by a later tile level, in several gaps, is not tried, and the
-refusal then names the room it did not fill. A refusal therefore never says that no layout
-exists, only that the search found none, and what it does not cover.
+by that entry (:func:`_recover_with_prepended_unit`, one-level answers only). A later tile
+level that pads a position again comes back (``(4)`` in ``f32[2,4]{1,0:T(3,2)(4)}`` pads
+``i1 mod 2`` from 2 slots to 4). Not searched: room below the smallest stride that is not a
+size-1 dimension (``f32[2,2]{1,0:T(1,1)(1,2)}`` is CuTe's ``(2,2):(4,2)``), and tile levels
+whose tile number has extent 1 before the last level (``f32[4,6]{1,0:T(2)(3,1)}`` puts
+``i1 mod 2`` above ``⌊i1/2⌋``). A refusal therefore never says that no layout exists, only
+that the search found none, and what it does not cover.
 
 >>> below = strided_positions([(0, 1, None, 8)], (8, 1))  # i0 at stride 8, i1 left out
 >>> [str(p) for p in below]
@@ -389,23 +392,33 @@ def recover_layout(
     dims = tuple(int(d) for d in dims)
     positions = tuple(_normal(p, dims) for p in positions)
     readings = [positions] if exact else [positions, *_unit_dim_holes(positions, dims)]
+    found = []
     for reading in readings[: 1 + HOLE_READINGS]:
         shape = _recover(dtype, dims, reading, exact, element_size_in_bits)
         if shape is not None:
-            return shape
-    if not exact:
+            found.append(shape)
+            break
+    if not exact and (not found or len(found[0].effective_layout.tiles) > 1):  # one level may be simpler
         shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits)
         if shape is not None:
-            return shape
+            found.append(shape)
+    if found:
+        return min(found, key=_simplicity)
     raise NotExpressible(_refusal(dtype, dims, positions, exact))
+
+
+def _simplicity(shape: ArrayShape) -> tuple[int, int]:
+    """Fewest tile levels, then fewest tile entries: the order answers are preferred in."""
+    tiles = shape.effective_layout.tiles
+    return len(tiles), sum(len(t.dimensions) for t in tiles)
 
 
 def _refusal(dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], exact: bool) -> str:
     """Why nothing came back: what the search tried, and what it does not cover.
 
     The search is not complete (see the module docstring), so a refusal never says that no
-    layout exists: ``f32[2,4]{1,0:T(3,2)(4)}`` does what its positions say, but the room
-    of ``i1 mod 2`` is that dimension padded again by the later level ``(4)``.
+    layout exists: ``f32[4,6]{1,0:T(2)(3,1)}`` is CuTe's ``(4,(2,3)):(6,(3,1))``, which the
+    search does not reach.
     """
     described = ", ".join(str(p) for p in positions)
     found = (
@@ -421,8 +434,9 @@ def _refusal(dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...],
     unit = ", or of one size-1 dimension the text leaves out per gap" if not exact and 1 in dims else ""
     return (
         f"{found}; it does not cover every tiling: the room left by {', '.join(gaps)} was read as padding "
-        f"of that digit's own dimension{unit}, not as a dimension padded again by a later tile level "
-        f"(as the room of i1 mod 2 in f32[2,4]{{1,0:T(3,2)(4)}}), so one may still exist"
+        f"of that digit's own dimension{unit} or a position padded again by a later tile level, and "
+        f"tile levels whose tile number has extent 1 are tried only where such a level ends the tiling, "
+        f"so one may still exist"
     )
 
 
@@ -478,9 +492,9 @@ def _recover_with_prepended_unit(
     leaves out as room. The search runs on the array with one more size-1 dimension (the
     hole it fills, :func:`_unit_dim_holes`); an answer that stores that dimension majormost
     is the same layout without it, and is checked again on the real dimensions. Only
-    one-level answers are taken: with more levels, a layout the search does not reach may
-    be simpler (``f32[2,4]{1,0:T(3,2)(4)}``, whose room is ``i1 mod 2`` padded again by
-    ``(4)``, would come back as ``T(4,3)(2,2,1)``), and a refusal is better than that.
+    one-level answers are taken: with more levels, a simpler layout the search does not
+    reach may exist (``f32[2,4]{1,0:T(3,2)(4)}`` would come back as ``T(4,3)(2,2,1)``
+    here; the plain search finds it), and a refusal is better than that.
     ``f32[2,4,4]{1,0,2:T(2,2,1,4)}`` is CuTe's ``(2,4,(2,2)):(16,1,(4,32))``, whose room
     under stride 4 is the prepended unit dimension padded to 2:
 
@@ -632,11 +646,6 @@ def strided_positions(
         # room below the smallest stride: a size-1 dimension (CuTe leaves it out) padded by a tile
         live.append((1, Position(units[0], 1, None)))
         strides.append(1)
-    if live and strides[-1] != 1:
-        raise NotExpressible(
-            f"the smallest stride is {strides[-1]}, not 1: the elements are not adjacent, and "
-            f"the layouts recognised here start every tile with consecutive elements"
-        )
     out = []
     for k, (stride, p) in enumerate(live):
         if k == 0:
@@ -655,4 +664,11 @@ def strided_positions(
                 f"leaves room for {extent}: elements would overlap"
             )
         out.append(Position(p.dim, p.weight, p.modulus, extent))
+    if live and strides[-1] != 1:  # checked after overlaps: those mean no layout at all
+        raise NotExpressible(
+            f"the smallest stride is {strides[-1]}, not 1: the elements are not adjacent, and the search "
+            f"reads room below the smallest stride only as a size-1 dimension padded by a tile, not as a "
+            f"tile level padding the minor-most position (f32[2,2]{{1,0:T(1,1)(1,2)}} is (2,2):(4,2)), so a "
+            f"layout may still exist"
+        )
     return tuple(out)
