@@ -380,7 +380,7 @@ def test_cute_round_trip_is_the_identity_on_tpu_style_layouts(shape: ArrayShape)
 @given(small_layout_shapes(combine=False))
 # room that is a prepended unit dimension padded by the tile (found since the search reads it so)
 @example(parse_shape("f32[2,4,4]{1,0,2:T(2,2,1,4)}"))
-# room that is i1 mod 2 padded again by (4): not searched; a refusal, never T(4,3)(2,2,1)
+# room that is i1 mod 2 padded again by (4): comes back as T(3,2)(4), never T(4,3)(2,2,1)
 @example(parse_shape("f32[2,4]{1,0:T(1,3,2)(4)}"))
 def test_from_cute_is_never_wrong(shape: ArrayShape) -> None:
     assume(shape.rank > 0 and 0 not in shape.dimensions)
@@ -422,7 +422,7 @@ def test_from_cute_reasons() -> None:
         ("(4,6):(1,1)", "same stride"),
         ("(4,6):(0,1)", "broadcast"),
         ("(4,6):(2,1)", "overlap"),
-        ("(4,(2,3)):(6,(3,1))", "no XLA layout"),
+        ("(4,(2,3)):(6,(3,1))", "so one may still exist"),  # f32[4,6]{1,0:T(2)(3,1)}: not reached
         ("(4,6):(1", "expected ',' or ')' after 1"),
         ("(4,6):", "ends too early"),
         ("(4,6):(1,4,2)", "2 shape modes but 3 strides"),
