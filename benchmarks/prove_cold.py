@@ -14,6 +14,9 @@ Each measurement is a new Python process. It imports its library, then times ONE
 * ``isl.Map(text).is_injective()`` (islpy) on the same layout's map, its text built by
   the parent process (``benchmarks/prove.py``'s ``isl_text``).
 
+Ours with the lemma cache at its default place (``$XDG_CACHE_HOME`` pointed at a fresh
+folder), found as a user's process finds it.
+
 Imports are not timed (they are a per-process cost measured by the import benchmark).
 Median of 7 processes per cell, the cells of one round run one after the other, in
 milliseconds of CPU time (the process's own: on a shared machine a process waiting for a
@@ -87,6 +90,19 @@ def isl_map_text(shape: str) -> str:
 
 
 WALL: dict[str, list[float]] = {}
+
+
+def user_cache(folder: str) -> dict[str, str]:
+    """The environment of a process whose user cache directory is ``folder`` (the lemma cache
+    at its default place, found as a user's process finds it)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("LAYOUT_ALGEBRA_CACHE_DIR", "LAYOUT_ALGEBRA_LEMMA_CACHE")
+    }
+    return {**env, "XDG_CACHE_HOME": folder}
+
+
 LABELS = ("cold", "cold, imports done", "warm", "per-stage", "isl")
 
 
@@ -179,15 +195,15 @@ def main() -> int:
         cells: dict[str, list[float]] = {k: [] for k in LABELS}
         for _ in range(PROCESSES):
             with tempfile.TemporaryDirectory() as folder:
-                env = {**os.environ, "LAYOUT_ALGEBRA_CACHE_DIR": folder}
+                env = user_cache(folder)
                 cells["cold"].append(child(OURS, [shape, "cold"], env, f"{shape} cold"))
                 with tempfile.TemporaryDirectory() as other:
-                    env_other = {**os.environ, "LAYOUT_ALGEBRA_CACHE_DIR": other}
+                    env_other = user_cache(other)
                     cells["cold, imports done"].append(
                         child(OURS, [shape, "sympy-imports-done"], env_other, f"{shape} cold-imports")
                     )
                 cells["warm"].append(child(OURS, [shape, "cold"], env, f"{shape} warm"))
-                for record in Path(folder).glob("*.layout.json"):
+                for record in Path(folder).rglob("*.layout.json"):
                     record.unlink()
                 cells["per-stage"].append(child(OURS, [shape, "cold"], env, f"{shape} per-stage"))
             if islpy is not None:

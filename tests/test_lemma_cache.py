@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import z3
@@ -184,6 +185,39 @@ def test_the_default_location_follows_xdg_when_platformdirs_is_absent(monkeypatc
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setitem(sys.modules, "platformdirs", None)  # import fails
     assert lemma_cache.cache_directory() == tmp_path / "layout_algebra" / "lemmas"
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the plain rule is Linux's (elsewhere platformdirs decides)"
+)
+@pytest.mark.parametrize(
+    "xdg, home",
+    [
+        ("{tmp}/xdg", "{tmp}/home"),
+        ("{tmp}/xdg/", "{tmp}/home"),
+        (None, "{tmp}/home"),
+        ("", "{tmp}/home/"),
+        ("relative/xdg", "{tmp}/home"),
+        ("  ", "{tmp}/home"),
+    ],
+    ids=["xdg", "xdg-slash", "no-xdg", "empty-xdg", "relative-xdg", "blank-xdg"],
+)
+def test_the_default_location_is_platformdirs_answer_without_importing_it(monkeypatch, tmp_path, xdg, home):
+    platformdirs = pytest.importorskip("platformdirs")
+    monkeypatch.delenv(lemma_cache.DIRECTORY_VARIABLE, raising=False)
+    monkeypatch.delenv(lemma_cache.SWITCH_VARIABLE, raising=False)
+    monkeypatch.setenv("HOME", home.format(tmp=tmp_path))
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg.format(tmp=tmp_path))
+    expected = Path(platformdirs.user_cache_dir("layout_algebra")) / "lemmas"
+    assert lemma_cache.cache_directory() == expected
+    if lemma_cache._plain_user_cache() is not None:  # read without platformdirs
+        monkeypatch.setitem(sys.modules, "platformdirs", None)  # import fails
+        assert lemma_cache.cache_directory() == expected
+    else:
+        assert xdg not in (None, "") and not xdg.startswith("{tmp}")  # only the odd cases ask platformdirs
 
 
 def test_a_fresh_process_reads_what_another_process_proved(cache_dir) -> None:
