@@ -743,6 +743,27 @@ def test_the_one_match_header_and_sections_are_taken_on_real_dumps(monkeypatch) 
         assert _outcome(text) == _by_parts(text, monkeypatch)
 
 
+def test_the_process_caches_keep_no_errors() -> None:
+    """Shapes and attribute values are cached across parses by their text (issue 18): a
+    value that failed fails again, where it stands, and one read before reads the same."""
+    good = "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n  ROOT t = f32[3,2]{1,0} transpose(p), dimensions={1,0}\n}"
+    bad_value = good.replace("dimensions={1,0}", "dimensions={1,x}")
+    bad_shape = (
+        "HloModule m\nENTRY e {\n  q = f32[1]{0} parameter(0)\n  ROOT p = f32[2,3]{1,0:T(2}} copy(q)\n}"
+    )
+    first = parse_module(good)
+    errors = []
+    for _ in range(2):
+        for text in (bad_value, bad_shape):
+            with pytest.raises(HloParseError) as info:
+                parse_module(text)
+            errors.append(str(info.value))
+    assert errors[0] == errors[2] and errors[1] == errors[3]
+    column = bad_value.splitlines()[3].index("x}") + 1
+    assert f"line 4, column {column}:" in errors[0] and "line 4, column" in errors[1]
+    assert parse_module(good) == first and first.entry.root.dimensions == (1, 0)
+
+
 # ------------------------------------------------------------------ deep nesting (issue 15)
 def _nested(depth: int) -> dict[str, str]:
     shape = "(" * depth + "f32[2]" + ")" * depth

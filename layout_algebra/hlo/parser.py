@@ -247,6 +247,7 @@ _OPERAND_NAMES = re.compile(_INDEX_COMMENT + r"%?([\w.\-]+)")
 _READ_FIELD_INDEX = {"dimensions": 0, "slice": 1, "padding": 2, "index": 3, "calls": 4, "to_apply": 5}
 _NO_READ_FIELDS: tuple[Any, ...] = (None, None, None, None, (), None)
 _NO_FIELD = object()  # read (checked), but into no field: condition=, body=, ...
+_NO_ATTRIBUTES: MappingProxyType[str, str] = MappingProxyType({})  # shared: a view of a dict no one has
 _COMPUTATION_NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")  # one name, as hlo.attributes reads it
 #: The attributes whose values are read into fields of ``HloInstruction`` (or checked).
 _READ_ATTRIBUTES = frozenset(
@@ -1018,15 +1019,16 @@ class _Parser:
                 if read is None:
                     return None  # a bad value: reported by the piece-by-piece reader
                 fields = read
+            view = MappingProxyType(attributes)
         else:
-            attributes = {}
+            view = _NO_ATTRIBUTES
         self.pos = m.end()
         return trusted_instruction(
             name,
             shape,
             opcode,
             operands,
-            MappingProxyType(attributes),
+            view,
             root is not None,
             parameter_number,
             literal,
