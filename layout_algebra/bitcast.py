@@ -277,7 +277,9 @@ def reshape_is_bitcast(
     if isinstance(count_a, int) and isinstance(count_b, int) and count_a != count_b:
         raise ValueError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
     question = Question("reshape", (a, b))
-    return _decided("reshape", a, b, (_reshape(a, b),), *admitted_assumptions(assume), timeout_ms, question)
+    return _decided(
+        "reshape", a, b, (_reshape(a, b),), *admitted_assumptions(assume, shapes=(a, b)), timeout_ms, question
+    )
 
 
 def transpose_is_bitcast(
@@ -309,7 +311,13 @@ def transpose_is_bitcast(
     question = Question("transpose", (a, b, perm))
     operation = f"transpose {list(perm)}"
     return _decided(
-        operation, a, b, (_transpose(perm, b),), *admitted_assumptions(assume), timeout_ms, question
+        operation,
+        a,
+        b,
+        (_transpose(perm, b),),
+        *admitted_assumptions(assume, shapes=(a, b)),
+        timeout_ms,
+        question,
     )
 
 
@@ -326,7 +334,9 @@ def bitcast_is_valid(
     """
     a, b = _arrays(src, dst)
     question = Question("bitcast", (a, b))
-    return _decided("bitcast", a, b, _candidates(a, b), *admitted_assumptions(assume), timeout_ms, question)
+    return _decided(
+        "bitcast", a, b, _candidates(a, b), *admitted_assumptions(assume, shapes=(a, b)), timeout_ms, question
+    )
 
 
 def decide_movement(
@@ -765,11 +775,29 @@ def _physical_form(shape: ArrayShape) -> tuple:
     layout = shape.effective_layout
     order = _major_to_minor(shape)
     first = len(layout.tiles[0].dimensions) if layout.tiles else 0
-    outer = max(shape.rank - first, 0)
+    outer = max(shape.rank - first, 0) if not _later_tile_reaches_outer_dims(layout.tiles) else 0
     dims = tuple(
         shape.dimensions[d] for p, d in enumerate(order) if not (p < outer and shape.dimensions[d] == 1)
     )
     return dims, layout.tiles, layout_map(shape).element_bits
+
+
+def _later_tile_reaches_outer_dims(tiles: Sequence[Any]) -> bool:
+    """Whether a later tile reaches the dimensions more major than the first tile.
+
+    The first tile (rank ``r1``) leaves those dimensions in front of ``r1`` tile counts and
+    ``r1`` tile dimensions; each later tile takes the minor-most dimensions of the shape so
+    far, so a tile of rank above ``r1`` plus the ranks before it reaches them, and pads
+    a unit dimension there like any other (``T(2)(2,1,1)`` pads ``s8[2,1,2]``'s unit dim to 2).
+    """
+    if not tiles:
+        return False
+    minor = len(tiles[0].dimensions)
+    for tile in tiles:
+        if len(tile.dimensions) > minor:
+            return True
+        minor += len(tile.dimensions)
+    return False
 
 
 def _reading_order(shape: ArrayShape, order: tuple[int, ...]) -> tuple[int, ...]:

@@ -8,10 +8,14 @@ element positions are enumerated one by one. Each defect found has a regression 
 that fails on the code before its fix:
 
 1. contradictory assumptions gave vacuous proofs (``N == 1 and N == 2``, ``N < 0``,
-   ``N % 2 == 1 and N % 4 == 2``): now ``AssumptionsAdmitNoSizes`` everywhere;
+   ``N % 2 == 1 and N % 4 == 2``), and so did assumptions under which a dimension formula
+   is no size (``f32[N/8,128]`` with ``N == 3``): now ``AssumptionsAdmitNoSizes`` everywhere;
 2. bit offsets past 2**63 wrapped in NumPy's int64, so a reshape whose element (1, 0)
    moved by exactly 2**64 bits was "proved" a bitcast by enumeration; and dimensions past
-   int64 raised NumPy's own error.
+   int64 raised NumPy's own error;
+3. a later tile of higher rank than the first (``T(2)(2,1,1)``) pads unit dimensions more
+   major than the first tile; the solver-free "same physical arrangement" path dropped
+   them and "proved" ``s8[2,2]{1,0:T(2)(2,1,1)} -> s8[2,1,2]{2,1,0:T(2)(2,1,1)}``.
 """
 
 from __future__ import annotations
@@ -189,6 +193,34 @@ def test_assumptions_that_admit_no_sizes_are_refused_not_proved(question, assume
     assert isinstance(info.value, ValueError)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        lambda: prove.injective("f32[N/8,128]{1,0:T(8,128)}", assume="N == 3"),
+        lambda: prove.in_bounds("f32[N/8,128]{1,0:T(8,128)}", assume="N == 3", method="direct"),
+        lambda: prove.no_padding("f32[N/8,128]{1,0:T(8,128)}", assume="N == 3"),
+        lambda: reshape_is_bitcast(
+            "f32[N/8,8,128]{2,1,0:T(8,128)}", "f32[N,128]{1,0:T(8,128)}", assume="N == 3"
+        ),
+        lambda: transpose_is_bitcast("f32[N/2,3]{1,0}", "f32[3,N/2]{0,1}", (1, 0), assume="N == 3"),
+        lambda: transpose_is_bitcast("f32[M-3,3]{1,0}", "f32[3,M-3]{0,1}", (1, 0), assume="M <= 3"),
+    ],
+)
+def test_a_dimension_formula_must_be_a_size_under_the_assumptions(question) -> None:
+    """``f32[N/8,128]`` under ``N == 3`` has no array at all: the proofs were vacuous ("proved")."""
+    with pytest.raises(AssumptionsAdmitNoSizes, match="admit no sizes of"):
+        question()
+
+
+def test_dimension_formulas_no_size_satisfies_are_refused_without_assumptions() -> None:
+    with pytest.raises(AssumptionsAdmitNoSizes, match="no sizes make every dimension"):
+        prove.injective("f32[N/2,(N+1)/2]{1,0}")
+    v = reshape_is_bitcast("f32[N/8,8,128]{2,1,0:T(8,128)}", "f32[N,128]{1,0:T(8,128)}", assume="N == 16")
+    assert v.status == "proved" and keeps_bits(
+        "f32[2,8,128]{2,1,0:T(8,128)}", "f32[16,128]{1,0:T(8,128)}", "reshape"
+    )
+
+
 def test_the_rewrite_verifier_refuses_them_too() -> None:
     before = (
         "HloModule m\nENTRY e {\n  p = f32[N,128]{1,0} parameter(0)\n  ROOT c = f32[N,128]{1,0} copy(p)\n}\n"
@@ -321,7 +353,8 @@ _TYPES = [
     ("u2", "E(2)"),
 ]
 _TILES = ["", "T(2)", "T(4)", "T(2,2)", "T(8,128)", "T(2,4)", "T(8,128)(2,1)", "T(4,4)(2,1)", "T(2,2)(1,2)",
-          "T(4,2)(2,1)", "T(1,4)", "T(2,1)", "T(3,2)", "T(8,128)(4,1)", "T(2,1,2)", "T(128)(2)", "T(4)(2)"]  # fmt: skip
+          "T(4,2)(2,1)", "T(1,4)", "T(2,1)", "T(3,2)", "T(8,128)(4,1)", "T(2,1,2)", "T(128)(2)", "T(4)(2)",
+          "T(2)(2,1,1)", "T(2,2)(1,1,2)", "T(1,2)(2,1,1)"]  # fmt: skip
 _DIMS = st.lists(st.sampled_from([1, 1, 2, 3, 4, 5, 6, 8, 12, 16, 128]), min_size=1, max_size=3)
 
 
@@ -404,6 +437,14 @@ def test_concrete_bitcast_decisions_match_the_bytes(q) -> None:
         ("f32[16,128]{1,0:T(8,128)}", "f32[2,8,128]{2,1,0:T(8,128)}", "reshape", None),
         ("pred[16,8]{1,0:E(1)}", "pred[128]{0:E(1)}", "reshape", None),
         ("pred[16,8]{1,0}", "pred[128]{0:E(1)}", "bitcast", None),
+        # defect 3: a later tile of higher rank reaches (and pads) unit dims more major than
+        # the first tile; the solver-free path dropped them and "proved" these
+        ("s8[2,2]{1,0:T(2)(2,1,1)}", "s8[2,1,2]{2,1,0:T(2)(2,1,1)}", "reshape", None),
+        ("bf16[1,4,1,2]{3,2,1,0:T(2)(2,1,1)}", "bf16[4,2]{1,0:T(2)(2,1,1)}", "reshape", None),
+        ("f32[2,1,1]{2,1,0:T(2)(2,1,1)}", "f32[1,1,2,1]{3,2,1,0:T(2)(2,1,1)}", "reshape", None),
+        ("bf16[3,1]{1,0:T(2)(2,1,1)}", "bf16[1,1,3]{0,1,2:T(2)(2,1,1)}", "bitcast", None),
+        ("f32[3,1,2]{2,1,0:T(2,2)(1,1,1,2,1)}", "f32[3,2]{1,0:T(2,2)(1,1,1,2,1)}", "reshape", None),
+        ("f32[1,3,2]{2,1,0:T(2)(2,1)}", "f32[3,2]{1,0:T(2)(2,1)}", "reshape", None),  # reaches no unit dim
     ],
 )
 def test_adversarial_concrete_questions_match_the_bytes(a, b, op, perm) -> None:
@@ -507,3 +548,42 @@ def test_exact_padding_and_bounds_conditions_match_enumeration_off_the_grid(shap
         if bounds.status == "exact":
             inside = max(_positions(t)) + _slot_bits(t) <= _xla_allocation_bits(t)
             assert bool(condition_holds(bounds.expr, {N: n})) == inside, (n, bounds.expr)
+
+
+# ------------------------------------------ counterexamples the command line prints
+def _cli_json(capsys, *argv: str):
+    import json
+
+    from layout_algebra.cli import main
+
+    status = main(list(argv))
+    out, _ = capsys.readouterr()
+    return status, json.loads(out)
+
+
+def test_printed_counterexamples_re_check_by_evaluation(capsys) -> None:
+    shape = "s16[N,200]{0,1:T(1,128)(2,1)}"
+    status, r = _cli_json(capsys, "prove", "in-bounds", shape, "--allocation", "xla", "--json")
+    assert status == 1 and r["status"] == "refuted"
+    t = _at(shape, **r["counterexample"]["sizes"])
+    element = tuple(r["counterexample"]["element"])
+    assert layout_map(t).forward(element) == r["counterexample"]["position"]
+    assert r["counterexample"]["allocated"] * _slot_bits(t) == _xla_allocation_bits(t)
+    assert r["counterexample"]["position"] >= r["counterexample"]["allocated"]
+
+    a, b = "f32[N,128]{1,0:T(8,128)}", "f32[128*N]{0}"
+    status, v = _cli_json(capsys, "bitcast", a, b, "--json")
+    assert status == 1 and v["status"] == "refuted"
+    sizes = v["counterexample"]["sizes"]
+    assert v["counterexample"]["src_allocated_bytes"] * 8 == _xla_allocation_bits(_at(a, **sizes))
+    assert v["counterexample"]["dst_allocated_bytes"] * 8 == _xla_allocation_bits(_at(b, **sizes))
+    assert not keeps_bits(_at(a, **sizes), _at(b, **sizes), "reshape")
+
+    a, b = "f32[N,M]{0,1}", "f32[N,M]{1,0}"
+    status, r = _cli_json(capsys, "prove", "equivalent", a, b, "--assume", "N == 2", "--json")
+    assert status == 1 and r["status"] == "refuted" and r["counterexample"]["sizes"]["N"] == 2
+    element = tuple(r["counterexample"]["element"])
+    sizes = r["counterexample"]["sizes"]
+    assert layout_map(_at(a, **sizes)).forward(element) == r["counterexample"]["position"]
+    assert layout_map(_at(b, **sizes)).forward(element) == r["counterexample"]["other_position"]
+    assert r["counterexample"]["position"] != r["counterexample"]["other_position"]

@@ -608,12 +608,21 @@ class AssumptionsAdmitNoSizes(ValueError):
     prover refuses them; ``str(err)`` quotes them. The command line exits 2.
     """
 
-    def __init__(self, assumptions: Sequence[sympy.Basic], text: str | None = None) -> None:
+    def __init__(
+        self, assumptions: Sequence[sympy.Basic], text: str | None = None, shapes: Sequence[object] = ()
+    ) -> None:
         self.assumptions = tuple(assumptions)
         self.text = condition_text(self.assumptions) if text is None else text
+        self.shapes = tuple(str(s) for s in shapes)
+        where = f" of {', '.join(self.shapes)}" if self.shapes else ""
+        every = "every size and every dimension" if self.shapes else "every size"
+        if not self.assumptions:
+            message = f"no sizes make every dimension of {', '.join(self.shapes)} an integer >= 1"
+            super().__init__(f"{message}: a proof about it would be vacuous")
+            return
         super().__init__(
-            f"the assumptions {self.text!r} admit no sizes "
-            "(every size is an integer >= 1): a proof under them would be vacuous"
+            f"the assumptions {self.text!r} admit no sizes{where} "
+            f"({every} is an integer >= 1): a proof under them would be vacuous"
         )
 
 
@@ -660,12 +669,15 @@ def sizes_exist(
     *,
     indices: Iterable[sympy.Symbol] = (),
     declared_signs: bool = False,
+    facts: Sequence[sympy.Basic] = (),
 ) -> str | None:
     """Check that some sizes satisfy ``assumptions``; every prover path calls this before it may say ``proved``.
 
     The implicit facts are that every size is an integer >= 1 (``indices``, bounded
     index symbols, are integers >= 0; with ``declared_signs`` a SymPy symbol declared
     only an integer may be negative, as :func:`~layout_algebra.prove.holds` reads it).
+    ``facts`` are further implicit conditions (a shape's dimension formulas are whole sizes
+    >= 1: ``N/8`` needs ``N % 8 == 0``), checked with the assumptions but not quoted.
     Returns ``None`` when sizes exist (the solver's witness re-checked exactly), raises
     :class:`AssumptionsAdmitNoSizes` when none do (Z3: unsat), and returns the reason
     when this cannot be decided: a verdict under such assumptions is ``unknown``.
@@ -683,9 +695,9 @@ def sizes_exist(
     layout_algebra.prove.assumptions.AssumptionsAdmitNoSizes: the assumptions 'N < 1' admit no sizes (every size is an integer >= 1): a proof under them would be vacuous
     """
     items = tuple(a for a in assumptions if a is not sympy.true and a is not True)
-    if not items:
+    if not items and not facts:
         return None
-    status, reason = _sizes_exist(items, frozenset(indices), declared_signs)
+    status, reason = _sizes_exist((*facts, *items), frozenset(indices), declared_signs)
     if status == "none":
         raise AssumptionsAdmitNoSizes(items)
     return reason

@@ -33,6 +33,7 @@ import z3
 
 from layout_algebra.model.questions import Question
 from layout_algebra.model.symbols import as_sympy
+from layout_algebra.model.syntax import divisibility_conditions
 from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.assumptions import (
     Assumptions,
@@ -109,22 +110,54 @@ _assumptions_hold = assumptions_hold
 
 
 def admitted_assumptions(
-    assume: Assumptions, *, indices: Sequence[sympy.Symbol] = (), declared_signs: bool = False
+    assume: Assumptions,
+    *,
+    indices: Sequence[sympy.Symbol] = (),
+    declared_signs: bool = False,
+    shapes: Sequence[Any] = (),
 ) -> tuple[tuple[sympy.Basic, ...], str | None]:
     """Parsed assumptions, checked to admit some sizes, and the reason a proof under them
     cannot be trusted (``None`` when sizes exist; see ``prove.assumptions.sizes_exist``).
 
     Every public question of the prover starts here: assumptions no sizes satisfy raise
     ``AssumptionsAdmitNoSizes`` (a ``ValueError``) instead of giving a vacuous proof.
+    ``shapes``: the arrays asked about; each symbolic dimension must then be a whole size
+    >= 1 too (``f32[N/8]`` under ``N == 3`` admits none).
     """
     assumptions = parse_assumptions(assume)
+    facts = shape_facts(shapes)
     try:
-        return assumptions, sizes_exist(assumptions, indices=indices, declared_signs=declared_signs)
+        caveat = sizes_exist(assumptions, indices=indices, declared_signs=declared_signs, facts=facts)
     except AssumptionsAdmitNoSizes as err:
         texts = [assume] if isinstance(assume, str) else assume
+        quoted = None
         if isinstance(texts, (list, tuple)) and texts and all(isinstance(t, str) for t in texts):
-            raise AssumptionsAdmitNoSizes(err.assumptions, ", ".join(texts)) from None
-        raise
+            quoted = ", ".join(texts)
+        named = [s for s in shapes if facts and getattr(s, "is_symbolic", False)]
+        raise AssumptionsAdmitNoSizes(err.assumptions, quoted, named) from None
+    return assumptions, caveat
+
+
+def shape_facts(shapes: Sequence[Any]) -> tuple[sympy.Basic, ...]:
+    """What a symbolic array's dimensions need to be sizes: each formula a whole number
+    (``N/8``: ``N % 8 == 0``) and at least 1.
+
+    >>> from layout_algebra.model.syntax import as_shape
+    >>> shape_facts([as_shape("f32[N/8,M+1]")])
+    (Eq(Mod(N, 8), 0), N/8 >= 1, M + 1 >= 1)
+    """
+    facts: list[sympy.Basic] = []
+    for shape in shapes:
+        if not getattr(shape, "is_symbolic", False):
+            continue
+        for text in divisibility_conditions(shape):
+            facts += [f for f in parse_assumptions(text) if f not in facts]
+        for d in shape.dimensions:
+            if not isinstance(d, int) and not as_sympy(d).is_Symbol:
+                fact = sympy.Ge(as_sympy(d), 1, evaluate=False)
+                if fact not in facts:
+                    facts.append(fact)
+    return tuple(facts)
 
 
 def unless_vacuous(result: ProofResult, caveat: str | None) -> ProofResult:
@@ -202,7 +235,7 @@ def injective(
     """
     m = as_index_map(shape)
     claim = f"{m} is injective"
-    assumptions, caveat = admitted_assumptions(assume)
+    assumptions, caveat = admitted_assumptions(assume, shapes=_shapes_of(m))
     _check_method(method)
     return unless_vacuous(_injective(m, claim, assumptions, method, timeout_ms), caveat)
 
@@ -225,6 +258,11 @@ def _injective(m: IndexMap, claim: str, assumptions, method: str, timeout_ms: in
     if m.is_layout and method == "auto":
         return _composed(claim, m, assumptions, timeout_ms)
     return _run(claim, "integer (nonlinear)", lambda: _symbolic_injective(m, assumptions, timeout_ms))
+
+
+def _shapes_of(m: IndexMap) -> tuple[Any, ...]:
+    """The array a map is about, if it is a layout's (its dimensions must be sizes)."""
+    return (m.shape,) if m.is_layout else ()
 
 
 def _check_method(method: str) -> None:
@@ -343,7 +381,7 @@ def in_bounds(
         raise ValueError(f"allocation {allocation!r} is not 'exact' or 'xla'")
     _check_method(method)
     m = as_index_map(shape)
-    assumptions, caveat = admitted_assumptions(assume)
+    assumptions, caveat = admitted_assumptions(assume, shapes=_shapes_of(m))
     result = unless_vacuous(_in_bounds(m, allocation, assumptions, method, timeout_ms), caveat)
     if not m.is_layout:  # a map given as a function: no shape whose sizes a condition could be about
         return result
@@ -434,7 +472,7 @@ def equivalent(
     if tuple(ma.dimensions) != tuple(mb.dimensions):
         raise ValueError(f"{ma} and {mb} have different index boxes {ma.dimensions} and {mb.dimensions}")
     claim = f"{ma} equals {mb}"
-    assumptions, caveat = admitted_assumptions(assume)
+    assumptions, caveat = admitted_assumptions(assume, shapes=(*_shapes_of(ma), *_shapes_of(mb)))
     return unless_vacuous(_equivalent(ma, mb, claim, assumptions, timeout_ms), caveat)
 
 
@@ -952,8 +990,11 @@ def no_padding(
     True
     """
     report = size_report(as_index_map(shape).shape)
+    assumptions, caveat = admitted_assumptions(assume, shapes=(report.shape,))
     physical, logical = as_sympy(report.physical_elements), as_sympy(report.logical_elements)
-    result = holds(sympy.Eq(physical, logical), assume=assume, timeout_ms=timeout_ms)
+    result = unless_vacuous(
+        holds(sympy.Eq(physical, logical), assume=assumptions, timeout_ms=timeout_ms), caveat
+    )
     claim = f"{report.shape} adds no padding ({physical} slots for {logical} elements)"
     return dataclasses.replace(result, claim=claim, question=Question("no_padding", (report.shape,)))
 
