@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from layout_algebra.hlo.execute import compare
 from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
@@ -177,3 +180,83 @@ def test_regression_an_invalid_layout_is_refused_in_logical_mode_too(layout: str
     for mode in ("logical", "physical"):
         with pytest.raises(InvalidHlo, match=re.escape(problem)):
             verify_rewrite(before, after, mode=mode)
+
+
+# ------------------------------------------- hlo.verify: counterexamples re-checked by running
+_OPS = (
+    "transpose(p), dimensions={1,0}",
+    "reverse(p), dimensions={0}",
+    "reverse(p), dimensions={1}",
+    "reverse(p), dimensions={0,1}",
+    "copy(p)",
+)
+
+
+@st.composite
+def refutable_pairs(draw):
+    """A 4x4 movement op and a mutation of it (another op, or the result re-laid out)."""
+    element = draw(st.sampled_from(("f32", "bf16", "s8")))
+    params = f"{element}[4,4]{draw(st.sampled_from(('{1,0}', '{0,1}', '{1,0:T(2,2)}')))} p"
+    layouts = ("{1,0}", "{0,1}", "{1,0:T(2,2)}", "{0,1:T(4,2)}")
+    op_a, op_b = draw(st.sampled_from(_OPS)), draw(st.sampled_from(_OPS))
+    la, lb = draw(st.sampled_from(layouts)), draw(st.sampled_from(layouts))
+    before = module(f"  ROOT r = {element}[4,4]{la} {op_a}", params)
+    after = module(f"  ROOT r = {element}[4,4]{lb} {op_b}", params)
+    return before, after, draw(st.sampled_from(("physical", "logical")))
+
+
+def _differs_at(before: str, after: str, cex: dict, mode: str) -> bool:
+    """Does running both modules (the NumPy executor) on random parameters show the
+    counterexample's difference: the root element (logical), or the bits of the slot the
+    counterexample names (physical; unspecified bits count as different)?"""
+    from layout_algebra.hlo.execute import random_array, run
+    from layout_algebra.hlo.parser import parse_module
+
+    shape = parse_module(before).entry.instruction("p").shape
+    for seed in range(4):
+        data = random_array(shape, np.random.default_rng(seed))
+        a, b = run(before, [data], junk=seed), run(after, [data], junk=seed + 1)
+        if mode == "logical":
+            if a.array[cex["element"]].tobytes() != b.array[cex["element"]].tobytes():
+                return True
+            continue
+        bit = int(cex["before"].split(":")[0].removeprefix("bit "))
+        width = a.array.dtype.itemsize * 8
+        bits_a = np.unpackbits(a.data, bitorder="little")[bit : bit + width]
+        bits_b = np.unpackbits(b.data, bitorder="little")[bit : bit + width]
+        defined_b = np.unpackbits(b.defined_bits, bitorder="little")[bit : bit + width]
+        if not defined_b.all() or not np.array_equal(bits_a, bits_b):
+            return True
+    return False
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(refutable_pairs())
+def test_every_counterexample_of_verify_is_a_real_difference_when_run(pair) -> None:
+    """A refutation names a root element (and, physically, a bit offset); running both
+    modules with the executor must show the two differ exactly there. A proof must be
+    confirmed by running too."""
+    before, after, mode = pair
+    result = verify_rewrite(before, after, mode=mode)
+    if result.status == "unknown":  # the one undecided case: an element placed elsewhere whose
+        # slot holds the same value; the verifier stops there (the buffers may still differ)
+        assert mode == "physical" and "values stored there agree" in result.reason, result.reason
+        return
+    if result.status == "proved":
+        assert executed_same(before, after, mode) is True
+        return
+    cex = result.counterexample
+    if cex["element"] is None:  # a buffer property: the sizes themselves differ
+        assert cex["property"] in ("size in bytes", "allocation in bytes"), cex
+        return
+    assert _differs_at(before, after, cex, mode), (mode, cex, before, after)
+
+
+def test_the_rerun_check_tells_a_real_difference_from_a_made_up_one() -> None:
+    """The checker above is not vacuous: a transpose and a copy agree on the diagonal."""
+    before = module("  ROOT r = f32[4,4]{1,0} copy(p)", "f32[4,4]{1,0} p")
+    after = module("  ROOT r = f32[4,4]{1,0} transpose(p), dimensions={1,0}", "f32[4,4]{1,0} p")
+    assert _differs_at(before, after, {"element": (0, 1)}, "logical")
+    assert not _differs_at(before, after, {"element": (2, 2)}, "logical")
+    assert _differs_at(before, after, {"before": "bit 32: ..."}, "physical")  # slot 1: (0,1) vs (1,0)
+    assert not _differs_at(before, after, {"before": "bit 160: ..."}, "physical")  # slot 5: (1,1)
