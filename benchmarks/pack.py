@@ -24,7 +24,12 @@ imported as a separate module), on one thread and on every CPU, and a second tab
 the time of each baseline operation divided by the current one (> 1: now faster), the
 median over the rounds: an A/B of a kernel change in one process.
 
-Run:  python benchmarks/pack.py [--rounds N] [--only TEXT] [--cpu-time] [--baseline REV]
+With ``--ceiling``, a last table measures what one core can stream, the ceiling of a
+sub-byte pack on one thread: minimal numba loops that read 2 bytes and write 1 (the
+traffic of packing two nibbles into a byte), and read 1 and write 2 (unpacking), over a
+32 MB packed buffer, against ``np.copyto`` of the 32 MB in the same rounds.
+
+Run:  python benchmarks/pack.py [--rounds N] [--only TEXT] [--cpu-time] [--baseline REV] [--ceiling]
 """
 
 from __future__ import annotations
@@ -252,6 +257,45 @@ def measure(
     )
 
 
+def stream_ceiling(rounds: int, clock=time.perf_counter, size: int = 1 << 25) -> str:
+    """Table rows: one core reading 2 bytes per byte written (pack's traffic) and 1 byte per
+    2 written (unpack's), by minimal compiled loops, against ``np.copyto`` of ``size`` bytes."""
+    from numba import njit
+
+    @njit(nogil=True)
+    def two_to_one(out, a):  # type: ignore[no-untyped-def]
+        for i in range(out.size):
+            out[i] = (a[2 * i] & 15) | (a[2 * i + 1] << 4)
+
+    @njit(nogil=True)
+    def one_to_two(out, a):  # type: ignore[no-untyped-def]
+        for i in range(a.size):
+            out[2 * i] = a[i] & 15
+            out[2 * i + 1] = a[i] >> 4
+
+    rng = np.random.default_rng(1)
+    wide, narrow = rng.integers(0, 256, 2 * size, dtype=np.uint8), rng.integers(0, 256, size, dtype=np.uint8)
+    dst, wide_out = np.empty_like(narrow), np.empty_like(wide)
+    ops = {
+        "copyto": lambda: np.copyto(dst, narrow),
+        "read 2 MB, write 1 MB per MB packed (pack)": lambda: two_to_one(dst, wide),
+        "read 1 MB, write 2 MB per MB packed (unpack)": lambda: one_to_two(wide_out, narrow),
+    }
+    for op in ops.values():
+        op()  # compiled before the rounds
+    times: dict[str, list[float]] = {name: [] for name in ops}
+    for _ in range(rounds):
+        for name, op in ops.items():
+            start = clock()
+            op()
+            times[name].append(clock() - start)
+    rows = []
+    for name in list(ops)[1:]:
+        ratio = float(np.median([c / t for c, t in zip(times["copyto"], times[name], strict=True)]))
+        rows.append(f"| {name} | {size / 1e6:.0f} | {size / min(times[name]) / 1e9:.2f} | {ratio:.2f} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds per array; the best is kept")
@@ -267,6 +311,11 @@ def main() -> None:
         metavar="REV",
         help="also run pack/unpack with the compiled kernels of this git revision, in the same "
         "rounds, and print the A/B ratios (baseline time / current time)",
+    )
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also measure what one core can stream with pack's and unpack's traffic (needs numba)",
     )
     args = parser.parse_args()
     clock = time.process_time if args.cpu_time else time.perf_counter
@@ -312,6 +361,13 @@ def main() -> None:
         print("| shape | pack, threads=1 | unpack, threads=1 | pack, every CPU | unpack, every CPU |")
         print("|---|---:|---:|---:|---:|")
         print("\n".join(ab_rows))
+    if args.ceiling:
+        print()
+        print("What one core streams: minimal loops against np.copyto of the packed bytes, same rounds")
+        print()
+        print("| loop | MB packed | GB/s of packed bytes | ratio to np.copyto |")
+        print("|---|---:|---:|---:|")
+        print(stream_ceiling(args.rounds, clock))
 
 
 if __name__ == "__main__":
