@@ -20,6 +20,8 @@ token-based parser does). If ``pyparsing`` or ``lark`` is importable, a token sc
 each is timed on one copy, for the record of why the parser is hand-written.
 
 Run:  .venv/bin/python benchmarks/hlo_parse.py
+A/B against an older commit's parser (interleaved, same process):
+      .venv/bin/python benchmarks/hlo_parse.py --against <git revision>
 """
 
 from __future__ import annotations
@@ -226,5 +228,64 @@ def library_rows(text: str) -> list[tuple[str, float, float, float]]:
     return rows
 
 
+def against(revision: str, rounds: int = 9) -> None:
+    """An A/B of ``parse_module`` against the parser of an older commit, in this process:
+    old and new run in turns on the same texts, CPU time, median of ``rounds``. The old
+    ``parser.py`` is read with ``git show`` and loaded as a module of its own (it uses
+    today's ``hlo.ir`` and ``parse_shape``)."""
+    import importlib.util
+    import statistics
+    import subprocess
+    import tempfile
+
+    root = Path(__file__).resolve().parents[1]
+    source = subprocess.run(
+        ["git", "show", f"{revision}:layout_algebra/hlo/parser.py"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    with tempfile.TemporaryDirectory() as folder:
+        old_path = Path(folder) / "old_parser.py"
+        old_path.write_text(source, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location("old_parser", old_path)
+        assert spec is not None and spec.loader is not None
+        old = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(old)
+    paths = sorted(DATA.glob("*.hlo"))
+    texts = {p.name: p.read_text(encoding="utf-8") for p in paths}
+    sets = {
+        "every shipped module": list(texts.values()),
+        "module 03 (largest)": [t for n, t in texts.items() if n.startswith("03")],
+        "the JAX dumps": [t for n, t in texts.items() if n.startswith("jax")],
+    }
+    print(f"A/B against {revision}: CPU time, median of {rounds} alternating rounds")
+    print("| texts | old / new time | new vs tokenizer | old vs tokenizer |")
+    print("|---|---:|---:|---:|")
+    for label, chosen in sets.items():
+        for text in chosen:
+            assert old.parse_module(text) == parse_module(text), "the two parsers must agree"
+        repeat = max(1, 400_000 // sum(map(len, chosen)))
+
+        def timed(fn, repeat=repeat, chosen=chosen):
+            return lambda: [fn(t) for _ in range(repeat) for t in chosen]
+
+        fns = {"old": timed(old.parse_module), "new": timed(parse_module), "tok": timed(_TOKEN.findall)}
+        seconds: dict[str, list[float]] = {k: [] for k in fns}
+        for _ in range(rounds):
+            for key, fn in fns.items():
+                start = time.process_time()
+                fn()
+                seconds[key].append(time.process_time() - start)
+        old_s, new_s, tok_s = (statistics.median(seconds[k]) for k in ("old", "new", "tok"))
+        print(f"| {label} | {old_s / new_s:.2f}x | {tok_s / new_s:.2f}x | {tok_s / old_s:.2f}x |")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--against":
+        against(sys.argv[2])
+    else:
+        main()

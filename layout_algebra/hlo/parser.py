@@ -53,20 +53,25 @@ module (``03_*.hlo``, 69 KB): Lark's ``basic`` lexer *alone* (no parsing) ran at
 a Lark LALR parse of a flat token grammar at 1.5 MB/s, and a pyparsing token scan at
 0.3 MB/s: a token object per token is already too slow. This parser never looks at
 characters one at a time. A common one-line instruction (``[ROOT] name = shape
-opcode(names), key=value, ...`` with an array or flat tuple shape, plain operand names and
-attribute values that are words, strings or bracket groups nested up to five deep, as
-``backend_config`` JSON is) is read by ONE compiled regular expression
-(``_FLAT_INSTRUCTION``), whose groups are exactly what the careful reader would take.
-A computation's typed header is read the same way (``_SIGNATURE``: array shapes on one
-line). Anything else (comments inside, typed operands, wrapped lines, errors) is read piece by
-piece, regular expressions jumping over whitespace, names, strings and values. The tests
-check that both readers give the same module, or the same error, on every shipped dump,
-on tricky attribute values and on generated instructions. Shapes are handed, as text, to
-the package's one shape parser (``parse_shape``, cached: dumps repeat the same shapes
-thousands of times). On a 20 MB module it reads 24-29 MB/s of CPU time, 0.9-1.14 times
-a bare ``re.findall`` tokenizer over the same bytes; over every shipped module (shorter
-instructions, more computations and comments: the parser's cost is mostly per instruction,
-the tokenizer's per byte) about 0.6 times; see
+opcode(operands), key=value, ...`` with an array shape or a tuple of arrays, operand names
+with or without array shapes, XLA's ``/*index=5*/`` comments in lists, a braced constant
+literal, attribute values that are words, strings or bracket groups nested up to five
+deep, as ``backend_config`` JSON is, and comments after it) is read by ONE compiled regular
+expression (``_FLAT_INSTRUCTION``), whose groups are exactly what the careful reader would
+take. A computation's head and typed signature, the module's ``entry_computation_layout``,
+the stack-frame section entries and one-line attributes are read the same way (the names
+in ``_FAST_PATHS``). Anything else (nested tuples, wrapped lines, comments elsewhere,
+errors) is read piece by piece, regular expressions jumping over whitespace, names,
+strings and values. The tests check that both readers give the same module, or the same
+error, on every shipped dump, on tricky values and headers and on generated instructions.
+Shapes are handed, as text, to the package's one shape parser (``parse_shape``); shapes
+and the attribute values read into fields (``slice``, ``dimensions``, ...) are cached per
+process by their text (dumps repeat them thousands of times; the values are immutable).
+Instructions are built without ``__init__`` (``ir.trusted_instruction``: slot writes).
+Measured against a bare ``re.findall`` tokenizer over the same bytes (CPU time, same run):
+about 1.5 times its speed on a 20 MB module (40-45 MB/s), and about 0.9 times over every
+shipped module, whose short instructions and many small computations cost the parser per
+instruction what costs the tokenizer per byte; see
 ``benchmarks/hlo_parse.py`` and ``benchmarks/README.md``. HLO's grammar is also
 context dependent in ways a generic lexer handles badly: ``{`` starts a layout only
 before an integer or ``:``, and attribute values such as ``bf_io->bf``, ``0_0x0_1`` or
