@@ -30,6 +30,8 @@ traffic of packing two nibbles into a byte), and read 1 and write 2 (unpacking),
 32 MB packed buffer, against ``np.copyto`` of the 32 MB in the same rounds.
 
 Run:  python benchmarks/pack.py [--rounds N] [--only TEXT] [--cpu-time] [--baseline REV] [--ceiling]
+      (the transposing layouts alone, compiled by ``layout_algebra.transpose_kernels``:
+      ``--only "{0,1:"``; their NumPy-only columns are the baseline)
 """
 
 from __future__ import annotations

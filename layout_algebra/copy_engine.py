@@ -9,7 +9,10 @@ layout's stages into views and moves the data with it.
   into separate copies (:func:`peeled`); when the source is read far apart along it (a
   *transposing* copy, :func:`is_transposing`), NumPy does not block for the cache and at
   power-of-two strides the lines evict each other, so the copy goes block by block through
-  a small staging buffer laid out for long runs on both sides (:func:`blocked_copy`).
+  a small staging buffer laid out for long runs on both sides (:func:`blocked_copy`);
+  with ``numba``, a compiled kernel does the same in one call, transposing 8x8 blocks in
+  vector registers and writing large outputs past the caches (:func:`transpose_compiled`,
+  :mod:`layout_algebra.transpose_kernels`).
 * :func:`pack_lanes` / :func:`unpack_lanes` build bytes of ``8 // bits`` sub-byte codes
   (and split them) on 64-bit lanes, 8 bytes per operation; :func:`codes_to_bytes` /
   :func:`bytes_to_codes` do the same for a contiguous run of codes.
@@ -58,6 +61,9 @@ __all__ = [
     "is_transposing",
     "pack_lanes",
     "run_parallel",
+    "transpose_compiled",
+    "transpose_form",
+    "transpose_kernels",
     "unpack_lanes",
 ]
 
