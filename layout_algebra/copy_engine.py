@@ -559,6 +559,8 @@ def transpose_form(dst: np.ndarray, src: np.ndarray, budget: int | None = None) 
         return None
     if not (dst.flags.writeable and dst.flags.aligned and src.flags.aligned):
         return None
+    if np.may_share_memory(dst, src):  # the kernels read and write in their own order
+        return None
     budget = budget or TRANSPOSE_STAGE_BYTES
     if span(dst) != span(src):
         return _canonical(dst, src, span(dst) > span(src), budget)

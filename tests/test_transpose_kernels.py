@@ -198,6 +198,8 @@ def test_what_the_kernels_refuse() -> None:
     assert copy_engine.transpose_form(np.zeros((64, 64), ">f4"), x.T.astype(">f4")) is None  # byte order
     assert copy_engine.transpose_form(np.zeros((64, 64), np.float32), x[::-1].T) is None  # negative stride
     assert copy_engine.transpose_form(np.zeros((32, 64), np.float32), x[:, ::2].T) is None  # no stride 1
+    square = np.zeros((64, 64), np.float32)
+    assert copy_engine.transpose_form(square, square.T) is None  # in place: overlapping memory
     wide = np.zeros((4096, 4096), np.uint8)  # one run per row of the whole array: NumPy blocks it
     assert copy_engine.transpose_form(np.zeros((4096, 4096), np.uint8), wide.T) is None
 
