@@ -215,7 +215,8 @@ _FLAT_INSTRUCTION = re.compile(
     + r")*+|"
     + _BRACED_LITERAL
     + r")?[ \t]*\)"  # operands)
-    r"((?:[ \t]*,[ \t]*[A-Za-z_][\w.\-]*[ \t]*=[ \t]*" + _FLAT_VALUE + r")*+)"  # , key=value ...
+    r"((?:[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(" + _FLAT_VALUE + r"))*+)"  # , key=value ...
+    # (groups 7 and 8: the last key and value)
     r"(?![(\[])"  # not when the last value goes on with a group: 'bf_io->bf', '[2,4]<=[8]'
     + _TRAILING_GAP  # the line break after it, comments
     + r"(?![,/\f\v])",  # and no more attributes (nor an unterminated comment)
@@ -987,7 +988,7 @@ class _Parser:
         the whole instruction or the text is wrong (the caller then reads it piece by piece
         and reports the error): what ``instruction_by_parts`` gives on the same text, from
         one match. The match ends after the line break, at the next token."""
-        root, name, shape_text, opcode, names, attribute_text = m.groups()
+        root, name, shape_text, opcode, names, attribute_text, last_key, last_value = m.groups()
         # The shape first: where it is wrong, that is the error the careful reader reports.
         shape = None if self.record_shapes else self.shapes.get(shape_text)
         if shape is None:
@@ -1015,10 +1016,13 @@ class _Parser:
             operands = tuple(map(trusted_operand, bare.split(",")))
         fields = _NO_READ_FIELDS
         if attribute_text:
-            pairs = _FLAT_ATTRIBUTE.findall(attribute_text)
-            attributes = dict(pairs)
-            if len(attributes) < len(pairs):
-                return None  # a key given twice: reported by the piece-by-piece reader
+            if self.text.find("=", m.start(6), m.start(7)) < 0:  # one attribute: the last
+                attributes = {last_key: last_value}
+            else:
+                pairs = _FLAT_ATTRIBUTE.findall(attribute_text)
+                attributes = dict(pairs)
+                if len(attributes) < len(pairs):
+                    return None  # a key given twice: reported by the piece-by-piece reader
             if not _READ_ATTRIBUTES.isdisjoint(attributes):
                 read = self.read_fields(attributes)
                 if read is None:
