@@ -266,6 +266,19 @@ def test_an_undecided_check_makes_proofs_unknown(monkeypatch) -> None:
     assert prove.in_bounds("f32[N,3]{0,1}", assume="N >= 2", method="direct").status == "unknown"
 
 
+def test_where_the_solver_gives_up_small_sizes_are_tried_then_unknown(monkeypatch) -> None:
+    import z3
+
+    monkeypatch.setattr(assumptions_module.z3.Solver, "check", lambda self, *args: z3.unknown)
+    assumptions_module._sizes_exist.cache_clear()
+    try:
+        assert sizes_exist(parse_assumptions("N % 8 == 0 and M == 2*N")) is None  # N=8, M=16 evaluated
+        reason = sizes_exist(parse_assumptions("N*N == 2"))
+        assert "cannot tell" in reason and "N**2 == 2" in reason
+    finally:
+        assumptions_module._sizes_exist.cache_clear()
+
+
 def test_conditions_still_find_exact_conditions_with_empty_cases() -> None:
     """The condition search asks about cases that may admit no sizes (``N <= 3`` and ``N % 8 == 0``);
     such a case has nothing to prove, and the answer is still right."""

@@ -76,6 +76,7 @@ layout_algebra.prove.assumptions.AssumptionError: cannot parse assumption: divis
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -730,8 +731,33 @@ def _sizes_exist(
         why = f"the solver's sizes {_shown(values)} do not satisfy them when evaluated"
     else:
         why = f"the solver gave up ({solver.reason_unknown()})"
+    if _small_witness(assumptions, symbols, indices, declared_signs):
+        return "some", None
     shown = condition_text(assumptions)
     return "unknown", f"cannot tell whether any sizes satisfy the assumptions {shown!r}: {why}"
+
+
+def _small_witness(
+    assumptions: tuple[sympy.Basic, ...],
+    symbols: Sequence[sympy.Symbol],
+    indices: frozenset[sympy.Symbol],
+    declared_signs: bool,
+) -> bool:
+    """Whether small sizes (each 1..16, an index or possibly negative symbol from 0 or -16)
+    satisfy the assumptions, evaluated exactly: a witness where the solver gave up."""
+    if len(symbols) > 3:
+        return False
+    ranges = [
+        range(
+            1 if _is_size(s, indices, declared_signs) else (0 if s in indices or not declared_signs else -16),
+            17,
+        )
+        for s in symbols
+    ]
+    return any(
+        assumptions_hold(assumptions, dict(zip(symbols, values, strict=True)))
+        for values in itertools.product(*ranges)
+    )
 
 
 def _is_size(s: sympy.Symbol, indices: frozenset[sympy.Symbol], declared_signs: bool) -> bool:
