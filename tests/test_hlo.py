@@ -743,6 +743,24 @@ def test_the_one_match_header_and_sections_are_taken_on_real_dumps(monkeypatch) 
         assert _outcome(text) == _by_parts(text, monkeypatch)
 
 
+def test_the_trusted_constructors_set_every_field() -> None:
+    """The parser builds instructions, operands and computations without ``__init__``
+    (issue 18); each such constructor takes every field of its class, in order, so a field
+    added to the class cannot be left unset."""
+    import dataclasses
+    import inspect
+
+    from layout_algebra.hlo import ir
+
+    for cls, make in [
+        (ir.HloInstruction, ir.trusted_instruction),
+        (ir.HloOperand, ir.trusted_operand),
+        (ir.HloComputation, ir.trusted_computation),
+    ]:
+        fields = [f.name for f in dataclasses.fields(cls)]
+        assert list(inspect.signature(make).parameters) == fields, cls.__name__
+
+
 def test_the_process_caches_keep_no_errors() -> None:
     """Shapes and attribute values are cached across parses by their text (issue 18): a
     value that failed fails again, where it stands, and one read before reads the same."""
