@@ -238,8 +238,7 @@ def test_every_counterexample_of_verify_is_a_real_difference_when_run(pair) -> N
     confirmed by running too."""
     before, after, mode = pair
     result = verify_rewrite(before, after, mode=mode)
-    if result.status == "unknown":  # the one undecided case: an element placed elsewhere whose
-        # slot holds the same value; the verifier stops there (the buffers may still differ)
+    if result.status == "unknown":  # the one undecided case: the same bits, elements placed apart
         assert mode == "physical" and "values stored there agree" in result.reason, result.reason
         return
     if result.status == "proved":
@@ -260,3 +259,19 @@ def test_the_rerun_check_tells_a_real_difference_from_a_made_up_one() -> None:
     assert not _differs_at(before, after, {"element": (2, 2)}, "logical")
     assert _differs_at(before, after, {"before": "bit 32: ..."}, "physical")  # slot 1: (0,1) vs (1,0)
     assert not _differs_at(before, after, {"before": "bit 160: ..."}, "physical")  # slot 5: (1,1)
+
+
+def test_regression_an_element_whose_slot_agrees_does_not_stop_the_search() -> None:
+    """Old code answered unknown ("the values stored there agree") when the first root
+    element Z3 found sat elsewhere in the other root with the same value at its slot, even
+    though other slots differ (the executor shows it); it now looks for another element."""
+    before = module("  ROOT r = s8[4,4]{1,0} transpose(p), dimensions={1,0}", "s8[4,4]{1,0:T(2,2)} p")
+    after = module("  ROOT r = s8[4,4]{0,1:T(4,2)} reverse(p), dimensions={1}", "s8[4,4]{1,0:T(2,2)} p")
+    assert executed_same(before, after) is False
+    result = verify_rewrite(before, after)
+    assert result.status == "refuted"
+    assert _differs_at(before, after, result.counterexample, "physical")
+    # bit for bit the same buffer, every element placed apart: still unknown
+    same_bits = module("  ROOT r = f32[4,4]{0,1} copy(p)", "f32[4,4]{1,0} p")
+    transposed = module("  ROOT r = f32[4,4]{1,0} transpose(p), dimensions={1,0}", "f32[4,4]{1,0} p")
+    assert verify_rewrite(transposed, same_bits).status == "unknown"

@@ -281,6 +281,10 @@ def _is_integer_value(v: Any) -> bool:
 # Correctly rounded basic operations (binary; sqrt is not included: untested).
 _ROUNDED_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "divide"})
 
+#: How many root elements are tried when each one found sits elsewhere in the other root
+#: but its slot there holds the same value (physical mode) before the answer is unknown.
+UNIFORM_RETRIES = 16
+
 #: Constants with more elements than this are not expanded (answer: unknown).
 MAX_CONSTANT_ELEMENTS = 4096
 
@@ -1691,15 +1695,24 @@ def _check_requirements(ctx: _Context, evaluators: Sequence[_Evaluator]) -> None
 
 
 def _element_query(
-    ctx: _Context, a: HloModule, b: HloModule, path: tuple, ra: ArrayShape, rb: ArrayShape, concrete: bool
+    ctx: _Context,
+    a: HloModule,
+    b: HloModule,
+    path: tuple,
+    ra: ArrayShape,
+    rb: ArrayShape,
+    concrete: bool,
+    exclude: Sequence[tuple] = (),
 ):
-    """Solve for a root element where the two modules differ. Returns (answer, details)."""
+    """Solve for a root element (not one of ``exclude``) where the two modules differ.
+    Returns (answer, details)."""
     ar = IntArithmetic()
     for symbol in sorted(_symbols_of(a, b), key=str):  # the model sizes them all
         ar.symbol(symbol)
     context = assumption_terms(ctx.assumptions, ar)
     j = [ar.variable(f"j{k}") for k in range(ra.rank)]
     context += in_box(j, ra.dimensions, ar)
+    context += [z3.Or(*(jk != int(ek) for jk, ek in zip(j, e, strict=True))) for e in exclude if e]
     inputs: dict = {}
     ea = _Evaluator(a, ctx.mode, ar, inputs, ctx.float_rules)
     eb = _Evaluator(b, ctx.mode, ar, inputs, ctx.float_rules)
@@ -1883,6 +1896,17 @@ def _verify_leaf(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShape) -> 
             if answer == "unknown":
                 return ctx.result("unknown", encoding, reason=f"at {sizes}: {details}")
             _, element, offsets = details
+            found = _concrete_difference(ctx, ca, cb, path, cra, crb, element, offsets)
+        # an element placed elsewhere whose slot holds the same value proves nothing either
+        # way: look for another element (each answer is re-checked by evaluation above)
+        seen = [tuple(element)]
+        while found is not None and found[0] == "uniform" and len(seen) < UNIFORM_RETRIES:
+            sub = dataclasses.replace(ctx, before=ca, after=cb)
+            answer, details = _element_query(sub, ca, cb, path, cra, crb, concrete=True, exclude=seen)
+            if answer != "sat":
+                break
+            _, element, offsets = details
+            seen.append(tuple(element))
             found = _concrete_difference(ctx, ca, cb, path, cra, crb, element, offsets)
     except (UnsupportedExpression, _Inexpressible, RecursionError) as err:
         return ctx.result("unknown", encoding, reason=_why(err))
