@@ -275,3 +275,181 @@ def test_regression_an_element_whose_slot_agrees_does_not_stop_the_search() -> N
     same_bits = module("  ROOT r = f32[4,4]{0,1} copy(p)", "f32[4,4]{1,0} p")
     transposed = module("  ROOT r = f32[4,4]{1,0} transpose(p), dimensions={1,0}", "f32[4,4]{1,0} p")
     assert verify_rewrite(transposed, same_bits).status == "unknown"
+
+
+# ======================================================================================
+# Attacks that found nothing (kept running): each "proved"/returned layout is checked by
+# packing real bytes. ``slots`` is the oracle: where NumPy's packer puts each element.
+# ======================================================================================
+_SLOT_TYPES = {"s32": (np.int32, np.uint32), "u16": (np.uint16, np.uint16), "f32": (np.float32, np.uint32)}
+
+
+def slots(shape_text) -> np.ndarray:
+    """The element slot of every logical element of a 32- or 16-bit shape: pack distinct ids
+    with ``numpy_eval.pack`` and find each in the bytes (no stage pipeline read here)."""
+    from layout_algebra.model.syntax import as_shape
+    from layout_algebra.numpy_eval import pack
+
+    shape = as_shape(shape_text)
+    logical, word = _SLOT_TYPES[shape.element_type.text]
+    dims = tuple(int(d) for d in shape.dimensions)
+    ids = (np.arange(int(np.prod(dims, dtype=np.int64))) + 1).astype(word)
+    words = pack(ids.view(logical).reshape(dims), shape, fill=0).view(word)
+    where = np.full(ids.size, -1, dtype=np.int64)
+    filled = np.nonzero(words)[0]
+    where[words[filled].astype(np.int64) - 1] = filled
+    assert (where >= 0).all()
+    return where.reshape(dims)
+
+
+@st.composite
+def small_layouts(draw, element: str = "s32", most: int = 512) -> str:
+    rank = draw(st.integers(1, 3))
+    dims = [draw(st.sampled_from((1, 2, 3, 4, 6, 8, 16))) for _ in range(rank)]
+    while int(np.prod(dims)) > most:
+        dims = [max(1, d // 2) for d in dims]
+    order = draw(st.permutations(range(rank)))
+    tiles = draw(
+        st.sampled_from(("", "T(2,4)", "T(4)", "T(8)", "T(2,2)(2,1)", "T(4,8)", "T(1,8)", "T(8)(2)"))
+    )
+    tail = draw(st.sampled_from(("", "", "L(8)")))
+    extra = tiles + tail
+    return (
+        f"{element}[{','.join(map(str, dims))}]{{{','.join(map(str, order))}{':' + extra if extra else ''}}}"
+    )
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(small_layouts())
+def test_normal_form_places_every_element_where_the_layout_does(text: str) -> None:
+    from layout_algebra.normal_form import normal_form_with_proof
+    from layout_algebra.sizes import size_report
+
+    nf = normal_form_with_proof(text)
+    assert np.array_equal(slots(nf.original), slots(nf.shape)), (text, str(nf.shape))
+    a, b = size_report(nf.original), size_report(nf.shape)
+    assert (a.physical_bytes, a.first_tile_bytes) == (b.physical_bytes, b.first_tile_bytes), (text, nf.shape)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(small_layouts(), st.data())
+def test_a_view_proved_to_be_a_layout_is_that_layout_on_every_element(text: str, data) -> None:
+    from layout_algebra.model.syntax import as_shape
+    from layout_algebra.views import Reverse, Slice, Transpose, view
+
+    base = as_shape(text)
+    dims = [int(d) for d in base.dimensions]
+    where = slots(text)
+    kind = data.draw(st.sampled_from(("slice", "transpose", "reverse")))
+    if kind == "slice":
+        starts = [data.draw(st.integers(0, d - 1)) for d in dims]
+        limits = [data.draw(st.integers(s + 1, d)) for s, d in zip(starts, dims, strict=True)]
+        op, seen = Slice(tuple(starts), tuple(limits)), where[tuple(map(slice, starts, limits))]
+    elif kind == "transpose":
+        perm = data.draw(st.permutations(range(len(dims))))
+        op, seen = Transpose(tuple(perm)), where.transpose(perm)
+    else:
+        op, seen = Reverse((0,)), np.flip(where, axis=0)
+    answer = view(text, op).as_layout()
+    if answer.status != "proved":
+        return
+    found = slots(answer.shape)
+    assert np.array_equal(found * 32 + answer.offset_bits, seen * 32), (text, str(op), str(answer.shape))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(small_layouts(element="f32"), st.integers(0, 2**16))
+def test_from_cute_of_a_mutated_export_places_elements_as_the_cute_text_says(text: str, seed: int) -> None:
+    """Export to CuTe, change one number, read back: any layout returned must be the map
+    the (mutated) CuTe text says, evaluated by ``algebra.Layout`` mode by mode."""
+    import random
+
+    from layout_algebra.algebra import layout as cute_layout
+    from layout_algebra.interop.cute import from_cute, to_cute
+    from layout_algebra.interop.recover import NotExpressible
+
+    try:
+        exported = to_cute(text)
+    except ValueError:
+        return
+    rng = random.Random(seed)
+    numbers = list(re.finditer(r"\d+", exported))
+    m = rng.choice(numbers)
+    mutated = exported[: m.start()] + str(rng.choice((int(m[0]) + 1, int(m[0]) * 2, 1))) + exported[m.end() :]
+    for cute in (exported, mutated):
+        try:
+            got = from_cute(cute, "f32")
+        except NotExpressible:
+            continue
+        layout = cute_layout(cute)
+        modes = list(layout) if isinstance(layout.shape, tuple) else [layout]
+        where = slots(got)
+        for index in np.ndindex(*where.shape):
+            assert where[index] == sum(mode(int(i)) for mode, i in zip(modes, index, strict=True)), (
+                cute,
+                got,
+            )
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(small_layouts(element="u16", most=128))
+def test_certified_python_code_is_the_layout_on_every_index_and_offset(text: str) -> None:
+    from layout_algebra.codegen import codegen
+
+    where = slots(text)
+    occupied = set(where.ravel().tolist())
+    run = {}
+    for direction in ("forward", "inverse", "padding"):
+        generated = codegen(text, "python", direction)
+        assert generated.certification.status == "proved", generated.certification
+        namespace: dict = {}
+        exec(compile(generated.text, "<generated>", "exec"), namespace)  # our own generated code
+        run[direction] = next(v for k, v in namespace.items() if callable(v) and not k.startswith("_"))
+    for index in np.ndindex(*where.shape):
+        assert run["forward"](*index) == where[index]
+        inverse = run["inverse"](int(where[index]))
+        assert tuple(inverse if isinstance(inverse, tuple) else (inverse,)) == index
+    for offset in range(int(where.max()) + 1):
+        assert bool(run["padding"](offset)) == (offset not in occupied), (text, offset)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(small_layouts(), st.data())
+def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text: str, data) -> None:
+    from layout_algebra.model.syntax import as_shape
+    from layout_algebra.sizes import size_report
+    from layout_algebra.views import suggest_bitcast_layout
+
+    n = int(np.prod([int(d) for d in as_shape(text).dimensions]))
+    a = data.draw(st.sampled_from([f for f in range(1, n + 1) if n % f == 0]))
+    suggestion = suggest_bitcast_layout(text, (a, n // a))
+    for candidate in (suggestion.shape, *suggestion.others) if suggestion else ():
+        assert np.array_equal(slots(text).ravel(), slots(candidate).ravel()), (text, str(candidate))
+        assert size_report(as_shape(text)).first_tile_bytes == size_report(candidate).first_tile_bytes
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from((1, 2, 4, 8)), min_size=1, max_size=3), st.randoms(use_true_random=False))
+def test_from_linear_layout_of_a_bit_permutation_is_that_permutation(dims, rng) -> None:
+    from layout_algebra.interop.recover import NotExpressible
+    from layout_algebra.interop.triton import LinearLayout, from_linear_layout
+
+    widths = [d.bit_length() - 1 for d in dims]
+    bits = list(range(sum(widths)))
+    rng.shuffle(bits)
+    it = iter(bits)
+    bases = [[1 << next(it) for _ in range(w)] for w in widths]
+    ll = LinearLayout.from_bases(
+        {f"dim{k}": [[b] for b in row] for k, row in enumerate(bases)}, {"offset": 1 << sum(widths)}
+    )
+    try:
+        got = from_linear_layout(ll, "s32")
+    except NotExpressible:
+        return
+    where = slots(got)
+    for index in np.ndindex(*where.shape):
+        xor = 0
+        for x, row in zip(index, bases, strict=True):
+            for k, b in enumerate(row):
+                xor ^= b if x >> k & 1 else 0
+        assert where[index] == xor, (bases, str(got))
