@@ -595,3 +595,33 @@ def test_layouts_read_from_their_record_agree_with_the_direct_query_and_enumerat
     positions = [m.evaluate(p) for p in itertools.product(*(range(d) for d in m.dimensions))]
     assert len(set(positions)) == len(positions)
     assert all(0 <= p < layout_map(shape).size_in_elements for p in positions)
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the default place is read without platformdirs on Linux"
+)
+def test_a_fresh_process_proves_a_known_structure_without_sympy_general_stages_z3_or_platformdirs(tmp_path):
+    """End to end, in new processes, the lemma cache at its default place: the second process
+    (another layout of the same structure) builds no SymPy general stage, makes no Z3
+    context and imports no platformdirs."""
+    program = (
+        "import json, sys, z3\n"
+        "from layout_algebra import prove\n"
+        "from layout_algebra.prove import general\n"
+        "r = prove.injective(sys.argv[1])\n"
+        "print(json.dumps([r.status, general.general_stage.cache_info().currsize,"
+        " z3.z3._main_ctx is not None, 'platformdirs' in sys.modules]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAYOUT_ALGEBRA_")}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    outputs = []
+    for shape in ("bf16[16,256]{1,0:T(8,128)(2,1)}", "bf16[24,384]{1,0:T(8,128)(2,1)}"):
+        run = subprocess.run(
+            [sys.executable, "-c", program, shape], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert run.returncode == 0, run.stderr
+        outputs.append(json.loads(run.stdout))
+    (first, built, solver, _), (second, built_again, solver_again, imported) = outputs
+    assert first == second == "proved" and built > 0 and solver  # the first proved its lemmas
+    assert (built_again, solver_again, imported) == (0, False, False)
+    assert list((tmp_path / "layout_algebra" / "lemmas").glob("*.layout.json"))
