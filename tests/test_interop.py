@@ -422,7 +422,6 @@ def test_from_cute_reasons() -> None:
         ("(4,6):(1,1)", "same stride"),
         ("(4,6):(0,1)", "broadcast"),
         ("(4,6):(2,1)", "overlap"),
-        ("(4,(2,3)):(6,(3,1))", "so one may still exist"),  # f32[4,6]{1,0:T(2)(3,1)}: not reached
         ("(4,6):(1", "expected ',' or ')' after 1"),
         ("(4,6):", "ends too early"),
         ("(4,6):(1,4,2)", "2 shape modes but 3 strides"),

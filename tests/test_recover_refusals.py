@@ -2,12 +2,14 @@
 that no XLA layout exists: the search is incomplete, and these layouts show it.
 
 Each case is a layout (checked here to give exactly the input text or map) that the search
-did not reach: ``f32[4,6]{1,0:T(2)(3,1)}`` and ``f32[4,4]{0,1:T(2)(2,1)}`` have a tile level
-whose tile number has extent 1 before the last level (a dimension's low digit above its high
-one); the refusal used to say "no XLA layout ... puts its elements at the positions ...".
-``f32[2,4]{1,0:T(3,2)(4)}`` pads ``i1 mod 2`` again with the later level ``(4)``: refused as
-well until the digits ``(i mod 2) mod 3`` and ``⌊(i mod 2)/4⌋`` such a level writes were read
-(``interop.digits.digit_of``); the brute-force run below checks that family.
+did not reach, and was refused with "no XLA layout ... puts its elements at the positions
+...": ``f32[4,6]{1,0:T(2)(3,1)}`` and ``f32[4,4]{0,1:T(2)(2,1)}`` have a tile level whose tile
+number has extent 1, crossing a digit of its own dimension (its low digit above its high
+one); ``f32[2,4]{1,0:T(3,2)(4)}`` pads ``i1 mod 2`` again with the later level ``(4)``. Both
+kinds are searched now (the second once ``interop.digits.digit_of`` read the digits
+``(i mod 2) mod 3`` and ``⌊(i mod 2)/4⌋`` such a level writes); each test accepts a refusal
+only if it is honest, and an answer only if it places every element alike. The brute-force
+runs below check the two families.
 """
 
 from __future__ import annotations
@@ -119,3 +121,27 @@ def test_layouts_padded_again_by_a_later_level_come_back_exactly() -> None:
         assert offsets(str(back)) == offsets(shape), (shape, cute, str(back))
         counts["back"] += 1
     assert counts["back"] >= 234, counts  # 234 of the 360 CuTe forms (the old search: fewer, and refusals)
+
+
+#: A tile level whose tile number has extent 1, over a digit of its own dimension: T(t)(u,1).
+UNIT_NUMBER_LEVELS = [
+    f"f32[{a},{b}]{{{m2m}:T({t})({u},1)}}"
+    for a, b, t, u, m2m in itertools.product(range(2, 7), range(2, 7), (2, 3), (2, 3), ("1,0", "0,1"))
+]
+
+
+def test_unit_number_levels_come_back_exactly_or_are_refused_honestly() -> None:
+    back = 0
+    for shape in UNIT_NUMBER_LEVELS:
+        try:
+            cute = to_cute(shape)
+        except NotExpressible:
+            continue
+        try:
+            found = from_cute(cute, "f32", rank=2)
+        except NotExpressible as err:
+            assert "may still exist" in str(err), (shape, cute, str(err))
+            continue
+        assert offsets(str(found)) == offsets(shape), (shape, cute, str(found))
+        back += 1
+    assert back >= 50, back  # of 110 CuTe forms (none before the search crossed a digit of its own dim)

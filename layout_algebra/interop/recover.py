@@ -66,9 +66,10 @@ by that entry (:func:`_recover_with_prepended_unit`, one-level answers only). A 
 level that pads a position again comes back (``(4)`` in ``f32[2,4]{1,0:T(3,2)(4)}`` pads
 ``i1 mod 2`` from 2 slots to 4). Not searched: room below the smallest stride that is not a
 size-1 dimension (``f32[2,2]{1,0:T(1,1)(1,2)}`` is CuTe's ``(2,2):(4,2)``), and tile levels
-whose tile number has extent 1 before the last level (``f32[4,6]{1,0:T(2)(3,1)}`` puts
-``i1 mod 2`` above ``⌊i1/2⌋``). A refusal therefore never says that no layout exists, only
-that the search found none, and what it does not cover.
+whose tile number has extent 1 other than the last (both dimensions of ``f32[4,4]`` with their
+low bit above their high bit is refused; one of them, ``f32[4,4]{0,1:T(2)(2,1)}``, comes
+back). A refusal therefore never says that no layout exists, only that the search found
+none, and what it does not cover.
 
 >>> below = strided_positions([(0, 1, None, 8)], (8, 1))  # i0 at stride 8, i1 left out
 >>> [str(p) for p in below]
@@ -286,20 +287,24 @@ def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> 
     entries are 1, over the positions just above it: ``(2,1)`` in
     ``bf16[4,4,2]{0,1,2:T(2,2,2)(2,1)}`` puts ``i1 mod 2`` under ``i0 mod 2``. Undoing it
     moves the digit up, to the tile's first slot; the positions are the same, reordered, so
-    the search guards against going round in circles.
+    the search guards against going round in circles. It may move up past one digit of its
+    own dimension, and no further: ``(3,1)`` in ``f32[4,6]{1,0:T(2)(3,1)}`` puts ``⌊i1/2⌋``
+    under ``i1 mod 2``.
     """
     n = len(positions)
     if n < 2:
         return
     p = positions[-1]
-    if p.dim is None or p.modulus != p.extent or p.size(dims) > p.extent:
+    if p.dim is None or (p.modulus is not None and p.modulus != p.extent) or p.size(dims) > p.extent:
         return
     for start in range(n - 2, -1, -1):
         above = positions[start]
-        if above.dim == p.dim or above.dim is None:
+        if above.dim is None:
             break
         tile = (p.extent,) + (1,) * (n - 1 - start)
         yield tile, (*positions[:start], p, *positions[start : n - 1])
+        if above.dim == p.dim:  # a digit of its own dimension: moved above it, no further
+            break
 
 
 def _solutions(positions: tuple[Position, ...], dims: tuple[int, ...], exact: bool) -> list[_Solution]:
@@ -417,8 +422,9 @@ def _refusal(dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...],
     """Why nothing came back: what the search tried, and what it does not cover.
 
     The search is not complete (see the module docstring), so a refusal never says that no
-    layout exists: ``f32[4,6]{1,0:T(2)(3,1)}`` is CuTe's ``(4,(2,3)):(6,(3,1))``, which the
-    search does not reach.
+    layout exists: the positions ``i1 mod 2, ⌊i1/2⌋, i0 mod 2, ⌊i0/2⌋`` of ``f32[4,4]`` (each
+    dimension's low bit above its high bit) are refused, though one such swap alone,
+    ``f32[4,4]{0,1:T(2)(2,1)}``, is a tiling the search finds.
     """
     described = ", ".join(str(p) for p in positions)
     found = (
