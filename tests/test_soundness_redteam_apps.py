@@ -453,3 +453,49 @@ def test_from_linear_layout_of_a_bit_permutation_is_that_permutation(dims, rng) 
             for k, b in enumerate(row):
                 xor ^= b if x >> k & 1 else 0
         assert where[index] == xor, (bases, str(got))
+
+
+# --------------------------------------------------- hlo.verify: compare, select and clamp types
+def test_regression_a_compare_of_two_integer_types_is_invalid() -> None:
+    """Old code read ``compare(s32 iota, s8 constant)`` as an exact integer comparison and
+    proved the select on it equal to a concatenate; XLA (and the executor) reject it."""
+    params = "f32[4]{0} p, f32[4]{0} q"
+    select = (
+        "  i = s32[4]{0} iota(), iota_dimension=0\n  k = s8[] constant(2)\n"
+        "  kb = s8[4]{0} broadcast(k), dimensions={}\n  m = pred[4]{0} compare(i, kb), direction=LT\n"
+        "  ROOT r = f32[4]{0} select(m, p, q)"
+    )
+    halves = (
+        "  a = f32[2]{0} slice(p), slice={[0:2]}\n  b = f32[2]{0} slice(q), slice={[2:4]}\n"
+        "  ROOT r = f32[4]{0} concatenate(a, b), dimensions={0}"
+    )
+    with pytest.raises(ValueError):
+        executed_same(module(select, params), module(halves, params))
+    with pytest.raises(InvalidHlo, match=r"element types \['s32', 's8'\]"):
+        verify_rewrite(module(select, params), module(halves, params))
+    same_type = select.replace("s8", "s32")  # the valid module is still proved
+    assert verify_rewrite(module(same_type, params), module(halves, params)).status == "proved"
+    assert executed_same(module(same_type, params), module(halves, params)) is True
+
+
+def test_regression_select_of_another_type_than_its_result_is_invalid() -> None:
+    params = "s32[4]{0} p, f32[4]{0} q"
+    select = module("  c = pred[] constant(true)\n  ROOT r = f32[4]{0} select(c, p, q)", params)
+    with pytest.raises(InvalidHlo, match="chosen operands must have one type"):
+        verify_rewrite(select, select)
+
+
+def test_regression_clamp_with_scalar_bounds_is_valid_hlo() -> None:
+    """Old code called ``clamp(f32[] lo, f32[4] x, f32[] hi)`` invalid HLO; XLA broadcasts
+    scalar bounds (the executor runs it)."""
+    scalar = module(
+        "  lo = f32[] constant(0)\n  hi = f32[] constant(1)\n  ROOT r = f32[4]{0} clamp(lo, p, hi)"
+    )
+    broadcast = module(
+        "  lo = f32[] constant(0)\n  hi = f32[] constant(1)\n  l = f32[4]{0} broadcast(lo), dimensions={}\n"
+        "  h = f32[4]{0} broadcast(hi), dimensions={}\n  ROOT r = f32[4]{0} clamp(l, p, h)"
+    )
+    assert executed_same(scalar, broadcast) is True
+    assert verify_rewrite(scalar, broadcast).status == "proved"
+    swapped = broadcast.replace("clamp(l, p, h)", "clamp(h, p, l)")
+    assert verify_rewrite(scalar, swapped).status != "proved"

@@ -1155,7 +1155,8 @@ class _Evaluator:
         if not shapes:
             raise InvalidHlo(f"{op} {instr.name} has no operands")
         for k, s in enumerate(shapes):
-            scalar_ok = op == "select" and k == 0 and s.rank == 0
+            # XLA broadcasts a scalar predicate of select and scalar bounds of clamp
+            scalar_ok = s.rank == 0 and ((op == "select" and k == 0) or (op == "clamp" and k in (0, 2)))
             if not scalar_ok and (
                 s.rank != shape.rank
                 or any(not _dims_equal(x, y) for x, y in zip(s.dimensions, shape.dimensions, strict=False))
@@ -1167,6 +1168,24 @@ class _Evaluator:
         # XLA allows mixed floating-point precision (allow_mixed_precision: TPU's bfloat16
         # propagation writes f32 x f32 -> bf16): then the operand types are part of the op.
         floats = all(t.is_floating_point for t in (shape.element_type, *(s.element_type for s in shapes)))
+        compared = {
+            s.element_type for s in (shapes if op == "compare" else shapes[1:3] if op == "select" else ())
+        }
+        if len(compared) > 1 and not all(t.is_floating_point for t in compared):
+            raise InvalidHlo(
+                f"{op} {instr.name}: its operands have the element types "
+                f"{[s.element_type.text for s in shapes]}; {'the compared' if op == 'compare' else 'the chosen'} "
+                "operands must have one type"
+            )
+        if (
+            op == "select"
+            and len(shapes) == 3
+            and shapes[1].element_type != shape.element_type
+            and not floats
+        ):
+            raise InvalidHlo(
+                f"select {instr.name}: it chooses {shapes[1].element_type.text} values but its result is {shape}"
+            )
         if op in _SAME_TYPE_OPS and mixed and not floats:
             raise InvalidHlo(
                 f"{op} {instr.name}: operand types {[s.element_type.text for s in shapes]} differ from the result's {shape.element_type.text}"
