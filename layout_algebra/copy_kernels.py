@@ -32,6 +32,12 @@ built in the stage in the order of the rows, one long loop per ``i1``
 the order of the words in memory (:func:`_runs_between`); taken apart the other way round.
 Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first.
 
+Taking nibbles apart writes twice the bytes it reads; a plain store to a line not in the
+cache reads the line first. With ``streamed`` (:func:`nibbles_from_words`; the copy engine
+sets it from 2 MB of parts), the rows' whole 64-byte lines are written with non-temporal
+stores (:func:`_stream_line`, an LLVM ``!nontemporal`` store) from a 512-byte buffer in the
+L1 cache, and a fence at the end makes them visible to other threads.
+
 Nibbles are packed byte by byte: byte ``k`` of a word (byte offset ``k``: little-endian) is
 ``(n[2k] & 0xF) | (n[2k+1] << 4)``, computed on 8-bit lanes, and the 4 bytes of each word
 are stored interleaved (``w8[4i + k]``), which LLVM turns into byte shuffles: 64 nibbles
@@ -60,7 +66,9 @@ Each kernel is compiled on its first call for the dtypes it gets, and cached on 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 __all__ = [
     "bytes_from_words",
@@ -79,6 +87,39 @@ S4, S8, S12, S16, S20, S24, S28 = (np.uint32(4 * k) for k in range(1, 8))
 # nibbles are packed byte by byte, on 8-bit lanes: the low 4 bits and a shift by 4 as bytes
 L4 = np.uint8(0xF)
 B4 = np.uint8(4)
+#: Bytes in a cache line: non-temporal stores write whole lines.
+LINE = 64
+
+
+@intrinsic
+def _stream_line(typingctx, dst, dst_at, src, src_at):  # type: ignore[no-untyped-def]
+    """``dst[dst_at : dst_at + 64] = src[src_at : src_at + 64]`` by one non-temporal store
+    (past the cache: no read of the line before it is written). Both addresses must be
+    multiples of 64."""
+    signature = types.void(dst, types.intp, src, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        target = context.make_array(sig.args[0])(context, builder, args[0])
+        source = context.make_array(sig.args[2])(context, builder, args[2])
+        line = ir.VectorType(ir.IntType(8), LINE)
+        at_source = builder.bitcast(builder.gep(source.data, [args[3]]), line.as_pointer())
+        at_target = builder.bitcast(builder.gep(target.data, [args[1]]), line.as_pointer())
+        store = builder.store(builder.load(at_source, align=LINE), at_target, align=LINE)
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def _store_fence(typingctx):  # type: ignore[no-untyped-def]
+    """A memory fence: the non-temporal stores before it are visible to every thread after it."""
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
 
 
 # --------------------------------------------------------------- one i0: the inner loops
@@ -169,32 +210,14 @@ def _nibbles_in(words8, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-
 
 
 @njit(nogil=True, cache=True)
-def _nibbles_out(parts, po, ps, step, words8, wo, ws, shape):  # type: ignore[no-untyped-def]
+def _nibbles_out(parts, po, ps, step, words8, wo, ws, shape, streamed):  # type: ignore[no-untyped-def]
     for i1 in range(shape[1]):
         for i2 in range(shape[2]):
             wb = wo + i1 * ws[1] + i2 * ws[2]
             pb = po + i1 * ps[1] + i2 * ps[2]
             n, w3, p3 = shape[3], ws[3], ps[3]
             if w3 == 1 and p3 == 1:
-                w = words8[4 * wb : 4 * wb + 4 * n]
-                r0 = parts[pb : pb + n]
-                r1 = parts[pb + step : pb + step + n]
-                r2 = parts[pb + 2 * step : pb + 2 * step + n]
-                r3 = parts[pb + 3 * step : pb + 3 * step + n]
-                r4 = parts[pb + 4 * step : pb + 4 * step + n]
-                r5 = parts[pb + 5 * step : pb + 5 * step + n]
-                r6 = parts[pb + 6 * step : pb + 6 * step + n]
-                r7 = parts[pb + 7 * step : pb + 7 * step + n]
-                for i in range(n):
-                    b0, b1, b2, b3 = w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]
-                    r0[i] = b0 & L4
-                    r1[i] = b0 >> B4
-                    r2[i] = b1 & L4
-                    r3[i] = b1 >> B4
-                    r4[i] = b2 & L4
-                    r5[i] = b2 >> B4
-                    r6[i] = b3 & L4
-                    r7[i] = b3 >> B4
+                _nibble_rows_out(parts, pb, step, words8[4 * wb : 4 * wb + 4 * n], n, streamed)
             else:
                 for i in range(n):
                     p = pb + i * p3
@@ -236,7 +259,7 @@ def _nibbles_in_rows(words8, wo, ws, parts, po, ps, step, shape):  # type: ignor
 
 
 @njit(nogil=True, cache=True)
-def _nibbles_out_rows(parts, po, ps, step, words8, wo, ws, shape, line):  # type: ignore[no-untyped-def]
+def _nibbles_out_rows(parts, po, ps, step, words8, wo, ws, shape, line, streamed):  # type: ignore[no-untyped-def]
     """The inverse of :func:`_nibbles_in_rows` (same conditions): the runs of words of each
     ``i1`` are gathered into ``line``, then split in one long loop."""
     n = shape[3]
@@ -248,25 +271,7 @@ def _nibbles_out_rows(parts, po, ps, step, words8, wo, ws, shape, line):  # type
             run = line[4 * i2 * n : 4 * (i2 + 1) * n]
             for i in range(4 * n):
                 run[i] = w[i]
-        pb = po + i1 * ps[1]
-        r0 = parts[pb : pb + m]
-        r1 = parts[pb + step : pb + step + m]
-        r2 = parts[pb + 2 * step : pb + 2 * step + m]
-        r3 = parts[pb + 3 * step : pb + 3 * step + m]
-        r4 = parts[pb + 4 * step : pb + 4 * step + m]
-        r5 = parts[pb + 5 * step : pb + 5 * step + m]
-        r6 = parts[pb + 6 * step : pb + 6 * step + m]
-        r7 = parts[pb + 7 * step : pb + 7 * step + m]
-        for i in range(m):
-            b0, b1, b2, b3 = line[4 * i], line[4 * i + 1], line[4 * i + 2], line[4 * i + 3]
-            r0[i] = b0 & L4
-            r1[i] = b0 >> B4
-            r2[i] = b1 & L4
-            r3[i] = b1 >> B4
-            r4[i] = b2 & L4
-            r5[i] = b2 >> B4
-            r6[i] = b3 & L4
-            r7[i] = b3 >> B4
+        _nibble_rows_out(parts, po + i1 * ps[1], step, line, m, streamed)
 
 
 @njit(nogil=True, cache=True)
@@ -289,17 +294,18 @@ def _nibble_rows_in(line8, parts, pb, step, m):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _nibble_rows_out(parts, pb, step, line8, m):  # type: ignore[no-untyped-def]
-    """The inverse of :func:`_nibble_rows_in`."""
-    r0 = parts[pb : pb + m]
-    r1 = parts[pb + step : pb + step + m]
-    r2 = parts[pb + 2 * step : pb + 2 * step + m]
-    r3 = parts[pb + 3 * step : pb + 3 * step + m]
-    r4 = parts[pb + 4 * step : pb + 4 * step + m]
-    r5 = parts[pb + 5 * step : pb + 5 * step + m]
-    r6 = parts[pb + 6 * step : pb + 6 * step + m]
-    r7 = parts[pb + 7 * step : pb + 7 * step + m]
-    w = line8[: 4 * m]
+def _split_nibbles(parts, pb, step, line8, lo, hi):  # type: ignore[no-untyped-def]
+    """Words ``lo .. hi-1`` of ``line8`` (bytes) into the 8 rows ``parts[pb + j*step :]``."""
+    m = hi - lo
+    r0 = parts[pb + lo : pb + hi]
+    r1 = parts[pb + step + lo : pb + step + hi]
+    r2 = parts[pb + 2 * step + lo : pb + 2 * step + hi]
+    r3 = parts[pb + 3 * step + lo : pb + 3 * step + hi]
+    r4 = parts[pb + 4 * step + lo : pb + 4 * step + hi]
+    r5 = parts[pb + 5 * step + lo : pb + 5 * step + hi]
+    r6 = parts[pb + 6 * step + lo : pb + 6 * step + hi]
+    r7 = parts[pb + 7 * step + lo : pb + 7 * step + hi]
+    w = line8[4 * lo : 4 * hi]
     for i in range(m):
         b0, b1, b2, b3 = w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]
         r0[i] = b0 & L4
@@ -310,6 +316,40 @@ def _nibble_rows_out(parts, pb, step, line8, m):  # type: ignore[no-untyped-def]
         r5[i] = b2 >> B4
         r6[i] = b3 & L4
         r7[i] = b3 >> B4
+
+
+@njit(nogil=True, cache=True)
+def _nibble_rows_out(parts, pb, step, line8, m, streamed):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_nibble_rows_in`. With ``streamed``, where the 8 rows are equally
+    aligned (``step % 64 == 0``), the rows' whole 64-byte lines are split into 8 lines of a
+    buffer in the L1 cache and written out with non-temporal stores: past the cache, without
+    reading each line first (unpacking writes twice the bytes it reads). The buffer is
+    allocated here: LLVM then knows it aliases nothing, and vectorizes the loop that fills it."""
+    done = 0
+    if streamed and step % LINE == 0:
+        raw = np.empty(9 * LINE, U8)
+        at = (-raw.ctypes.data) % LINE
+        lines = raw[at : at + 8 * LINE]
+        done = min(m, (-(parts.ctypes.data + pb)) % LINE)  # up to the first whole line
+        _split_nibbles(parts, pb, step, line8, 0, done)
+        s0, s1, s2, s3 = lines[0:64], lines[64:128], lines[128:192], lines[192:256]
+        s4, s5, s6, s7 = lines[256:320], lines[320:384], lines[384:448], lines[448:512]
+        while done + LINE <= m:
+            w = line8[4 * done : 4 * (done + LINE)]
+            for i in range(LINE):
+                b0, b1, b2, b3 = w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]
+                s0[i] = b0 & L4
+                s1[i] = b0 >> B4
+                s2[i] = b1 & L4
+                s3[i] = b1 >> B4
+                s4[i] = b2 & L4
+                s5[i] = b2 >> B4
+                s6[i] = b3 & L4
+                s7[i] = b3 >> B4
+            for j in range(8):
+                _stream_line(parts, pb + j * step + done, lines, j * LINE)
+            done += LINE
+    _split_nibbles(parts, pb, step, line8, done, m)
 
 
 @njit(nogil=True, cache=True)
@@ -465,29 +505,32 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged):  # ty
 
 
 @njit(nogil=True, cache=True)
-def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
-    """The inverse of :func:`words_from_nibbles`: ``parts[p + j*step] = (words[w] >> 4j) & 0xF``."""
+def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged, streamed=False):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`words_from_nibbles`: ``parts[p + j*step] = (words[w] >> 4j) & 0xF``.
+    With ``streamed``, whole cache lines of parts are written with non-temporal stores."""
     rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, np.uint32)
     words8, stage8 = words.view(U8), stage.view(U8)
     line = np.empty(4 * shape[2] * shape[3] if rows else 0, U8)
     for i0 in range(shape[0]):
+        p0, w0 = po + i0 * ps[0], wo + i0 * ws[0]
         if staged and rows:  # the runs copied in to the stage in the order of the parts
             m = shape[2] * shape[3]
-            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, False)
+            _runs_between(words, w0, ws, stage, shape, False)
             for i1 in range(shape[1]):
-                _nibble_rows_out(parts, po + i0 * ps[0] + i1 * ps[1], step, stage8[4 * i1 * m :], m)
+                _nibble_rows_out(parts, p0 + i1 * ps[1], step, stage8[4 * i1 * m :], m, streamed)
         elif staged:
-            run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            run = words[w0 : w0 + size]
             for i in range(size):
                 stage[i] = run[i]
-            _nibbles_out(parts, po + i0 * ps[0], ps, step, stage8, 0, ws, shape)
+            _nibbles_out(parts, p0, ps, step, stage8, 0, ws, shape, streamed)
+        elif rows:
+            _nibbles_out_rows(parts, p0, ps, step, words8, w0, ws, shape, line, streamed)
         else:
-            if rows:
-                _nibbles_out_rows(parts, po + i0 * ps[0], ps, step, words8, wo + i0 * ws[0], ws, shape, line)
-            else:
-                _nibbles_out(parts, po + i0 * ps[0], ps, step, words8, wo + i0 * ws[0], ws, shape)
+            _nibbles_out(parts, p0, ps, step, words8, w0, ws, shape, streamed)
+    if streamed:
+        _store_fence()
 
 
 @njit(nogil=True, cache=True)

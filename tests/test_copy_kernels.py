@@ -54,7 +54,7 @@ def kernel_calls(staged: list[bool] | None = None) -> Iterator[list[str]]:
         def run(*args):  # type: ignore[no-untyped-def]
             calls.append(name)
             if staged is not None:
-                staged.append(bool(args[-1]))
+                staged.append(bool(args[8]))  # every kernel's 9th argument
             return real(*args)
 
         return run
@@ -149,9 +149,9 @@ def test_nibble_rows_that_run_on_across_tiles_are_sliced_once(text) -> None:
         seen.append(bool(copy_kernels._runs_on.py_func(ws, ps, shape)))
         return real_in(words, wo, ws, parts, po, ps, step, shape, staged)
 
-    def spy_out(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
+    def spy_out(parts, po, ps, step, words, wo, ws, shape, staged, *streamed):  # type: ignore[no-untyped-def]
         seen.append(bool(copy_kernels._runs_on.py_func(ws, ps, shape)))
-        return real_out(parts, po, ps, step, words, wo, ws, shape, staged)
+        return real_out(parts, po, ps, step, words, wo, ws, shape, staged, *streamed)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(copy_kernels, "words_from_nibbles", spy_in)
@@ -434,6 +434,7 @@ def test_word_kernels_match_the_definition_on_every_path(kernels, data) -> None:
         assert (back[~written] == 0xEE).all()  # nothing outside the parts was written
 
 
+@pytest.mark.parametrize("streamed_from", [0, 1 << 40])  # unpack streams past the cache, or not
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize(
     "text",
@@ -445,8 +446,11 @@ def test_word_kernels_match_the_definition_on_every_path(kernels, data) -> None:
         "u4[197,700]{1,0:T(64,128)(8,1)E(4)}",
     ],
 )
-def test_s4_and_u4_words_from_strided_inputs_on_one_and_two_threads(text, threads, monkeypatch) -> None:
+def test_s4_and_u4_words_from_strided_inputs_on_one_and_two_threads(
+    text, threads, streamed_from, monkeypatch
+) -> None:
     # several chunks (so two threads share the work), a strided input and a strided output
+    monkeypatch.setattr(copy_engine, "STREAM_MIN_BYTES", streamed_from)
     monkeypatch.setattr(numpy_eval, "_WORD_KERNEL_CHUNK_ELEMENTS", 1 << 14)
     monkeypatch.setattr(numpy_eval, "_CHUNK_BYTES", 1 << 14)
     m = layout_map(text)
@@ -462,3 +466,27 @@ def test_s4_and_u4_words_from_strided_inputs_on_one_and_two_threads(text, thread
     np.testing.assert_array_equal(fast, slow)
     np.testing.assert_array_equal(fast, reference_pack(x, text, fill=6))
     np.testing.assert_array_equal(raw_bytes(target), raw_bytes(x))
+
+
+@pytest.mark.parametrize("offset", [0, 1, 16, 48, 63])
+@pytest.mark.parametrize(("count", "step"), [(1, 64), (63, 64), (64, 64), (200, 256), (511, 576), (130, 130)])
+def test_nibbles_streamed_past_the_cache_match_plain_stores(offset, count, step) -> None:
+    # non-temporal stores write the rows' whole 64-byte lines (rows equally aligned: step % 64
+    # == 0), plain stores the parts before the first whole line and after the last; at any
+    # alignment of the rows and any length, the bytes must be the definition's and nothing
+    # else may be written
+    rng = np.random.default_rng(offset * 1000 + count)
+    words = rng.integers(0, 2**32, count, dtype=np.uint32)
+    span = 7 * step + count
+    expected = np.full(span, 0xEE, np.uint8)
+    for j in range(8):
+        expected[j * step : j * step + count] = (words >> np.uint32(4 * j)) & 0xF
+    one = np.array([0, 0, 0, 1], np.int64)
+    shape = np.array([1, 1, 1, count], np.int64)
+    for streamed in (True, False):
+        storage = np.full(span + 64 + 64, 0xEE, np.uint8)
+        start = (-storage.ctypes.data) % 64 + offset  # the rows start `offset` bytes past a line
+        parts = storage[start : start + span]
+        copy_kernels.nibbles_from_words(parts, 0, one, step, words, 0, one, shape, False, streamed)
+        np.testing.assert_array_equal(parts, expected, err_msg=f"streamed={streamed}")
+        assert (storage[:start] == 0xEE).all() and (storage[start + span :] == 0xEE).all()
