@@ -93,6 +93,9 @@ USE_KERNELS = True
 KERNEL_MIN_BYTES = 1 << 18
 #: A word kernel builds the words of one outer index in a staging buffer of at most this size.
 STAGE_BYTES = 1 << 19
+#: Nibbles taken apart into at least this many bytes are written past the cache
+#: (non-temporal stores of whole lines: unpacking writes twice the bytes it reads).
+STREAM_MIN_BYTES = 1 << 21
 
 
 # ------------------------------------------------------------------------------ threads
@@ -417,7 +420,10 @@ def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int) -> bool:
     if found is None:
         return False
     kernel, (wf, ws, pf, ps, step, shape, staged) = found
-    kernel(pf, 0, ps, step, wf, 0, ws, shape, staged)
+    if bits == 4:
+        kernel(pf, 0, ps, step, wf, 0, ws, shape, staged, parts.nbytes >= STREAM_MIN_BYTES)
+    else:
+        kernel(pf, 0, ps, step, wf, 0, ws, shape, staged)
     return True
 
 
