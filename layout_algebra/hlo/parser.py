@@ -270,7 +270,7 @@ NATIVE_START_OPCODES = frozenset(
 #: shape texts thousands of times, and ``Shape`` values are immutable. Only shapes that
 #: parsed are kept (an error is reported where its text stands); emptied when full.
 _SHAPES: dict[str, Shape] = {}
-_MAX_SHAPES = 1 << 16
+_MAX_SHAPES = 16384  # as many as parse_shape keeps
 
 
 def _clear_caches() -> None:
