@@ -79,6 +79,7 @@ from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
+from layout_algebra.prove.assumptions import assumptions_hold
 from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, admitted_assumptions, for_all_sizes
 from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.prove.result import json_value
@@ -447,9 +448,9 @@ def _decide(
 ) -> BitcastVerdict:
     if _symbolic(a, b):
         try:
-            return _decide_symbolic(operation, a, b, candidates, assumptions, timeout_ms)
+            verdict = _decide_symbolic(operation, a, b, candidates, assumptions, timeout_ms)
         except UnsupportedExpression as err:  # the sizes' formulas are beyond the encoding
-            return BitcastVerdict(
+            verdict = BitcastVerdict(
                 "unknown",
                 operation,
                 a,
@@ -457,7 +458,59 @@ def _decide(
                 f"the prover cannot encode these sizes: {err}",
                 method="Z3 (symbolic sizes)",
             )
+        if verdict.status == "unknown":
+            found = _refuted_at_small_sizes(operation, a, b, assumptions)
+            return verdict if found is None else found  # (a verdict is falsy unless proved)
+        return verdict
     return _decide_concrete(operation, a, b, candidates)
+
+
+#: Where Z3 cannot decide a symbolic question, small sizes (each symbol 1..SMALL_SIZES) are
+#: tried by the concrete decision: a refutation there is one for every size.
+SMALL_SIZES = 12
+_SMALL_SIZE_POINTS = 200
+
+
+def _refuted_at_small_sizes(
+    operation: str, a: ArrayShape, b: ArrayShape, assumptions: tuple
+) -> BitcastVerdict | None:
+    """A refutation at the first small sizes (allowed by the assumptions) where the exact
+    concrete decision says no correspondence of the claim keeps every bit, if any."""
+    symbols = sorted(
+        {*as_sympy(_count(a)).free_symbols, *as_sympy(_count(b)).free_symbols}.union(
+            *(as_sympy(x).free_symbols for x in assumptions)
+        ),
+        key=str,
+    )
+    if not symbols or len(symbols) > 3:
+        return None
+    points = itertools.islice(
+        itertools.product(range(1, SMALL_SIZES + 1), repeat=len(symbols)), _SMALL_SIZE_POINTS
+    )
+    for values in points:
+        sizes = dict(zip(symbols, values, strict=True))
+        if not assumptions_hold(assumptions, sizes):
+            continue
+        named = {str(k): v for k, v in sizes.items()}
+        try:
+            ca, cb = a.specialize(named), b.specialize(named)
+            if ca.is_symbolic or cb.is_symbolic:
+                continue
+            concrete = _concrete_at(operation, ca, cb, None)
+        except ValueError:  # a dimension formula is no size here
+            continue
+        if concrete.status == "refuted":
+            at = ", ".join(f"{k}={v}" for k, v in named.items())
+            return _refuted(
+                operation,
+                a,
+                b,
+                f"not for every size: at {at}, {concrete.reason}",
+                dict(concrete.counterexample or {}, sizes=named),
+                concrete.correspondence,
+                "the concrete decision at small sizes (Z3 could not decide the symbolic question)",
+            )
+    return None
 
 
 def _refuted(
