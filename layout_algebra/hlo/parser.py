@@ -69,9 +69,9 @@ and the attribute values read into fields (``slice``, ``dimensions``, ...) are c
 process by their text (dumps repeat them thousands of times; the values are immutable).
 Instructions are built without ``__init__`` (``ir.trusted_instruction``: slot writes).
 Measured against a bare ``re.findall`` tokenizer over the same bytes (CPU time, same run):
-about 1.5 times its speed on a 20 MB module (40-45 MB/s), and about 0.9 times over every
-shipped module, whose short instructions and many small computations cost the parser per
-instruction what costs the tokenizer per byte; see
+1.4-1.7 times its speed on a 20 MB module (35-46 MB/s, on a loaded 2-core machine), and
+0.7-0.9 times over every shipped module, whose short instructions and many small
+computations cost the parser per instruction what costs the tokenizer per byte; see
 ``benchmarks/hlo_parse.py`` and ``benchmarks/README.md``. HLO's grammar is also
 context dependent in ways a generic lexer handles badly: ``{`` starts a layout only
 before an integer or ``:``, and attribute values such as ``bf_io->bf``, ``0_0x0_1`` or
