@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import importlib.util
+import inspect
 import platform
 import re
 import shutil
@@ -170,16 +171,20 @@ def kernels_at(revision: str) -> ModuleType:
 
 
 def with_kernels(module: ModuleType, op: Callable[[], object]) -> Callable[[], object]:
-    """``op`` with the copy engine using the compiled kernels of ``module``."""
+    """``op`` with the copy engine using the compiled kernels of ``module`` (without streamed
+    stores if its nibble kernel predates them)."""
+    streams = "streamed" in inspect.signature(module.nibbles_from_words.py_func).parameters
 
     def run() -> object:
         copy_engine.kernels()  # the current kernels loaded, so that they are restored below
-        saved = copy_engine._kernels
+        saved, stream_from = copy_engine._kernels, copy_engine.STREAM_MIN_BYTES
         copy_engine._kernels = module
+        if not streams:
+            copy_engine.STREAM_MIN_BYTES = 1 << 62
         try:
             return op()
         finally:
-            copy_engine._kernels = saved
+            copy_engine._kernels, copy_engine.STREAM_MIN_BYTES = saved, stream_from
 
     return run
 

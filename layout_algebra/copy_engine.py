@@ -420,8 +420,8 @@ def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int) -> bool:
     if found is None:
         return False
     kernel, (wf, ws, pf, ps, step, shape, staged) = found
-    if bits == 4:
-        kernel(pf, 0, ps, step, wf, 0, ws, shape, staged, parts.nbytes >= STREAM_MIN_BYTES)
+    if bits == 4 and parts.nbytes >= STREAM_MIN_BYTES:
+        kernel(pf, 0, ps, step, wf, 0, ws, shape, staged, True)
     else:
         kernel(pf, 0, ps, step, wf, 0, ws, shape, staged)
     return True
