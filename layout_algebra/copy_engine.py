@@ -93,8 +93,8 @@ USE_KERNELS = True
 KERNEL_MIN_BYTES = 1 << 18
 #: A word kernel builds the words of one outer index in a staging buffer of at most this size.
 STAGE_BYTES = 1 << 19
-#: Nibbles taken apart into at least this many bytes are written past the cache
-#: (non-temporal stores of whole lines: unpacking writes twice the bytes it reads).
+#: Nibbles taken apart into at least this many bytes, or words built of at least this many
+#: bytes, are written past the cache (non-temporal stores of whole lines: no read first).
 STREAM_MIN_BYTES = 1 << 21
 
 
@@ -409,7 +409,10 @@ def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
     if found is None:
         return False
     kernel, (wf, ws, pf, ps, step, shape, staged) = found
-    kernel(wf, 0, ws, pf, 0, ps, step, shape, staged)
+    if bits == 4 and words.nbytes >= STREAM_MIN_BYTES:
+        kernel(wf, 0, ws, pf, 0, ps, step, shape, staged, True)
+    else:
+        kernel(wf, 0, ws, pf, 0, ps, step, shape, staged)
     return True
 
 

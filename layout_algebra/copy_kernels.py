@@ -179,7 +179,7 @@ def _bytes_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-un
 
 
 @njit(nogil=True, cache=True)
-def _nibbles_in(words8, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+def _nibbles_in(words8, wo, ws, parts, po, ps, step, shape, streamed):  # type: ignore[no-untyped-def]
     for i1 in range(shape[1]):
         for i2 in range(shape[2]):
             wb = wo + i1 * ws[1] + i2 * ws[2]
@@ -187,19 +187,10 @@ def _nibbles_in(words8, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-
             n, w3, p3 = shape[3], ws[3], ps[3]
             if w3 == 1 and p3 == 1:
                 w = words8[4 * wb : 4 * wb + 4 * n]
-                r0 = parts[pb : pb + n]
-                r1 = parts[pb + step : pb + step + n]
-                r2 = parts[pb + 2 * step : pb + 2 * step + n]
-                r3 = parts[pb + 3 * step : pb + 3 * step + n]
-                r4 = parts[pb + 4 * step : pb + 4 * step + n]
-                r5 = parts[pb + 5 * step : pb + 5 * step + n]
-                r6 = parts[pb + 6 * step : pb + 6 * step + n]
-                r7 = parts[pb + 7 * step : pb + 7 * step + n]
-                for i in range(n):
-                    w[4 * i] = (r0[i] & L4) | (r1[i] << B4)
-                    w[4 * i + 1] = (r2[i] & L4) | (r3[i] << B4)
-                    w[4 * i + 2] = (r4[i] & L4) | (r5[i] << B4)
-                    w[4 * i + 3] = (r6[i] & L4) | (r7[i] << B4)
+                if streamed:
+                    _stream_nibble_words(w, parts, pb, step, n)
+                else:
+                    _build_nibbles(w, parts, pb, step, 0, n)
             else:
                 for i in range(n):
                     p = pb + i * p3
@@ -272,6 +263,58 @@ def _nibbles_out_rows(parts, po, ps, step, words8, wo, ws, shape, line, streamed
             for i in range(4 * n):
                 run[i] = w[i]
         _nibble_rows_out(parts, po + i1 * ps[1], step, line, m, streamed)
+
+
+@njit(nogil=True, cache=True)
+def _build_nibbles(line8, parts, pb, step, lo, hi):  # type: ignore[no-untyped-def]
+    """Words ``lo .. hi-1`` of ``line8`` (bytes) from the 8 rows ``parts[pb + j*step :]``."""
+    m = hi - lo
+    r0 = parts[pb + lo : pb + hi]
+    r1 = parts[pb + step + lo : pb + step + hi]
+    r2 = parts[pb + 2 * step + lo : pb + 2 * step + hi]
+    r3 = parts[pb + 3 * step + lo : pb + 3 * step + hi]
+    r4 = parts[pb + 4 * step + lo : pb + 4 * step + hi]
+    r5 = parts[pb + 5 * step + lo : pb + 5 * step + hi]
+    r6 = parts[pb + 6 * step + lo : pb + 6 * step + hi]
+    r7 = parts[pb + 7 * step + lo : pb + 7 * step + hi]
+    w = line8[4 * lo : 4 * hi]
+    for i in range(m):
+        w[4 * i] = (r0[i] & L4) | (r1[i] << B4)
+        w[4 * i + 1] = (r2[i] & L4) | (r3[i] << B4)
+        w[4 * i + 2] = (r4[i] & L4) | (r5[i] << B4)
+        w[4 * i + 3] = (r6[i] & L4) | (r7[i] << B4)
+
+
+@njit(nogil=True, cache=True)
+def _stream_nibble_words(line8, parts, pb, step, m):  # type: ignore[no-untyped-def]
+    """:func:`_build_nibbles` of words ``0 .. m-1``, their whole 64-byte lines built in a
+    buffer in the L1 cache (allocated here, so that LLVM vectorizes the loop that fills it)
+    and written with non-temporal stores."""
+    raw = np.empty(5 * LINE, U8)
+    at = (-raw.ctypes.data) % LINE
+    buffer = raw[at : at + 4 * LINE]
+    lead = (-line8.ctypes.data) % LINE  # bytes before the first whole line of words
+    done = min(m, lead // 4) if lead % 4 == 0 else m
+    _build_nibbles(line8, parts, pb, step, 0, done)
+    while done + LINE <= m:  # 64 words: 4 lines
+        q = pb + done
+        r0 = parts[q : q + LINE]
+        r1 = parts[q + step : q + step + LINE]
+        r2 = parts[q + 2 * step : q + 2 * step + LINE]
+        r3 = parts[q + 3 * step : q + 3 * step + LINE]
+        r4 = parts[q + 4 * step : q + 4 * step + LINE]
+        r5 = parts[q + 5 * step : q + 5 * step + LINE]
+        r6 = parts[q + 6 * step : q + 6 * step + LINE]
+        r7 = parts[q + 7 * step : q + 7 * step + LINE]
+        for i in range(LINE):
+            buffer[4 * i] = (r0[i] & L4) | (r1[i] << B4)
+            buffer[4 * i + 1] = (r2[i] & L4) | (r3[i] << B4)
+            buffer[4 * i + 2] = (r4[i] & L4) | (r5[i] << B4)
+            buffer[4 * i + 3] = (r6[i] & L4) | (r7[i] << B4)
+        for k in range(4):
+            _stream_line(line8, 4 * done + k * LINE, buffer, k * LINE)
+        done += LINE
+    _build_nibbles(line8, parts, pb, step, done, m)
 
 
 @njit(nogil=True, cache=True)
@@ -480,8 +523,9 @@ def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type
 
 
 @njit(nogil=True, cache=True)
-def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged):  # type: ignore[no-untyped-def]
-    """``words[w] = sum_j (parts[p + j*step] & 0xF) << 4j`` for ``j < 8``."""
+def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged, streamed=False):  # type: ignore[no-untyped-def]
+    """``words[w] = sum_j (parts[p + j*step] & 0xF) << 4j`` for ``j < 8``. With ``streamed``,
+    unstaged runs of words are written a whole cache line at a time, non-temporally."""
     rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, words.dtype)
@@ -493,7 +537,7 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged):  # ty
                 _nibble_rows_in(stage8[4 * i1 * m :], parts, po + i0 * ps[0] + i1 * ps[1], step, m)
             _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
         elif staged:
-            _nibbles_in(stage8, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
+            _nibbles_in(stage8, 0, ws, parts, po + i0 * ps[0], ps, step, shape, False)
             out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
                 out[i] = stage[i]
@@ -501,7 +545,9 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged):  # ty
             if rows:
                 _nibbles_in_rows(words8, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
             else:
-                _nibbles_in(words8, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
+                _nibbles_in(words8, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape, streamed)
+    if streamed:
+        _store_fence()
 
 
 @njit(nogil=True, cache=True)

@@ -490,3 +490,24 @@ def test_nibbles_streamed_past_the_cache_match_plain_stores(offset, count, step)
         copy_kernels.nibbles_from_words(parts, 0, one, step, words, 0, one, shape, False, streamed)
         np.testing.assert_array_equal(parts, expected, err_msg=f"streamed={streamed}")
         assert (storage[:start] == 0xEE).all() and (storage[start + span :] == 0xEE).all()
+
+
+@pytest.mark.parametrize("offset", [0, 4, 16, 60])
+@pytest.mark.parametrize(("count", "step"), [(1, 64), (15, 64), (64, 64), (200, 200), (517, 600)])
+def test_words_streamed_past_the_cache_match_plain_stores(offset, count, step) -> None:
+    # words built from 8 nibble rows: whole 64-byte lines of words are written with
+    # non-temporal stores, the words before the first whole line and after the last plainly
+    rng = np.random.default_rng(offset * 1000 + count)
+    parts = rng.integers(0, 256, 7 * step + count, dtype=np.uint8)
+    expected = np.zeros(count, np.uint32)
+    for j in range(8):
+        expected |= (parts[j * step : j * step + count].astype(np.uint32) & 0xF) << np.uint32(4 * j)
+    one = np.array([0, 0, 0, 1], np.int64)
+    shape = np.array([1, 1, 1, count], np.int64)
+    for streamed in (True, False):
+        storage = np.full(count + 64, 0xA5A5A5A5, np.uint32)
+        start = ((-storage.ctypes.data) % 64 + offset) // 4  # words `offset` bytes past a line
+        words = storage[start : start + count]
+        copy_kernels.words_from_nibbles(words, 0, one, parts, 0, one, step, shape, False, streamed)
+        np.testing.assert_array_equal(words, expected, err_msg=f"streamed={streamed}")
+        assert (storage[:start] == 0xA5A5A5A5).all() and (storage[start + count :] == 0xA5A5A5A5).all()
