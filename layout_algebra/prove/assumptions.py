@@ -709,8 +709,10 @@ def _sizes_exist(
     assumptions: tuple[sympy.Basic, ...], indices: frozenset[sympy.Symbol], declared_signs: bool
 ) -> tuple[str, str | None]:
     """``("some", None)``, ``("none", None)`` or ``("unknown", reason)``."""
-    ar = IntArithmetic(declared_signs=declared_signs)
     symbols = sorted(set().union(*(a.free_symbols for a in assumptions)), key=str)
+    if _small_witness(assumptions, symbols, indices, declared_signs, _LIKELY_SIZES):
+        return "some", None  # most assumptions hold at a small or round size: no solver call
+    ar = IntArithmetic(declared_signs=declared_signs)
     try:
         terms = assumption_terms(assumptions, ar)
         sizes = [ar.symbol(s) >= 1 for s in symbols if _is_size(s, indices, declared_signs)]
@@ -737,18 +739,25 @@ def _sizes_exist(
     return "unknown", f"cannot tell whether any sizes satisfy the assumptions {shown!r}: {why}"
 
 
+#: Sizes tried before the solver (for at most two symbols): small and round ones.
+_LIKELY_SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 256, 1024)
+
+
 def _small_witness(
     assumptions: tuple[sympy.Basic, ...],
     symbols: Sequence[sympy.Symbol],
     indices: frozenset[sympy.Symbol],
     declared_signs: bool,
+    likely: tuple[int, ...] = (),
 ) -> bool:
-    """Whether small sizes (each 1..16, an index or possibly negative symbol from 0 or -16)
-    satisfy the assumptions, evaluated exactly: a witness where the solver gave up."""
-    if len(symbols) > 3:
+    """Whether small sizes satisfy the assumptions, evaluated exactly: each symbol 1..16 (an
+    index from 0, a possibly negative symbol from -16), or the ``likely`` values (at most
+    two symbols)."""
+    if len(symbols) > (2 if likely else 3):
         return False
     ranges = [
-        range(
+        likely
+        or range(
             1 if _is_size(s, indices, declared_signs) else (0 if s in indices or not declared_signs else -16),
             17,
         )
