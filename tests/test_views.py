@@ -295,7 +295,12 @@ def test_suggest_finds_a_layout_for_every_tpu_reshape_that_has_one() -> None:
             assert reshape_is_bitcast(src, s.shape)
             if math.prod(dst.dimensions) <= 4096:
                 assert np.array_equal(offset_array(src).reshape(-1), offset_array(s.shape).reshape(-1))
-    assert (len(rows), has, found) == (62, 29, 41)
+    # Every row the compiler's own layout makes a bitcast gets one (29 of 62); beyond those
+    # the search found 41 when it was written and finds more as recovery learns more
+    # layouts (48 since layouts padded again by a later tile level come back): each one is
+    # checked above, so the count may only grow.
+    assert (len(rows), has) == (62, 29)
+    assert found >= 41
 
 
 def test_suggest_is_importable_from_bitcast_and_finds_the_issue_layout() -> None:
