@@ -18,7 +18,10 @@ buffer of ``src`` as ``dst`` is a **bitcast** exactly when
 (c) XLA allocates buffers of the same size for both: padding to the first tile only,
     rounded up to ``L(n)`` (``ShapeUtil::ArraySize``, what XLA:TPU allocates). When a later
     tile does not divide the first, the exact nested buffer is larger; the verdict says so,
-    but the allocation is what decides.
+    but the allocation is what decides. One departure, on the conservative side: an
+    *untiled* layout's ``L(n)`` is counted (its stage pipeline pads to it), while XLA's
+    ``ArraySize`` ignores ``L(n)`` when there are no tiles (:func:`layout_algebra.xla.array_size`
+    reproduces that quirk); a verdict that rests on it says so.
 
 ``reshape_is_bitcast`` and ``transpose_is_bitcast`` check one correspondence (the op's);
 ``bitcast_is_valid`` answers "is there a correspondence of the three kinds that keeps
@@ -552,7 +555,23 @@ def _allocations(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any, str]:
             f" (the exact nested buffers are {_bytes(ra.physical_bytes)} and {_bytes(rb.physical_bytes)}: "
             "a later tile does not divide the first; XLA allocates to the first tile only)"
         )
+    if _untiled_alignment(a) or _untiled_alignment(b):
+        note += (
+            " (an untiled layout's L(n) is counted, as its stage pipeline pads to it; XLA's "
+            "ShapeUtil::ArraySize ignores L(n) when there are no tiles)"
+        )
     return ra.first_tile_bytes, rb.first_tile_bytes, note
+
+
+def _allocator(a: ArrayShape, b: ArrayShape) -> str:
+    """Who sets the sizes compared: XLA's allocation, or the buffers where an untiled ``L(n)`` counts."""
+    return "the buffers take" if _untiled_alignment(a) or _untiled_alignment(b) else "XLA allocates"
+
+
+def _untiled_alignment(a: ArrayShape) -> bool:
+    """An ``L(n)`` (n > 1) without tiles: where this module and XLA's ``ArraySize`` part ways."""
+    layout = a.effective_layout
+    return not layout.tiles and layout.tail_padding_alignment_in_elements != 1
 
 
 def _bytes(n: Any) -> str:
@@ -582,7 +601,7 @@ def _decide_concrete(
             operation,
             a,
             b,
-            f"XLA allocates {_bytes(alloc_a)} for the input and {_bytes(alloc_b)} for the output{note}",
+            f"{_allocator(a, b)} {_bytes(alloc_a)} for the input and {_bytes(alloc_b)} for the output{note}",
             {"src_allocated_bytes": alloc_a, "dst_allocated_bytes": alloc_b},
             method="XLA allocation sizes",
         )
@@ -629,7 +648,7 @@ def _offsets_concrete(
 ) -> BitcastVerdict:
     name = str(corr)
     proved_reason = (
-        f"{name}: every element keeps its bit offset; XLA allocates {_bytes(allocated)} for both{note}"
+        f"{name}: every element keeps its bit offset; {_allocator(a, b)} {_bytes(allocated)} for both{note}"
     )
     if _same_physical_arrangement(a, b, corr):
         return BitcastVerdict(

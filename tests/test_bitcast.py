@@ -609,3 +609,19 @@ def test_symbolic_sizes_beyond_the_encoding_are_unknown_not_wrong() -> None:
     assert (
         reshape_is_bitcast("f32[N,128]{1,0}", "f32[N/8,8,128]{2,1,0}", assume="N % 8 == 0").status == "proved"
     )
+
+
+def test_untiled_alignment_is_counted_and_the_verdict_says_xla_ignores_it() -> None:
+    """An untiled ``L(n)`` pads the layout's buffer (its stage pipeline), but XLA's
+    ``ShapeUtil::ArraySize`` ignores it (``xla.array_size``): the verdict compares the
+    buffers, and must not claim that XLA allocates the padded size."""
+    from layout_algebra import xla
+
+    src, dst = "f32[8,100]{1,0:L(1024)}", "f32[800]{0}"
+    assert xla.array_size(src) == 3200  # XLA's quirk: L(n) ignored without tiles
+    v = reshape_is_bitcast(src, dst)
+    assert v.status == "refuted"
+    assert "XLA allocates" not in v.reason and "ignores L(n)" in v.reason
+    assert v.counterexample["src_allocated_bytes"] == 4 * 1024  # the buffer rounded up to L(1024)
+    tiled = reshape_is_bitcast("f32[8,128]{1,0:T(8,128)L(2048)}", "f32[1024]{0:T(1024)L(2048)}")
+    assert "XLA allocates" in tiled.reason  # with tiles, ArraySize counts L(n): no caveat
