@@ -417,13 +417,16 @@ def test_word_kernels_match_the_definition_on_every_path(kernels, data) -> None:
     expected = words_by_loop(parts, ps, step, shape, count, bits)
     shape_a, ws_a, ps_a = (np.array(v, np.int64) for v in (shape, ws, ps))
     dense = copy_engine.is_dense(shape[1:], ws[1:])
+    # nibbles: written with non-temporal stores of whole lines or not, at any alignment
+    streamed = (data.draw(st.booleans()),) if count == 8 else ()
+    shift = data.draw(st.integers(0, 15))
     for staged in (False, True) if dense and ws[0] >= math.prod(shape[1:]) else (False,):
-        words = np.full(words_span, 0xA5A5A5A5, np.uint32)
-        getattr(copy_kernels, build)(words, 0, ws_a, parts, 0, ps_a, step, shape_a, staged)
+        words = np.full(words_span + 16, 0xA5A5A5A5, np.uint32)[shift : shift + words_span]
+        getattr(copy_kernels, build)(words, 0, ws_a, parts, 0, ps_a, step, shape_a, staged, *streamed)
         got = {i: int(words[sum(a * b for a, b in zip(i, ws, strict=True))]) for i in np.ndindex(*shape)}
         assert got == expected, (shape, ps, step, ws, staged)
         back = np.full(span, 0xEE, np.uint8)
-        getattr(copy_kernels, split)(back, 0, ps_a, step, words, 0, ws_a, shape_a, staged)
+        getattr(copy_kernels, split)(back, 0, ps_a, step, words, 0, ws_a, shape_a, staged, *streamed)
         written = np.zeros(span, bool)
         for index in np.ndindex(*shape):
             p = sum(int(i) * int(s) for i, s in zip(index, ps, strict=True))
