@@ -477,13 +477,21 @@ def fit(
         return sympy.false
     literals = _literals(points, symbols, candidates, full)
     dnf = _cover(target, full, literals)
-    cnf = _cover(full & ~target, full, [Literal(_negation_any(x.expr), x.mask, x.cost) for x in literals])
+    # an and of ors: the table's false rows are an or of and-terms of literals, and each
+    # clause is the or of those literals' negations
+    cnf = _cover(full & ~target, full, literals)
     best = None
     if dnf is not None:
         best = (dnf[0], _or_of_ands(dnf[1]))
     if cnf is not None and (best is None or cnf[0] < best[0]):
         best = (cnf[0], sympy.And(*[sympy.Or(*[_negation_any(t) for t in term]) for term in cnf[1]]))
-    return None if best is None else best[1]
+    if best is None:
+        return None
+    # the formula is what the bounded necessity and the proofs rest on: it must match every
+    # row it was fitted to, checked by evaluation, never assumed
+    if any(truth(best[1], symbols, p) != table[p] for p in points):
+        return None  # (a bug if ever reached: tests/test_conditions.py checks fits on random tables)
+    return best[1]
 
 
 def _negation_any(expr: sympy.Basic) -> sympy.Basic:

@@ -619,3 +619,51 @@ def test_bitcast_is_valid_necessity_needs_every_correspondence_to_move():
     ok, why = conditions.prove_necessary(claim, sympy.Eq(sympy.Mod(N, 16), 0), table)
     assert not ok, why
     assert claim_of("bitcast", ("f32[N,128]{1,0}", "f32[128,N]{0,1}")).all_offsets is None
+
+
+# ------------------------------------------------------------------ fit matches its table
+_FIT_N, _FIT_M = dim_symbol("N"), dim_symbol("M")
+_FIT_ATOMS = conditions.atoms([as_shape("f32[N,M]{1,0:T(4,8)}")], [_FIT_N, _FIT_M], 12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    clauses=st.lists(
+        st.lists(st.tuples(st.integers(0, len(_FIT_ATOMS) - 1), st.booleans()), min_size=1, max_size=2),
+        min_size=1,
+        max_size=2,
+    )
+)
+def test_fit_matches_every_row_of_its_table(clauses: list[list[tuple[int, bool]]]) -> None:
+    """A fitted condition is what bounded necessity rests on: it must agree with the table
+    row by row. The and-of-ors half once gave each negated literal the mask of the literal
+    itself, and fitted ``M%16==0 & M%8!=0 & N%4!=0`` (no sizes at all) to a table that holds
+    at (N, M) = (4, 8)."""
+    symbols = [_FIT_N, _FIT_M]
+
+    def holds(s: dict) -> bool:
+        return all(
+            any(
+                conditions.truth(_FIT_ATOMS[i], symbols, (s[_FIT_N], s[_FIT_M])) == want for i, want in clause
+            )
+            for clause in clauses
+        )
+
+    table = conditions.sample(holds, symbols, 12)
+    formula = conditions.fit(table, symbols, _FIT_ATOMS)
+    assert formula is not None  # at most four literals, in an and of ors: always fits
+    assert all(conditions.truth(formula, symbols, p) == want for p, want in table.items())
+
+
+def test_rewrite_into_a_tile_that_matches_row_major_only_at_width_8() -> None:
+    """The wrong fit above, end to end: a copy into ``T(4,8)`` equals a copy into ``{1,0}``
+    exactly when M == 8 and N % 4 == 0 (on the grid); the condition found must hold there."""
+    from layout_algebra.hlo.rewrite_conditions import rewrite_claim
+
+    before = (
+        "HloModule m\nENTRY e {\n  p = f32[N,M]{1,0} parameter(0)\n  ROOT c = f32[N,M]{1,0:T(4,8)} copy(p)\n}"
+    )
+    after = before.replace("{1,0:T(4,8)} copy", "{1,0} copy")
+    c = conditions.condition_of(rewrite_claim(before, after))
+    assert conditions.truth(c.expr, [_FIT_N, _FIT_M], (4, 8))
+    assert not conditions.truth(c.expr, [_FIT_N, _FIT_M], (4, 16))
