@@ -567,3 +567,18 @@ def test_opcodes_are_read_as_xla_spells_them() -> None:
     text = module("x = f32[2]{0} parameter(0)", "r = f32[2]{0} exp(x)")
     c = compare(text, text)
     assert c.same is None and "'exp'" in c.reason
+
+
+@pytest.mark.parametrize("layout", ["{2,0}", "{0,0}", "{1,0:T(0,2)}", "{1,0:E(4)}"])
+def test_an_invalid_layout_on_an_intermediate_instruction_is_invalid_hlo(layout: str) -> None:
+    """The executor, like the verifier (``hlo.verify._check_layouts``), refuses a module
+    with a layout XLA's ``ValidateLayoutForShape`` refuses, wherever it is: it used to run
+    ``s8[3,5]{2,0}`` and answer as if the layout were fine."""
+    text = f"""HloModule m
+ENTRY e {{
+  p = s8[3,5]{{1,0}} parameter(0)
+  c = s8[3,5]{layout} copy(p)
+  ROOT r = s8[3,5]{{1,0}} copy(c)
+}}"""
+    with pytest.raises(InvalidHloError, match="layout of s8"):
+        run(text, [np.zeros((3, 5), np.int8)])

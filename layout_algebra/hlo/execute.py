@@ -127,6 +127,7 @@ from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import parse_module
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
+from layout_algebra.model.validation import layout_problems
 from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
 from layout_algebra.sizes import size_report
 
@@ -270,12 +271,18 @@ def _as_module(module_or_text: HloModule | str) -> HloModule:
 def _array_shape(shape: Shape, sizes: Mapping[str, int], where: str) -> ArrayShape:
     if not isinstance(shape, ArrayShape):
         raise UnsupportedOpError("tuple", f"{where}: expected an array shape, found {shape}")
-    if all(isinstance(d, int) for d in shape.dimensions):
-        return shape
-    try:
-        return shape.specialize(sizes)
-    except ValueError as err:
-        raise InvalidHloError(f"{where}: {err} (pass sizes={{...}})") from None
+    if not all(isinstance(d, int) for d in shape.dimensions):
+        try:
+            shape = shape.specialize(sizes)
+        except ValueError as err:
+            raise InvalidHloError(f"{where}: {err} (pass sizes={{...}})") from None
+    problems = layout_problems(shape)
+    e = shape.layout.element_size_in_bits if shape.layout is not None else 0
+    if e and e < shape.element_type.bit_width:
+        problems.append(f"E({e}) cannot hold a {shape.element_type.text} element")
+    if problems:  # XLA's LayoutUtil::ValidateLayoutForShape, on every instruction
+        raise InvalidHloError(f"{where}: the layout of {shape} is invalid: {problems[0]}")
+    return shape
 
 
 def run(
