@@ -382,6 +382,8 @@ def test_cute_round_trip_is_the_identity_on_tpu_style_layouts(shape: ArrayShape)
 @example(parse_shape("f32[2,4,4]{1,0,2:T(2,2,1,4)}"))
 # room that is i1 mod 2 padded again by (4): comes back as T(3,2)(4), never T(4,3)(2,2,1)
 @example(parse_shape("f32[2,4]{1,0:T(1,3,2)(4)}"))
+# came back as T(2)(4) (the first reading, two levels); a later reading gives T(2,2)
+@example(parse_shape("f32[1,1,4]{0,1,2:T(2,2,1,1)}"))
 def test_from_cute_is_never_wrong(shape: ArrayShape) -> None:
     assume(shape.rank > 0 and 0 not in shape.dimensions)
     shape = _untrimmed(shape)

@@ -402,7 +402,8 @@ def recover_layout(
         shape = _recover(dtype, dims, reading, exact, element_size_in_bits)
         if shape is not None:
             found.append(shape)
-            break
+            if len(shape.effective_layout.tiles) <= 1:
+                break  # more levels: a later reading may give one level (f32[1,1,4]'s T(2)(4) or T(2,2))
     if not exact and (not found or len(found[0].effective_layout.tiles) > 1):  # one level may be simpler
         shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits)
         if shape is not None:
