@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from layout_algebra.codegen import codegen
@@ -25,7 +25,7 @@ from layout_algebra.interop.mlir import from_mlir_affine_map, to_mlir_affine_map
 from layout_algebra.interop.recover import layout_shape
 from layout_algebra.interop.triton import from_linear_layout, to_linear_layout
 from layout_algebra.layout_map import layout_map
-from layout_algebra.model import ArrayShape
+from layout_algebra.model import ArrayShape, parse_shape
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -163,6 +163,8 @@ def test_mlir_round_trip_with_unit_dims(shape: ArrayShape) -> None:
 
 @SETTINGS
 @given(layouts_with_unit_dims())
+# the wider unit-number peels alone ran out of states here (3.4 s); the narrow search runs first
+@example(parse_shape("f32[1,1,4,8]{0,3,1,2:T(2,2,4,8)}"))
 def test_mlir_offset_map_round_trip_with_unit_dims(shape: ArrayShape) -> None:
     """One result (an element offset, as ``codegen`` prints it) is read without unit positions."""
     mlir = codegen(shape, "mlir").text

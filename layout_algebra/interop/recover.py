@@ -83,6 +83,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -279,6 +280,13 @@ def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterat
     yield from _unit_number_peels(positions, dims)
 
 
+#: Whether a unit-number peel may move a digit past one of its own dimension (and read a
+#: whole-dimension position): the wider search reaches more layouts but has many more states,
+#: so it runs only after the narrower one found nothing (``f32[1,1,4,8]{0,3,1,2:T(2,2,4,8)}``
+#: took 35 ms narrow, and the wide search alone ran out of states after 3.4 s).
+_WIDE_PEELS: ContextVar[bool] = ContextVar("_WIDE_PEELS", default=False)
+
+
 def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterator[_Peel]:
     """Peels of a tile level whose one in-tile digit has a tile number of extent 1.
 
@@ -295,11 +303,14 @@ def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> 
     if n < 2:
         return
     p = positions[-1]
-    if p.dim is None or (p.modulus is not None and p.modulus != p.extent) or p.size(dims) > p.extent:
+    wide = _WIDE_PEELS.get()
+    if p.dim is None or p.size(dims) > p.extent:
+        return
+    if p.modulus != p.extent and (not wide or p.modulus is not None):
         return
     for start in range(n - 2, -1, -1):
         above = positions[start]
-        if above.dim is None:
+        if above.dim is None or (above.dim == p.dim and not wide):
             break
         tile = (p.extent,) + (1,) * (n - 1 - start)
         yield tile, (*positions[:start], p, *positions[start : n - 1])
@@ -396,6 +407,22 @@ def recover_layout(
     """
     dims = tuple(int(d) for d in dims)
     positions = tuple(_normal(p, dims) for p in positions)
+    for wide in (False, True):  # the narrow search first: fewer states, and what it finds is simpler
+        token = _WIDE_PEELS.set(wide)
+        try:
+            found = _found_layouts(dtype, dims, positions, exact, element_size_in_bits)
+        finally:
+            _WIDE_PEELS.reset(token)
+        if found:
+            return min(found, key=_simplicity)
+    raise NotExpressible(_refusal(dtype, dims, positions, exact))
+
+
+def _found_layouts(
+    dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], exact: bool, element_size_in_bits: int
+) -> list[ArrayShape]:
+    """The checked layouts one search finds: the plain reading, room read as size-1
+    dimensions, and a prepended unit dimension."""
     readings = [positions] if exact else [positions, *_unit_dim_holes(positions, dims)]
     found = []
     for reading in readings[: 1 + HOLE_READINGS]:
@@ -408,9 +435,7 @@ def recover_layout(
         shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits)
         if shape is not None:
             found.append(shape)
-    if found:
-        return min(found, key=_simplicity)
-    raise NotExpressible(_refusal(dtype, dims, positions, exact))
+    return found
 
 
 def _simplicity(shape: ArrayShape) -> tuple[int, int]:
