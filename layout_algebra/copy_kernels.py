@@ -28,7 +28,7 @@ Slicing costs more than moving a short run (``(64,128)(8,1)``: 128 words a run),
 the 8 rows of nibbles run on across ``i2`` (``ps[2] == shape[3]``, a whole tile row) they
 are sliced once per ``i1`` (:func:`_runs_on`), not once per run. Staged, such words are
 built in the stage in the order of the rows, one long loop per ``i1``
-(:func:`_nibble_rows_in`, :func:`_byte_rows_in`), and the stage is copied out in runs in
+(:func:`_build_nibbles`, :func:`_byte_rows_in`), and the stage is copied out in runs in
 the order of the words in memory (:func:`_runs_between`); taken apart the other way round.
 Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first.
 
@@ -318,25 +318,6 @@ def _stream_nibble_words(line8, parts, pb, step, m):  # type: ignore[no-untyped-
 
 
 @njit(nogil=True, cache=True)
-def _nibble_rows_in(line8, parts, pb, step, m):  # type: ignore[no-untyped-def]
-    """Words ``0 .. m-1`` of ``line8`` (bytes) from the 8 rows ``parts[pb + j*step :][:m]``."""
-    r0 = parts[pb : pb + m]
-    r1 = parts[pb + step : pb + step + m]
-    r2 = parts[pb + 2 * step : pb + 2 * step + m]
-    r3 = parts[pb + 3 * step : pb + 3 * step + m]
-    r4 = parts[pb + 4 * step : pb + 4 * step + m]
-    r5 = parts[pb + 5 * step : pb + 5 * step + m]
-    r6 = parts[pb + 6 * step : pb + 6 * step + m]
-    r7 = parts[pb + 7 * step : pb + 7 * step + m]
-    w = line8[: 4 * m]
-    for i in range(m):
-        w[4 * i] = (r0[i] & L4) | (r1[i] << B4)
-        w[4 * i + 1] = (r2[i] & L4) | (r3[i] << B4)
-        w[4 * i + 2] = (r4[i] & L4) | (r5[i] << B4)
-        w[4 * i + 3] = (r6[i] & L4) | (r7[i] << B4)
-
-
-@njit(nogil=True, cache=True)
 def _split_nibbles(parts, pb, step, line8, lo, hi):  # type: ignore[no-untyped-def]
     """Words ``lo .. hi-1`` of ``line8`` (bytes) into the 8 rows ``parts[pb + j*step :]``."""
     m = hi - lo
@@ -363,7 +344,7 @@ def _split_nibbles(parts, pb, step, line8, lo, hi):  # type: ignore[no-untyped-d
 
 @njit(nogil=True, cache=True)
 def _nibble_rows_out(parts, pb, step, line8, m, streamed):  # type: ignore[no-untyped-def]
-    """The inverse of :func:`_nibble_rows_in`. With ``streamed``, where the 8 rows are equally
+    """The inverse of :func:`_build_nibbles`. With ``streamed``, where the 8 rows are equally
     aligned (``step % 64 == 0``), the rows' whole 64-byte lines are split into 8 lines of a
     buffer in the L1 cache and written out with non-temporal stores: past the cache, without
     reading each line first (unpacking writes twice the bytes it reads). The buffer is
@@ -534,7 +515,7 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged, stream
         if staged and rows:  # the stage in the order of the parts, copied out in runs
             m = shape[2] * shape[3]
             for i1 in range(shape[1]):
-                _nibble_rows_in(stage8[4 * i1 * m :], parts, po + i0 * ps[0] + i1 * ps[1], step, m)
+                _build_nibbles(stage8[4 * i1 * m :], parts, po + i0 * ps[0] + i1 * ps[1], step, 0, m)
             _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
         elif staged:
             _nibbles_in(stage8, 0, ws, parts, po + i0 * ps[0], ps, step, shape, False)
