@@ -232,12 +232,7 @@ def measure(
         assert np.array_equal(unpacked.astype(x_bits.dtype), x_bits), f"JAX unpack of {text} differs"
         ops["jax_pack"] = lambda: to_buffer(x_dev).block_until_ready()
         ops["jax_unpack"] = lambda: from_buffer(buf_dev).block_until_ready()
-    times: dict[str, list[float]] = {name: [] for name in ops}
-    for _ in range(rounds):
-        for name, op in ops.items():
-            start = clock()
-            op()
-            times[name].append(clock() - start)
+    times = interleaved(ops, rounds, clock)
     assert np.array_equal(out, expected) and np.array_equal(back.view(np.uint8), x.view(np.uint8))
     best = {name: min(t) for name, t in times.items()}
     if baseline is not None and ab_rows is not None:
@@ -262,6 +257,18 @@ def measure(
         f"| {cell('pack_1')} | {cell('unpack_1')} | {cell('pack_np')} | {cell('unpack_np')} | {cell('pack_alloc')} "
         f"| {cell('jax_pack')} | {cell('jax_unpack')} |"
     )
+
+
+def interleaved(ops: dict, rounds: int, clock) -> dict[str, list[float]]:
+    """Each operation's time in each round, the operations run one after the other in every
+    round (so that a busy moment of the machine hits all of them alike)."""
+    times: dict[str, list[float]] = {name: [] for name in ops}
+    for _ in range(rounds):
+        for name, op in ops.items():
+            start = clock()
+            op()
+            times[name].append(clock() - start)
+    return times
 
 
 def stream_ceiling(rounds: int, clock=time.perf_counter, size: int = 1 << 25) -> str:
@@ -290,12 +297,7 @@ def stream_ceiling(rounds: int, clock=time.perf_counter, size: int = 1 << 25) ->
     }
     for op in ops.values():
         op()  # compiled before the rounds
-    times: dict[str, list[float]] = {name: [] for name in ops}
-    for _ in range(rounds):
-        for name, op in ops.items():
-            start = clock()
-            op()
-            times[name].append(clock() - start)
+    times = interleaved(ops, rounds, clock)
     rows = []
     for name in list(ops)[1:]:
         ratio = float(np.median([c / t for c, t in zip(times["copyto"], times[name], strict=True)]))
