@@ -83,7 +83,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -231,8 +230,9 @@ def _exact_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterat
             yield tuple(i.extent for i in inner), positions[: n - 2 * t] + merged
 
 
-def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterator[_Peel]:
-    """Peels where positions of extent 1 may be missing (CuTe drops size-1 modes)."""
+def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int], wide: bool) -> Iterator[_Peel]:
+    """Peels where positions of extent 1 may be missing (CuTe drops size-1 modes);
+    ``wide``: see :func:`_unit_number_peels`."""
     n = len(positions)
     for r in range(1, n + 1):
         inner, rest = positions[n - r :], positions[: n - r]
@@ -277,17 +277,10 @@ def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterat
                 new = rest[:start] + merged
                 if len(new) < n or sum(p.extent for p in new) < sum(p.extent for p in positions):
                     yield tile, new
-    yield from _unit_number_peels(positions, dims)
+    yield from _unit_number_peels(positions, dims, wide)
 
 
-#: Whether a unit-number peel may move a digit past one of its own dimension (and read a
-#: whole-dimension position): the wider search reaches more layouts but has many more states,
-#: so it runs only after the narrower one found nothing (``f32[1,1,4,8]{0,3,1,2:T(2,2,4,8)}``
-#: took 35 ms narrow, and the wide search alone ran out of states after 3.4 s).
-_WIDE_PEELS: ContextVar[bool] = ContextVar("_WIDE_PEELS", default=False)
-
-
-def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterator[_Peel]:
+def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int], wide: bool) -> Iterator[_Peel]:
     """Peels of a tile level whose one in-tile digit has a tile number of extent 1.
 
     The last position ``x mod T`` may be a whole dimension of the previous level's tile
@@ -297,13 +290,15 @@ def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> 
     moves the digit up, to the tile's first slot; the positions are the same, reordered, so
     the search guards against going round in circles. It may move up past one digit of its
     own dimension, and no further: ``(3,1)`` in ``f32[4,6]{1,0:T(2)(3,1)}`` puts ``⌊i1/2⌋``
-    under ``i1 mod 2``.
+    under ``i1 mod 2``. Only with ``wide``, which also reads a whole-dimension position: that
+    search reaches more layouts but has many more states, so it runs only after the narrow
+    one found nothing (``f32[1,1,4,8]{0,3,1,2:T(2,2,4,8)}`` took 35 ms narrow, and the wide
+    search alone ran out of states after 3.4 s).
     """
     n = len(positions)
     if n < 2:
         return
     p = positions[-1]
-    wide = _WIDE_PEELS.get()
     if p.dim is None or p.size(dims) > p.extent:
         return
     if p.modulus != p.extent and (not wide or p.modulus is not None):
@@ -318,7 +313,9 @@ def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> 
             break
 
 
-def _solutions(positions: tuple[Position, ...], dims: tuple[int, ...], exact: bool) -> list[_Solution]:
+def _solutions(
+    positions: tuple[Position, ...], dims: tuple[int, ...], exact: bool, wide: bool = False
+) -> list[_Solution]:
     visited = 0
     memo: dict[tuple[Position, ...], tuple[_Solution, ...]] = {}
     path: set[tuple[Position, ...]] = set()  # a peel may only reorder (_unit_number_peels)
@@ -344,7 +341,7 @@ def _solutions(positions: tuple[Position, ...], dims: tuple[int, ...], exact: bo
         base = _base(state, dims, exact)
         if base is not None:
             found.append(base)
-        peels = _exact_peels(state, dims) if exact else _loose_peels(state, dims)
+        peels = _exact_peels(state, dims) if exact else _loose_peels(state, dims, wide)
         for tile, rest in peels:
             for s in search(rest):
                 found.append(_Solution(s.order, s.prepended, (*s.tiles, tile)))
@@ -408,31 +405,32 @@ def recover_layout(
     dims = tuple(int(d) for d in dims)
     positions = tuple(_normal(p, dims) for p in positions)
     for wide in (False, True):  # the narrow search first: fewer states, and what it finds is simpler
-        token = _WIDE_PEELS.set(wide)
-        try:
-            found = _found_layouts(dtype, dims, positions, exact, element_size_in_bits)
-        finally:
-            _WIDE_PEELS.reset(token)
+        found = _found_layouts(dtype, dims, positions, exact, element_size_in_bits, wide)
         if found:
             return min(found, key=_simplicity)
     raise NotExpressible(_refusal(dtype, dims, positions, exact))
 
 
 def _found_layouts(
-    dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], exact: bool, element_size_in_bits: int
+    dtype: str,
+    dims: tuple[int, ...],
+    positions: tuple[Position, ...],
+    exact: bool,
+    element_size_in_bits: int,
+    wide: bool,
 ) -> list[ArrayShape]:
     """The checked layouts one search finds: the plain reading, room read as size-1
     dimensions, and a prepended unit dimension."""
     readings = [positions] if exact else [positions, *_unit_dim_holes(positions, dims)]
     found = []
     for reading in readings[: 1 + HOLE_READINGS]:
-        shape = _recover(dtype, dims, reading, exact, element_size_in_bits)
+        shape = _recover(dtype, dims, reading, exact, element_size_in_bits, wide=wide)
         if shape is not None:
             found.append(shape)
             if len(shape.effective_layout.tiles) <= 1:
                 break  # more levels: a later reading may give one level (f32[1,1,4]'s T(2)(4) or T(2,2))
     if not exact and (not found or len(found[0].effective_layout.tiles) > 1):  # one level may be simpler
-        shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits)
+        shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits, wide)
         if shape is not None:
             found.append(shape)
     return found
@@ -515,7 +513,11 @@ def _unit_dim_holes(positions: tuple[Position, ...], dims: tuple[int, ...]) -> l
 
 
 def _recover_with_prepended_unit(
-    dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], element_size_in_bits: int
+    dtype: str,
+    dims: tuple[int, ...],
+    positions: tuple[Position, ...],
+    element_size_in_bits: int,
+    wide: bool = False,
 ) -> ArrayShape | None:
     """The room of a digit read as the unit dimension a tile longer than the rank prepends.
 
@@ -545,7 +547,9 @@ def _recover_with_prepended_unit(
         )
         candidates = []
         for majormost in (rank, None):
-            found = _recover(dtype, virtual, reading, False, element_size_in_bits, majormost=majormost)
+            found = _recover(
+                dtype, virtual, reading, False, element_size_in_bits, majormost=majormost, wide=wide
+            )
             if found is not None and len(found.effective_layout.tiles) == 1:
                 # more levels may be more than a layout the search misses (see the docstring)
                 candidates.append(_unit_moved_majormost(found, rank))
@@ -590,6 +594,7 @@ def _recover(
     exact: bool,
     element_size_in_bits: int,
     majormost: int | None = None,
+    wide: bool = False,
 ) -> ArrayShape | None:
     """The simplest checked layout the search finds for ``positions`` (storing dimension
     ``majormost`` majormost, when given), or ``None``."""
@@ -603,7 +608,7 @@ def _recover(
         rank = [first_seen.index(d) if d in first_seen else len(first_seen) for d in order]
         return sum(1 for a in range(len(rank)) for b in range(a + 1, len(rank)) if rank[a] > rank[b])
 
-    found = _solutions(positions, dims, exact)
+    found = _solutions(positions, dims, exact, wide)
     found.sort(key=lambda s: (s.key[:2], inversions(s.order), s.key[2:]))
     for solution in found:
         if any(len(t) == 0 for t in solution.tiles):
