@@ -549,8 +549,8 @@ def _unless_no_sizes(formula, ask):
 def _sizes_admitted(formula) -> list[dict[str, int]]:
     return [
         {"N": n, "M": m}
-        for n in range(1, 7)
-        for m in range(1, 7)
+        for n in range(0, 7)
+        for m in range(0, 7)
         if _admits(formula, {"N": n, "M": m, "K": 0})
     ]
 

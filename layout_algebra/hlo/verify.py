@@ -138,7 +138,7 @@ from layout_algebra.prove.assumptions import (
     assumption_terms,
     assumptions_hold,
 )
-from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, admitted_assumptions, unless_vacuous
+from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, admitted_assumptions, shape_facts, unless_vacuous
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
 from layout_algebra.prove.query import as_bool, differ, in_box, model_int, side_conditions, solver_for
 from layout_algebra.prove.result import ProofResult
@@ -1474,6 +1474,15 @@ def _parameters(module: HloModule) -> dict[int, Shape]:
     return {i.parameter_number: i.shape for i in module.entry.instructions if i.opcode == "parameter"}  # type: ignore[misc]
 
 
+def _parameter_arrays(*modules: HloModule) -> tuple[ArrayShape, ...]:
+    """The array shapes of the entry parameters (inside tuples too) of the modules: their
+    dimension formulas must be sizes for the modules to have any input."""
+    leaves = (
+        leaf for m in modules for _, shape in sorted(_parameters(m).items()) for _, leaf in _leaves_any(shape)
+    )
+    return tuple({str(leaf): leaf for leaf in leaves}.values())
+
+
 def _check_interface(a: HloModule, b: HloModule, mode: str) -> None:
     pa, pb = _parameters(a), _parameters(b)
     if sorted(pa) != sorted(pb):
@@ -2010,12 +2019,15 @@ def verify_rewrite(
             or not all(_dims_equal(x, y) for x, y in zip(ra.dimensions, rb.dimensions, strict=False))
         ):
             raise ValueError(f"the roots differ in element type or dimensions: {ra} vs {rb}")
-    assumptions, caveat = admitted_assumptions(assume)  # none admitting no sizes: no vacuous proof
+    # none admitting no sizes (no vacuous proof); the parameters' dimension formulas are
+    # implicit facts: f32[N/8,128] is an array only where 8 | N (and N/8 >= 0)
+    parameter_arrays = _parameter_arrays(a, b)
+    assumptions, caveat = admitted_assumptions(assume, shapes=parameter_arrays)
     ctx = _Context(
         a,
         b,
         mode,
-        assumptions,
+        (*assumptions, *shape_facts(parameter_arrays)),
         timeout_ms,
         f"rewrite of {a.entry.name} preserves the root {'buffer' if mode == 'physical' else 'array'}",
         start,

@@ -603,7 +603,8 @@ SIZES_EXIST_TIMEOUT_MS = 5_000
 
 
 class AssumptionsAdmitNoSizes(ValueError):
-    """Assumptions that no sizes satisfy (with every size an integer >= 1).
+    """Assumptions that no sizes satisfy (with every size an integer >= 0, as XLA's
+    dimensions are: an array may have a dimension of size 0).
 
     Under them every claim would be "proved" and the proof would mean nothing, so the
     prover refuses them; ``str(err)`` quotes them. The command line exits 2.
@@ -618,12 +619,12 @@ class AssumptionsAdmitNoSizes(ValueError):
         where = f" of {', '.join(self.shapes)}" if self.shapes else ""
         every = "every size and every dimension" if self.shapes else "every size"
         if not self.assumptions:
-            message = f"no sizes make every dimension of {', '.join(self.shapes)} an integer >= 1"
+            message = f"no sizes make every dimension of {', '.join(self.shapes)} an integer >= 0"
             super().__init__(f"{message}: a proof about it would be vacuous")
             return
         super().__init__(
             f"the assumptions {self.text!r} admit no sizes{where} "
-            f"({every} is an integer >= 1): a proof under them would be vacuous"
+            f"({every} is an integer >= 0): a proof under them would be vacuous"
         )
 
 
@@ -674,11 +675,14 @@ def sizes_exist(
 ) -> str | None:
     """Check that some sizes satisfy ``assumptions``; every prover path calls this before it may say ``proved``.
 
-    The implicit facts are that every size is an integer >= 1 (``indices``, bounded
-    index symbols, are integers >= 0; with ``declared_signs`` a SymPy symbol declared
-    only an integer may be negative, as :func:`~layout_algebra.prove.holds` reads it).
-    ``facts`` are further implicit conditions (a shape's dimension formulas are whole sizes
-    >= 1: ``N/8`` needs ``N % 8 == 0``), checked with the assumptions but not quoted.
+    The implicit facts are the prover's own domain: every size is an integer >= 0, as
+    XLA's dimensions are (a zero-size array is valid HLO, so ``N == 0`` is admitted and
+    every claim "for all sizes" includes it); ``indices``, bounded index symbols, are
+    integers >= 0 too; with ``declared_signs`` a SymPy symbol means what it is declared
+    (positive: >= 1, nonnegative: >= 0, only an integer: any sign), as
+    :func:`~layout_algebra.prove.holds` reads it. ``facts`` are further implicit
+    conditions (a shape's dimension formulas are whole sizes >= 0: ``N/8`` needs
+    ``N % 8 == 0``), checked with the assumptions but not quoted.
     Returns ``None`` when sizes exist (the solver's witness re-checked exactly), raises
     :class:`AssumptionsAdmitNoSizes` when none do (Z3: unsat), and returns the reason
     when this cannot be decided: a verdict under such assumptions is ``unknown``.
@@ -689,11 +693,13 @@ def sizes_exist(
     >>> sizes_exist(parse_assumptions("N == 1 and N == 2"))
     Traceback (most recent call last):
     ...
-    layout_algebra.prove.assumptions.AssumptionsAdmitNoSizes: the assumptions 'N == 1 and N == 2' admit no sizes (every size is an integer >= 1): a proof under them would be vacuous
-    >>> sizes_exist(parse_assumptions("N < 1"))
+    layout_algebra.prove.assumptions.AssumptionsAdmitNoSizes: the assumptions 'N == 1 and N == 2' admit no sizes (every size is an integer >= 0): a proof under them would be vacuous
+    >>> sizes_exist(parse_assumptions("N < 0"))
     Traceback (most recent call last):
     ...
-    layout_algebra.prove.assumptions.AssumptionsAdmitNoSizes: the assumptions 'N < 1' admit no sizes (every size is an integer >= 1): a proof under them would be vacuous
+    layout_algebra.prove.assumptions.AssumptionsAdmitNoSizes: the assumptions 'N < 0' admit no sizes (every size is an integer >= 0): a proof under them would be vacuous
+    >>> sizes_exist(parse_assumptions("N == 0")) is None  # a zero-size dimension: valid in XLA
+    True
     """
     items = tuple(a for a in assumptions if a is not sympy.true and a is not True)
     if not items and not facts:
@@ -715,13 +721,14 @@ def _sizes_exist(
     ar = IntArithmetic(declared_signs=declared_signs)
     try:
         terms = assumption_terms(assumptions, ar)
-        sizes = [ar.symbol(s) >= 1 for s in symbols if _is_size(s, indices, declared_signs)]
+        for s in symbols:  # each symbol's domain (>= 0, or as declared) is in ``ar.side``
+            ar.symbol(s)
     except UnsupportedExpression as err:
         return "unknown", f"cannot tell whether any sizes satisfy the assumptions: {err}"
     solver = z3.Solver()
     solver.set("timeout", SIZES_EXIST_TIMEOUT_MS)
     solver.set("random_seed", 0)
-    solver.add(*terms, *sizes, *ar.side)
+    solver.add(*terms, *ar.side)
     answer = solver.check()
     if answer == z3.unsat:
         return "none", None
@@ -740,7 +747,7 @@ def _sizes_exist(
 
 
 #: Sizes tried before the solver (for at most two symbols): small and round ones.
-_LIKELY_SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 256, 1024)
+_LIKELY_SIZES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 256, 1024)
 
 
 def _small_witness(
@@ -750,17 +757,13 @@ def _small_witness(
     declared_signs: bool,
     likely: tuple[int, ...] = (),
 ) -> bool:
-    """Whether small sizes satisfy the assumptions, evaluated exactly: each symbol 1..16 (an
-    index from 0, a possibly negative symbol from -16), or the ``likely`` values (at most
-    two symbols)."""
+    """Whether small sizes satisfy the assumptions, evaluated exactly: each symbol from its
+    least value (:func:`_least_value`) to 16, or the ``likely`` values (at most two symbols)."""
     if len(symbols) > (2 if likely else 3):
         return False
     ranges = [
-        likely
-        or range(
-            1 if _is_size(s, indices, declared_signs) else (0 if s in indices or not declared_signs else -16),
-            17,
-        )
+        [v for v in likely if v >= _least_value(s, indices, declared_signs)]
+        or range(_least_value(s, indices, declared_signs), 17)
         for s in symbols
     ]
     return any(
@@ -769,11 +772,13 @@ def _small_witness(
     )
 
 
-def _is_size(s: sympy.Symbol, indices: frozenset[sympy.Symbol], declared_signs: bool) -> bool:
-    """Whether ``s`` is a size (>= 1): not a bounded index, nor declared a possibly negative integer."""
-    if s in indices:
-        return False
-    return not declared_signs or bool(s.is_nonnegative or s.is_positive)
+def _least_value(s: sympy.Symbol, indices: frozenset[sympy.Symbol], declared_signs: bool) -> int:
+    """The least value tried for ``s``: 0 for a size or an index (XLA allows zero-size
+    dimensions); with ``declared_signs``, 1 for a symbol declared positive and -16 for one
+    declared only an integer (the solver, not this search, covers the rest)."""
+    if s in indices or not declared_signs:
+        return 0
+    return 1 if s.is_positive else 0 if s.is_nonnegative else -16
 
 
 def _shown(values: Mapping[sympy.Symbol, int]) -> str:

@@ -122,7 +122,7 @@ def admitted_assumptions(
     Every public question of the prover starts here: assumptions no sizes satisfy raise
     ``AssumptionsAdmitNoSizes`` (a ``ValueError``) instead of giving a vacuous proof.
     ``shapes``: the arrays asked about; each symbolic dimension must then be a whole size
-    >= 1 too (``f32[N/8]`` under ``N == 3`` admits none).
+    >= 0 too (``f32[N/8]`` under ``N == 3`` admits none; XLA allows zero-size dimensions).
     """
     assumptions = parse_assumptions(assume)
     facts = shape_facts(shapes)
@@ -140,11 +140,11 @@ def admitted_assumptions(
 
 def shape_facts(shapes: Sequence[Any]) -> tuple[sympy.Basic, ...]:
     """What a symbolic array's dimensions need to be sizes: each formula a whole number
-    (``N/8``: ``N % 8 == 0``) and at least 1.
+    (``N/8``: ``N % 8 == 0``) and at least 0 (XLA allows zero-size dimensions).
 
     >>> from layout_algebra.model.syntax import as_shape
-    >>> shape_facts([as_shape("f32[N/8,M+1]")])
-    (Eq(Mod(N, 8), 0), N/8 >= 1, M + 1 >= 1)
+    >>> shape_facts([as_shape("f32[N/8,M-1]")])
+    (Eq(Mod(N, 8), 0), N/8 >= 0, M - 1 >= 0)
     """
     facts: list[sympy.Basic] = []
     for shape in shapes:
@@ -154,7 +154,7 @@ def shape_facts(shapes: Sequence[Any]) -> tuple[sympy.Basic, ...]:
             facts += [f for f in parse_assumptions(text) if f not in facts]
         for d in shape.dimensions:
             if not isinstance(d, int) and not as_sympy(d).is_Symbol:
-                fact = sympy.Ge(as_sympy(d), 1, evaluate=False)
+                fact = sympy.Ge(as_sympy(d), 0, evaluate=False)
                 if fact not in facts:
                     facts.append(fact)
     return tuple(facts)
