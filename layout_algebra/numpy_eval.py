@@ -71,10 +71,21 @@ Choices made here
   exactly that one (byte order aside): nothing is cast, because a cast changes bits.
 * **Element size.** The layout map's ``element_bits``: ``E(n)`` if given, else the storage
   width in whole bytes (an ``s4`` without ``E(4)`` takes one byte, its value in the low
-  bits exactly as ``ml_dtypes.int4`` stores it). ``E(n)`` must be either that whole-byte
-  width or, for a sub-byte type, the type's own bit width (``s4`` with ``E(4)``, ``pred``
-  with ``E(1)``). Any other ``E(n)`` (``pred`` with ``E(32)``, ``s4`` with ``E(2)``...)
-  raises: XLA does not say which of the bits hold the value.
+  bits exactly as ``ml_dtypes.int4`` stores it). XLA's ``E(n)`` is the size of an element's
+  slot in memory (``ShapeUtil::ArraySize`` charges ``ceil(count * n / 8)`` bytes; XLA's
+  CPU/GPU verifier accepts any ``E(n)`` on a sub-byte type); an ``E(n)`` narrower than the
+  type is invalid and raises. XLA's own packers (``PackIntN``) only write ``E(n)`` equal to
+  the bit width, where an element's bits are its slot. For any other size (``s4`` with
+  ``E(5)``, ``pred`` with ``E(2)``, ``f32`` with ``E(40)``) an element's stored bits sit at
+  the low end of its slot, as XLA keeps an unpacked ``s4`` in the low bits of a byte: the
+  slot holds the element's storage (the dtype's bytes) from its lowest bit, cut to the slot
+  or with zeros above it, and :func:`unpack` reads it back the same way.
+
+  >>> [hex(b) for b in pack(np.array([1, -2, 3, -4], dtype=ml_dtypes.int4), "s4[4]{0:E(5)}")]
+  ['0xc1', '0xd', '0x6']
+
+  (slots ``00001 01110 00011 01100``, each written high bit first, start at bits 0, 5, 10
+  and 15; ``-2`` is stored as the nibble ``1110``, the fifth bit of its slot is zero).
 * **Sub-byte values.** Only the low ``E`` bits of each element are stored; higher bits are
   ignored, as ``PackIntN`` ignores them. :func:`unpack` returns those bits in the low bits
   of each byte, which is how ``ml_dtypes`` stores canonical values.
@@ -309,7 +320,9 @@ def pack(
         out = _checked_buffer(out, m, "out")
         if not out.flags.writeable:
             raise ValueError(f"{m.shape}: out is read-only")
-    if fmt.sub_byte:
+    if fmt.odd_size:
+        _pack_odd_slots(plan, out, fmt, fill, threads, padded=m.has_padding)
+    elif fmt.sub_byte:
         _pack_sub_byte(plan, out, fmt.bits, fill, threads, padded=m.has_padding)
     else:
         _pack_whole_bytes(plan, out, fmt, fill, threads, padded=m.has_padding)
@@ -340,7 +353,9 @@ def unpack(
         result = _checked_out(out, m, fmt)
     writebacks: list[tuple[np.ndarray, np.ndarray]] = []
     plan = _walk(m, result.view(fmt.bits_dtype), writebacks)
-    if fmt.sub_byte:
+    if fmt.odd_size:
+        _unpack_odd_slots(plan, buf, fmt, threads)
+    elif fmt.sub_byte:
         _unpack_sub_byte(plan, buf, fmt.bits, threads)
     else:
         _unpack_whole_bytes(plan, buf, fmt, threads)
@@ -352,15 +367,24 @@ def unpack(
 # ------------------------------------------------------------------------- checking
 @dataclass(frozen=True)
 class _Format:
-    """How one element is stored: its dtype, the dtype that moves its bits, bits per slot."""
+    """How one element is stored: its dtype, the dtype that moves its bits, bits per slot
+    (``E(n)`` or whole bytes), and the bit width of its type."""
 
     dtype: np.dtype
     bits_dtype: np.dtype
     bits: int
+    type_bits: int
 
     @property
     def sub_byte(self) -> bool:
-        return self.bits < 8
+        """Several slots to a byte, each of the type's own width (``s4`` with ``E(4)``)."""
+        return self.bits < 8 and not self.odd_size
+
+    @property
+    def odd_size(self) -> bool:
+        """A slot that is neither the element's whole bytes nor, for a sub-byte type, its
+        bit width (``s4`` with ``E(5)``, ``pred`` with ``E(2)``, ``f32`` with ``E(40)``)."""
+        return self.bits != 8 * self.dtype.itemsize and not (self.bits < 8 and self.bits == self.type_bits)
 
 
 def _format(shape: Shape | str) -> tuple[LayoutMap, _Format]:
@@ -374,17 +398,8 @@ def _format(shape: Shape | str) -> tuple[LayoutMap, _Format]:
         dtype = _dtype(t)
     except ValueError as err:
         raise ValueError(f"{m.shape}: {err}") from None
-    bits = m.element_bits
-    whole = 8 * dtype.itemsize
-    if bits != whole and not (bits == t.bit_width and bits < 8):
-        allowed = f"E({whole}) (whole bytes, the default)"
-        if t.bit_width < 8:
-            allowed += f" or E({t.bit_width}) ({8 // t.bit_width} per byte)"
-        raise ValueError(
-            f"{m.shape}: E({bits}) is not supported for {t.text}: XLA does not define which of "
-            f"the {bits} bits hold the {t.bit_width}-bit value; use {allowed}"
-        )
-    return m, _Format(dtype, _BITS_DTYPES[dtype.itemsize], bits)
+    bits = m.element_bits  # >= the type's bit width: layout_map refuses a narrower E(n)
+    return m, _Format(dtype, _BITS_DTYPES[dtype.itemsize], bits, t.bit_width)
 
 
 def _checked_array(array: Any, m: LayoutMap, fmt: _Format) -> np.ndarray:
@@ -791,6 +806,119 @@ def _unpack_sub_byte(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> N
                 engine.copy(b.view[where[0]], chunk[where[1]])
 
     engine.run_parallel(move, list(_chunks(plan.box, bits)), threads)
+
+
+#: Elements per chunk for odd slot sizes (each is spread to one byte per bit, twice).
+_ODD_CHUNK_ELEMENTS = 1 << 16
+
+
+def _odd_padding(size: int, bits: int, fill: int) -> np.ndarray:
+    """``size`` bytes of nothing but padding: in slots under 8 bits, every slot (and the
+    bits after the last) holds ``fill``; otherwise every byte is ``fill``.
+
+    >>> [bin(b) for b in _odd_padding(3, 5, 0b10110)]     # slots 10110 10110 10110 10110 1...
+    ['0b11010110', '0b1011010', '0b1101011']
+    """
+    if bits >= 8:
+        return np.full(size, fill, np.uint8)
+    slot = ((fill >> np.arange(bits)) & 1).astype(np.uint8)
+    period = np.packbits(np.tile(slot, 8), bitorder="little")  # 8 slots: E whole bytes
+    return np.resize(period, size)
+
+
+def _elements_to_slots(codes: np.ndarray, fmt: _Format) -> np.ndarray:
+    """``(count, E)`` slot bits (lowest first) of ``count`` elements held in ``codes`` (their
+    bits dtype): each element's stored bits from the lowest, cut to the slot or zero above.
+
+    >>> f = _format("s4[2]{0:E(5)}")[1]
+    >>> _elements_to_slots(np.array([0x0B, 0x07], np.uint8), f).tolist()
+    [[1, 1, 0, 1, 0], [1, 1, 1, 0, 0]]
+    """
+    count, width = codes.shape[0], 8 * fmt.dtype.itemsize
+    raw = np.ascontiguousarray(codes).view(np.uint8).reshape(count, fmt.dtype.itemsize)
+    stored = np.unpackbits(raw, axis=1, bitorder="little")
+    keep = min(fmt.bits, width)
+    slots = np.zeros((count, fmt.bits), np.uint8)
+    slots[:, :keep] = stored[:, :keep]
+    return slots
+
+
+def _slots_to_elements(slots: np.ndarray, fmt: _Format) -> np.ndarray:
+    """The inverse of :func:`_elements_to_slots`: a slot's low bits become the element's
+    stored bits (zero above the slot); slot bits past the element's storage are not read.
+
+    >>> f = _format("s4[2]{0:E(5)}")[1]
+    >>> _slots_to_elements(np.array([[1, 1, 0, 1, 0], [1, 1, 1, 0, 1]], np.uint8), f).tolist()
+    [11, 23]
+    """
+    count, width = slots.shape[0], 8 * fmt.dtype.itemsize
+    keep = min(fmt.bits, width)
+    stored = np.zeros((count, width), np.uint8)
+    stored[:, :keep] = slots[:, :keep]
+    return np.packbits(stored, axis=1, bitorder="little").view(fmt.bits_dtype).reshape(count)
+
+
+def _write_bit_run(out: np.ndarray, start: int, stream: np.ndarray) -> None:
+    """Write the bits ``stream`` (one per byte) into ``out`` from bit ``start`` (on a byte),
+    keeping the bits of ``out`` after the run's end in its last byte."""
+    first = start // 8
+    data = np.packbits(stream, bitorder="little")
+    whole, rest = divmod(stream.size, 8)
+    out[first : first + whole] = data[:whole]
+    if rest:
+        mask = (1 << rest) - 1
+        out[first + whole] = (int(out[first + whole]) & ~mask & 0xFF) | (int(data[whole]) & mask)
+
+
+def _pack_odd_slots(
+    plan: _Plan, out: np.ndarray, fmt: _Format, fill: int, threads: int, *, padded: bool
+) -> None:
+    """Slots of any size ``E`` (``s4`` under ``E(5)``): every slot spread to one byte per
+    bit, elements and padding, then packed back into the bit stream chunk by chunk (the
+    chunks start on a byte; only the last one ends inside one, before the tail)."""
+    bits = fmt.bits
+    out[...] = _odd_padding(out.size, bits, fill)  # all padding first (the tail keeps it)
+
+    def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
+        prefix, lo, hi, first = chunk_at
+        shape = (hi - lo, *plan.box[len(prefix) + 1 :])
+        count = math.prod(shape)
+        codes = np.zeros(shape, fmt.bits_dtype)
+        covered = np.zeros(shape, bool) if padded else None
+        for b in plan.blocks:
+            where = _overlap(b, prefix, lo, hi)
+            if where is not None:
+                engine.copy(codes[where[1]], b.view[where[0]])
+                if covered is not None:
+                    covered[where[1]] = True
+        slots = _elements_to_slots(codes.reshape(count), fmt)
+        start = first * bits // 8
+        if covered is not None:  # padding slots keep the padding written above
+            before = np.unpackbits(out[start : start - (-count * bits // 8)], bitorder="little")
+            empty = ~covered.reshape(count)
+            slots[empty] = before[: count * bits].reshape(count, bits)[empty]
+        _write_bit_run(out, first * bits, slots.reshape(-1))
+
+    engine.run_parallel(move, list(_chunks(plan.box, bits, _ODD_CHUNK_ELEMENTS * max(bits, 8) // 8)), threads)
+
+
+def _unpack_odd_slots(plan: _Plan, buf: np.ndarray, fmt: _Format, threads: int) -> None:
+    """The inverse of :func:`_pack_odd_slots`: each chunk's bits, slot by slot, into elements."""
+    bits = fmt.bits
+
+    def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
+        prefix, lo, hi, first = chunk_at
+        shape = (hi - lo, *plan.box[len(prefix) + 1 :])
+        count = math.prod(shape)
+        start = first * bits // 8
+        stream = np.unpackbits(buf[start : start - (-count * bits // 8)], bitorder="little")
+        codes = _slots_to_elements(stream[: count * bits].reshape(count, bits), fmt).reshape(shape)
+        for b in plan.blocks:
+            where = _overlap(b, prefix, lo, hi)
+            if where is not None:
+                engine.copy(b.view[where[0]], codes[where[1]])
+
+    engine.run_parallel(move, list(_chunks(plan.box, bits, _ODD_CHUNK_ELEMENTS * max(bits, 8) // 8)), threads)
 
 
 def _word_copies(

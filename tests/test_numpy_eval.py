@@ -44,12 +44,25 @@ PACKED_CASES = (
     ("s8", 8),
     ("bf16", 16),
 )
+#: Slots of other sizes (XLA's E(n) sizes the slot; the element's stored bits sit at its low end).
+ODD_SIZE_CASES = (
+    ("s4", 5),
+    ("u4", 7),
+    ("f4e2m1fn", 6),
+    ("s2", 3),
+    ("pred", 2),
+    ("s4", 12),
+    ("s8", 12),
+    ("bf16", 24),
+    ("f32", 40),
+    ("u8", 16),
+)
 #: s1/u1 need ml_dtypes 0.6 (int1/uint1); with an older one, pack names what is missing (tested below).
 HAS_INT1 = hasattr(ml_dtypes, "int1")
 ONE_BIT_CASES = (("s1", 1), ("u1", 1))
 ALL_CASES = tuple(
     case
-    for case in WHOLE_BYTE_CASES + PACKED_CASES + ONE_BIT_CASES
+    for case in WHOLE_BYTE_CASES + PACKED_CASES + ODD_SIZE_CASES + ONE_BIT_CASES
     if HAS_INT1 or case[0] not in ("s1", "u1")
 )
 
@@ -90,8 +103,8 @@ def fill_stream(m, fill: int) -> np.ndarray:
     size = m.size_in_bytes
     if m.element_bits >= 8:
         return np.unpackbits(np.full(size, fill, np.uint8), bitorder="little")
-    slots = size * 8 // m.element_bits
-    return np.tile(bits_of(fill, m.element_bits), slots)
+    slots = -(-size * 8 // m.element_bits)  # the bits after the last whole slot: its beginning
+    return np.tile(bits_of(fill, m.element_bits), slots)[: size * 8]
 
 
 def reference_pack(x: np.ndarray, shape: str, fill: int = 0) -> np.ndarray:
@@ -101,14 +114,18 @@ def reference_pack(x: np.ndarray, shape: str, fill: int = 0) -> np.ndarray:
     index = tuple(np.indices(x.shape).reshape(x.ndim, x.size))
     positions = np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64).reshape(x.size)
     raw = np.ascontiguousarray(x).reshape(x.size).view(np.uint8).reshape(x.size, x.dtype.itemsize)
-    if bits >= 8:
+    if bits == 8 * x.dtype.itemsize:
         slots = np.full((m.size_in_elements, raw.shape[1]), fill, np.uint8)
         slots[positions] = raw
         return slots.reshape(-1)
-    stream = fill_stream(m, fill).reshape(-1, bits)
-    codes = raw[:, 0] & ((1 << bits) - 1)
-    stream[positions] = (codes[:, None] >> np.arange(bits)) & 1
-    return np.packbits(stream.reshape(-1), bitorder="little")
+    # a slot of any other size: the element's stored bits from its lowest, cut to the slot or
+    # zero above; bit k of element position p is bit p*E + k of the buffer
+    stream = fill_stream(m, fill)
+    stored = np.unpackbits(raw, axis=1, bitorder="little")[:, :bits]
+    slot = np.zeros((x.size, bits), np.uint8)
+    slot[:, : stored.shape[1]] = stored
+    stream[positions[:, None] * bits + np.arange(bits)] = slot
+    return np.packbits(stream, bitorder="little")
 
 
 # -------------------------------------------------------------- positions, padding
@@ -281,6 +298,63 @@ def test_s4_tpu_format_8_128_8_1_puts_eight_rows_in_a_word() -> None:
     np.testing.assert_array_equal(words, expected)
 
 
+def test_s4_with_e5_puts_each_nibble_at_the_low_end_of_a_five_bit_slot() -> None:
+    # XLA's E(n) sizes the slot (ShapeUtil::ArraySize: ceil(count*n/8) bytes); the 4-bit value
+    # sits in the slot's low bits, as XLA keeps an unpacked s4 in the low bits of a byte
+    x = np.array([1, -2, 3, -4, 5, -8], ml_dtypes.int4)  # codes 0001 1110 0011 1100 0101 1000
+    buf = pack(x, "s4[6]{0:E(5)}", fill=0b10101)
+    assert buf.size == 4 == layout_map("s4[6]{0:E(5)}").size_in_bytes  # ceil(6*5/8)
+    stream = "000010111000011011000010101000"  # slots, each written high bit first
+    bits = [int(c) for slot in (stream[k : k + 5] for k in range(0, 30, 5)) for c in reversed(slot)]
+    bits += [1, 0]  # after the last slot: the first bits of a padding slot (fill 10101, lowest first)
+    assert np.unpackbits(buf, bitorder="little").tolist() == bits
+    np.testing.assert_array_equal(unpack(buf, "s4[6]{0:E(5)}"), x)
+    assert (
+        pack(x.view(np.uint8).astype(ml_dtypes.uint4), "u4[6]{0:E(5)}", fill=0b10101).tolist() == buf.tolist()
+    )
+
+
+def test_odd_slot_sizes_on_several_threads_and_chunks_match_the_reference(monkeypatch) -> None:
+    monkeypatch.setattr(numpy_eval, "_ODD_CHUNK_ELEMENTS", 40)  # many chunks, several ending mid-byte
+    for text in [
+        "s4[37,29]{0,1:T(8,4)E(5)}",
+        "pred[50,21]{1,0:T(4,8)L(7)E(3)}",
+        "bf16[19,33]{1,0:T(8,8)E(24)}",
+    ]:
+        m = layout_map(text)
+        x = random_array(m, np.random.default_rng(3))
+        expected = reference_pack(x, text, fill=5)
+        for threads in (1, 3):
+            buf = pack(x, text, fill=5, threads=threads)
+            np.testing.assert_array_equal(buf, expected, err_msg=text)
+            np.testing.assert_array_equal(raw_bytes(unpack(buf, text, threads=threads)), raw_bytes(x))
+
+
+def test_the_hlo_executor_runs_s4_with_e5_exactly() -> None:
+    from layout_algebra.hlo.execute import compare, run
+
+    module = """HloModule m
+ENTRY e {
+  p = s4[4,6]{1,0:E(5)} parameter(0)
+  ROOT c = s4[6,4]{0,1:E(5)} transpose(p), dimensions={1,0}
+}"""
+    x = np.arange(24).reshape(4, 6).astype(np.int8).astype(ml_dtypes.int4)
+    out = run(module, [x])
+    np.testing.assert_array_equal(out.array, x.T)
+    np.testing.assert_array_equal(out.data, reference_pack(x.T, "s4[6,4]{0,1:E(5)}"))
+    # {0,1} bytes of the transpose are the {1,0} bytes of x: a bitcast, also at 5 bits a slot
+    assert compare(module, module.replace("transpose(p), dimensions={1,0}", "bitcast(p)")).same is True
+    # a 5-bit slot is not a 4-bit one: the 15 bytes read as 30 nibbles, lowest bits first
+    nibbles = module.replace(
+        "ROOT c = s4[6,4]{0,1:E(5)} transpose(p), dimensions={1,0}", "ROOT c = s4[30]{0:E(4)} bitcast(p)"
+    )
+    stream = np.unpackbits(reference_pack(x, "s4[4,6]{1,0:E(5)}"), bitorder="little").reshape(30, 4)
+    codes = (stream << np.arange(4)).sum(axis=1).astype(np.uint8)
+    out = run(nibbles, [x])
+    assert out.defined.all()
+    np.testing.assert_array_equal(out.array.view(np.uint8) & 0xF, codes)
+
+
 def test_pred_with_e1_packs_eight_per_byte_little_endian() -> None:
     x = np.array([1, 0, 1, 1, 0, 0, 0, 0, 1, 1], bool)
     assert pack(x, "pred[10]{0:E(1)}").tolist() == [0b00001101, 0b00000011]
@@ -317,14 +391,15 @@ def test_package_exports() -> None:
         (lambda: pack(np.zeros(4, np.float32), "f32[?]"), "unbounded"),
         (lambda: pack(None, "token[]"), "token"),
         (
-            lambda: pack(np.zeros((8, 8, 8), bool), "pred[8,8,8]{0,2,1:T(8,128)E(32)}"),
-            "E(32) is not supported for pred",
+            lambda: pack(np.zeros(2, ml_dtypes.int4), "s4[2]{0:E(2)}"),
+            "E(2) cannot hold a s4 element, which needs 4 bits",
         ),
         (
-            lambda: pack(np.zeros(2, ml_dtypes.int2), "s2[2]{0:E(4)}"),
-            "use E(8) (whole bytes, the default) or E(2)",
+            lambda: unpack(bytes(1), "s4[2]{0:E(3)}"),
+            "E(3) cannot hold a s4 element, which needs 4 bits",
         ),
-        (lambda: pack(np.zeros(2, np.float32), "f32[2]{0:E(16)}"), "E(16)"),
+        (lambda: pack(np.zeros(2, np.float32), "f32[2]{0:E(16)}"), "E(16) cannot hold a f32 element"),
+        (lambda: pack(np.zeros(2, ml_dtypes.int4), "s4[2]{0:E(5)}", fill=32), "fill 32 must be in 0..31"),
         (lambda: pack(np.zeros(2, np.uint8), "u8[2]{0:T(4)}", fill=256), "fill 256 must be in 0..255"),
         (lambda: pack(np.zeros(2, ml_dtypes.int4), "s4[2]{0:E(4)}", fill=16), "fill 16 must be in 0..15"),
         (lambda: pack(np.zeros(2, np.uint8), "u8[2]", fill=1.5), "fill 1.5 must be an integer"),
