@@ -138,3 +138,54 @@ def test_random_symbolic_rewrites_agree_with_the_executor(rows, cols, layouts, a
             assert compare(before, after, mode=mode, sizes={"N": n}).same is True, (shape, assume, n)
     else:
         pytest.fail(f"unknown on a plain copy: {result.reason}")
+
+
+# -------------------------- physical mode: the same bytes, the elements placed elsewhere
+# One reading, in the verifier and the executor alike: the root's layout is part of the
+# result (as the parameters' layouts are part of the input), so a root element placed at
+# other bits is a difference even where the two buffers hold the same bytes.
+_NO_PADDING = ["{1,0}", "{0,1}", "{1,0:T(2,4)}", "{0,1:T(4,2)}", "{1,0:T(1,4)}", "{1,0:T(4,4)}"]
+
+
+def _bit_of(root: str, element: tuple[int, ...]) -> int:
+    """Where packing distinct ids into the layout puts ``element`` (``numpy_eval.pack``;
+    the verifier's stage encoding is not read), in bits."""
+    import numpy as np
+
+    from layout_algebra.numpy_eval import pack
+
+    shape = as_shape(root)
+    dims = tuple(int(d) for d in shape.dimensions)
+    ids = np.arange(1, 1 + int(np.prod(dims)), dtype=np.uint32).reshape(dims)
+    words = pack(ids.view(np.float32), shape, fill=0).view(np.uint32)
+    return 32 * int(np.nonzero(words == ids[element])[0][0])
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(la=st.sampled_from(_NO_PADDING), lb=st.sampled_from(_NO_PADDING), symbolic=st.booleans())
+def test_the_same_bytes_with_elements_placed_apart_is_a_difference(la, lb, symbolic) -> None:
+    """``copy`` into one layout against a ``bitcast`` of that copy into another: bit for bit
+    the same buffer. The old verifier answered ``unknown`` ("the values stored there agree")
+    while the executor said different; now both say different exactly where the layouts
+    place some element apart, and the same where they place every element alike."""
+    dims = "4*N,8" if symbolic else "8,8"
+    p = f"f32[{dims}]{{1,0}}"
+    before = copy_module(p, f"f32[{dims}]{la}")
+    after = (
+        f"HloModule m\nENTRY e {{\n  p = {p} parameter(0)\n  c = f32[{dims}]{la} copy(p)\n"
+        f"  ROOT r = f32[{dims}]{lb} bitcast(c)\n}}\n"
+    )
+    result = verify_rewrite(before, after)
+    assert result.status in ("proved", "refuted"), result.reason
+    sizes = result.counterexample["sizes"] if result.status == "refuted" else {"N": 2} if symbolic else {}
+    concrete = {"N": sizes.get("N", 2)} if symbolic else {}
+    assert compare(before, after, sizes=concrete or None).same is (result.status == "proved")
+    if result.status == "refuted":
+        cex = result.counterexample
+        rows = 4 * concrete["N"] if symbolic else 8
+        roots = [f"f32[{rows},8]{layout}" for layout in (la, lb)]
+        element = tuple(cex["element"])
+        bits = [_bit_of(root, element) for root in roots]
+        assert bits[0] != bits[1], (roots, element)
+        assert cex["placement"] == f"root element {element} is at bit {bits[0]} before, bit {bits[1]} after"
+        assert cex["before"].startswith(f"bit {bits[0]}: ") and cex["after"].startswith(f"bit {bits[1]}: ")

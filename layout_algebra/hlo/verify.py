@@ -281,10 +281,6 @@ def _is_integer_value(v: Any) -> bool:
 # Correctly rounded basic operations (binary; sqrt is not included: untested).
 _ROUNDED_FLOAT_OPS = frozenset({"add", "subtract", "multiply", "divide"})
 
-#: How many root elements are tried when each one found sits elsewhere in the other root
-#: but its slot there holds the same value (physical mode) before the answer is unknown.
-UNIFORM_RETRIES = 16
-
 #: Constants with more elements than this are not expanded (answer: unknown).
 MAX_CONSTANT_ELEMENTS = 4096
 
@@ -1730,22 +1726,17 @@ def _element_query(
     ra: ArrayShape,
     rb: ArrayShape,
     concrete: bool,
-    exclude: Sequence[tuple] = (),
 ):
-    """Solve for a root element (not one of ``exclude``) where the two modules differ.
-    Returns (answer, details)."""
+    """Solve for a root element where the two modules differ (physical mode: or where the
+    roots' layouts place it apart). Returns (answer, details)."""
     ar = IntArithmetic()
     for symbol in sorted(_symbols_of(a, b), key=str):  # the model sizes them all
         ar.symbol(symbol)
     context = assumption_terms(ctx.assumptions, ar)
     j = [ar.variable(f"j{k}") for k in range(ra.rank)]
     context += in_box(j, ra.dimensions, ar)
-    context += [z3.Or(*(jk != int(ek) for jk, ek in zip(j, e, strict=True))) for e in exclude if e]
     inputs: dict = {}
-    ea = _Evaluator(a, ctx.mode, ar, inputs, ctx.float_rules)
-    eb = _Evaluator(b, ctx.mode, ar, inputs, ctx.float_rules)
-    va = ea.element(_Scope(a.entry), a.entry.root.name, j, path)
-    vb = eb.element(_Scope(b.entry), b.entry.root.name, j, path)
+    ea, eb, va, vb = _root_values(a, b, ctx.mode, ar, inputs, j, path, ctx.float_rules)
     ctx.used_rules |= ea.used | eb.used
     if not concrete:
         _check_requirements(ctx, (ea, eb))
@@ -1772,6 +1763,25 @@ def _element_query(
     return "unknown", f"solver: {solver.reason_unknown()}"
 
 
+def _root_values(
+    a: HloModule,
+    b: HloModule,
+    mode: str,
+    ar: Any,
+    inputs: dict,
+    index: Sequence[Any],
+    path: tuple,
+    rules: frozenset[str] = frozenset(),
+) -> tuple[_Evaluator, _Evaluator, Any, Any]:
+    """The evaluators of both modules (one arithmetic ``ar``, shared start-index ``inputs``)
+    and the values of their root element ``index`` (tuple leaf ``path``)."""
+    ea = _Evaluator(a, mode, ar, inputs, rules)
+    eb = _Evaluator(b, mode, ar, inputs, rules)
+    va = ea.element(_Scope(a.entry), a.entry.root.name, list(index), path)
+    vb = eb.element(_Scope(b.entry), b.entry.root.name, list(index), path)
+    return ea, eb, va, vb
+
+
 def _concrete_difference(
     ctx: _Context,
     a: HloModule,
@@ -1785,33 +1795,20 @@ def _concrete_difference(
     """Evaluate both (concrete) modules at ``element``: None if equal there, else (kind, cex)."""
     if any(not 0 <= e < d for e, d in zip(element, ra.dimensions, strict=True)):
         return None
-    ea = _Evaluator(a, ctx.mode, ARITHMETIC, dict(offsets), ctx.float_rules)
-    eb = _Evaluator(b, ctx.mode, ARITHMETIC, dict(offsets), ctx.float_rules)
-    va = ea.element(_Scope(a.entry), a.entry.root.name, list(element), path)
-    vb = eb.element(_Scope(b.entry), b.entry.root.name, list(element), path)
+    _, _, va, vb = _root_values(a, b, ctx.mode, ARITHMETIC, dict(offsets), element, path, ctx.float_rules)
     cex: dict[str, Any] = {"element": tuple(element), "output": path}
     if offsets:
         cex["start_indices"] = {f"parameter {n}": v for n, v in sorted(offsets.items())}
     if ctx.mode == "physical":
         bits = layout_map(ra).element_bits
         sa, sb = _root_slot(ra, element, ARITHMETIC), _root_slot(rb, element, ARITHMETIC)
-        if sa != sb:
-            # element j is at different bits: compare what each module stores at j's bits in "before"
-            other = layout_map(rb).inverse(sa)
-            cex["before"] = f"bit {sa * bits}: {_show(va)}"
-            if other is None:
-                cex["after"] = f"bit {sa * bits}: padding (element {element} is at bit {sb * bits})"
-                return "data", cex
-            vo = eb.element(_Scope(b.entry), b.entry.root.name, list(other), path)
-            kind = _difference_kind(va, vo)
-            cex["after"] = (
-                f"bit {sa * bits}: {_show(vo)} (element {other}; element {element} is at bit {sb * bits})"
-            )
-            if kind is None:
-                return "uniform", cex
-            return kind, cex
         cex["before"] = f"bit {sa * bits}: {_show(va)}"
         cex["after"] = f"bit {sb * bits}: {_show(vb)}"
+        if sa != sb:  # the roots' layouts place the element apart: a difference whatever the values
+            cex["placement"] = (
+                f"root element {tuple(element)} is at bit {sa * bits} before, bit {sb * bits} after"
+            )
+            return "data", cex
     else:
         cex["before"], cex["after"] = _show(va), _show(vb)
     kind = _difference_kind(va, vb)
@@ -1925,17 +1922,6 @@ def _verify_leaf(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShape) -> 
                 return ctx.result("unknown", encoding, reason=f"at {sizes}: {details}")
             _, element, offsets = details
             found = _concrete_difference(ctx, ca, cb, path, cra, crb, element, offsets)
-        # an element placed elsewhere whose slot holds the same value proves nothing either
-        # way: look for another element (each answer is re-checked by evaluation above)
-        seen = [tuple(element)]
-        while found is not None and found[0] == "uniform" and len(seen) < UNIFORM_RETRIES:
-            sub = dataclasses.replace(ctx, before=ca, after=cb)
-            answer, details = _element_query(sub, ca, cb, path, cra, crb, concrete=True, exclude=seen)
-            if answer != "sat":
-                break
-            _, element, offsets = details
-            seen.append(tuple(element))
-            found = _concrete_difference(ctx, ca, cb, path, cra, crb, element, offsets)
     except (UnsupportedExpression, _Inexpressible, RecursionError) as err:
         return ctx.result("unknown", encoding, reason=_why(err))
     if found is None:
@@ -1948,13 +1934,6 @@ def _verify_leaf(ctx: _Context, path: tuple, ra: ArrayShape, rb: ArrayShape) -> 
     cex = {"sizes": sizes, **cex} if symbolic else {"sizes": {}, **cex}
     if kind == "data":
         return ctx.result("refuted", encoding, counterexample=cex)
-    if kind == "uniform":
-        return ctx.result(
-            "unknown",
-            encoding,
-            reason="an element sits at different bits in the two roots, but the values stored there agree "
-            "(the verifier compares element by element, not slot by slot)",
-        )
 
     def describe(at: tuple) -> dict | None:
         found = _concrete_difference(ctx, ca, cb, path, cra, crb, at, offsets)
@@ -2079,10 +2058,8 @@ def root_element_differs(a: HloModule, b: HloModule, element: Sequence[Any], mod
     root element ``element`` of the two modules has different values, uninterpreted ops
     free. (Physical mode: the element's slot is not compared; see ``_element_query``.)
     Raises ``UnsupportedExpression`` where the encoding cannot state it."""
-    inputs: dict = {}
     try:
-        va = _Evaluator(a, mode, ar, inputs).element(_Scope(a.entry), a.entry.root.name, list(element), ())
-        vb = _Evaluator(b, mode, ar, inputs).element(_Scope(b.entry), b.entry.root.name, list(element), ())
+        _, _, va, vb = _root_values(a, b, mode, ar, {}, element, ())
     except (_Inexpressible, RecursionError) as err:
         raise UnsupportedExpression(_why(err)) from err
     return _differ_values(va, vb)
