@@ -30,6 +30,7 @@ from layout_algebra.hlo.execute import (
 )
 from layout_algebra.layout_map import layout_map
 from layout_algebra.numpy_eval import numpy_dtype
+from layout_algebra.xla import array_size
 
 
 def module(*lines: str) -> str:
@@ -273,8 +274,8 @@ def expected_read(source: str, target: str, x: np.ndarray) -> tuple[dict, set]:
         ("s4[3,4]{1,0:T(2,2)E(4)}", "s4[16]{0:E(4)}"),
         ("pred[3,3]{1,0:T(2,2)E(1)}", "pred[16]{0:E(1)}"),
         ("pred[2,3]{1,0:T(2,2)}", "pred[8]{0}"),
-        ("f32[3]{0:L(4)}", "f32[4]{0}"),
-        ("s8[5,3]{0,1:T(4,1)}", "s8[24]{0}"),
+        ("f32[3]{0:T(1)L(4)}", "f32[4]{0}"),  # the 4th slot is L(n) padding (XLA counts it under tiles)
+        ("s8[5,3]{0,1:T(4,1)}", "s8[20]{0}"),  # the size of the operand: 5 of 20 slots are padding
     ],
 )
 def test_bitcast_reads_the_bytes_at_linear_index(source: str, target: str) -> None:
@@ -307,13 +308,22 @@ def test_root_buffer_holds_each_element_at_its_linear_index(shape: str) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(small_layout_shapes(max_rank=3, max_dim=5, max_slots=512), st.integers(0, 2**32 - 1))
+@given(small_layout_shapes(max_rank=3, max_dim=5, max_slots=512, combine=False), st.integers(0, 2**32 - 1))
 def test_bitcast_to_flat_buffer_matches_linear_index(shape, seed) -> None:
     m = layout_map(shape)
     e = shape.layout.element_size_in_bits
     flat = f"{shape.element_type.value.name}[{m.size_in_elements}]{{0{f':E({e})' if e else ''}}}"
     x = random_array(shape, np.random.default_rng(seed))
-    out = run(module(f"p = {shape} parameter(0)", f"b = {flat} bitcast(p)"), [x], junk=seed)
+    text = module(f"p = {shape} parameter(0)", f"b = {flat} bitcast(p)")
+    if array_size(shape) != array_size(flat):
+        # XLA's size pads to the first tile only, and ignores an untiled L(n): the flat buffer
+        # of every slot is another size, and XLA's verifier refuses the bitcast
+        with pytest.raises(
+            InvalidHloError, match=f"takes {array_size(shape)} bytes.* {array_size(flat)} bytes"
+        ):
+            run(text, [x], junk=seed)
+        return
+    out = run(text, [x], junk=seed)
     values, undefined = expected_read(str(shape), flat, x)
     assert {tuple(map(int, i)) for i in np.argwhere(~out.defined)} == undefined
     for idx, v in values.items():

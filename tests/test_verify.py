@@ -9,12 +9,13 @@ issue 15 has a regression test (``test_issue15_*``) that failed on the old ``pro
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
 from layout_algebra import prove
 from layout_algebra.hlo import InvalidHlo, UnsupportedHlo, verify_rewrite
-from layout_algebra.hlo.execute import compare
+from layout_algebra.hlo.execute import InvalidHloError, compare
 from layout_algebra.layout_map import layout_map
 
 
@@ -32,6 +33,19 @@ def at(text: str, sizes: dict[str, int]) -> str:
 
 def oracle_same(before: str, after: str, mode: str = "physical", sizes=None) -> bool | None:
     return compare(before, after, mode=mode, sizes=sizes, trials=3).same
+
+
+def sizes_in(message: str) -> dict[str, int]:
+    """The sizes an ``InvalidHlo`` message names: ``... at N=4, M=12 (sizes the assumptions allow)``."""
+    found = re.search(r" at ((?:\w+=\d+(?:, )?)+) \(sizes the assumptions allow\)", message)
+    assert found is not None, message
+    return {k: int(v) for k, v in (pair.split("=") for pair in found.group(1).split(", "))}
+
+
+def assert_executor_refuses(text: str) -> None:
+    """The executor, written independently, also refuses the module as invalid HLO."""
+    with pytest.raises(InvalidHloError, match="changes the shape size"):
+        compare(text, text, trials=1)
 
 
 def assert_proved_and_executed(before: str, after: str, *, mode="physical", assume=None, sizes_list=({},)):
@@ -124,14 +138,18 @@ def test_symbolic_bf16_reshape_to_bitcast_needs_whole_tiles(multiple, status) ->
         "ROOT r = bf16[M,300]{1,0:T(8,128)(2,1)} reshape(p)",
     )
     after = before.replace("reshape(p)", "bitcast(p)")
-    r = verify_rewrite(before, after, assume=f"M == 3*N and N % {multiple} == 0")
-    assert r.status == status, str(r)
-    if status == "refuted":
-        sizes = r.counterexample["sizes"]
-        assert sizes["N"] % multiple == 0 and sizes["M"] == 3 * sizes["N"] and sizes["N"] % 8
-        assert oracle_same(at(before, sizes), at(after, sizes)) is False
-    else:
+    assume = f"M == 3*N and N % {multiple} == 0"
+    if status == "proved":
+        assert verify_rewrite(before, after, assume=assume).status == "proved"
         assert oracle_same(at(before, {"N": 8, "M": 24}), at(after, {"N": 8, "M": 24})) is True
+        return
+    # without whole tiles the bitcast changes the shape size at some N (3 tile rows for 3
+    # partial ones, against ceil(3N/8)): invalid HLO there, as XLA's verifier says
+    with pytest.raises(InvalidHlo, match="changes the shape size") as info:
+        verify_rewrite(before, after, assume=assume)
+    sizes = sizes_in(str(info.value))
+    assert sizes["N"] % multiple == 0 and sizes["M"] == 3 * sizes["N"] and sizes["N"] % 8
+    assert_executor_refuses(at(after, sizes))
 
 
 def test_exhaustive_agreement_on_small_transposes() -> None:
@@ -221,8 +239,14 @@ def test_what_one_branch_relies_on_is_needed_only_there(mode) -> None:
 
 def test_reading_padding_is_never_the_same() -> None:
     """A bitcast that reads a parameter's padding slot: unspecified bits, even against itself (fuzz)."""
-    padded = module("p = f32[1,1,2]{0,1,2:T(2,2)} parameter(0)", "ROOT r = f32[2]{0} bitcast(p)")
+    # the operand's 8 slots (2 elements) read as f32[8]: the same 32 bytes, 6 slots of padding
+    padded = module("p = f32[1,1,2]{0,1,2:T(2,2)} parameter(0)", "ROOT r = f32[8]{0} bitcast(p)")
     assert_refuted_and_executed(padded, padded)
+    # read as f32[2] (the fuzz's module) it is 8 bytes of 32: invalid HLO, as in XLA
+    short = padded.replace("f32[8]{0} bitcast", "f32[2]{0} bitcast")
+    with pytest.raises(InvalidHlo, match=r"32 bytes, the result f32\[2\]\{0\} 8 bytes"):
+        verify_rewrite(short, short)
+    assert_executor_refuses(short)
 
 
 def test_issue15_allocation_size_is_compared() -> None:
@@ -250,10 +274,17 @@ def test_issue15_bf16_merge_of_major_dims_without_whole_tiles_is_refuted() -> No
         "ROOT r = bf16[M,256]{1,0:T(8,128)(2,1)} reshape(p)",
     )
     after = before.replace("reshape(p)", "bitcast(p)")
-    r = verify_rewrite(before, after, assume="M == 2*N")
+    # where N % 8 is 1..4, 2*ceil(N/8) tile rows against ceil(N/4): the bitcast is invalid HLO
+    with pytest.raises(InvalidHlo, match="changes the shape size") as info:
+        verify_rewrite(before, after, assume="M == 2*N")
+    sizes = sizes_in(str(info.value))
+    assert sizes["M"] == 2 * sizes["N"] and 1 <= sizes["N"] % 8 <= 4
+    assert_executor_refuses(at(after, sizes))
+    # where N % 8 is 5..7 the sizes agree, but the rows of the second half move: refuted
+    r = verify_rewrite(before, after, assume="M == 2*N and N % 8 >= 5")
     assert r.status == "refuted", str(r)
     sizes = r.counterexample["sizes"]
-    assert sizes["M"] == 2 * sizes["N"] and sizes["N"] % 8 and r.counterexample["element"] is not None
+    assert sizes["M"] == 2 * sizes["N"] and sizes["N"] % 8 >= 5 and r.counterexample["element"] is not None
     assert oracle_same(at(before, sizes), at(after, sizes)) is False
     assert verify_rewrite(before, after, assume="M == 2*N and N % 8 == 0").status == "proved"
 
@@ -741,7 +772,12 @@ def test_symbolic_bitcast_claims_agree_with_execution(source, result) -> None:
         (module(p, f"ROOT t = f32[N,M]{result} copy(p)"), module(p, f"ROOT t = f32[N,M]{result} bitcast(p)")),
     ]
     for before, after in pairs:
-        r = verify_rewrite(before, after)
+        try:
+            r = verify_rewrite(before, after)
+        except InvalidHlo as err:  # the bitcast changes the shape size at the sizes named
+            sizes = sizes_in(str(err))
+            assert_executor_refuses(at(after, sizes))
+            continue
         if r.status == "proved":
             for sizes in ({"N": 1, "M": 1}, {"N": 3, "M": 5}, {"N": 9, "M": 130}):
                 assert oracle_same(at(before, sizes), at(after, sizes)) is True, (sizes, before, after)

@@ -10,7 +10,8 @@ produce the same root buffer?" with a proof. This module answers the same questi
   elementwise op (``add``, ``compare``, ``convert``, ...) runs on logical arrays, with its
   real semantics in NumPy;
 * a ``bitcast`` reads the operand's **bytes** through the result's layout
-  (``numpy_eval.unpack``): it is the one op whose meaning depends on layouts;
+  (``numpy_eval.unpack``): it is the one op whose meaning depends on layouts. As in XLA's
+  verifier, one that changes the shape size (``hlo.bitcast_rule``) is invalid HLO;
 * the root is packed into its own layout: that buffer is the answer.
 
 Alongside every value runs a *defined* mask: an element read from padding (by a
@@ -123,6 +124,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from layout_algebra.hlo.bitcast_rule import bitcast_size_problem, host_memory_problem
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import parse_module
 from layout_algebra.layout_map import layout_map
@@ -326,6 +328,7 @@ def run(
             f"the entry computation takes {declared} parameters, {len(parameters)} were given"
         )
     args = [runner.parameter_value(module.entry, k, a) for k, a in enumerate(parameters)]
+    _check_bitcast_sizes(module, runner)
     return _root_buffers(runner.computation(module.entry, args), rng)
 
 
@@ -334,6 +337,19 @@ def _root_buffers(value: _Value, rng: np.random.Generator | None) -> Buffer | tu
         return tuple(_root_buffers(v, rng) for v in value)
     data, defined_bits = _packed(value, rng)
     return Buffer(value.shape, data, defined_bits, value.data, value.defined)
+
+
+def _check_bitcast_sizes(module: HloModule, runner: _Runner) -> None:
+    """XLA's verifier checks every bitcast, run or not: each keeps its shape size
+    (``hlo.bitcast_rule``), else the module is invalid HLO."""
+    for comp, ins in module.instructions():
+        if ins.opcode != "bitcast" or len(ins.operand_names) != 1 or ins.operand_names[0] not in comp:
+            continue  # a wrong operand is reported where the bitcast runs
+        operand = comp.instruction(ins.operand_names[0])
+        if isinstance(ins.shape, ArrayShape) and isinstance(operand.shape, ArrayShape):
+            problem = bitcast_size_problem(runner.shape(operand), runner.shape(ins))
+            if problem is not None:
+                raise InvalidHloError(f"instruction {ins.name!r}: bitcast {problem}")
 
 
 class _Runner:
@@ -452,35 +468,31 @@ class _Runner:
         self, comp: HloComputation, ins: HloInstruction, shape: ArrayShape, operands: list[_Value]
     ) -> _Array:
         (a,) = _arity(ins, operands, 1)
+        # XLA's layout-sensitive HloVerifier (ShapeVerifier::HandleBitcast): hlo.bitcast_rule;
+        # the shape sizes were checked for every bitcast of the module (_check_bitcast_sizes)
         space_in, space_out = a.shape.effective_layout.memory_space, shape.effective_layout.memory_space
+        host = host_memory_problem(
+            space_in, space_out, _is_constant_through_copies(comp, ins.operand_names[0])
+        )
+        if host is not None:
+            raise InvalidHloError(f"instruction {ins.name!r}: bitcast {host}")
         if space_in != space_out:
-            # XLA's layout-sensitive HloVerifier (ShapeVerifier::HandleBitcast) refuses only a
-            # bitcast in and out of host memory S(5), and not even that of a constant (seen
-            # through copies); S(0) <-> S(1) is valid HLO.
-            if (space_in == _HOST_MEMORY_SPACE) != (space_out == _HOST_MEMORY_SPACE) and not (
-                _is_constant_through_copies(comp, ins.operand_names[0])
-            ):
-                raise InvalidHloError(
-                    f"instruction {ins.name!r}: bitcast from memory space S({space_in}) to S({space_out}): "
-                    "XLA's verifier refuses a bitcast in or out of host memory S(5)"
-                )
             # valid HLO (S(0) <-> S(1)), but a bitcast moves no data: what the other memory
             # holds there is unknown, in either mode
             dims = tuple(shape.dimensions)
             return _Array(shape, np.zeros(dims, numpy_dtype(shape.element_type)), np.zeros(dims, bool))
         data, defined_bits = _packed(a, self.rng)
         need = layout_map(shape).size_in_bytes
-        if need > data.size:  # reads past the operand's buffer: those bits are unknown
+        if need > data.size:
+            # the same shape size (XLA's allocation: the first tile, L(n)), but the result's
+            # exact nested buffer is larger (a later tile that does not divide the first, or an
+            # untiled L(n), which XLA's size ignores): the bits past the operand's buffer are unknown
             extra = need - data.size
             junk = self.rng.integers(0, 256, extra, dtype=np.uint8) if self.rng else np.zeros(extra, np.uint8)
             data = np.concatenate([data, junk])
             defined_bits = np.concatenate([defined_bits, np.zeros(extra, np.uint8)])
         array, defined = _unpacked(data[:need], defined_bits[:need], shape)
         return _Array(shape, array, defined)
-
-
-#: ``Layout::kHostMemorySpace``.
-_HOST_MEMORY_SPACE = 5
 
 
 def _is_constant_through_copies(comp: HloComputation, name: str) -> bool:

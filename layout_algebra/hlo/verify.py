@@ -107,6 +107,12 @@ import sympy
 import z3
 
 from layout_algebra.hlo.attributes import parse_int_list
+from layout_algebra.hlo.bitcast_rule import (
+    bitcast_shape_sizes,
+    bitcast_size_problem,
+    host_memory_problem,
+    size_text,
+)
 from layout_algebra.hlo.ir import COMPUTATION_REFERENCE_ATTRIBUTES, HloComputation, HloInstruction, HloModule
 from layout_algebra.layout_map import layout_map
 from layout_algebra.logical_ops import (
@@ -630,10 +636,6 @@ def _memory_space(shape: ArrayShape) -> int:
     return shape.layout.memory_space if shape.layout is not None else 0
 
 
-#: ``Layout::kHostMemorySpace``: XLA refuses a bitcast in or out of it (but for a constant).
-_HOST_MEMORY_SPACE = 5
-
-
 def _instruction(computation: HloComputation, name: str) -> HloInstruction:
     if name not in computation:
         raise InvalidHlo(f"{name!r} is used but not defined in computation {computation.name!r}")
@@ -1069,14 +1071,13 @@ class _Evaluator:
             raise UnsupportedHlo(
                 f"bitcast {instr.name} changes the element size ({src.element_bits} to {out.element_bits} bits)"
             )
-        space_in, space_out = _memory_space(source), _memory_space(shape)
-        if (space_in == _HOST_MEMORY_SPACE) != (space_out == _HOST_MEMORY_SPACE) and not (
-            self.is_constant_through_copies(scope, operand)
-        ):  # XLA's layout-sensitive verifier (ShapeVerifier::HandleBitcast) refuses it
-            raise InvalidHlo(
-                f"bitcast {instr.name} from S({space_in}) to S({space_out}): XLA's verifier refuses a "
-                "bitcast in or out of host memory S(5)"
-            )
+        # XLA's layout-sensitive verifier (ShapeVerifier::HandleBitcast): hlo.bitcast_rule; the
+        # shape sizes are checked for every bitcast of the module first (_check_bitcast_sizes)
+        host = host_memory_problem(
+            _memory_space(source), _memory_space(shape), self.is_constant_through_copies(scope, operand)
+        )
+        if host is not None:
+            raise InvalidHlo(f"bitcast {instr.name} {host}")
         if _memory_space(shape) != _memory_space(source):  # in either mode: no such array exists
             return Undefined(
                 f"bitcast {instr.name} reads a buffer in S({_memory_space(source)}) as if it were in "
@@ -1718,6 +1719,39 @@ def _check_requirements(ctx: _Context, evaluators: Sequence[_Evaluator]) -> None
                 raise InvalidHlo(f"{problem}, e.g. at {sizes}")
 
 
+def _check_bitcast_sizes(ctx: _Context) -> str | None:
+    """XLA's rule (``hlo.bitcast_rule``): every ``bitcast`` of both modules keeps its shape
+    size, for every size the assumptions allow. A bitcast that changes it is invalid HLO
+    (``InvalidHlo``; for symbolic sizes at sizes Z3 finds, re-checked on the shapes at those
+    sizes); the reason when that cannot be decided, for an ``unknown`` answer."""
+    for module in (ctx.before, ctx.after):
+        for computation, instr in module.instructions():
+            if instr.opcode != "bitcast" or len(instr.operands) != 1:
+                continue  # the wrong arity is reported where the bitcast is read
+            operand = _instruction(computation, instr.operands[0].name).shape
+            if not (isinstance(operand, ArrayShape) and isinstance(instr.shape, ArrayShape)):
+                continue
+            problem = bitcast_size_problem(operand, instr.shape)
+            if problem is not None:
+                raise InvalidHlo(f"bitcast {instr.name} {problem}")
+            a, b = bitcast_shape_sizes(operand, instr.shape)
+            verdict, sizes = _property_differs(ctx, a, b)
+            if verdict.startswith("unknown"):
+                return f"whether bitcast {instr.name} keeps its shape size ({a} vs {b} bytes) is {verdict}"
+            if verdict == "differ" and sizes is not None:
+                at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+                concrete = bitcast_size_problem(operand.specialize(sizes), instr.shape.specialize(sizes))
+                if concrete is None:  # the solver's sizes do not show it: no claim either way
+                    return (
+                        f"bitcast {instr.name}: the solver's sizes {at} give equal shape sizes when evaluated"
+                    )
+                raise InvalidHlo(
+                    f"bitcast {instr.name} at {at} (sizes the assumptions allow) {concrete}; for every "
+                    f"size: {size_text(a)} against {size_text(b)}"
+                )
+    return None
+
+
 def _element_query(
     ctx: _Context,
     a: HloModule,
@@ -2012,6 +2046,9 @@ def verify_rewrite(
         start,
         frozenset(float_rules),
     )
+    undecided = _check_bitcast_sizes(ctx)  # XLA's bitcast rule, before any answer
+    if undecided is not None:
+        return ctx.result("unknown", "shape sizes of the bitcasts (Z3)", reason=undecided)
     results = []
     for (path, ra), (_, rb) in zip(leaves_a, leaves_b, strict=True):
         if mode == "physical":
