@@ -87,6 +87,7 @@ from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, admitted_
 from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.prove.result import json_value
 from layout_algebra.sizes import meaningful_array, size_report
+from layout_algebra.stages import offset_form
 from layout_algebra.stages.arith import ARITHMETIC as _INT
 from layout_algebra.stages.arith import Arithmetic
 
@@ -840,50 +841,21 @@ def _difference_by_groups(
     return checked, None
 
 
-def _physical_form(shape: ArrayShape) -> tuple:
-    """What the bit offset of an element depends on, given its physical index: the
-    physical dimensions (unit dimensions more major than the first tile dropped: they
-    contribute nothing) and the layout's tiles and element size."""
-    layout = shape.effective_layout
-    order = _major_to_minor(shape)
-    first = len(layout.tiles[0].dimensions) if layout.tiles else 0
-    outer = max(shape.rank - first, 0) if not _later_tile_reaches_outer_dims(layout.tiles) else 0
-    dims = tuple(
-        shape.dimensions[d] for p, d in enumerate(order) if not (p < outer and shape.dimensions[d] == 1)
-    )
-    return dims, layout.tiles, layout_map(shape).element_bits
-
-
-def _later_tile_reaches_outer_dims(tiles: Sequence[Any]) -> bool:
-    """Whether a later tile reaches the dimensions more major than the first tile.
-
-    The first tile (rank ``r1``) leaves those dimensions in front of ``r1`` tile counts and
-    ``r1`` tile dimensions; each later tile takes the minor-most dimensions of the shape so
-    far, so a tile of rank above ``r1`` plus the ranks before it reaches them, and pads
-    a unit dimension there like any other (``T(2)(2,1,1)`` pads ``s8[2,1,2]``'s unit dim to 2).
-    """
-    if not tiles:
-        return False
-    minor = len(tiles[0].dimensions)
-    for tile in tiles:
-        if len(tile.dimensions) > minor:
-            return True
-        minor += len(tile.dimensions)
-    return False
-
-
 def _reading_order(shape: ArrayShape, order: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(d for d in order if shape.dimensions[d] != 1)
 
 
 def _same_physical_arrangement(a: ArrayShape, b: ArrayShape, corr: Correspondence) -> bool:
-    """A sufficient condition, decided without a solver: the correspondence pairs
-    elements with the same physical index, and both physical arrangements are the same."""
+    """A sufficient condition, decided without a solver: the correspondence reads both
+    sides in their physical order (unit dimensions aside), so it pairs elements with the
+    same physical index, and both stage pipelines take a physical index to the same bit
+    offset (:func:`~layout_algebra.stages.offset_form`: the stages' own account, with the
+    unit dimensions no stage pads left out). When it says no, the exact paths decide."""
     if _reading_order(a, corr.src_order) != _reading_order(a, _major_to_minor(a)):
         return False
     if _reading_order(b, corr.dst_order) != _reading_order(b, _major_to_minor(b)):
         return False
-    return _physical_form(a) == _physical_form(b)
+    return offset_form(a) == offset_form(b)
 
 
 def _offsets_at(shape: ArrayShape, index: tuple[np.ndarray, ...]) -> np.ndarray:

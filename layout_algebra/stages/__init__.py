@@ -15,6 +15,7 @@ from layout_algebra.stages.pipeline import (
     combine_groups,
     layout_stages,
     layout_steps,
+    offset_form,
     tile_stages,
 )
 from layout_algebra.stages.stages import (
@@ -53,6 +54,7 @@ __all__ = [
     "combine_groups",
     "layout_stages",
     "layout_steps",
+    "offset_form",
     "round_up_size",
     "tile_stages",
 ]

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from layout_algebra.model.meaning import element_size_in_bits, meaningful_array
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
@@ -60,6 +61,7 @@ __all__ = [
     "Step",
     "layout_stages",
     "layout_steps",
+    "offset_form",
 ]
 
 #: The role of each step: which feature of the layout it realises (readers match on these).
@@ -131,6 +133,40 @@ def _layout_steps(array: ArrayShape) -> tuple[Step, ...]:
             count = align.range
     steps.append(Step(TO_BITS, (ToBits(domain=count, bits=bits),), role=TO_BITS))
     return tuple(steps)
+
+
+def offset_form(shape: Shape | str) -> tuple[Any, ...]:
+    """What an element's bit offset is, given its physical index: the physical dimensions
+    of extent other than 1, then the ``unit_free_form`` of every later stage that does
+    something to the other dimensions.
+
+    Two layouts with equal forms put the elements with equal physical indices (unit
+    dimensions aside) at equal bit offsets: the stages after the physical order map the
+    shortened index the same way, step by step. It is a sufficient condition only (two
+    different pipelines may still agree). Unit dimensions that a tile pads are not dropped:
+    ``s8[2,2]{1,0:T(2)(2,1,1)}`` and ``s8[2,1,2]{2,1,0:T(2)(2,1,1)}`` have the same physical
+    dimensions without their unit ones, but the second tile grows the unit dimension of the
+    second to 2 (and in the first, it moves the rows inside the columns):
+
+    >>> offset_form("s8[2,2]{1,0:T(2)(2,1,1)}")
+    ((2, 2), ('transpose', (2, 2), (1, 0)), ('linearize', (2, 2)), ('to bits', 8))
+    >>> offset_form("s8[2,1,2]{2,1,0:T(2)(2,1,1)}")[:2]
+    ((2, 2), ('pad', ((2, 2), (1, 2), (2, 2))))
+
+    A unit dimension that nothing pads changes nothing, nor does a tile of 1 or ``L(n)``:
+
+    >>> offset_form("f32[1,8,256]{2,1,0:T(8,128)}") == offset_form("f32[8,256]{1,0:T(8,128)(1,1)L(4096)}")
+    True
+    """
+    return _offset_form(meaningful_array(shape))
+
+
+@lru_cache(maxsize=4096)
+def _offset_form(array: ArrayShape) -> tuple[Any, ...]:
+    order, *later = _layout_steps(array)
+    physical = tuple(d for d in order.range if d != 1)
+    forms = (stage.unit_free_form() for step in later for stage in step.stages)
+    return (physical, *(form for form in forms if form is not None))
 
 
 def layout_stages(shape: Shape | str) -> tuple[Stage, ...]:

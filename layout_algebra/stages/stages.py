@@ -40,6 +40,18 @@ Padding is a stage of its own, with the predicate that says which slots are new:
 >>> pad = Pad(domain=(3, 5), padded=(4, 6))
 >>> pad.holes((3, 0)), pad.holes((2, 4))
 (True, False)
+
+A dimension of extent 1 holds only index 0, so it adds nothing to any position.
+``unit_free_form`` says what a stage does to the *other* dimensions (``None``: nothing);
+a dimension of extent 1 that a ``Pad`` grows is not dropped there, because it is the pad
+that puts the element at 0 of it and the rest of it is padding:
+
+>>> Split(domain=(4, 6), start=0, tile=(1, 2)).unit_free_form()   # (4,6) -> (4,1,3,2)
+('digits', (4, 6), ((0, 1, 4), (1, 2, 3), (1, 1, 2)))
+>>> Split(domain=(1, 8), start=1, tile=(8,)).unit_free_form() is None   # (1,8) -> (1,1,8)
+True
+>>> Pad(domain=(2, 1, 2), padded=(2, 2, 2)).unit_free_form()
+('pad', ((2, 2), (1, 2), (2, 2)))
 """
 
 from __future__ import annotations
@@ -108,6 +120,19 @@ class Stage:
         perhaps with padding after them), or ``None`` if ``k`` is merged or split."""
         return None
 
+    def unit_free_form(self) -> tuple[Any, ...] | None:
+        """What the stage does to an index with its extent-1 dimensions left out, as a
+        hashable description; ``None`` when that is nothing (the identity).
+
+        The dimensions left out are those of extent 1 in the domain and in the range:
+        their index is always 0, so they add nothing to any later position. Stages with
+        equal forms map equal shortened indices to equal shortened indices, so two
+        pipelines whose forms agree stage by stage put every element at the same place.
+        This default keeps the whole stage (its domain says where the unit dimensions
+        are), which is exact for any stage and never drops anything.
+        """
+        return (self.name, self)
+
     @property
     def name(self) -> str:
         return type(self).__name__
@@ -153,6 +178,20 @@ class Transpose(Stage):
     def is_identity(self) -> bool:
         return self.permutation == tuple(range(len(self.permutation)))
 
+    def unit_free_form(self) -> tuple[Any, ...] | None:
+        """The order of the dimensions of extent other than 1.
+
+        >>> Transpose(domain=(1, 4, 2), permutation=(2, 0, 1)).unit_free_form()
+        ('transpose', (4, 2), (1, 0))
+        >>> Transpose(domain=(4, 1, 2), permutation=(1, 0, 2)).unit_free_form() is None
+        True
+        """
+        rank = _ranks_of_non_unit(self.domain)
+        permutation = tuple(rank[p] for p in self.permutation if p in rank)
+        if permutation == tuple(range(len(permutation))):
+            return None
+        return ("transpose", _non_unit(self.domain), permutation)
+
     def describe(self) -> str:
         return f"{self.role or 'transpose'}: order {self.permutation}, {_shown(self.domain)} -> {_shown(self.range)}"
 
@@ -179,6 +218,10 @@ class PrependUnitDims(Stage):
 
     def carried_dimension(self, k: int) -> int | None:
         return k + self.count
+
+    def unit_free_form(self) -> None:
+        """Nothing: the new dimensions have extent 1."""
+        return None
 
     def describe(self) -> str:
         return f"prepend {self.count} unit dim(s): {_shown(self.domain)} -> {_shown(self.range)}"
@@ -239,6 +282,21 @@ class Combine(Stage):
         group = next(j for j, g in enumerate(self.groups) if k in g)
         return group if len(self.groups[group]) == 1 else None
 
+    def unit_free_form(self) -> tuple[Any, ...] | None:
+        """The merged runs of the dimensions of extent other than 1 (a unit member adds
+        ``0 * size`` to its group; a group of unit members has extent 1).
+
+        >>> Combine(domain=(1, 7, 1, 8), groups=((0, 1), (2, 3))).unit_free_form() is None
+        True
+        >>> Combine(domain=(2, 1, 8), groups=((0, 1, 2),)).unit_free_form()
+        ('combine', (2, 8), ((0, 1),))
+        """
+        rank = _ranks_of_non_unit(self.domain)
+        groups = tuple(g for g in (tuple(rank[i] for i in group if i in rank) for group in self.groups) if g)
+        if all(len(g) == 1 for g in groups):
+            return None
+        return ("combine", _non_unit(self.domain), groups)
+
     def describe(self) -> str:
         merged = ", ".join("x".join(str(self.domain[i]) for i in g) for g in self.groups if len(g) > 1)
         return f"combine (*) {merged}: {_shown(self.domain)} -> {_shown(self.range)}"
@@ -279,6 +337,19 @@ class Pad(Stage):
 
     def carried_dimension(self, k: int) -> int | None:
         return k
+
+    def unit_free_form(self) -> tuple[Any, ...] | None:
+        """``(size, padded size)`` of each dimension padded to extent other than 1; a
+        ``(1, t)`` is a unit dimension grown to ``t`` (the element at 0, padding after it).
+
+        >>> Pad(domain=(1, 3, 5), padded=(1, 4, 5)).unit_free_form()
+        ('pad', ((3, 4), (5, 5)))
+        >>> Pad(domain=(1, 5), padded=(1, 5)).unit_free_form() is None
+        True
+        """
+        if not self.grown:
+            return None
+        return ("pad", tuple((d, p) for d, p in zip(self.domain, self.padded, strict=True) if p != 1))
 
     @property
     def has_holes(self) -> bool:
@@ -328,6 +399,27 @@ class Split(Stage):
     def carried_dimension(self, k: int) -> int | None:
         return k if k < self.start else None
 
+    def unit_free_form(self) -> tuple[Any, ...] | None:
+        """Each range dimension of extent other than 1 as a digit ``(source, divisor,
+        extent)`` of the shortened domain: its index is ``⌊x[source] / divisor⌋ mod extent``
+        (a dimension left whole is ``(k, 1, D)``, a tile number ``(k, t, D/t)``, a
+        position in the tile ``(k, 1, t)``). ``None`` when every digit is a whole dimension
+        in order: a split by 1, or of a dimension by its own size, moves nothing.
+
+        >>> Split(domain=(3, 4, 8), start=1, tile=(4, 2)).unit_free_form()
+        ('digits', (3, 4, 8), ((0, 1, 3), (1, 1, 4), (2, 2, 4), (2, 1, 2)))
+        """
+        rank = _ranks_of_non_unit(self.domain)
+        digits = [(rank[k], 1, self.domain[k]) for k in range(self.start) if k in rank]
+        for k, t in enumerate(self.tile, start=self.start):
+            if k in rank:
+                digits += [(rank[k], t, _exact_quotient(self.domain[k], t)), (rank[k], 1, t)]
+        kept = tuple(digit for digit in digits if digit[2] != 1)
+        domain = _non_unit(self.domain)
+        if kept == tuple((r, 1, d) for r, d in enumerate(domain)):
+            return None
+        return ("digits", domain, kept)
+
     def describe(self) -> str:
         tile = "(" + ",".join(map(str, self.tile)) + ")"
         return f"split by {tile}: {_shown(self.domain)} -> {_shown(self.range)}"
@@ -373,6 +465,14 @@ class Linearize(Stage):
         parts.append(value)
         return tuple(reversed(parts))
 
+    def unit_free_form(self) -> tuple[Any, ...]:
+        """Row-major over the dimensions of extent other than 1 (the same position).
+
+        >>> Linearize(domain=(1, 3, 1, 4)).unit_free_form()
+        ('linearize', (3, 4))
+        """
+        return ("linearize", _non_unit(self.domain))
+
     def describe(self) -> str:
         return f"linearize row-major: {_shown(self.domain)} -> {_shown(self.range)}"
 
@@ -406,6 +506,11 @@ class AlignTail(Stage):
     def has_holes(self) -> bool:
         return self.range != tuple(self.domain)
 
+    def unit_free_form(self) -> None:
+        """Nothing: every element keeps its position (the padding is after the last one;
+        the buffer's size is a question of its own)."""
+        return None
+
     def describe(self) -> str:
         return f"tail padding L({self.alignment}): {_shown(self.domain)} -> {_shown(self.range)}"
 
@@ -435,8 +540,30 @@ class ToBits(Stage):
     def inverse(self, y: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Index:
         return (ar.floordiv(y[0], self.bits),)
 
+    def unit_free_form(self) -> tuple[Any, ...]:
+        """The element size: positions times ``bits``.
+
+        >>> ToBits(domain=(8,), bits=4).unit_free_form()
+        ('to bits', 4)
+        """
+        return ("to bits", self.bits)
+
     def describe(self) -> str:
         return f"to bits ({self.bits} per element): {_shown(self.domain)} -> {_shown(self.range)}"
+
+
+def _non_unit(dims: Sequence[Dim]) -> tuple[Dim, ...]:
+    """The extents other than 1, in order."""
+    return tuple(d for d in dims if d != 1)
+
+
+def _ranks_of_non_unit(dims: Sequence[Dim]) -> dict[int, int]:
+    """Each dimension of extent other than 1 → its place among them.
+
+    >>> _ranks_of_non_unit((4, 1, 2, 1))
+    {0: 0, 2: 1}
+    """
+    return {k: r for r, k in enumerate(k for k, d in enumerate(dims) if d != 1)}
 
 
 def _mod(ar: Arithmetic, value: Any, d: Dim) -> Any:
