@@ -64,7 +64,9 @@ from numba.core.extending import intrinsic
 
 __all__ = [
     "address",
+    "copy_line",
     "gather_rows",
+    "read_rows",
     "scatter_rows",
     "staging_size",
     "store_fence",
@@ -280,13 +282,70 @@ def staging_size(shape: Any, width: int, pad: int) -> int:
     return int(shape[4]) * (width * int(shape[3]) + pad)
 
 
+#: Far rows (or near tiles) read this many at a time, a 64-byte line of each in turn, so
+#: that several streams are in flight instead of one run ramping up after another (both
+#: constants are read when the kernels compile).
+ROWS_TOGETHER = 8
+#: Tiles read together (:func:`scatter_rows`) take at most this many bytes: the L1 cache.
+TILES_TOGETHER_BYTES = 1 << 15
+
+
+@intrinsic
+def copy_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
+    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes: one vector
+    load and one vector store, neither aligned."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+        return None
+    sig = types.void(dst, types.int64, src, types.int64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        dst_type, _, src_type, _ = signature.args
+        d, q, s, p = args
+        size = max(1, src_type.dtype.bitwidth // 8)
+        vector = ir.VectorType(context.get_data_type(src_type.dtype), 64 // size)
+        src_data = context.make_array(src_type)(context, builder, s).data
+        dst_data = context.make_array(dst_type)(context, builder, d).data
+        value = builder.load(builder.bitcast(builder.gep(src_data, [p]), vector.as_pointer()), align=size)
+        builder.store(value, builder.bitcast(builder.gep(dst_data, [q]), vector.as_pointer()), align=size)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(nogil=True, cache=True)
+def read_rows(dst, pitch, src, start, step, rows, run, together):  # type: ignore[no-untyped-def]
+    """``dst[r * pitch : r * pitch + run] = src[start + r * step : ... + run]`` for ``r <
+    rows``, reading ``together`` rows at a time a 64-byte line of each in turn (the ends of
+    the runs shorter than a line element by element).
+
+    >>> src = np.arange(40, dtype=np.uint8)               # 4 rows 10 apart, runs of 3
+    >>> dst = np.zeros(16, np.uint8)
+    >>> read_rows(dst, 4, src, 1, 10, 4, 3, 2)
+    >>> dst.reshape(4, 4).tolist()
+    [[1, 2, 3, 0], [11, 12, 13, 0], [21, 22, 23, 0], [31, 32, 33, 0]]
+    """
+    line = 64 // src.itemsize
+    whole = run - run % line
+    for r0 in range(0, rows, together):
+        count = min(together, rows - r0)
+        for k in range(0, whole, line):
+            for r in range(r0, r0 + count):
+                copy_line(dst, r * pitch + k, src, start + r * step + k)
+        for r in range(r0, r0 + count):
+            out = dst[r * pitch + whole : r * pitch + run]
+            tail = src[start + r * step + whole : start + r * step + run]
+            for k in range(run - whole):
+                out[k] = tail[k]
+
+
 @njit(nogil=True, cache=True)
 def gather_rows(near, no, ns, far, fo, fs, shape, stage, width, pad, stream):  # type: ignore[no-untyped-def]
     """``near[no + i . ns] = far[fo + i . fs]`` for ``i`` in the 5-D ``shape`` (canonical
-    form: module docstring); the far side is read row by row into ``stage``. With
-    ``stream``, ``near`` is written by non-temporal stores: where the rows ``c`` of one
-    ``a`` make one run of ``near`` (a tile), each is transposed in the cache and written by
-    :func:`write_run` (every 64-byte line filled at once), else by :func:`transpose_block`."""
+    form: module docstring); the far side is read into ``stage``, ``ROWS_TOGETHER`` rows at
+    a time (:func:`read_rows`). With ``stream``, ``near`` is written by non-temporal
+    stores: where the rows ``c`` of one ``a`` make one run of ``near`` (a tile), each is
+    transposed in the cache and written by :func:`write_run` (every 64-byte line filled at
+    once), else by :func:`transpose_block`."""
     n0, n1, na, nc, nd = shape[0], shape[1], shape[2], shape[3], shape[4]
     row = fs[4]
     pitch = width * nc + pad
@@ -297,11 +356,7 @@ def gather_rows(near, no, ns, far, fo, fs, shape, stage, width, pad, stream):  #
             for a0 in range(0, na, width):
                 run = (min(na, a0 + width) - a0) * nc
                 start = fo + i0 * fs[0] + i1 * fs[1] + a0 * fs[2]
-                for d in range(nd):
-                    staged = stage[d * pitch : d * pitch + run]
-                    read = far[start + d * row : start + d * row + run]
-                    for k in range(run):
-                        staged[k] = read[k]
+                read_rows(stage, pitch, far, start, row, nd, run, ROWS_TOGETHER)
                 base = no + i0 * ns[0] + i1 * ns[1]
                 for a in range(a0, min(na, a0 + width)):
                     if whole:  # a tile in the cache, then streamed: every line filled at once
@@ -319,17 +374,34 @@ def gather_rows(near, no, ns, far, fo, fs, shape, stage, width, pad, stream):  #
 def scatter_rows(far, fo, fs, near, no, ns, shape, stage, width, pad, stream):  # type: ignore[no-untyped-def]
     """``far[fo + i . fs] = near[no + i . ns]``, the inverse of :func:`gather_rows`: the
     transposes fill ``stage``, which is written to the far side row by row (with
-    ``stream``, by non-temporal stores: :func:`write_run`)."""
+    ``stream``, by non-temporal stores: :func:`write_run`). Where each ``a`` is one run of
+    ``near`` (a tile), up to ``ROWS_TOGETHER`` tiles (at most ``TILES_TOGETHER_BYTES``)
+    are first read together into the L1 cache (:func:`read_rows`) and transposed from there."""
     n0, n1, na, nc, nd = shape[0], shape[1], shape[2], shape[3], shape[4]
     row = fs[4]
     pitch = width * nc + pad
+    size = nc * nd
+    group = min(ROWS_TOGETHER, TILES_TOGETHER_BYTES // (size * near.itemsize)) if ns[3] == nd else 1
+    tiles = np.empty(group * size if group > 1 else 1, near.dtype)
     for i0 in range(n0):
         for i1 in range(n1):
             for a0 in range(0, na, width):
-                run = (min(na, a0 + width) - a0) * nc
+                a1 = min(na, a0 + width)
+                run = (a1 - a0) * nc
                 base = no + i0 * ns[0] + i1 * ns[1]
-                for a in range(a0, min(na, a0 + width)):
-                    transpose_block(stage, (a - a0) * nc, pitch, near, base + a * ns[2], ns[3], nd, nc, False)
+                if group > 1:
+                    for g in range(a0, a1, group):
+                        count = min(group, a1 - g)
+                        read_rows(tiles, size, near, base + g * ns[2], ns[2], count, size, count)
+                        for t in range(count):
+                            transpose_block(
+                                stage, (g + t - a0) * nc, pitch, tiles, t * size, nd, nd, nc, False
+                            )
+                else:
+                    for a in range(a0, a1):
+                        transpose_block(
+                            stage, (a - a0) * nc, pitch, near, base + a * ns[2], ns[3], nd, nc, False
+                        )
                 start = fo + i0 * fs[0] + i1 * fs[1] + a0 * fs[2]
                 for d in range(nd):
                     write_run(far, start + d * row, stage, d * pitch, run, stream)

@@ -122,6 +122,29 @@ def test_transpose_block_of_any_size_matches_a_loop_and_touches_nothing_else(n, 
     np.testing.assert_array_equal(dst, expected)
 
 
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    rows=st.integers(0, 19),
+    run=st.integers(0, 200),
+    gap=st.integers(0, 70),
+    extra=st.integers(0, 9),
+    together=st.integers(1, 9),
+    start=st.integers(0, 7),
+    dtype=st.sampled_from(DTYPES),
+)
+def test_read_rows_together_is_a_copy_of_each_run_and_touches_nothing_else(
+    rows, run, gap, extra, together, start, dtype
+) -> None:
+    step, pitch = run + gap, run + extra  # runs of 64-byte lines and their tails, any grouping
+    src = (np.arange(start + rows * step + run + 1) % 239).astype(dtype)
+    dst = np.full(rows * pitch + 1, 250, dtype)
+    expected = dst.copy()
+    for r in range(rows):
+        expected[r * pitch : r * pitch + run] = src[start + r * step : start + r * step + run]
+    transpose_kernels.read_rows(dst, pitch, src, start, step, rows, run, together)
+    np.testing.assert_array_equal(dst, expected)
+
+
 # ------------------------------------------------------- copies against np.copyto
 def tiled_views(rows: int, cols: int, tr: int, tc: int, dtype) -> tuple[np.ndarray, np.ndarray]:
     """A ``{0,1:T(tr,tc)}``-style pair: the array ``x[rows, cols]`` as tiles of its transpose
@@ -148,6 +171,29 @@ def test_tile_copies_both_ways_equal_np_copyto(small_blocks, dtype, dims) -> Non
         copy_engine.blocked_copy(target, tiles)
     assert calls
     np.testing.assert_array_equal(target, view)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dims", [(384, 200, 8, 128), (256, 104, 8, 32), (96, 48, 4, 32)])
+def test_tile_copies_with_wide_stages_read_groups_of_tiles_and_equal_np_copyto(
+    monkeypatch, dtype, dims
+) -> None:
+    """Stages many tiles wide (not a multiple of ``ROWS_TOGETHER``, the last one cut short):
+    unpacking reads the tiles in groups, packing the rows 8 at a time, both streamed or not."""
+    rows, cols, tr, tc = dims
+    monkeypatch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 11 * tr * tc * np.dtype(dtype).itemsize)
+    for stream in (0, 1 << 40):
+        monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", stream)
+        view, tiles = tiled_views(rows, cols, tr, tc, dtype)
+        form = copy_engine.transpose_form(view, tiles)
+        assert form is not None and form[0] and form[6] == 11  # the far side written, 11 tiles a stage
+        assert copy_engine.transpose_compiled(tiles, view)
+        np.testing.assert_array_equal(tiles, view)
+        back = np.zeros((rows, cols), dtype)
+        target = back.reshape(rows // tc, tc, cols // tr, tr).transpose(2, 0, 3, 1)
+        assert copy_engine.transpose_compiled(target, tiles)
+        np.testing.assert_array_equal(back, (np.arange(rows * cols) % 251).astype(dtype).reshape(rows, cols))
 
 
 @st.composite
