@@ -188,6 +188,31 @@ def test_host_memory_is_refused_for_a_size_keeping_bitcast() -> None:
         compare(text, text, trials=1)
 
 
+def test_the_audit_flags_the_same_bitcasts() -> None:
+    """``audit`` judges a program's bitcasts by XLA's allocation too: none it calls fine is refused."""
+    from layout_algebra.hlo import audit_module
+
+    for source, result in [
+        ("f32[3,128]{1,0:T(8,128)}", "f32[3,128]{1,0}"),
+        ("bf16[3,128]{1,0:T(8,128)(2,1)}", "bf16[3,128]{1,0}"),
+        ("s4[3,128]{1,0:T(8,128)E(4)}", "s4[384]{0:E(4)}"),
+    ]:
+        report = audit_module(parse_module(bitcast_module(source, result)))
+        assert any(p.startswith("invalid bitcast") for p in report.row("e", "b").problems), (source, result)
+        assert report.has_problems
+
+
+def test_the_command_line_refuses_it_with_exit_2(tmp_path, capsys) -> None:
+    from layout_algebra.cli import main
+
+    (tmp_path / "before.hlo").write_text(UNTILE)
+    (tmp_path / "after.hlo").write_text(AS_BITCAST)
+    assert main(["verify", str(tmp_path / "before.hlo"), str(tmp_path / "after.hlo")]) == 2
+    assert "bitcast c at N=" in capsys.readouterr().err
+    files = [str(tmp_path / "before.hlo"), str(tmp_path / "after.hlo")]
+    assert main(["verify", *files, "--assume", "N % 8 == 0"]) == 0
+
+
 # --------------------------------------------------- random layouts against the oracle
 ELEMENTS = [("f32", 0), ("bf16", 0), ("s8", 0), ("s4", 4), ("s4", 0), ("pred", 0)]
 
