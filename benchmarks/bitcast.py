@@ -13,6 +13,14 @@ the offsets. (isl decides the offsets only; the allocation and memory-space chec
 ours alone.)
 
 Run: ``python benchmarks/bitcast.py`` from the checkout.
+
+``python benchmarks/bitcast.py --ab [ROUNDS]`` instead A/B-tests the solver-free
+"same physical arrangement" rule: the stage-form rule as shipped
+(:func:`layout_algebra.stages.offset_form`) against the rule it replaced (dimensions, tiles
+and element size compared as they are written, kept below as the baseline), in one process,
+in interleaved rounds (alternating which goes first), every row cold in each round; it
+prints the median wall-clock and CPU time of a round over all rows, and how often each rule
+fired.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from layout_algebra import bitcast
 from layout_algebra.bitcast import reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.layout_map import SYMPY_ARITHMETIC, index_symbols, layout_map
 from layout_algebra.model.syntax import parse_shape
+from layout_algebra.stages import pipeline
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "tpu"
 ISL_TIMEOUT_S = 10.0
@@ -54,6 +63,77 @@ def decide(kind: str, row: dict):
 def cold() -> None:
     bitcast._decided.cache_clear()
     sys.modules["layout_algebra.layout_map"]._layout_map.cache_clear()  # the package re-exports the function
+    pipeline._layout_steps.cache_clear()
+    bitcast._is_separable.cache_clear()
+
+
+# ------------------------------------------------- A/B: the solver-free rule, before and after
+def _previous_physical_form(shape) -> tuple:
+    """The rule before 2026-11-24 (baseline only): physical dimensions with the unit ones
+    more major than the first tile dropped (unless a later tile reaches them), the tiles as
+    written, the element size."""
+    layout = shape.effective_layout
+    order = bitcast._major_to_minor(shape)
+    first = len(layout.tiles[0].dimensions) if layout.tiles else 0
+    reaches = False
+    if layout.tiles:
+        minor = first
+        for tile in layout.tiles:
+            if len(tile.dimensions) > minor:
+                reaches = True
+                break
+            minor += len(tile.dimensions)
+    outer = max(shape.rank - first, 0) if not reaches else 0
+    dims = tuple(
+        shape.dimensions[d] for p, d in enumerate(order) if not (p < outer and shape.dimensions[d] == 1)
+    )
+    return dims, layout.tiles, layout_map(shape).element_bits
+
+
+def _previous_rule(a, b, corr) -> bool:
+    if bitcast._reading_order(a, corr.src_order) != bitcast._reading_order(a, bitcast._major_to_minor(a)):
+        return False
+    if bitcast._reading_order(b, corr.dst_order) != bitcast._reading_order(b, bitcast._major_to_minor(b)):
+        return False
+    return _previous_physical_form(a) == _previous_physical_form(b)
+
+
+def ab(rounds: int) -> int:
+    data = rows()
+    rules = {"stage form (shipped)": bitcast._same_physical_arrangement, "previous rule": _previous_rule}
+    wall: dict[str, list[float]] = {name: [] for name in rules}
+    cpu: dict[str, list[float]] = {name: [] for name in rules}
+    fired: dict[str, int] = {}
+    try:
+        for r in range(rounds):
+            names = list(rules) if r % 2 == 0 else list(reversed(rules))
+            for name in names:
+                bitcast._same_physical_arrangement = rules[name]
+                count, w, c = 0, 0.0, 0.0
+                for kind, row in data:
+                    cold()
+                    w0, c0 = time.perf_counter(), time.process_time()
+                    try:
+                        verdict = decide(kind, row)
+                    except ValueError:
+                        verdict = None
+                    w += time.perf_counter() - w0
+                    c += time.process_time() - c0
+                    count += verdict is not None and verdict.method == "same physical arrangement (no solver)"
+                wall[name].append(w)
+                cpu[name].append(c)
+                fired[name] = count
+    finally:
+        bitcast._same_physical_arrangement = rules["stage form (shipped)"]
+    print(f"python {platform.python_version()} on {platform.machine()}, {len(data)} rows, {rounds} rounds")
+    for name in rules:
+        print(
+            f"{name:22} all rows: median wall {statistics.median(wall[name]) * 1000:8.1f} ms, "
+            f"median CPU {statistics.median(cpu[name]) * 1000:8.1f} ms; decided by the rule: {fired[name]}"
+        )
+    new, old = (statistics.median(cpu[name]) for name in rules)
+    print(f"CPU ratio shipped / previous: {new / old:.3f}")
+    return 0
 
 
 def isl_text(expr: sympy.Expr) -> str:
@@ -182,4 +262,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--ab":
+        sys.exit(ab(int(sys.argv[2]) if len(sys.argv) > 2 else 9))
     sys.exit(main())

@@ -87,7 +87,7 @@ from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, admitted_
 from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.prove.result import json_value
 from layout_algebra.sizes import meaningful_array, size_report
-from layout_algebra.stages import offset_form
+from layout_algebra.stages import same_offset_form
 from layout_algebra.stages.arith import ARITHMETIC as _INT
 from layout_algebra.stages.arith import Arithmetic
 
@@ -855,7 +855,7 @@ def _same_physical_arrangement(a: ArrayShape, b: ArrayShape, corr: Correspondenc
         return False
     if _reading_order(b, corr.dst_order) != _reading_order(b, _major_to_minor(b)):
         return False
-    return offset_form(a) == offset_form(b)
+    return same_offset_form(a, b)
 
 
 def _offsets_at(shape: ArrayShape, index: tuple[np.ndarray, ...]) -> np.ndarray:

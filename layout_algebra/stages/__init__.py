@@ -16,6 +16,7 @@ from layout_algebra.stages.pipeline import (
     layout_stages,
     layout_steps,
     offset_form,
+    same_offset_form,
     tile_stages,
 )
 from layout_algebra.stages.stages import (
@@ -56,5 +57,6 @@ __all__ = [
     "layout_steps",
     "offset_form",
     "round_up_size",
+    "same_offset_form",
     "tile_stages",
 ]

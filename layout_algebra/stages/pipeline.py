@@ -33,8 +33,10 @@ the physical-order step, which is always there to show ``minor_to_major``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import zip_longest
 from typing import Any
 
 from layout_algebra.model.meaning import element_size_in_bits, meaningful_array
@@ -62,6 +64,7 @@ __all__ = [
     "layout_stages",
     "layout_steps",
     "offset_form",
+    "same_offset_form",
 ]
 
 #: The role of each step: which feature of the layout it realises (readers match on these).
@@ -158,15 +161,32 @@ def offset_form(shape: Shape | str) -> tuple[Any, ...]:
     >>> offset_form("f32[1,8,256]{2,1,0:T(8,128)}") == offset_form("f32[8,256]{1,0:T(8,128)(1,1)L(4096)}")
     True
     """
-    return _offset_form(meaningful_array(shape))
+    return tuple(_offset_form(meaningful_array(shape)))
 
 
-@lru_cache(maxsize=4096)
-def _offset_form(array: ArrayShape) -> tuple[Any, ...]:
+def same_offset_form(a: Shape | str, b: Shape | str) -> bool:
+    """``offset_form(a) == offset_form(b)``, stopping at the first part that differs.
+
+    >>> same_offset_form("f32[1,8,256]{2,1,0:T(8,128)}", "f32[8,256]{1,0:T(8,128)}")
+    True
+    >>> same_offset_form("f32[8,256]{1,0:T(8,128)}", "f32[256,8]{1,0:T(8,128)}")
+    False
+    """
+    forms = zip_longest(_offset_form(meaningful_array(a)), _offset_form(meaningful_array(b)), fillvalue=_END)
+    return all(x == y for x, y in forms)
+
+
+_END = object()
+
+
+def _offset_form(array: ArrayShape) -> Iterator[Any]:
     order, *later = _layout_steps(array)
-    physical = tuple(d for d in order.range if d != 1)
-    forms = (stage.unit_free_form() for step in later for stage in step.stages)
-    return (physical, *(form for form in forms if form is not None))
+    yield tuple(d for d in order.range if d != 1)
+    for step in later:
+        for stage in step.stages:
+            form = stage.unit_free_form()
+            if form is not None:
+                yield form
 
 
 def layout_stages(shape: Shape | str) -> tuple[Stage, ...]:

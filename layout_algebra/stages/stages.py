@@ -186,9 +186,12 @@ class Transpose(Stage):
         >>> Transpose(domain=(4, 1, 2), permutation=(1, 0, 2)).unit_free_form() is None
         True
         """
-        rank = _ranks_of_non_unit(self.domain)
-        permutation = tuple(rank[p] for p in self.permutation if p in rank)
-        if permutation == tuple(range(len(permutation))):
+        if 1 in self.domain:
+            rank = _ranks_of_non_unit(self.domain)
+            permutation = tuple(rank[p] for p in self.permutation if p in rank)
+        else:
+            permutation = self.permutation
+        if all(p == r for r, p in enumerate(permutation)):
             return None
         return ("transpose", _non_unit(self.domain), permutation)
 
@@ -411,14 +414,19 @@ class Split(Stage):
         """
         rank = _ranks_of_non_unit(self.domain)
         digits = [(rank[k], 1, self.domain[k]) for k in range(self.start) if k in rank]
+        whole = len(digits)  # the digits so far are whole dimensions, in order
         for k, t in enumerate(self.tile, start=self.start):
             if k in rank:
-                digits += [(rank[k], t, _exact_quotient(self.domain[k], t)), (rank[k], 1, t)]
-        kept = tuple(digit for digit in digits if digit[2] != 1)
-        domain = _non_unit(self.domain)
-        if kept == tuple((r, 1, d) for r, d in enumerate(domain)):
+                quotient = _exact_quotient(self.domain[k], t)
+                if quotient != 1:
+                    digits.append((rank[k], t, quotient))
+                if t != 1:
+                    digits.append((rank[k], 1, t))
+                if quotient == 1 or t == 1:
+                    whole += 1
+        if whole == len(digits) == len(rank):
             return None
-        return ("digits", domain, kept)
+        return ("digits", _non_unit(self.domain), tuple(digits))
 
     def describe(self) -> str:
         tile = "(" + ",".join(map(str, self.tile)) + ")"
@@ -554,7 +562,7 @@ class ToBits(Stage):
 
 def _non_unit(dims: Sequence[Dim]) -> tuple[Dim, ...]:
     """The extents other than 1, in order."""
-    return tuple(d for d in dims if d != 1)
+    return tuple(dims) if 1 not in dims else tuple(d for d in dims if d != 1)
 
 
 def _ranks_of_non_unit(dims: Sequence[Dim]) -> dict[int, int]:
@@ -563,6 +571,8 @@ def _ranks_of_non_unit(dims: Sequence[Dim]) -> dict[int, int]:
     >>> _ranks_of_non_unit((4, 1, 2, 1))
     {0: 0, 2: 1}
     """
+    if 1 not in dims:
+        return dict(zip(range(len(dims)), range(len(dims)), strict=True))
     return {k: r for r, k in enumerate(k for k, d in enumerate(dims) if d != 1)}
 
 
