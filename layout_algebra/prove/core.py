@@ -328,16 +328,17 @@ def _symbolic_injective(m: IndexMap, assumptions, timeout_ms: int):
 
     def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
         values = _symbol_values(ar, model)
-        if not _assumptions_hold(assumptions, values) or not m.symbolic_ok:
+        if not _assumptions_hold(assumptions, values):
             return None
-        concrete = m.specialize(values)
+        dims = m.shape.specialize(values).dimensions
         a = tuple(_model_int(model, v) for v in x)
         b = tuple(_model_int(model, v) for v in y)
-        if a == b or not _inside(a, concrete.dimensions) or not _inside(b, concrete.dimensions):
+        if a == b or not _inside(a, dims) or not _inside(b, dims):
             return None
-        if concrete.evaluate(a) != concrete.evaluate(b):
+        pa, pb = _position_at(m, values, a), _position_at(m, values, b)
+        if pa is None or pa != pb:
             return None
-        return {"sizes": _named(values), "element": a, "other_element": b, "position": concrete.evaluate(a)}
+        return {"sizes": _named(values), "element": a, "other_element": b, "position": pa}
 
     return s, recheck, _side_conditions(ar, context, timeout_ms)
 
@@ -350,6 +351,33 @@ def _collision(m: IndexMap, model: z3.ModelRef, x: Sequence[Any], y: Sequence[An
         return None
     pa, pb = m.evaluate(a, ARITHMETIC), m.evaluate(b, ARITHMETIC)
     return {"element": a, "other_element": b, "position": pa} if pa == pb else None
+
+
+def _position_at(m: IndexMap, values: Mapping[sympy.Symbol, int], index: Sequence[int]) -> int | None:
+    """The map's position of ``index`` at the concrete sizes ``values``, evaluated exactly
+    (the re-check of a solver's model), or ``None`` where it cannot be evaluated.
+
+    A layout's own map (and the references) is rebuilt at those sizes; your own function
+    (``function_map``) cannot be, so it runs with the sizes as SymPy symbols and the result
+    is then given their values (by name), exactly:
+
+    >>> from layout_algebra.model.symbols import dim_symbol
+    >>> from layout_algebra.prove.maps import function_map
+    >>> M = dim_symbol("M")
+    >>> f = function_map("f32[N,M]", lambda i, ar: i[0] * ar.lift(M) + i[1])
+    >>> _position_at(f, {dim_symbol("N"): 3, M: 5}, (2, 1))
+    11
+    """
+    if m.symbolic_ok:
+        return int(m.specialize(values).evaluate(index))
+    by_name = {str(k): v for k, v in values.items()}
+    try:
+        expr = as_sympy(m.evaluate(tuple(index), ARITHMETIC))
+        named = {s: by_name[str(s)] for s in expr.free_symbols if str(s) in by_name}
+        value = value_of(expr, named)
+    except (UnsupportedExpression, UndefinedValue, ValueError, TypeError):
+        return None
+    return int(value) if value.denominator == 1 else None
 
 
 def _inside(index: Sequence[int], dims: Sequence[Any]) -> bool:
@@ -443,14 +471,14 @@ def _symbolic_bounds(m: IndexMap, slots: Any, assumptions, timeout_ms: int):
 
     def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
         values = _symbol_values(ar, model)
-        if not _assumptions_hold(assumptions, values) or not m.symbolic_ok:
+        if not _assumptions_hold(assumptions, values):
             return None
-        concrete = m.specialize(values)
         a = tuple(_model_int(model, v) for v in x)
         limit = int(as_sympy(slots).subs(values))
-        if not _inside(a, concrete.dimensions) or 0 <= concrete.evaluate(a) < limit:
+        position = _position_at(m, values, a)
+        if not _inside(a, m.shape.specialize(values).dimensions) or position is None or 0 <= position < limit:
             return None
-        return {"sizes": _named(values), "element": a, "position": concrete.evaluate(a), "allocated": limit}
+        return {"sizes": _named(values), "element": a, "position": position, "allocated": limit}
 
     return s, recheck, _side_conditions(ar, context, timeout_ms)
 
@@ -519,13 +547,15 @@ def _symbolic_equivalent(ma: IndexMap, mb: IndexMap, assumptions, timeout_ms: in
 
     def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
         values = _symbol_values(ar, model)
-        if not _assumptions_hold(assumptions, values) or not (ma.symbolic_ok and mb.symbolic_ok):
+        if not _assumptions_hold(assumptions, values):
             return None
-        ca, cb = ma.specialize(values), mb.specialize(values)
         e = tuple(_model_int(model, v) for v in x)
-        if not _inside(e, ca.dimensions) or ca.evaluate(e) == cb.evaluate(e):
+        if not _inside(e, ma.shape.specialize(values).dimensions):
             return None
-        found = {"element": e, "position": ca.evaluate(e), "other_position": cb.evaluate(e)}
+        pa, pb = _position_at(ma, values, e), _position_at(mb, values, e)
+        if pa is None or pb is None or pa == pb:
+            return None
+        found = {"element": e, "position": pa, "other_position": pb}
         return {"sizes": _named(values), **found} if values else found  # sizes only when symbolic
 
     return s, recheck, _side_conditions(ar, context, timeout_ms)
