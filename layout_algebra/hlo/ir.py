@@ -23,6 +23,14 @@ Attributes that layout analysis needs are parsed (``dimensions``, ``slice``,
 ``padding``, ``index``, ``calls``, ``to_apply`` and the other references to
 computations); all others, ``metadata`` and ``backend_config`` included, are kept only
 as raw text in ``attributes``.
+
+``to_text()`` prints a module (a computation, an instruction) back as HLO text, one
+instruction a line, that parses to an equal value:
+
+>>> print(t.to_text())
+ROOT %t = f32[128,8]{0,1:T(8,128)} transpose(%p), dimensions={1,0}
+>>> parse_module(m.to_text()) == m
+True
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from layout_algebra.model.shapes import Shape
 
 __all__ = [
     "COMPUTATION_REFERENCE_ATTRIBUTES",
+    "NATIVE_START_OPCODES",
     "EntryComputationLayout",
     "HloComputation",
     "HloInstruction",
@@ -56,6 +65,12 @@ COMPUTATION_REFERENCE_ATTRIBUTES = (
     "true_computation",
     "false_computation",
     "called_computations",
+)
+#: ``*-start`` opcodes that are instructions of their own. Any other ``X-start`` is XLA's
+#: shorthand for ``async-start`` wrapping an ``X``, whose wrapped computation the parser
+#: creates (``hlo.parser``) and ``HloModule.to_text`` leaves out again.
+NATIVE_START_OPCODES = frozenset(
+    {"async-start", "all-gather-start", "all-reduce-start", "collective-permute-start", "copy-start"}
 )
 
 
@@ -118,6 +133,24 @@ class HloInstruction:
             if key in COMPUTATION_REFERENCE_ATTRIBUTES and key not in ("calls", "to_apply"):
                 names.extend(computation_names(value))
         return tuple(dict.fromkeys(names))
+
+    @property
+    def is_async_shorthand(self) -> bool:
+        """``X-start(...)`` standing for an ``async-start`` that wraps an ``X`` (its last
+        ``calls`` entry names the computation the parser made for it)."""
+        return self.opcode.endswith("-start") and self.opcode not in NATIVE_START_OPCODES
+
+    def to_text(self) -> str:
+        """The instruction as one line of HLO text (names with ``%``, attributes raw)."""
+        if self.opcode == "parameter":
+            inside = str(self.parameter_number)
+        elif self.opcode == "constant":
+            inside = self.literal or ""
+        else:
+            inside = ", ".join(map(str, self.operands))
+        attributes = "".join(f", {key}={value}" for key, value in self.attributes.items())
+        root = "ROOT " if self.is_root else ""
+        return f"{root}%{self.name} = {self.shape} {self.opcode}({inside}){attributes}"
 
 
 def _slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[object, object], None], ...]:
@@ -248,6 +281,16 @@ class HloComputation:
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name.removeprefix("%") in self._by_name
 
+    def to_text(self) -> str:
+        """The computation as HLO text: its header, one instruction a line, ``}``."""
+        head = f"{'ENTRY ' if self.is_entry else ''}%{self.name}"
+        if self.parameters is not None and self.result_shape is not None:
+            named = ", ".join(f"{name}: {shape}" for name, shape in self.parameters)
+            head += f" ({named}) -> {self.result_shape}"
+        body = "".join(f"  {i.to_text()}\n" for i in self.instructions)
+        attributes = "".join(f", {key}={value}" for key, value in self.attributes.items())
+        return f"{head} {{\n{body}}}{attributes}"
+
 
 def trusted_computation(
     name: str,
@@ -331,3 +374,17 @@ class HloModule:
         for computation in self.computations:
             for instruction in computation.instructions:
                 yield computation, instruction
+
+    def to_text(self) -> str:
+        """The module as HLO text that parses to an equal module: the header and its
+        attributes (raw), the stack-frame sections, then every computation except those
+        the parser made for shorthand async starts (``call-start(...)``), which parsing
+        the text makes again."""
+        made = {i.calls[-1] for _, i in self.instructions() if i.is_async_shorthand and i.calls}
+        header = f"HloModule {self.name}" + "".join(f", {k}={v}" for k, v in self.attributes.items())
+        sections = [
+            name + "".join(f"\n{number} {text}" for number, text in entries)
+            for name, entries in self.sections.items()
+        ]
+        computations = [c.to_text() for c in self.computations if c.name not in made]
+        return "\n\n".join([header, *sections, *computations]) + "\n"

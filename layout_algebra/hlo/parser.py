@@ -11,9 +11,13 @@ The grammar (XLA's ``HloParserImpl``, written as it is used in real dumps)::
     operands     ::= [[shape] name (',' [shape] name)*]      # parameter(N), constant(literal)
     attribute    ::= key '=' value       # value: a bare word, a "string", or balanced {} [] ()
 
-Names may carry a leading ``%``. Newlines are whitespace: an instruction may be wrapped
-over several lines. ``//`` and ``/* */`` comments may stand between any two tokens (XLA
-prints ``/*index=5*/`` inside long tuples and operand lists).
+Names may carry a leading ``%``. As in XLA's lexer (``hlo_lexer.cc``), newlines are
+whitespace and ``//`` and ``/* */`` comments may stand between any two tokens: an
+instruction may be wrapped over several lines anywhere, a shape written ``f32 [2] {0}``
+or over lines, a nested tuple shape commented (XLA prints ``/*index=5*/`` inside long
+tuples and operand lists). Strings are in double or single quotes and may span lines.
+Attribute values, constant literals and section entries are kept as the text gives them.
+``HloModule.to_text()`` prints a module back, one instruction a line.
 
 >>> from layout_algebra.hlo import parse_module
 >>> m = parse_module('''
@@ -61,8 +65,9 @@ expression (``_FLAT_INSTRUCTION``), whose groups are exactly what the careful re
 take. A computation's head and typed signature, the module's ``entry_computation_layout``,
 the stack-frame section entries and one-line attributes are read the same way (the names
 in ``_FAST_PATHS``). Anything else (nested tuples, wrapped lines, comments elsewhere,
-errors) is read piece by piece, regular expressions jumping over whitespace, names,
-strings and values. The tests check that both readers give the same module, or the same
+strings over lines or in single quotes, errors) is read piece by piece, regular
+expressions jumping over whitespace, names, strings and values: the same module, at a
+third to a half of the speed (``benchmarks/hlo_parse.py``, the re-wrapped row). The tests check that both readers give the same module, or the same
 error, on every shipped dump, on tricky values and headers and on generated instructions.
 Shapes are handed, as text, to the package's one shape parser (``parse_shape``); shapes
 and the attribute values read into fields (``slice``, ``dimensions``, ...) are cached per
@@ -98,6 +103,7 @@ from layout_algebra.hlo.attributes import (
 )
 from layout_algebra.hlo.ir import (
     COMPUTATION_REFERENCE_ATTRIBUTES,
+    NATIVE_START_OPCODES,
     EntryComputationLayout,
     HloComputation,
     HloInstruction,
@@ -127,21 +133,24 @@ _ATTRIBUTE_HEAD = re.compile(r"[ \t]*,[ \t]*([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*(?=[
 _OPCODE = re.compile(r"[a-z][a-z0-9\-]*")
 _KEY = re.compile(r"[A-Za-z_][\w.\-]*")
 _INT = re.compile(r"-?[0-9]+")
-_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"', re.S)  # unrolled: fast on long strings
+# A string, as XLA's lexer reads one: in double or single quotes, over lines too, with
+# backslash escapes (unrolled: fast on long strings).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\'', re.S)
 # An array shape without nested braces in its layout (the common case, one regex).
 _GAP = r"(?:\s|/\*(?:[^*]|\*(?!/))*\*/|//[^\n]*(?:\n|$))*"  # whitespace and comments
 _ARRAY_SHAPE = re.compile(
-    r"[a-z][a-z0-9]*\[[^\[\]]*\](?:" + _GAP + r"\{(?=" + _GAP + r"(?:-?[0-9]|:))[^{}]*\})?"
+    r"[a-z][a-z0-9]*" + _GAP + r"\[[^\[\]]*\](?:" + _GAP + r"\{(?=" + _GAP + r"(?:-?[0-9]|:))[^{}]*\})?"
 )
-_ARRAY_HEAD = re.compile(r"[a-z][a-z0-9]*\[")
+_ARRAY_HEAD = re.compile(r"[a-z][a-z0-9]*" + _GAP + r"\[")  # 'f32 [2]' is XLA's too
 _LAYOUT_START = re.compile(_GAP + r"\{" + _GAP + r"(?:-?[0-9]|:)")
-_SPECIAL = re.compile(r'[(){}\[\]"]|/\*|//')
+_SPECIAL = re.compile(r"[(){}\[\]\"']|/\*|//")
 _BARE = re.compile(
-    r'(?:[^\s,(){}\[\]"%/]|/(?![/*]))+'
+    r"(?:[^\s,(){}\[\]\"'%/]|/(?![/*]))+"
 )  # '%' only starts a value (a name): "0%s" is 0, then %s
 # An operand list of plain names, e.g. "(%a, %b)" (the common case, one regex).
 _SIMPLE_OPERANDS = re.compile(r"[ \t]*((?:%?[\w.\-]+[ \t]*,[ \t]*)*%?[\w.\-]+)?[ \t]*\)")
 _CLOSER = {")": "(", "]": "[", "}": "{"}
+_LINE_OF_CLOSER = re.compile(r"\n[ \t]*\}[ \t]*(?:\n|$)")  # a line that is '}' alone
 _PAREN = re.compile(r"[()]")
 #: Deepest nesting of parentheses (tuples, layout attributes) accepted in one shape; XLA's
 #: real shapes nest a few levels. Deeper text would exhaust the recursive reader's stack.
@@ -159,7 +168,7 @@ def _group_contents(depth: int, round_depth: int) -> str:
     Each opener is closed by its own closer, strings are skipped, comments are not allowed:
     where a group ``'{' contents '}'`` matches, it ends where ``_Parser.balanced_end`` does.
     """
-    inner = r"(?:[^{}()\[\]\"/\n]++|/(?![/*])|" + _STRING_BODY
+    inner = r"(?:[^{}()\[\]\"'/\n]++|/(?![/*])|" + _STRING_BODY
     if depth > 0:
         nested = _group_contents(depth - 1, round_depth - 1)
         inner += r"|\{" + nested + r"\}|\[" + nested + r"\]"
@@ -169,7 +178,7 @@ def _group_contents(depth: int, round_depth: int) -> str:
 
 
 _FLAT_VALUE = (
-    r"(?:%?(?:[^\s,(){}\[\]\"%/]++|/(?![/*]))++"  # a bare word (what _BARE reads, no groups)
+    r"(?:%?(?:[^\s,(){}\[\]\"'%/]++|/(?![/*]))++"  # a bare word (what _BARE reads, no groups)
     r"|" + _STRING_BODY + r"|\{" + _group_contents(5, 2) + r"\})"
 )
 #: The one-match readers (regular expressions), each read the same text as the careful
@@ -199,7 +208,7 @@ _TYPED_OPERAND = re.compile(_INDEX_COMMENT + r"(?:(" + _ARRAY_TEXT + r")[ \t]+)?
 _OPERAND_NAME = re.compile(r"%?([A-Za-z0-9_][\w.\-]*)")  # what _Parser.name reads
 # A constant's literal in braces, nested up to three deep ("{ {1, 2}, {3, 4} }"), without
 # the characters balanced_end treats specially (strings, comments, other brackets).
-_PLAIN = r"[^{}()\[\]\"/\n]"
+_PLAIN = r"[^{}()\[\]\"'/\n]"
 _BRACED_LITERAL = r"\{(?:" + _PLAIN + r"|\{(?:" + _PLAIN + r"|\{" + _PLAIN + r"*\})*\})*\}"
 # What may follow an instruction: whitespace and complete comments (as _SKIP reads them).
 _TRAILING_GAP = r"(?:[ \t\r\n]++|//[^\n]*+|/\*(?:[^*]++|\*(?!/))*+\*/)*+"
@@ -242,7 +251,7 @@ _ENTRY_LAYOUT = re.compile(
 _LISTED_SHAPE = re.compile(_INDEX_COMMENT + r"(" + _SHAPE_TEXT + r")")
 # Entries of a stack-frame section: 'number "string"' or 'number {flat group}' (as
 # _Parser.sections reads them, with only whitespace between).
-_SECTION_VALUE = _STRING_BODY + r"|\{[^{}()\[\]\"/\n]*+\}"
+_SECTION_VALUE = _STRING_BODY + r"|\{[^{}()\[\]\"'/\n]*+\}"
 _SECTION_ENTRIES = re.compile(r"(?:[ \t\r\n]*+-?[0-9]+[ \t\r\n]*+(?:" + _SECTION_VALUE + r"))*+", re.S)
 _SECTION_ENTRY = re.compile(r"(-?[0-9]+)[ \t\r\n]*+(" + _SECTION_VALUE + r")", re.S)
 # "[ENTRY] name " before a computation's signature or body, as _WORD and name() read it.
@@ -258,11 +267,6 @@ _COMPUTATION_NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")  # one name, as hlo.att
 #: The attributes whose values are read into fields of ``HloInstruction`` (or checked).
 _READ_ATTRIBUTES = frozenset(
     {"dimensions", "slice", "padding", "index", "to_apply", "calls", *COMPUTATION_REFERENCE_ATTRIBUTES}
-)
-#: ``*-start`` opcodes that are instructions of their own. Any other ``X-start`` is XLA's
-#: shorthand for ``async-start`` wrapping an ``X`` (see ``_Parser.async_wrappers``).
-NATIVE_START_OPCODES = frozenset(
-    {"async-start", "all-gather-start", "all-reduce-start", "collective-permute-start", "copy-start"}
 )
 
 
@@ -500,7 +504,7 @@ class _Parser:
                 if not stack:
                     return j + 1
                 i = j + 1
-            elif token == '"':
+            elif token in "\"'":
                 s = _STRING.match(text, j)
                 if s is None:
                     raise self.error("unterminated string", j)
@@ -602,7 +606,7 @@ class _Parser:
         if text.startswith("{", pos):
             layout = _ENTRY_LAYOUT.match(text, pos)  # '{(shapes)->shape}': balanced, as read below
             return layout.end() if layout is not None else self.balanced_end(pos)
-        if text.startswith('"', pos):
+        if text.startswith(('"', "'"), pos):
             s = _STRING.match(text, pos)
             if s is None:
                 raise self.error("unterminated string", pos)
@@ -840,7 +844,7 @@ class _Parser:
                     break
                 self.pos = number.end()
                 start = self.skip()
-                if self.text.startswith('"', start):
+                if self.text.startswith(('"', "'"), start):
                     s = _STRING.match(self.text, start)
                     if s is None:
                         raise self.error("unterminated string", start)
@@ -879,7 +883,7 @@ class _Parser:
         instructions: list[HloInstruction] = []
         seen: dict[str, Shape] = {}
         roots = 0
-        opened = self.pos - 1
+        opened = start = self.pos - 1
         text = self.text
         size = len(text)
         flat_match = _FLAT_INSTRUCTION.match
@@ -891,9 +895,13 @@ class _Parser:
                 self.pos = pos + 1
                 break
             if pos >= len(text):
-                raise self.error(
-                    f"computation '{name}' (its '{{' is at {self.where(opened)}) is never closed: expected '}}'"
-                )
+                reason = f"computation '{name}' (its '{{' is at {self.where(opened)}) is never closed: expected '}}'"
+                if instructions and _LINE_OF_CLOSER.search(text, start, pos):  # it took the body's '}'
+                    reason += (
+                        f"; the last instruction, '{instructions[-1].name}' at {self.where(start)}, "
+                        "runs on to the end: is a bracket or a string in it never closed?"
+                    )
+                raise self.error(reason)
             start = pos
             flat = flat_match(text, pos)
             instruction = self.flat_instruction(flat) if flat is not None else None
