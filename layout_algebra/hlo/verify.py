@@ -31,9 +31,18 @@ a proof that used a rule names it in its ``encoding``.
 Deterministic compute ops (``dot``, ``reduce``, ``convolution``, ``gather``, ...) are opaque
 arrays: equal when their text (operand subgraphs, attributes, called computations) is.
 
+**The sizes.** "For every size" means every value >= 0 of each size symbol (XLA allows
+zero-size dimensions, so ``assume="N == 0"`` is a question like any other) at which each
+parameter's dimension formula is a whole number >= 0 (``f32[N/8,128]``: ``8 | N``, an
+implicit fact, as for the layout-level questions), and which satisfies ``assume``.
+Assumptions that admit no such sizes raise ``AssumptionsAdmitNoSizes``.
+
 **The answers.** ``proved``: Z3 answered unsat for every size satisfying ``assume``.
 ``refuted``: a counterexample with concrete ``sizes``, a root ``element`` and what each
-side holds there, re-checked by evaluating both modules at those sizes; a difference that
+side holds there (physical mode: where the element sits on each side, ``placement``, when
+the root layouts place it apart — a difference even where the two buffers hold the same
+bytes, as the root's layout is part of the result), re-checked by evaluating both modules
+at those sizes; a difference that
 runs through an uninterpreted op is only reported after the HLO executor
 (:mod:`layout_algebra.hlo.execute`) confirms it with the ops' real semantics. ``unknown``:
 with the reason (solver timeout, a construct the encoding cannot express, or a difference

@@ -169,7 +169,9 @@ def unless_vacuous(result: ProofResult, caveat: str | None) -> ProofResult:
 
 
 def for_all_sizes(assumptions: Sequence[sympy.Basic]) -> str:
-    """``"for all sizes"``, naming the assumptions when there are some.
+    """``"for all sizes"``, naming the assumptions when there are some. A size is an integer
+    >= 0, as XLA's dimensions (zero-size arrays are valid), and every prover path quantifies
+    over that domain (``prove.assumptions.sizes_exist``).
 
     >>> for_all_sizes(parse_assumptions("N % 8 == 0"))
     'for all sizes with N % 8 == 0'
