@@ -36,7 +36,12 @@ Taking nibbles apart writes twice the bytes it reads; a plain store to a line no
 cache reads the line first. With ``streamed`` (:func:`nibbles_from_words`; the copy engine
 sets it from 2 MB of parts), the rows' whole 64-byte lines are written with non-temporal
 stores (:func:`_stream_line`, an LLVM ``!nontemporal`` store) from a 512-byte buffer in the
-L1 cache, and a fence at the end makes them visible to other threads.
+L1 cache, and a fence at the end makes them visible to other threads. Building words
+(:func:`words_from_nibbles`, from 2 MB of words), unstaged runs are written the same way,
+and the staged words of each ``i0`` (one dense region: the ``(64,128)`` tiles of 64 rows)
+are gathered from the stage in the order of memory into a buffer whose 64-byte lines
+match the region's, every whole line streamed (:func:`_stream_runs_out`; streaming each
+512-byte run alone left two partial lines per run, which cost more than they saved).
 
 Nibbles are packed byte by byte: byte ``k`` of a word (byte offset ``k``: little-endian) is
 ``(n[2k] & 0xF) | (n[2k+1] << 4)``, computed on 8-bit lanes, and the 4 bytes of each word
@@ -429,6 +434,58 @@ def _runs_between(words, wo, ws, stage, shape, to_words):  # type: ignore[no-unt
 
 
 @njit(nogil=True, cache=True)
+def _stream_runs_out(words8, wb, ws, stage8, shape):  # type: ignore[no-untyped-def]
+    """:func:`_runs_between` into ``words`` (``wb``: the first word's byte offset in
+    ``words8``) where the runs are one dense region (:func:`_is_one_region`): the runs are
+    gathered, in the order of memory, into a buffer in the L1 cache whose lines match the
+    region's, and every whole 64-byte line is written with a non-temporal store; the bytes
+    of the region's first and last partial lines are stored plainly."""
+    n4 = 4 * shape[3]
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    raw = np.empty(n4 + 3 * LINE, U8)
+    buffer = raw[(-raw.ctypes.data) % LINE :]
+    lead = (words8.ctypes.data + wb) % LINE  # the region's bytes before its first line start here
+    fill = lead  # bytes in the buffer: buffer[0] lies where the region's first line starts
+    at = wb - lead  # the byte of words8 that buffer[0] goes to
+    first = True
+    for a in range(shape[outer]):
+        for b in range(shape[inner]):
+            i1, i2 = (b, a) if outer == 2 else (a, b)
+            sb = 4 * (i1 * shape[2] + i2) * shape[3]
+            run = stage8[sb : sb + n4]
+            into = buffer[fill : fill + n4]
+            for i in range(n4):
+                into[i] = run[i]
+            fill += n4
+            lines = fill // LINE
+            k = 0
+            if first and lines and lead:  # the region's first line: only its own bytes
+                part = words8[at + lead : at + LINE]
+                for i in range(LINE - lead):
+                    part[i] = buffer[lead + i]
+                k = 1
+            first = first and not lines
+            while k < lines:
+                _stream_line(words8, at + k * LINE, buffer, k * LINE)
+                k += 1
+            rest = fill - lines * LINE
+            for i in range(rest):
+                buffer[i] = buffer[lines * LINE + i]
+            at += lines * LINE
+            fill = rest
+    for i in range(lead if first else 0, fill):  # the last partial line (or the only one)
+        words8[at + i] = buffer[i]
+
+
+@njit(nogil=True, cache=True)
+def _is_one_region(ws, shape):  # type: ignore[no-untyped-def]
+    """Whether the runs of ``shape[3]`` words (``ws[3] == 1``), visited in the order of
+    memory, follow one another without a gap."""
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    return ws[3] == 1 and ws[inner] == shape[3] and ws[outer] == shape[3] * shape[inner]
+
+
+@njit(nogil=True, cache=True)
 def _runs_on(ws, ps, shape):  # type: ignore[no-untyped-def]
     """Whether the parts run on across ``i2`` and both sides step by one along ``i3``."""
     return ws[3] == 1 and ps[3] == 1 and shape[2] > 1 and ps[2] == shape[3]
@@ -516,7 +573,10 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged, stream
             m = shape[2] * shape[3]
             for i1 in range(shape[1]):
                 _build_nibbles(stage8[4 * i1 * m :], parts, po + i0 * ps[0] + i1 * ps[1], step, 0, m)
-            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
+            if streamed and _is_one_region(ws, shape):
+                _stream_runs_out(words8, 4 * (wo + i0 * ws[0]), ws, stage8, shape)
+            else:
+                _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
         elif staged:
             _nibbles_in(stage8, 0, ws, parts, po + i0 * ps[0], ps, step, shape, False)
             out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]

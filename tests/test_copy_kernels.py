@@ -514,3 +514,36 @@ def test_words_streamed_past_the_cache_match_plain_stores(offset, count, step) -
         copy_kernels.words_from_nibbles(words, 0, one, parts, 0, one, step, shape, False, streamed)
         np.testing.assert_array_equal(words, expected, err_msg=f"streamed={streamed}")
         assert (storage[:start] == 0xA5A5A5A5).all() and (storage[start + count :] == 0xA5A5A5A5).all()
+
+
+@pytest.mark.parametrize("offset", [0, 4, 16, 60])
+@pytest.mark.parametrize("dims", [(1, 1, 3), (2, 3, 5), (3, 2, 16), (8, 4, 128)])
+@pytest.mark.parametrize("outer", [1, 2])  # which of i1, i2 steps the farther in the words
+def test_staged_nibble_words_streamed_out_match_plain_stores(offset, dims, outer) -> None:
+    # the (64,128)(8,1) path: words of each i0 built in a stage in the order of the rows,
+    # then written out in runs in the order of memory -- streamed, whole 64-byte lines from
+    # a buffer matching the region's lines, the partial lines at the region's ends plainly;
+    # at any alignment (regions of under a line, of one, of many) only the words may change
+    n1, n2, n3 = dims
+    shape = np.array([2, n1, n2, n3], np.int64)
+    ps = np.array([8 * n1 * n2 * n3, 8 * n2 * n3, n3, 1], np.int64)  # rows run on across i2
+    step = n2 * n3
+    inner = 3 - outer
+    ws = np.zeros(4, np.int64)
+    ws[3], ws[inner], ws[outer] = 1, n3, n3 * shape[inner]
+    ws[0] = n1 * n2 * n3 + 3  # a gap between the regions of i0
+    rng = np.random.default_rng(offset + 7 * n3 + outer)
+    parts = rng.integers(0, 256, 2 * ps[0], dtype=np.uint8)
+    expected = words_by_loop(parts, ps, step, shape, 8, 4)
+    span = int(ws[0]) + n1 * n2 * n3
+    for streamed in (True, False):
+        storage = np.full(span + 32, 0xA5A5A5A5, np.uint32)
+        start = ((-storage.ctypes.data) % 64 + offset) // 4  # the words `offset` bytes past a line
+        words = storage[start : start + span]
+        copy_kernels.words_from_nibbles(words, 0, ws, parts, 0, ps, step, shape, True, streamed)
+        got = {i: int(words[sum(a * b for a, b in zip(i, ws, strict=True))]) for i in np.ndindex(*shape)}
+        assert got == expected, f"streamed={streamed}"
+        written = np.zeros(storage.size, bool)
+        for i in np.ndindex(*shape):
+            written[start + sum(a * b for a, b in zip(i, ws, strict=True))] = True
+        assert (storage[~written] == 0xA5A5A5A5).all(), f"streamed={streamed}"
