@@ -30,6 +30,10 @@ between converts is read as the narrow op where a stated theorem or assumption s
 a proof that used a rule names it in its ``encoding``.
 Deterministic compute ops (``dot``, ``reduce``, ``convolution``, ``gather``, ...) are opaque
 arrays: equal when their text (operand subgraphs, attributes, called computations) is.
+HLO that XLA's verifier refuses is an error (``InvalidHlo``), for symbolic sizes wherever
+the assumptions allow: among others a ``bitcast`` that changes the shape size
+(:mod:`layout_algebra.hlo.bitcast_rule`; a ``copy`` of ``f32[N,128]{1,0:T(8,128)}`` into
+``f32[N,128]{1,0}`` becomes a bitcast only under ``N % 8 == 0``).
 
 **The sizes.** "For every size" means every value >= 0 of each size symbol (XLA allows
 zero-size dimensions, so ``assume="N == 0"`` is a question like any other) at which each
@@ -107,7 +111,7 @@ import hashlib
 import math
 import re
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -367,26 +371,25 @@ def _known(c: Any) -> bool | None:
     return None
 
 
-def _and(*conditions: Any) -> Any:
+def _connective(conditions: Sequence[Any], absorbing: bool, combine: Callable[..., Any]) -> Any:
+    """``combine`` of the conditions not known without solving: ``absorbing`` as soon as one
+    is known to be it (False for "and", True for "or"), the identity if none is left."""
     items = []
     for c in conditions:
         known = _known(c)
-        if known is False:
-            return False
+        if known is absorbing:
+            return absorbing
         if known is None:
             items.append(c)
-    return True if not items else items[0] if len(items) == 1 else z3.And(*items)
+    return (not absorbing) if not items else items[0] if len(items) == 1 else combine(*items)
+
+
+def _and(*conditions: Any) -> Any:
+    return _connective(conditions, False, z3.And)
 
 
 def _or(*conditions: Any) -> Any:
-    items = []
-    for c in conditions:
-        known = _known(c)
-        if known is True:
-            return True
-        if known is None:
-            items.append(c)
-    return False if not items else items[0] if len(items) == 1 else z3.Or(*items)
+    return _connective(conditions, True, z3.Or)
 
 
 def _not(c: Any) -> Any:
@@ -633,6 +636,19 @@ def _dims_equal(a: Any, b: Any) -> bool:
     return sympy.expand(as_sympy(a) - as_sympy(b)) == 0
 
 
+def _check_mapped_dims(
+    instr: HloInstruction, source: ArrayShape, shape: ArrayShape, pairs: Iterable[tuple[int, int]]
+) -> None:
+    """Operand dimension ``o`` and result dimension ``r`` have one size, for each ``(o, r)``
+    (a transpose's permutation, a broadcast's dimensions); else ``InvalidHlo``."""
+    for o, r in pairs:
+        if not _dims_equal(source.dimensions[o], shape.dimensions[r]):
+            raise InvalidHlo(
+                f"{instr.opcode} {instr.name}: operand dimension {o} is {source.dimensions[o]}, "
+                f"result dimension {r} is {shape.dimensions[r]}"
+            )
+
+
 def _shape_at(shape: Shape, path: tuple[int, ...], where: str) -> Shape:
     for k in path:
         if not isinstance(shape, TupleShape) or not 0 <= k < len(shape.elements):
@@ -860,11 +876,7 @@ class _Evaluator:
             raise InvalidHlo(
                 f"transpose {instr.name}: dimensions={{{','.join(map(str, perm))}}} is not a permutation of {source.rank} dimensions"
             )
-        for k, p in enumerate(perm):
-            if not _dims_equal(shape.dimensions[k], source.dimensions[p]):
-                raise InvalidHlo(
-                    f"transpose {instr.name}: result dimension {k} is {shape.dimensions[k]}, operand dimension {p} is {source.dimensions[p]}"
-                )
+        _check_mapped_dims(instr, source, shape, ((p, k) for k, p in enumerate(perm)))
         return self.sub(scope, instr, 0, list(transpose_source_index(index, perm)))
 
     def op_broadcast(self, scope, instr, shape, index):
@@ -874,11 +886,7 @@ class _Evaluator:
             raise InvalidHlo(
                 f"broadcast {instr.name}: dimensions={{{','.join(map(str, dims))}}} does not map the operand's {source.rank} dimensions into {shape.rank}"
             )
-        for k, d in enumerate(dims):
-            if not _dims_equal(source.dimensions[k], shape.dimensions[d]):
-                raise InvalidHlo(
-                    f"broadcast {instr.name}: operand dimension {k} is {source.dimensions[k]}, result dimension {d} is {shape.dimensions[d]}"
-                )
+        _check_mapped_dims(instr, source, shape, enumerate(dims))
         return self.sub(scope, instr, 0, list(broadcast_source_index(index, dims)))
 
     def op_reverse(self, scope, instr, shape, index):
