@@ -113,6 +113,17 @@ def test_a_bitcast_off_the_root_path_is_checked_too() -> None:
     assert compare(dead, dead, sizes={"N": 16}).same is True
 
 
+def test_an_undecided_size_question_is_unknown_not_proved(monkeypatch) -> None:
+    # a solver that cannot tell whether the sizes may differ (a timeout): no proof either way
+    import layout_algebra.hlo.verify as verify_module
+
+    monkeypatch.setattr(
+        verify_module, "_property_differs", lambda ctx, a, b, at_most=False: ("unknown: timeout", None)
+    )
+    r = verify_rewrite(UNTILE, AS_BITCAST)
+    assert r.status == "unknown" and "keeps its shape size" in r.reason and "timeout" in r.reason
+
+
 def test_symbolic_sizes_equal_for_every_n_are_no_condition() -> None:
     # f32[N,128]{1,0} and f32[128*N]{0}: 512*N bytes either way, nothing to assume
     flat = module("p = f32[N,128]{1,0} parameter(0)", "ROOT r = f32[128*N]{0} reshape(p)")

@@ -467,19 +467,29 @@ def test_rewrite_condition_agrees_with_execution(name, texts, mode):
     N in 1..64, with running both modules on random bytes (the NumPy executor, not the
     verifier), and with the verifier itself at that size; its status is exact (the
     witness-element necessity proof applies to these data-movement rewrites)."""
-    from layout_algebra.hlo.execute import compare
+    from layout_algebra.hlo.execute import InvalidHloError, compare
     from layout_algebra.hlo.rewrite_conditions import when_rewrite_is_safe
-    from layout_algebra.hlo.verify import verify_rewrite
+    from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
 
     found = when_rewrite_is_safe(*texts("N"), mode=mode, budget_s=LOADED_BUDGET_S)
     assert found.expr is not None and found.status == "exact", found.details
     for n in range(1, 65):
         before, after = texts(n)
-        executed = compare(before, after, mode=mode, trials=1)
-        assert executed.same is not None, executed.reason
-        assert found.holds_at({"N": n}) == executed.same, (name, found.expr, n, executed.detail)
+        try:
+            executed = compare(before, after, mode=mode, trials=1)
+        except InvalidHloError as err:  # a bitcast that changes the shape size: XLA refuses it
+            invalid, safe, detail = True, False, str(err)
+        else:
+            assert executed.same is not None, executed.reason
+            invalid, safe, detail = False, executed.same, executed.detail
+        assert found.holds_at({"N": n}) == safe, (name, found.expr, n, detail)
         if n % 16 == 5:  # the verifier's own concrete answer too (the decision the fit used)
-            assert (verify_rewrite(before, after, mode=mode).status == "proved") == executed.same
+            try:
+                proved = verify_rewrite(before, after, mode=mode).status == "proved"
+            except InvalidHlo:
+                assert invalid, (name, n)  # refused by both, or by neither
+                continue
+            assert not invalid and proved == safe, (name, n)
 
 
 def test_at_least_fifty_claims_five_of_them_rewrites():
@@ -563,7 +573,7 @@ def test_results_carry_their_condition_on_demand():
     assert exact.condition.expr == sympy.true and "exact allocation" in exact.condition.claim
     xla = prove.in_bounds("bf16[N,128]{1,0:T(1,128)(2,1)}", allocation="xla")
     assert xla.condition.expr == sympy.false
-    before, after = REWRITES[4][1]("N")
+    before, after = REWRITES[2][1]("N")  # transpose -> bitcast: the same size, other elements
     rewrite = verify_rewrite(before, after)
     assert rewrite.status == "refuted" and rewrite.condition.expr == sympy.Eq(N, 1)
     assert prove.rewrite(before, after).question == rewrite.question  # the alias records it too

@@ -13,7 +13,8 @@ the weakest condition on the size symbols and proves it, as for the layout claim
   divisibility substituted (``N = 8*N_8``), equalities fixed and bounds split into values;
 * **necessity**: Z3 proves that wherever the condition fails, the two roots differ in a
   buffer property the verifier refutes outright (bytes of the buffer or of XLA's
-  allocation, memory space, element size), or a **witness element** chosen from the grid
+  allocation, memory space, element size), a ``bitcast`` changes its shape size (invalid
+  HLO, ``hlo.bitcast_rule``), or a **witness element** chosen from the grid
   (each coordinate ``0``, ``1``, ``d-1`` or ``d//2`` of its dimension ``d``) has different
   values in the verifier's own encoding. The witness proof is trusted only for rewrites
   of pure data movement (:data:`WITNESS_OPCODES`: every value is a parameter element, a
@@ -31,7 +32,7 @@ the weakest condition on the size symbols and proves it, as for the layout claim
 >>> c.expr, c.status
 (Eq(Mod(N, 8), 0), 'exact')
 >>> c.details[-1]
-'necessary: Z3: wherever the condition fails, element [2*N - 1, 0] differs'
+'necessary: Z3: wherever the condition fails, the sizes differ or element [2*N - 1, 0] differs'
 
 Sizes where a module is not valid HLO (a slice past its operand) count as failures; a
 size where the verifier itself answers ``unknown`` stops the search (status ``unknown``).
@@ -55,6 +56,7 @@ from layout_algebra.conditions import (
     condition_of,
     substitute,
 )
+from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes
 from layout_algebra.hlo.ir import HloModule
 from layout_algebra.hlo.verify import (
     map_array_shapes,
@@ -133,6 +135,21 @@ def _buffer_failure(a: HloModule, b: HloModule) -> sympy.Basic:
     return sympy.Or(*failures)
 
 
+def _bitcast_failure(*modules: HloModule) -> sympy.Basic:
+    """Where a ``bitcast`` changes its shape size (``hlo.bitcast_rule``): invalid HLO, which
+    the verifier refuses in either mode, so the rewrite is not safe there."""
+    failures: list[sympy.Basic] = []
+    for m in modules:
+        for computation, instruction in m.instructions():
+            if instruction.opcode != "bitcast" or len(instruction.operands) != 1:
+                continue
+            operand = computation.instruction(instruction.operands[0].name).shape
+            if isinstance(operand, ArrayShape) and isinstance(instruction.shape, ArrayShape):
+                x, y = bitcast_shape_sizes(operand, instruction.shape)
+                failures.append(sympy.Ne(as_sympy(x), as_sympy(y)))
+    return sympy.Or(*failures)
+
+
 def rewrite_claim(before: str | HloModule, after: str | HloModule, *, mode: str = "physical") -> Claim:
     """The claim "rewriting ``before`` into ``after`` is safe" (``mode`` as for
     ``verify_rewrite``), for :func:`layout_algebra.conditions.condition_of`.
@@ -171,7 +188,7 @@ def rewrite_claim(before: str | HloModule, after: str | HloModule, *, mode: str 
             return "refuted"
         return result.status
 
-    failure = _buffer_failure(a, b) if mode == "physical" else sympy.false
+    failure = sympy.Or(_buffer_failure(a, b) if mode == "physical" else sympy.false, _bitcast_failure(a, b))
     name = f"rewrite of {a.entry.name} ({mode}) is safe"
     roots = f"{a.entry.root.opcode} -> {b.entry.root.opcode}"
     witnessed = _witnessable(a, b, mode)
