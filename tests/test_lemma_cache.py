@@ -625,3 +625,155 @@ def test_a_fresh_process_proves_a_known_structure_without_sympy_general_stages_z
     assert first == second == "proved" and built > 0 and solver  # the first proved its lemmas
     assert (built_again, solver_again, imported) == (0, False, False)
     assert list((tmp_path / "layout_algebra" / "lemmas").glob("*.layout.json"))
+
+
+# --------------------------------------------- the fingerprint names the code that runs
+@pytest.mark.skipif(lemma_cache._process_start() is None, reason="no start time here: records are off")
+def test_the_process_start_time_is_when_the_process_started() -> None:
+    import time
+
+    before = time.time()
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from layout_algebra.prove import lemma_cache; print(lemma_cache._process_start())",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    after = time.time()
+    assert run.returncode == 0, run.stderr
+    started = float(run.stdout)
+    assert before - 0.05 <= started <= after, (before, started, after)
+
+
+def _query_files_in(folder: Path, monkeypatch) -> Path:
+    """Two stand-in query-code files in ``folder``; returns the second."""
+    (folder / "__init__.py").write_text("")
+    code = folder / "stage.py"
+    code.write_text("x = 1\n")
+    files = [("prove", str(folder / "__init__.py")), ("prove", str(code))]
+    monkeypatch.setattr(lemma_cache, "_query_code_files", lambda: files)
+    return code
+
+
+def test_no_fingerprint_when_a_source_file_was_written_after_the_process_started(
+    cache_dir, fresh_fingerprint, tmp_path, monkeypatch
+) -> None:
+    import time
+
+    _query_files_in(tmp_path, monkeypatch)
+    monkeypatch.setattr(lemma_cache, "_process_start", lambda: time.time() + 10)  # files older than the start
+    assert lemma_cache.code_fingerprint() is not None
+    lemma_cache.code_fingerprint.cache_clear()
+    monkeypatch.setattr(lemma_cache, "_process_start", lambda: time.time() - 10)  # written since the start
+    assert lemma_cache.code_fingerprint() is None
+    lemma_cache.code_fingerprint.cache_clear()
+    monkeypatch.setattr(lemma_cache, "_process_start", lambda: None)  # start unknown: no records either
+    assert lemma_cache.code_fingerprint() is None
+
+
+def test_a_module_loaded_after_the_fingerprint_must_be_the_file_it_hashed(tmp_path, monkeypatch) -> None:
+    code = _query_files_in(tmp_path, monkeypatch)
+    monkeypatch.setattr(lemma_cache, "code_fingerprint", lambda: "the code")
+    monkeypatch.setattr(
+        lemma_cache, "_LATE", {"late_query_module": (str(code), lemma_cache._file_status(str(code)))}
+    )
+    assert lemma_cache._fingerprint() == "the code"  # not loaded yet: nothing to check
+    code.write_text("x = 2\n")  # written before it is loaded
+    monkeypatch.setitem(sys.modules, "late_query_module", object())
+    assert lemma_cache._fingerprint() is None
+    monkeypatch.setattr(
+        lemma_cache, "_LATE", {"late_query_module": (str(code), lemma_cache._file_status(str(code)))}
+    )
+    assert lemma_cache._fingerprint() == "the code"  # loaded as it was when hashed
+    assert not lemma_cache._LATE  # checked once
+
+
+EDIT_AFTER_IMPORT = (
+    "import json, pathlib, sys\n"
+    "import layout_algebra\n"
+    "from layout_algebra.model import shapes\n"
+    "if sys.argv[1] == 'edit':\n"
+    "    source = pathlib.Path(shapes.__file__)\n"
+    "    source.write_text(source.read_text() + '\\n# edited after the import\\n')\n"
+    "from layout_algebra import prove\n"
+    "print(json.dumps([prove.injective('f32[16,256]{1,0:T(8,128)}').status, layout_algebra.__file__]))\n"
+)
+
+
+def test_a_source_file_edited_between_import_and_first_proof_keys_no_record(tmp_path) -> None:
+    """Regression: the fingerprint was taken at the first proof, from the files on disk, so a
+    process that had loaded ``model/shapes.py`` and then saw it edited recorded what its old
+    code proved under the new code's fingerprint. In a copy of the package: the process that
+    sees no edit writes records, the one that does writes none (its proofs still use the
+    exact-text entries)."""
+    import shutil
+    import time
+
+    source = tmp_path / "src"
+    shutil.copytree(
+        Path(lemma_cache.__file__).resolve().parents[1],
+        source / "layout_algebra",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    time.sleep(lemma_cache.START_MARGIN_S + 0.1)  # the copy is older than the processes below
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAYOUT_ALGEBRA_")}
+    env["PYTHONPATH"] = str(source)
+    for mode in ("plain", "edit"):
+        folder = tmp_path / mode
+        env[lemma_cache.DIRECTORY_VARIABLE] = str(folder)
+        run = subprocess.run(
+            [sys.executable, "-c", EDIT_AFTER_IMPORT, mode],
+            env=env,
+            cwd=tmp_path,  # not the checkout: its package would come first
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stderr
+        status, loaded_from = json.loads(run.stdout)
+        assert status == "proved" and loaded_from.startswith(str(source))
+        records = list(folder.glob("*.lemma.json")) + list(folder.glob("*.layout.json"))
+        assert list(folder.glob("*.smt2"))
+        assert bool(records) == (mode == "plain"), (mode, records)
+
+
+# ------------------------------------------------------ the audit of the layout records
+def _rebuild_each(patterns):
+    """The lemma of each distinct general stage of ``patterns``, built and proved afresh."""
+    from layout_algebra.prove.general import general_stage
+
+    core.mixed_radix_pair_lemma.cache_clear()
+    return [core._general_stage_query(general_stage(p), 30_000) for p in dict.fromkeys(patterns)]
+
+
+def test_every_layout_record_is_proved_again_and_a_tampered_one_is_caught(cache_dir) -> None:
+    shapes = [*TWO_LAYOUTS, "s8[2,3,4,5]{3,1,2,0:T(8,128)(4,1)}"]
+    layouts = []
+    for shape in shapes:
+        _record_of(shape, cache_dir)
+        patterns = [instance_of(stage) for stage in position_stages_of(shape)]
+        layouts.append((patterns, lambda patterns=patterns: _rebuild_each(patterns)))
+    assert lemma_cache.verify_records([], layouts) == []
+    path = lemma_cache._layout_path(lemma_cache._layout_identity(layouts[0][0]), cache_dir)
+    honest = path.read_text()
+    named = lemma_cache._layout_identity(layouts[0][0]).rsplit("\ncode ", 1)[0]
+    # a claim changed
+    record = json.loads(honest)
+    record["lemmas"][0]["claim"] = record["lemmas"][-1]["claim"] + " "
+    path.write_text(json.dumps(record))
+    assert lemma_cache.verify_records([], layouts) == [named]
+    # another layout's record in its place
+    path.write_text(
+        lemma_cache._layout_path(lemma_cache._layout_identity(layouts[1][0]), cache_dir).read_text()
+    )
+    assert lemma_cache.verify_records([], layouts) == [named]
+    # a lemma that is no longer proved
+    path.write_text(honest)
+    unknown = dataclasses.replace(_rebuild_each(layouts[0][0])[0], status="unknown")
+    broken = [(layouts[0][0], lambda: [unknown, *_rebuild_each(layouts[0][0])[1:]]), *layouts[1:]]
+    assert lemma_cache.verify_records([], broken) == [named]
+    assert lemma_cache.verify_records([], layouts) == []

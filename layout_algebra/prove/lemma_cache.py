@@ -25,12 +25,31 @@ bytes of every module of ``layout_algebra.prove``, ``layout_algebra.stages`` and
 exact query text that Z3 answered unsat. The query is a deterministic function of those
 inputs, so the same inputs build the same text, which is unsat; only the package's own
 stage classes qualify (a subclass could change ``forward`` elsewhere), and
-:func:`verify_records` rebuilds every recorded query and compares its text (the tests do).
+:func:`verify_records` rebuilds every recorded query and compares its text, and proves
+every lemma of a recorded layout again (the tests do).
 ``LAYOUT_ALGEBRA_LEMMA_CACHE=exact`` skips these records: every lemma's query is then built
 and looked up by its text. The fingerprint is itself remembered under the files' status
 (sizes, inodes, modification and status-change times: ``code_fingerprint``), so that a
 process hashes the source again only after some file was written; ``docs/prover.md`` says
 why an equal status means equal bytes.
+
+**The code that runs, not the files on disk.** A fingerprint read off the files keys the
+code a process *runs* only if those files are what it loaded. A module is loaded once, at
+some moment after the process started; the fingerprint is taken later, at the first
+record read or written. So the fingerprint counts only when no source file of the query
+code was written after the process started (status change times, which no system call
+sets back, before the process's start time, with a second's margin:
+:func:`_process_start`), and a module first loaded after the fingerprint was taken is
+checked, when a record is next used, to have the status it had then. Otherwise the
+process cannot tell which code it runs, and it neither reads nor writes records (the
+exact-text entries, keyed by the query itself, still work). Why not hash the loaded
+modules' code objects instead: a module's data (tables such as
+``prove.general.SIZE_FIELDS``) is not code, and walking every function, class and constant
+of ~25 modules costs more than the cached proof it serves. Why not fingerprint at
+import: ``layout_algebra.model`` and ``stages`` are loaded long before the prover is (the
+parser needs them), so no single import sees them all. Where the start time is unknown
+(no ``/proc``, no ``psutil``) records are off; ``importlib.reload`` of a query module is
+not seen.
 
 **One record per layout.** Once every general stage of a layout has its lemma proved,
 :func:`record_layout` writes one small record keyed by the layout's general stages (plain
@@ -223,8 +242,9 @@ _QUERY_CODE = ("prove", "stages", "model")
 def code_fingerprint() -> str | None:
     """SHA-256 of the code that builds lemma queries and of the library versions it runs on.
 
-    ``None`` when the source cannot be read (a zipped or source-less installation): then no
-    record is read or written, since a change of the code could not be seen.
+    ``None`` when the source cannot be read (a zipped or source-less installation), or when
+    a source file was written after this process started (:func:`_loaded_code_is_on_disk`):
+    then no record is read or written, since the code running could not be named.
 
     Reading and hashing the ~22 source files took a third of a cached proof, so the digest
     is itself remembered in the cache folder under the files' *status* (see
@@ -232,6 +252,8 @@ def code_fingerprint() -> str | None:
     since, the stored digest is the digest of the same bytes.
     """
     folder = cache_directory()
+    if not _loaded_code_is_on_disk():
+        return None
     status = _code_status()
     if status is None:
         return None
@@ -251,6 +273,87 @@ def code_fingerprint() -> str | None:
     if digest is not None and memo is not None:
         _write(memo, json.dumps({"status": status, "sha256": digest}))
     return digest
+
+
+#: Status change times within this many seconds of the start count as after it.
+START_MARGIN_S = 1.0
+#: Query-code modules not loaded when the fingerprint was taken: name -> (file, its status then).
+_LATE: dict[str, tuple[str, str]] = {}
+
+
+def _module_name(part: str, path: str) -> str:
+    name = os.path.basename(path)[: -len(".py")]
+    return f"layout_algebra.{part}" + ("" if name == "__init__" else f".{name}")
+
+
+def _file_status(path: str) -> str:
+    st = os.stat(path)
+    return f"{st.st_size} {st.st_ino} {st.st_mtime_ns} {st.st_ctime_ns}"
+
+
+def _loaded_code_is_on_disk() -> bool:
+    """Whether every query-code module this process has loaded, or will load, is the file
+    on disk now: no file was written since the process started (status change time), and
+    the modules not loaded yet are remembered with their status, for :func:`_fingerprint`
+    to check once they are."""
+    start = _process_start()
+    files = _query_code_files()
+    if start is None or files is None:
+        return False
+    late: dict[str, tuple[str, str]] = {}
+    try:
+        for part, path in files:
+            if os.stat(path).st_ctime_ns >= (start - START_MARGIN_S) * 1e9:
+                return False
+            name = _module_name(part, path)
+            if name not in sys.modules:
+                late[name] = (path, _file_status(path))
+    except OSError:
+        return False
+    _LATE.clear()
+    _LATE.update(late)
+    return True
+
+
+def _fingerprint() -> str | None:
+    """:func:`code_fingerprint`, while the modules loaded since it was taken are the files
+    it hashed (same status); ``None`` from the first time one is not."""
+    fingerprint = code_fingerprint()
+    if fingerprint is None or not _LATE:
+        return fingerprint
+    for name in [name for name in _LATE if name in sys.modules]:
+        path, status = _LATE[name]
+        try:
+            same = _file_status(path) == status
+        except OSError:
+            same = False
+        if not same:
+            return None  # and stays so: the entry is kept, so this is found again
+        del _LATE[name]  # loaded as hashed: nothing more to check
+    return fingerprint
+
+
+@cache
+def _process_start() -> float | None:
+    """When this process started (seconds since the epoch), or ``None`` if unknown.
+
+    Linux: the start time in ``/proc/self/stat`` (clock ticks since boot) put on the wall
+    clock through ``CLOCK_BOOTTIME``; elsewhere ``psutil`` when installed.
+    """
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            stat = handle.read()
+        ticks = int(stat[stat.rindex(b")") + 2 :].split()[19])
+        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return time.time() - since_boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+    try:
+        import psutil
+
+        return float(psutil.Process().create_time())
+    except Exception:  # not installed, or no answer: unknown
+        return None
 
 
 def _query_code_files() -> list[tuple[str, str]] | None:
@@ -363,7 +466,7 @@ def _record_path(identity: str, folder: Path) -> Path:
 
 
 def _record_identity(identity: str) -> str | None:
-    fingerprint = code_fingerprint()
+    fingerprint = _fingerprint()
     return None if fingerprint is None else f"{identity}\ncode {fingerprint}"
 
 
@@ -414,7 +517,7 @@ _LAYOUT_READ = (
 
 
 def _layout_identity(patterns: Sequence[Pattern]) -> str | None:
-    fingerprint = code_fingerprint()
+    fingerprint = _fingerprint()
     if fingerprint is None:
         return None
     stages = "\n".join(f"stage {p.identity}" for p in patterns)
@@ -505,13 +608,21 @@ def record_layout(patterns: Sequence[Pattern], lemmas: Sequence[ProofResult]) ->
     _write(_layout_path(full, folder), json.dumps({"identity": full, "lemmas": shown}))
 
 
-def verify_records(lemmas: Iterable[tuple[str | None, Callable[[], ProofResult]]]) -> list[str]:
-    """Rebuild the queries of recorded lemmas and compare their text with the records.
+def verify_records(
+    lemmas: Iterable[tuple[str | None, Callable[[], ProofResult]]],
+    layouts: Iterable[tuple[Sequence[Pattern], Callable[[], Sequence[ProofResult]]]] = (),
+) -> list[str]:
+    """Rebuild the queries of recorded lemmas and compare their text with the records; prove
+    the lemmas of recorded layouts again and compare them with the layouts' records.
 
     ``lemmas``: ``(identity, prove)`` pairs, ``prove`` building the lemma's query afresh
-    (not through its record). Returns the identities whose record holds another text, or
-    whose query was not proved again: an empty list means every record checked is exactly
-    the query the current code builds.
+    (not through its record). ``layouts``: ``(patterns, prove)`` pairs, a layout's general
+    stages in order and a function proving the lemma of each distinct one afresh (in order
+    of first appearance). Returns the identities of the stage records that hold another
+    text or whose query was not proved again, and of the layout records (the layout
+    identity without the code line) that are not exactly the record this code would write:
+    another identity, other stages, another claim, or a lemma not proved again. An empty
+    list means every record checked is what the current code proves.
     """
     folder = cache_directory()
     wrong: list[str] = []
@@ -525,14 +636,49 @@ def verify_records(lemmas: Iterable[tuple[str | None, Callable[[], ProofResult]]
             record = json.loads(_record_path(full, folder).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # nothing recorded
-        _captured.rebuilding = True  # nested lemmas are rebuilt too, not read from their records
-        try:
-            with _capture() as keys:
-                result = prove()
-        finally:
-            _captured.rebuilding = False
+        with _rebuilding(), _capture() as keys:
+            result = prove()
         if not (
             result.proved and keys and record.get("identity") == full and keys[-1] == record.get("query")
         ):
             wrong.append(identity)
+    for patterns, prove_all in layouts:
+        full = _layout_identity(patterns)
+        if full is None:
+            continue
+        try:
+            with open(_layout_path(full, folder), encoding="utf-8") as handle:
+                record = json.load(handle)
+        except (OSError, ValueError):
+            continue  # nothing recorded
+        with _rebuilding():
+            results = tuple(prove_all())
+        if not _layout_record_holds(record, full, _distinct(tuple(patterns)), results):
+            wrong.append(full.rsplit("\ncode ", 1)[0])
     return wrong
+
+
+def _layout_record_holds(record: Any, full: str, stages: list[str], results: Sequence[ProofResult]) -> bool:
+    """Whether ``record`` is the layout record of identity ``full`` naming ``stages`` with
+    the claims of ``results``, each of them proved."""
+    try:
+        lemmas = record["lemmas"]
+        return (
+            record["identity"] == full
+            and [lemma["stage"] for lemma in lemmas] == stages
+            and len(results) == len(lemmas)
+            and all(result.proved for result in results)
+            and [lemma["claim"] for lemma in lemmas] == [result.claim for result in results]
+        )
+    except (KeyError, TypeError):
+        return False
+
+
+@contextlib.contextmanager
+def _rebuilding() -> Iterator[None]:
+    """Lemmas proved in the block are rebuilt (nested ones too), never read from records."""
+    _captured.rebuilding = True
+    try:
+        yield
+    finally:
+        _captured.rebuilding = False
