@@ -324,6 +324,20 @@ def _error(text: str) -> HloParseError:
             _module('  p = f32[2]{0} parameter(0), metadata={op_name="x"\n     source_line=3'),
             *(6, 1, "never closed: expected '}'; the last instruction, 'p' at line 3, column 3, runs on"),
         ),
+        (  # a quote missing: the string runs on to the next line's first quote
+            _module(
+                '  p = f32[2]{0} parameter(0), metadata={op_name="x}\n  ROOT q = f32[2]{0} copy(p), a="y"'
+            ),
+            *(4, 35, "(the string at line 3, column 49 runs on to line 4: is its closing quote missing?)"),
+        ),
+        (
+            _module('  p = f32[2]{0} parameter(0), b="x\n  ROOT q = f32[2]{0} copy(p), a="y"'),
+            *(
+                4,
+                35,
+                "expected '=' after the instruction name 'y', found '\"' (the string at line 3, column 33",
+            ),
+        ),
         (
             _module("  p = f32[2]{0}\n      parameter(0),\n      sharding=\n}"),
             6,

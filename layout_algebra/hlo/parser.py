@@ -429,10 +429,29 @@ class _Parser:
         self.shapes = _SHAPES
         self.record_shapes = record_shapes
         self.recorded: list[tuple[str, Shape]] = []
+        self.long_string: tuple[int, int] | None = None  # the last string read over lines
 
     # ------------------------------------------------------------------ scanning
     def error(self, reason: str, position: int | None = None) -> HloParseError:
-        return HloParseError(reason, self.text, self.pos if position is None else position)
+        position = self.pos if position is None else position
+        if self.long_string is not None:  # a string over lines just before: a quote missing?
+            start, end = self.long_string
+            if start < position and self.text.count("\n", end, position) <= 1:
+                reason += (
+                    f" (the string at {self.where(start)} runs on to line "
+                    f"{self.text.count(chr(10), 0, end) + 1}: is its closing quote missing?)"
+                )
+        return HloParseError(reason, self.text, position)
+
+    def string_end(self, pos: int) -> int:
+        """The end of the string opening at ``pos`` (remembered if it spans lines)."""
+        s = _STRING.match(self.text, pos)
+        if s is None:
+            raise self.error("unterminated string", pos)
+        end = s.end()
+        if self.text.find("\n", pos, end) >= 0:
+            self.long_string = (pos, end)
+        return end
 
     def skip(self) -> int:
         """Move past whitespace and comments; return the new position."""
@@ -506,10 +525,7 @@ class _Parser:
                     return j + 1
                 i = j + 1
             elif token in "\"'":
-                s = _STRING.match(text, j)
-                if s is None:
-                    raise self.error("unterminated string", j)
-                i = s.end()
+                i = self.string_end(j)
             elif token == "/*":
                 k = text.find("*/", j + 2)
                 if k < 0:
@@ -608,10 +624,7 @@ class _Parser:
             layout = _ENTRY_LAYOUT.match(text, pos)  # '{(shapes)->shape}': balanced, as read below
             return layout.end() if layout is not None else self.balanced_end(pos)
         if text.startswith(('"', "'"), pos):
-            s = _STRING.match(text, pos)
-            if s is None:
-                raise self.error("unterminated string", pos)
-            return s.end()
+            return self.string_end(pos)
         i = pos + 1 if text.startswith("%", pos) else pos
         n = len(text)
         while i < n:
@@ -846,10 +859,7 @@ class _Parser:
                 self.pos = number.end()
                 start = self.skip()
                 if self.text.startswith(('"', "'"), start):
-                    s = _STRING.match(self.text, start)
-                    if s is None:
-                        raise self.error("unterminated string", start)
-                    end = s.end()
+                    end = self.string_end(start)
                 elif self.text.startswith("{", start):
                     end = self.balanced_end(start)
                 else:
