@@ -324,6 +324,10 @@ def _error(text: str) -> HloParseError:
             _module('  p = f32[2]{0} parameter(0), metadata={op_name="x"\n     source_line=3'),
             *(6, 1, "never closed: expected '}'; the last instruction, 'p' at line 3, column 3, runs on"),
         ),
+        (  # XLA infers some shapes; this parser does not, and says so
+            _module("  a = f32[2]{0} parameter(0)", "  ROOT s =\n    add(a, a)"),
+            *(5, 5, "instruction 's' has no result shape before its opcode 'add': XLA infers"),
+        ),
         (  # a quote missing: the string runs on to the next line's first quote
             _module(
                 '  p = f32[2]{0} parameter(0), metadata={op_name="x}\n  ROOT q = f32[2]{0} copy(p), a="y"'

@@ -17,6 +17,8 @@ instruction may be wrapped over several lines anywhere, a shape written ``f32 [2
 or over lines, a nested tuple shape commented (XLA prints ``/*index=5*/`` inside long
 tuples and operand lists). Strings are in double or single quotes and may span lines.
 Attribute values, constant literals and section entries are kept as the text gives them.
+One form of XLA's is not read: an instruction without its result shape (``s = add(a, b)``,
+which XLA infers for some opcodes) is an error that says so.
 ``HloModule.to_text()`` prints a module back, one instruction a line.
 
 >>> from layout_algebra.hlo import parse_module
@@ -144,6 +146,7 @@ _ARRAY_SHAPE = re.compile(
 )
 _ARRAY_HEAD = re.compile(r"[a-z][a-z0-9]*" + _GAP + r"\[")  # 'f32 [2]' is XLA's too
 _LAYOUT_START = re.compile(_GAP + r"\{" + _GAP + r"(?:-?[0-9]|:)")
+_SHAPELESS = re.compile(r"([a-z][a-z0-9\-]*)" + _GAP + r"\(")  # 'add(' where a shape belongs
 _SPECIAL = re.compile(r"[(){}\[\]\"']|/\*|//")
 _BARE = re.compile(
     r"(?:[^\s,(){}\[\]\"'%/]|/(?![/*]))+"
@@ -1108,6 +1111,13 @@ class _Parser:
             name = m.group(1)
             self.pos = m.end()
             self.expect("=", f"after the instruction name '{name}'")
+        shapeless = _SHAPELESS.match(text, self.skip())
+        if shapeless is not None and shapeless.group(1) != "b":  # 'b(' opens a buffer shape
+            raise self.error(
+                f"instruction '{name}' has no result shape before its opcode '{shapeless.group(1)}': "
+                "XLA infers the shape of some opcodes, this parser reads it from the text "
+                f"(write it: '{name} = f32[2]{{0}} {shapeless.group(1)}(...)')"
+            )
         shape = self.shape()
         op = _OPCODE_OPEN.match(text, self.pos)  # " opcode(" on one line
         if op is not None:
