@@ -617,11 +617,25 @@ def round_up_size(n: Dim, m: int) -> Dim:
 
 
 def _exact_quotient(d: Dim, t: int) -> Dim:
-    """``d / t`` where ``d`` is a multiple of ``t`` (a padded size)."""
+    """``d / t`` where ``d`` is a multiple of ``t`` (a padded size).
+
+    A product with ``t`` among its two factors (a general stage's ``K*t``, or ``8*N``) is
+    divided by taking the other factor: SymPy's division would evaluate a product, whose
+    first evaluation in a process imports ``sympy.tensor`` (20-45 ms).
+
+    >>> import sympy
+    >>> k, t = sympy.symbols("K t", integer=True, nonnegative=True)
+    >>> _exact_quotient(sympy.Mul(k, t, evaluate=False), t), _exact_quotient(8 * k, 8), _exact_quotient(k, 2)
+    (K, K, K/2)
+    """
     if isinstance(d, int):
         if d % t:
             raise ValueError(f"dimension {d} is not a multiple of the tile size {t}; pad it first")
         return d // t
     from layout_algebra.model.symbols import as_sympy
 
-    return as_sympy(d) / t
+    expr = as_sympy(d)
+    if expr.is_Mul and len(expr.args) == 2 and t in expr.args:
+        first, second = expr.args
+        return second if first == t else first
+    return expr / t
