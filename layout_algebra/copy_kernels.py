@@ -14,9 +14,9 @@ turns into vector instructions.
   ``[8j, 8j+8)`` (the little-endian order of the 4 ``s8`` of an ``(4,1)`` tile);
   :func:`words_from_nibbles` from the low 4 bits of 8 bytes, nibble ``j`` in bits
   ``[4j, 4j+4)`` (the 8 ``s4`` of an ``(8,1)`` tile under ``E(4)``).
-  :func:`bytes_from_words` and :func:`nibbles_from_words` take them apart again, and
-  :func:`halves_from_words` splits words into two 16-bit halves (the 2 ``bf16`` of a
-  ``(2,1)`` tile).
+  :func:`bytes_from_words` and :func:`nibbles_from_words` take them apart again;
+  :func:`words_from_halves` builds words from two 16-bit halves (the 2 ``bf16`` of a
+  ``(2,1)`` tile) and :func:`halves_from_words` splits them.
 
 Part ``j`` of the word at ``i`` is ``parts[po + i . ps + j * step]``; the word is
 ``words[wo + i . ws]``, for ``i`` in the 4-D ``shape``. Each part of a word has a loop
@@ -42,6 +42,9 @@ and the staged words of each ``i0`` (one dense region: the ``(64,128)`` tiles of
 are gathered from the stage in the order of memory into a buffer whose 64-byte lines
 match the region's, every whole line streamed (:func:`_stream_runs_out`; streaming each
 512-byte run alone left two partial lines per run, which cost more than they saved).
+:func:`words_from_halves` streams the same way, building each region's runs straight into
+the buffer (:func:`_stream_halves_out`): with plain stores, the read of every line before
+it is written made a third pass over memory.
 
 Nibbles are packed byte by byte: byte ``k`` of a word (byte offset ``k``: little-endian) is
 ``(n[2k] & 0xF) | (n[2k+1] << 4)``, computed on 8-bit lanes, and the 4 bytes of each word
@@ -80,6 +83,7 @@ __all__ = [
     "halves_from_words",
     "nibbles_from_words",
     "words_from_bytes",
+    "words_from_halves",
     "words_from_nibbles",
 ]
 
@@ -492,6 +496,71 @@ def _runs_on(ws, ps, shape):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
+def _halves_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                a = parts[pb : pb + n]
+                b = parts[pb + step : pb + step + n]
+                for i in range(n):
+                    w[i] = U32(a[i]) | (U32(b[i]) << S16)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    words[wb + i * w3] = U32(parts[p]) | (U32(parts[p + step]) << S16)
+
+
+@njit(nogil=True, cache=True)
+def _stream_halves_out(words8, wb, ws, parts, pb, ps, step, shape):  # type: ignore[no-untyped-def]
+    """:func:`_halves_in` for one ``i0`` whose words are one dense region
+    (:func:`_is_one_region`; ``wb``: its first byte in ``words8``) and whose parts step by
+    one along ``i3``: the runs are built in the order of memory into a buffer in the L1
+    cache whose 64-byte lines match the region's, and every whole line is written with a
+    non-temporal store (the region's first and last partial lines plainly)."""
+    n = shape[3]
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    raw = np.empty(n + LINE, U32)
+    buffer32 = raw[((-raw.ctypes.data) % LINE) // 4 :]  # words are 4-byte aligned
+    buffer = buffer32.view(U8)
+    lead = (words8.ctypes.data + wb) % LINE
+    fill = lead
+    at = wb - lead
+    first = True
+    for a_ in range(shape[outer]):
+        for b_ in range(shape[inner]):
+            i1, i2 = (b_, a_) if outer == 2 else (a_, b_)
+            q = pb + i1 * ps[1] + i2 * ps[2]
+            low = parts[q : q + n]
+            high = parts[q + step : q + step + n]
+            w = buffer32[fill // 4 : fill // 4 + n]
+            for i in range(n):
+                w[i] = U32(low[i]) | (U32(high[i]) << S16)
+            fill += 4 * n
+            lines = fill // LINE
+            k = 0
+            if first and lines and lead:  # the region's first line: only its own bytes
+                part = words8[at + lead : at + LINE]
+                for i in range(LINE - lead):
+                    part[i] = buffer[lead + i]
+                k = 1
+            first = first and not lines
+            while k < lines:
+                _stream_line(words8, at + k * LINE, buffer, k * LINE)
+                k += 1
+            rest = fill - lines * LINE
+            for i in range(rest):
+                buffer[i] = buffer[lines * LINE + i]
+            at += lines * LINE
+            fill = rest
+    for i in range(lead if first else 0, fill):  # the last partial line (or the only one)
+        words8[at + i] = buffer[i]
+
+
+@njit(nogil=True, cache=True)
 def _halves_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
     for i1 in range(shape[1]):
         for i2 in range(shape[2]):
@@ -617,6 +686,30 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged, stream
         else:
             _nibbles_out(parts, p0, ps, step, words8, w0, ws, shape, streamed)
     if streamed:
+        _store_fence()
+
+
+@njit(nogil=True, cache=True)
+def words_from_halves(words, wo, ws, parts, po, ps, step, shape, staged, streamed=False):  # type: ignore[no-untyped-def]
+    """``words[w] = p0 | p1 << 16``, the 16-bit halves ``pj = parts[p + j*step]`` (the 2
+    ``bf16`` of a ``(2,1)`` tile). With ``streamed``, where the words of each ``i0`` are one
+    region and the parts step by one along ``i3``, the words are written a whole cache line
+    at a time, non-temporally (:func:`_stream_halves_out`)."""
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, words.dtype)
+    region = streamed and ps[3] == 1 and _is_one_region(ws, shape)
+    words8 = words.view(U8)
+    for i0 in range(shape[0]):
+        if region:
+            _stream_halves_out(words8, 4 * (wo + i0 * ws[0]), ws, parts, po + i0 * ps[0], ps, step, shape)
+        elif staged:
+            _halves_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
+            out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                out[i] = stage[i]
+        else:
+            _halves_in(words, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
+    if region:
         _store_fence()
 
 

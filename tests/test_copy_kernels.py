@@ -34,6 +34,7 @@ KERNELS = (
     "bytes_from_words",
     "words_from_nibbles",
     "nibbles_from_words",
+    "words_from_halves",
     "halves_from_words",
 )
 
@@ -91,9 +92,9 @@ def both_paths(x: np.ndarray, text: str, fill: int, **options) -> tuple[np.ndarr
         ("s4[130,1030]{1,0:T(64,128)(8,1)E(4)}", {"words_from_nibbles", "nibbles_from_words"}),
         ("u4[640,256]{1,0:T(64,128)(8,1)E(4)}", {"words_from_nibbles", "nibbles_from_words"}),
         ("s4[300,130]{0,1:T(8,128)(8,1)E(4)}", {"words_from_nibbles", "nibbles_from_words"}),
-        ("bf16[64,384]{1,0:T(8,128)(2,1)}", {"halves_from_words"}),
-        ("bf16[299,700]{1,0:T(8,128)(2,1)}", {"halves_from_words"}),
-        ("f16[130,260]{1,0:T(8,128)(2,1)}", {"halves_from_words"}),
+        ("bf16[64,384]{1,0:T(8,128)(2,1)}", {"words_from_halves", "halves_from_words"}),
+        ("bf16[299,700]{1,0:T(8,128)(2,1)}", {"words_from_halves", "halves_from_words"}),
+        ("f16[130,260]{1,0:T(8,128)(2,1)}", {"words_from_halves", "halves_from_words"}),
     ],
 )
 def test_tpu_formats_run_the_kernels_and_match_numpy_and_the_index_map(text, used) -> None:
@@ -358,6 +359,7 @@ def test_importing_the_package_or_packing_small_arrays_does_not_import_numba() -
 #: (kernel that builds words, kernel that splits them, parts per word, bits per part)
 NIBBLES = ("words_from_nibbles", "nibbles_from_words", 8, 4)
 BYTES = ("words_from_bytes", "bytes_from_words", 4, 8)
+HALVES = ("words_from_halves", "halves_from_words", 2, 16)
 
 
 def words_by_loop(parts: np.ndarray, ps, step: int, shape, count: int, bits: int) -> dict[tuple, int]:
@@ -405,7 +407,7 @@ def word_boxes(draw: st.DrawFn, count: int) -> tuple:
     return shape, ps5[:4], ps5[4], stride, ws, draw(st.integers(0, 2**32 - 1))
 
 
-@pytest.mark.parametrize("kernels", [NIBBLES, BYTES], ids=["nibbles", "bytes"])
+@pytest.mark.parametrize("kernels", [NIBBLES, BYTES, HALVES], ids=["nibbles", "bytes", "halves"])
 @settings(max_examples=120, deadline=None)
 @given(data=st.data())
 def test_word_kernels_match_the_definition_on_every_path(kernels, data) -> None:
@@ -413,20 +415,22 @@ def test_word_kernels_match_the_definition_on_every_path(kernels, data) -> None:
     shape, ps, step, words_span, ws, seed = data.draw(word_boxes(count))
     rng = np.random.default_rng(seed)
     span = 1 + sum((n - 1) * s for n, s in zip(shape, ps, strict=True)) + (count - 1) * step
-    parts = rng.integers(0, 256, span, dtype=np.uint8)  # high nibbles set too: they must be ignored
+    dtype = np.dtype(f"<u{max(1, bits // 8)}")  # bytes, or the 16-bit halves of bf16
+    parts = rng.integers(0, 1 << (8 * dtype.itemsize), span, dtype=dtype)  # high nibbles set: ignored
     expected = words_by_loop(parts, ps, step, shape, count, bits)
     shape_a, ws_a, ps_a = (np.array(v, np.int64) for v in (shape, ws, ps))
     dense = copy_engine.is_dense(shape[1:], ws[1:])
-    # nibbles: written with non-temporal stores of whole lines or not, at any alignment
-    streamed = (data.draw(st.booleans()),) if count == 8 else ()
+    # nibbles and halves: written with non-temporal stores of whole lines or not, at any alignment
+    streamed = (data.draw(st.booleans()),) if count in (8, 2) else ()
     shift = data.draw(st.integers(0, 15))
     for staged in (False, True) if dense and ws[0] >= math.prod(shape[1:]) else (False,):
         words = np.full(words_span + 16, 0xA5A5A5A5, np.uint32)[shift : shift + words_span]
         getattr(copy_kernels, build)(words, 0, ws_a, parts, 0, ps_a, step, shape_a, staged, *streamed)
         got = {i: int(words[sum(a * b for a, b in zip(i, ws, strict=True))]) for i in np.ndindex(*shape)}
         assert got == expected, (shape, ps, step, ws, staged)
-        back = np.full(span, 0xEE, np.uint8)
-        getattr(copy_kernels, split)(back, 0, ps_a, step, words, 0, ws_a, shape_a, staged, *streamed)
+        back = np.full(span, 0xEE, dtype)
+        split_streamed = streamed if count == 8 else ()  # halves are split with plain stores
+        getattr(copy_kernels, split)(back, 0, ps_a, step, words, 0, ws_a, shape_a, staged, *split_streamed)
         written = np.zeros(span, bool)
         for index in np.ndindex(*shape):
             p = sum(int(i) * int(s) for i, s in zip(index, ps, strict=True))
@@ -547,3 +551,65 @@ def test_staged_nibble_words_streamed_out_match_plain_stores(offset, dims, outer
         for i in np.ndindex(*shape):
             written[start + sum(a * b for a, b in zip(i, ws, strict=True))] = True
         assert (storage[~written] == 0xA5A5A5A5).all(), f"streamed={streamed}"
+
+
+@pytest.mark.parametrize("offset", [0, 4, 16, 60])
+@pytest.mark.parametrize("dims", [(1, 1, 3), (2, 3, 5), (4, 2, 16), (4, 6, 128)])
+@pytest.mark.parametrize("outer", [1, 2])  # which of i1, i2 steps the farther in the words
+def test_halves_streamed_into_whole_lines_match_plain_stores(offset, dims, outer) -> None:
+    # the (2,1) path of bf16: the words of each i0 one region (in any order of i1, i2),
+    # built in the order of memory into a buffer matching the region's lines and streamed;
+    # at any alignment (regions under a line, of one, of many) only the words may change
+    n1, n2, n3 = dims
+    shape = np.array([3, n1, n2, n3], np.int64)
+    ps = np.array([2 * n1 * n2 * n3 + 5, 2 * n2 * n3, n3, 1], np.int64)  # two rows per word
+    step = n2 * n3
+    inner = 3 - outer
+    ws = np.zeros(4, np.int64)
+    ws[3], ws[inner], ws[outer] = 1, n3, n3 * shape[inner]
+    ws[0] = n1 * n2 * n3 + 2  # a gap between the regions of i0
+    rng = np.random.default_rng(offset + 7 * n3 + outer)
+    parts = rng.integers(0, 1 << 16, 3 * ps[0], dtype=np.uint16)
+    expected = words_by_loop(parts, ps, step, shape, 2, 16)
+    span = 2 * int(ws[0]) + n1 * n2 * n3
+    for streamed in (True, False):
+        storage = np.full(span + 32, 0xA5A5A5A5, np.uint32)
+        start = ((-storage.ctypes.data) % 64 + offset) // 4  # the words `offset` bytes past a line
+        words = storage[start : start + span]
+        copy_kernels.words_from_halves(words, 0, ws, parts, 0, ps, step, shape, False, streamed)
+        got = {i: int(words[sum(a * b for a, b in zip(i, ws, strict=True))]) for i in np.ndindex(*shape)}
+        assert got == expected, f"streamed={streamed}"
+        written = np.zeros(storage.size, bool)
+        for i in np.ndindex(*shape):
+            written[start + sum(a * b for a, b in zip(i, ws, strict=True))] = True
+        assert (storage[~written] == 0xA5A5A5A5).all(), f"streamed={streamed}"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "bf16[299,700]{1,0:T(8,128)(2,1)}",
+        "bf16[64,384]{1,0:T(8,128)(2,1)}",
+        "f16[130,260]{1,0:T(8,128)(2,1)}",
+    ],
+)
+def test_bf16_words_streamed_past_the_cache_on_one_and_two_threads(text, threads, monkeypatch) -> None:
+    # padded last tiles both ways (their edge blocks are not one region: plain stores), and
+    # the fill of the padding, with several chunks so that two threads share the work
+    monkeypatch.setattr(copy_engine, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(numpy_eval, "_KERNEL_CHUNK_BYTES", 1 << 14)
+    monkeypatch.setattr(numpy_eval, "_CHUNK_BYTES", 1 << 14)
+    x = random_array(layout_map(text), np.random.default_rng(9))
+    streams: list[bool] = []
+    real = copy_kernels.words_from_halves
+
+    def spy(*args):  # type: ignore[no-untyped-def]
+        streams.append(bool(args[9:] and args[9]))
+        return real(*args)
+
+    monkeypatch.setattr(copy_kernels, "words_from_halves", spy)
+    fast, slow = both_paths(x, text, fill=0x3C, threads=threads)
+    assert streams and all(streams), streams
+    np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_array_equal(fast, reference_pack(x, text, fill=0x3C))
