@@ -125,6 +125,10 @@ With ``numba`` installed (the ``fast`` extra), words of 32 bits made of several 
 by compiled kernels (:mod:`layout_algebra.copy_kernels`) in one pass per block instead, and
 taken apart the same way (also the 2 halves of a bf16 ``(2,1)`` tile); the bytes are the same.
 
+Slots of any other size (``s4`` under ``E(5)``) take a plainer path: each chunk's slots are
+spread to one byte per bit (``np.unpackbits``), elements and padding, and packed back
+(``np.packbits``) into the bit stream; chunks start on a byte, so they still run in parallel.
+
 Every view is a view (NumPy reshapes a sliced dimension into two without copying). The
 data then moves by ``np.copyto`` from each block's view into the box, chunk by chunk of the
 output (2 MB, so that what is read and written stays in the cache; ``unpack`` first reads

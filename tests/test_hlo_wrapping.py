@@ -362,3 +362,44 @@ def test_malformed_wrapped_input_is_reported_at_its_line_and_column(
     err = _error(text)
     assert (err.line, err.column) == (line, column), str(err)
     assert reason in err.reason, str(err)
+
+
+# ------------------------------------------------ nested tuples in the one-match reader
+ONE_LINE_NESTED = (
+    "HloModule m, entry_computation_layout={((f32[2]{0}, (s32[], u32[]{:T(128)})), f32[3]{0})->f32[2]{0}}\n"
+    "ENTRY e (p: (f32[2]{0}, (s32[], u32[]{:T(128)})), q: f32[3]{0}) -> f32[2]{0} {\n"
+    "  p = (f32[2]{0}, (s32[], u32[]{:T(128)})) parameter(0)\n"
+    "  q = f32[3]{0} parameter(1)\n"
+    "  s = ((f32[2]{0}), f32[2]{0}, u32[]{:T(8)S(8)}) call-start(p), to_apply=%f\n"
+    "  t = (f32[2]{0}, s32[], s32[], s32[], s32[], /*index=5*/(s32[], f32[3]{0})) tuple(p, p, p, p, p, q)\n"
+    "  ROOT g = f32[2]{0} get-tuple-element((f32[2]{0}, (s32[], u32[]{:T(128)})) p), index=0\n"
+    "}\n"
+    "%f (x: (f32[2]{0}, (s32[], u32[]{:T(128)}))) -> f32[2]{0} {\n"
+    "  x = (f32[2]{0}, (s32[], u32[]{:T(128)})) parameter(0)\n"
+    "  ROOT y = f32[2]{0} get-tuple-element(x), index=0\n"
+    "}\n"
+)
+
+
+def test_one_line_nested_tuples_take_the_one_match_reader_and_agree_with_the_careful_one(monkeypatch) -> None:
+    from layout_algebra.hlo import parser
+
+    lines = [
+        line.strip() for line in ONE_LINE_NESTED.splitlines() if " = " in line and "HloModule" not in line
+    ]
+    lines.remove(next(line for line in lines if line.startswith("ROOT g")))  # a tuple-typed operand: by parts
+    assert len(lines) == 6 and all(
+        (m := parser._FLAT_INSTRUCTION.match(line)) is not None and m.end() == len(line) for line in lines
+    )
+    assert parser._SIGNATURE.match(ONE_LINE_NESTED, ONE_LINE_NESTED.index("(p:")) is not None
+    assert parser._ENTRY_LAYOUT.match(ONE_LINE_NESTED, ONE_LINE_NESTED.index("{((")) is not None
+    fast = parse_module(ONE_LINE_NESTED)
+    with monkeypatch.context() as patch:
+        for name in parser._FAST_PATHS:
+            patch.setattr(parser, name, re.compile(r"(?!)"))
+        careful = parse_module(ONE_LINE_NESTED)
+    assert fast == careful
+    assert fast.entry.instruction("t").shape.elements[5] == parse_shape("(s32[], f32[3]{0})")
+    assert fast.entry_computation_layout.parameter_shapes[0] == parse_shape(
+        "(f32[2]{0}, (s32[], u32[]{:T(128)}))"
+    )

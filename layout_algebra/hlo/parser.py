@@ -59,7 +59,7 @@ module (``03_*.hlo``, 69 KB): Lark's ``basic`` lexer *alone* (no parsing) ran at
 a Lark LALR parse of a flat token grammar at 1.5 MB/s, and a pyparsing token scan at
 0.3 MB/s: a token object per token is already too slow. This parser never looks at
 characters one at a time. A common one-line instruction (``[ROOT] name = shape
-opcode(operands), key=value, ...`` with an array shape or a tuple of arrays, operand names
+opcode(operands), key=value, ...`` with an array shape or a tuple (of arrays and tuples of arrays), operand names
 with or without array shapes, XLA's ``/*index=5*/`` comments in lists, a braced constant
 literal, attribute values that are words, strings or bracket groups nested up to five
 deep, as ``backend_config`` JSON is, and comments after it) is read by ONE compiled regular
@@ -203,8 +203,11 @@ _TUPLE_ELEMENT = r"[a-z][a-z0-9]*+\[[^\[\]\n]*+\](?:\{(?=-?[0-9]|:)(?:[^{}()\n]+
 # before every fifth one.
 _COMMA = r"[ \t]*,[ \t]*(?:/\*index=[0-9]+\*/[ \t]*)?"
 _INDEX_COMMENT = r"(?:/\*index=[0-9]+\*/[ \t]*)?"
-# A tuple of arrays: "(", elements, ")" (what balanced_end reads: no nested tuple).
-_FLAT_TUPLE = r"\([ \t]*(?:" + _TUPLE_ELEMENT + r"(?:" + _COMMA + _TUPLE_ELEMENT + r")*)?[ \t]*\)"
+# A tuple on one line: "(", elements, ")" (what balanced_end reads), each element an array
+# or a tuple of arrays (the state of a while loop, an async start's "((operands), ...)").
+_ARRAY_TUPLE = r"\([ \t]*(?:" + _TUPLE_ELEMENT + r"(?:" + _COMMA + _TUPLE_ELEMENT + r")*)?[ \t]*\)"
+_TUPLE_ITEM = r"(?:" + _TUPLE_ELEMENT + r"|" + _ARRAY_TUPLE + r")"
+_FLAT_TUPLE = r"\([ \t]*(?:" + _TUPLE_ITEM + r"(?:" + _COMMA + _TUPLE_ITEM + r")*)?[ \t]*\)"
 # An operand in the one-match form: a name, or an array shape (layout without nested braces) and a name.
 _ARRAY_TEXT = r"[a-z][a-z0-9]*+\[[^\[\]\n]*+\](?:\{(?=-?[0-9]|:)[^{}\n]*+\})?"
 _OPERAND = r"(?:" + _ARRAY_TEXT + r"[ \t]++)?%?[\w.\-]++"
@@ -236,7 +239,7 @@ _FLAT_INSTRUCTION = re.compile(
     re.S,
 )
 # A computation's typed header "(name: shape, ...) -> shape" on one line, every shape an
-# array or a tuple of arrays: one match, as the careful reader would read it.
+# array or a one-line tuple: one match, as the careful reader would read it.
 _PARAMETER = r"%?[A-Za-z0-9_][\w.\-]*+[ \t]*+:[ \t]*+(?:" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"
 _SIGNATURE = re.compile(
     r"\([ \t]*+(" + _PARAMETER + r"(?:" + _COMMA + _PARAMETER + r")*+)?[ \t]*\)"
@@ -246,7 +249,7 @@ _SIGNATURE_PARAMETER = re.compile(
     _INDEX_COMMENT + r"%?([A-Za-z0-9_][\w.\-]*)[ \t]*:[ \t]*(" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"
 )
 # The module header's entry_computation_layout={(shape, ...)->shape} on one line, every
-# shape an array or a tuple of arrays; _LISTED_SHAPE finds the parameter shapes in it.
+# shape an array or a one-line tuple; _LISTED_SHAPE finds the parameter shapes in it.
 _SHAPE_TEXT = r"(?:" + _ARRAY_TEXT + r"|" + _FLAT_TUPLE + r")"
 _ENTRY_LAYOUT = re.compile(
     r"\{[ \t]*\([ \t]*+(" + _SHAPE_TEXT + r"(?:" + _COMMA + _SHAPE_TEXT + r")*+)?[ \t]*\)"
