@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 
 from layout_algebra import parse_shape
 from layout_algebra.hlo import HloParseError, parse_module
+from layout_algebra.hlo.parser import iter_computations
 
 
 def shipped_dumps() -> list[Path]:
@@ -194,6 +195,7 @@ def test_every_gap_rewrapped_gives_the_same_module(path: Path) -> None:
     assert len(offsets) > 50
     wrapped = rewrapped(text, {o: GAPS[k % len(GAPS)] for k, o in enumerate(offsets)})
     assert parse_module(wrapped) == dump_module(path)
+    assert tuple(iter_computations(wrapped)) == dump_module(path).computations  # streamed alike
 
 
 @settings(
