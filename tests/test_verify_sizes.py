@@ -13,13 +13,15 @@ plain evaluation of the dimension formulas and assumptions at every size in a bo
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.hlo.execute import compare
-from layout_algebra.hlo.verify import verify_rewrite
+from layout_algebra.hlo.execute import InvalidHloError, compare
+from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes, assumptions_hold, parse_assumptions
@@ -71,6 +73,26 @@ def test_regression_a_counterexample_has_every_parameter_dimension_a_size() -> N
         assert _dims_are_sizes(f"f32[{rows},128]", n), (rows, n)
         assert "-" not in result.counterexample["before"] + result.counterexample["after"]
         assert compare(before, after, sizes={"N": n}).same is False  # the executor runs it
+
+
+def test_regression_an_intermediate_dimension_formula_must_be_a_size_too() -> None:
+    """``t = f32[N/8,8,128] reshape(p)`` of ``p = f32[N,128]`` is invalid HLO where 8 does not
+    divide N; old code answered ``unknown`` (a side condition not proved) without saying so,
+    and under ``N == 3`` (where only the rewritten module is invalid) the same."""
+    before = copy_module("f32[N,128]{1,0}", "f32[N,128]{1,0}")
+    after = (
+        "HloModule m\nENTRY e {\n  p = f32[N,128]{1,0} parameter(0)\n"
+        "  t = f32[N/8,8,128]{2,1,0} reshape(p)\n  ROOT r = f32[N,128]{1,0} reshape(t)\n}\n"
+    )
+    for assume, n in ((None, None), ("N == 3", 3), ("N <= 7 or N == 16", None)):
+        with pytest.raises(InvalidHlo, match=r"reshape t: f32\[N/8,8,128\]\{2,1,0\} has a dimension") as info:
+            verify_rewrite(before, after, assume=assume)
+        found = int(re.search(r"at N=(\d+)", str(info.value)).group(1))
+        assert found % 8 != 0 and (n is None or found == n)
+        with pytest.raises(InvalidHloError):  # the executor cannot run it there either
+            compare(before, after, sizes={"N": found})
+    assert verify_rewrite(before, after, assume="N % 8 == 0").status == "proved"
+    assert compare(before, after, sizes={"N": 16}).same is True
 
 
 # --------------------------------------------------- the domain: sizes are integers >= 0

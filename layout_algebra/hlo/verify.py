@@ -156,6 +156,7 @@ from layout_algebra.prove.assumptions import (
     Assumptions,
     assumption_terms,
     assumptions_hold,
+    condition_text,
 )
 from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, admitted_assumptions, shape_facts, unless_vacuous
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
@@ -1769,6 +1770,33 @@ def _check_bitcast_sizes(ctx: _Context) -> str | None:
     return None
 
 
+def _check_dimension_formulas(ctx: _Context) -> str | None:
+    """Every array of both modules has whole dimensions >= 0 at every size the assumptions
+    allow (the parameters' formulas are facts: ``ctx.assumptions``): ``t = f32[N/8,8,128]
+    reshape(p)`` of ``p = f32[N,128]`` is invalid HLO at N = 3. Raises ``InvalidHlo`` at
+    sizes Z3 finds (re-checked by evaluating the formula there); returns the reason when
+    that cannot be decided, for an ``unknown`` answer."""
+    for module in (ctx.before, ctx.after):
+        for _, instr in module.instructions():
+            for _, leaf in _leaves_any(instr.shape):
+                for fact in shape_facts([leaf]):
+                    if fact in ctx.assumptions:
+                        continue
+                    if isinstance(fact, sympy.Eq):  # a divisibility: Mod(formula, k) == 0
+                        verdict, sizes = _property_differs(ctx, fact.lhs, fact.rhs)
+                    else:  # formula >= 0
+                        verdict, sizes = _property_differs(ctx, 0, fact.lhs, at_most=True)
+                    if verdict.startswith("unknown"):
+                        return f"whether {instr.opcode} {instr.name} ({leaf}) has whole dimensions >= 0 is {verdict}"
+                    if verdict == "differ" and sizes is not None:
+                        at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+                        raise InvalidHlo(
+                            f"{instr.opcode} {instr.name}: {leaf} has a dimension that is not a whole number "
+                            f">= 0 at {at} (sizes the assumptions allow): {condition_text(fact)} fails there"
+                        )
+    return None
+
+
 def _element_query(
     ctx: _Context,
     a: HloModule,
@@ -2063,9 +2091,13 @@ def verify_rewrite(
         start,
         frozenset(float_rules),
     )
-    undecided = _check_bitcast_sizes(ctx)  # XLA's bitcast rule, before any answer
-    if undecided is not None:
-        return ctx.result("unknown", "shape sizes of the bitcasts (Z3)", reason=undecided)
+    for check, checked in (
+        (_check_dimension_formulas, "dimension formulas (Z3)"),
+        (_check_bitcast_sizes, "shape sizes of the bitcasts (Z3)"),  # XLA's bitcast rule
+    ):
+        undecided = check(ctx)  # valid HLO at every size allowed, before any answer
+        if undecided is not None:
+            return ctx.result("unknown", checked, reason=undecided)
     results = []
     for (path, ra), (_, rb) in zip(leaves_a, leaves_b, strict=True):
         if mode == "physical":
