@@ -412,7 +412,7 @@ def test_a_remembered_fingerprint_is_used_only_for_the_same_file_status(
     lemma_cache.code_fingerprint.cache_clear()
     assert lemma_cache.code_fingerprint() == "planted"  # the memo is what is read
     lemma_cache.code_fingerprint.cache_clear()
-    monkeypatch.setattr(lemma_cache, "_code_status", lambda: "some file was written since")
+    monkeypatch.setattr(lemma_cache, "_code_status", lambda *_: "some file was written since")
     assert lemma_cache.code_fingerprint() == lemma_cache._code_digest() != "planted"
     for damage in ("", "[]", '{"status": 1}', "\xff"):
         memo.write_text(damage)

@@ -252,9 +252,10 @@ def code_fingerprint() -> str | None:
     since, the stored digest is the digest of the same bytes.
     """
     folder = cache_directory()
-    if not _loaded_code_is_on_disk():
+    stats = _code_stats()
+    if stats is None or not _loaded_code_is_on_disk(stats):
         return None
-    status = _code_status()
+    status = _code_status(stats)
     if status is None:
         return None
     memo = None if folder is None else folder / "code-fingerprint.json"
@@ -282,34 +283,49 @@ _LATE: dict[str, tuple[str, str]] = {}
 
 
 def _module_name(part: str, path: str) -> str:
-    name = os.path.basename(path)[: -len(".py")]
-    return f"layout_algebra.{part}" + ("" if name == "__init__" else f".{name}")
+    name = path[path.rfind(os.sep) + 1 : -3]  # the file name without ".py"
+    return f"layout_algebra.{part}" if name == "__init__" else f"layout_algebra.{part}.{name}"
 
 
-def _file_status(path: str) -> str:
-    st = os.stat(path)
+def _status_text(st: os.stat_result) -> str:
     return f"{st.st_size} {st.st_ino} {st.st_mtime_ns} {st.st_ctime_ns}"
 
 
-def _loaded_code_is_on_disk() -> bool:
-    """Whether every query-code module this process has loaded, or will load, is the file
-    on disk now: no file was written since the process started (status change time), and
-    the modules not loaded yet are remembered with their status, for :func:`_fingerprint`
-    to check once they are."""
-    start = _process_start()
+def _file_status(path: str) -> str:
+    return _status_text(os.stat(path))
+
+
+#: Each query-code file as ``(part, path, its os.stat)``.
+_Stats = list[tuple[str, str, os.stat_result]]
+
+
+def _code_stats() -> _Stats | None:
+    """The status of every query-code file (``None`` if one cannot be read)."""
     files = _query_code_files()
-    if start is None or files is None:
-        return False
-    late: dict[str, tuple[str, str]] = {}
+    if files is None:
+        return None
     try:
-        for part, path in files:
-            if os.stat(path).st_ctime_ns >= (start - START_MARGIN_S) * 1e9:
-                return False
-            name = _module_name(part, path)
-            if name not in sys.modules:
-                late[name] = (path, _file_status(path))
+        return [(part, path, os.stat(path)) for part, path in files]
     except OSError:
+        return None
+
+
+def _loaded_code_is_on_disk(stats: _Stats) -> bool:
+    """Whether every query-code module this process has loaded, or will load, is the file
+    of status ``stats``: no file was written since the process started (status change
+    time), and the modules not loaded yet are remembered with their status, for
+    :func:`_fingerprint` to check once they are."""
+    start = _process_start()
+    if start is None:
         return False
+    written = int((start - START_MARGIN_S) * 1e9)
+    late = {}
+    for part, path, st in stats:
+        if st.st_ctime_ns >= written:
+            return False
+        name = _module_name(part, path)
+        if name not in sys.modules:
+            late[name] = (path, _status_text(st))
     _LATE.clear()
     _LATE.update(late)
     return True
@@ -399,7 +415,7 @@ def _code_digest() -> str | None:
     return digest.hexdigest()
 
 
-def _code_status() -> str | None:
+def _code_status(stats: _Stats | None = None) -> str | None:
     """The versions and each source file's path, size, inode, and modification and status
     change times (nanoseconds): what changes whenever a file's bytes do.
 
@@ -408,19 +424,14 @@ def _code_status() -> str | None:
     replacing a file gives a new inode. So equal status means the same bytes, short of a
     change of the system clock together with an unchanged inode, size and modification
     time. (Python itself reuses compiled bytecode on the modification time and size
-    alone.)
+    alone.) ``stats``: the files' status if already read (:func:`_code_stats`).
     """
-    files = _query_code_files()
-    if files is None:
+    stats = _code_stats() if stats is None else stats
+    if stats is None:
         return None
     parts = [_versions(), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-    try:
-        for part, path in files:
-            st = os.stat(path)
-            name = os.path.basename(path)
-            parts.append(f"{part}/{name} {st.st_size} {st.st_ino} {st.st_mtime_ns} {st.st_ctime_ns}")
-    except OSError:
-        return None
+    for part, path, st in stats:
+        parts.append(f"{part}/{os.path.basename(path)} {_status_text(st)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
