@@ -1776,12 +1776,14 @@ def _check_dimension_formulas(ctx: _Context) -> str | None:
     reshape(p)`` of ``p = f32[N,128]`` is invalid HLO at N = 3. Raises ``InvalidHlo`` at
     sizes Z3 finds (re-checked by evaluating the formula there); returns the reason when
     that cannot be decided, for an ``unknown`` answer."""
+    checked = set(ctx.assumptions)  # each fact once (many arrays share their formulas)
     for module in (ctx.before, ctx.after):
         for _, instr in module.instructions():
             for _, leaf in _leaves_any(instr.shape):
                 for fact in shape_facts([leaf]):
-                    if fact in ctx.assumptions:
+                    if fact in checked:
                         continue
+                    checked.add(fact)
                     if isinstance(fact, sympy.Eq):  # a divisibility: Mod(formula, k) == 0
                         verdict, sizes = _property_differs(ctx, fact.lhs, fact.rhs)
                     else:  # formula >= 0
