@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="TEXT",
-        help="for symbolic dims, e.g. 'M == 8*N'; conditions no sizes >= 1 satisfy are refused (exit 2)",
+        help="for symbolic dims, e.g. 'M == 8*N'; conditions no sizes >= 0 satisfy are refused (exit 2)",
     )
     p.add_argument(
         "--when",

@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="TEXT",
         help="a condition on the sizes, e.g. 'N %% 8 == 0 or N == 3' (repeatable; grammar: docs/assumptions.md); "
-        "conditions no sizes >= 1 satisfy are refused (exit 2), never a vacuous proof",
+        "conditions no sizes >= 0 satisfy are refused (exit 2), never a vacuous proof",
     )
     p.add_argument("--allocation", choices=["exact", "xla"], default="exact", help="buffer for in-bounds")
     p.add_argument(
