@@ -19,8 +19,9 @@ round (1 = as fast as copying the bytes), the median over the rounds: on a share
 whose load changes, neighbouring measurements compare better than best-of-N ones.
 
 With ``--baseline REV``, the same rounds also run ``pack``/``unpack`` with the compiled
-kernels of git revision ``REV`` (``layout_algebra/copy_kernels.py`` as committed there,
-imported as a separate module), on one thread and on every CPU, and a second table gives
+kernels of git revision ``REV`` (``layout_algebra/copy_kernels.py`` and
+``layout_algebra/transpose_kernels.py`` as committed there, imported as separate modules),
+on one thread and on every CPU, and a second table gives
 the time of each baseline operation divided by the current one (> 1: now faster), the
 median over the rounds: an A/B of a kernel change in one process.
 
@@ -147,12 +148,12 @@ def numpy_only(op: Callable[[], object]) -> Callable[[], object]:
     return run
 
 
-def kernels_at(revision: str) -> ModuleType:
-    """``layout_algebra/copy_kernels.py`` as committed at git ``revision``, imported as a module
-    of its own (from a temporary folder, removed at exit): the baseline of an A/B run."""
+def module_at(revision: str, path: str) -> ModuleType:
+    """The file ``path`` of the checkout as committed at git ``revision``, imported as a module
+    of its own (from a temporary folder, removed at exit)."""
     root = Path(__file__).resolve().parent.parent
     source = subprocess.run(
-        ["git", "show", f"{revision}:layout_algebra/copy_kernels.py"],
+        ["git", "show", f"{revision}:{path}"],
         cwd=root,
         check=True,
         capture_output=True,
@@ -160,31 +161,61 @@ def kernels_at(revision: str) -> ModuleType:
     ).stdout
     folder = Path(tempfile.mkdtemp(prefix="baseline_kernels_"))
     atexit.register(shutil.rmtree, folder, True)
-    name = "baseline_copy_kernels_" + re.sub(r"\W", "_", revision)
-    path = folder / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
+    name = f"baseline_{Path(path).stem}_" + re.sub(r"\W", "_", revision)
+    file = folder / f"{name}.py"
+    file.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def with_kernels(module: ModuleType, op: Callable[[], object]) -> Callable[[], object]:
-    """``op`` with the copy engine using the compiled kernels of ``module`` (without streamed
-    stores if its nibble kernel predates them)."""
-    streams = "streamed" in inspect.signature(module.nibbles_from_words.py_func).parameters
+def kernels_at(revision: str) -> tuple[ModuleType, ModuleType | None]:
+    """``layout_algebra/copy_kernels.py`` and ``layout_algebra/transpose_kernels.py`` as
+    committed at git ``revision`` (None for the second before it existed: NumPy then blocks
+    the transposing copies): the baseline of an A/B run."""
+    try:
+        transposes = module_at(revision, "layout_algebra/transpose_kernels.py")
+    except subprocess.CalledProcessError:
+        transposes = None
+    return module_at(revision, "layout_algebra/copy_kernels.py"), transposes
+
+
+def with_kernels(
+    modules: tuple[ModuleType, ModuleType | None], op: Callable[[], object]
+) -> Callable[[], object]:
+    """``op`` with the copy engine using the compiled kernels of ``modules`` (the word kernels,
+    the transposing kernels): without streamed stores if their nibble kernel predates them,
+    and with NumPy building the words that they have no kernel for."""
+    words, transposes = modules
+    streams = "streamed" in inspect.signature(words.nibbles_from_words.py_func).parameters
+    table = {
+        key: (build if build is None or hasattr(words, build) else None, split)
+        for key, (build, split) in copy_engine.WORD_KERNELS.items()
+    }
 
     def run() -> object:
-        copy_engine.kernels()  # the current kernels loaded, so that they are restored below
-        saved, stream_from = copy_engine._kernels, copy_engine.STREAM_MIN_BYTES
-        copy_engine._kernels = module
+        copy_engine.transpose_kernels()  # the current kernels loaded, so that they are restored below
+        saved = (
+            copy_engine._kernels,
+            copy_engine._transposer,
+            copy_engine.STREAM_MIN_BYTES,
+            copy_engine.WORD_KERNELS,
+        )
+        copy_engine._kernels, copy_engine.WORD_KERNELS = words, table
+        copy_engine._transposer = transposes if transposes is not None else False
         if not streams:
             copy_engine.STREAM_MIN_BYTES = 1 << 62
         try:
             return op()
         finally:
-            copy_engine._kernels, copy_engine.STREAM_MIN_BYTES = saved, stream_from
+            (
+                copy_engine._kernels,
+                copy_engine._transposer,
+                copy_engine.STREAM_MIN_BYTES,
+                copy_engine.WORD_KERNELS,
+            ) = saved
 
     return run
 
@@ -195,7 +226,7 @@ def measure(
     jax,
     rng: np.random.Generator,
     clock=time.perf_counter,
-    baseline: ModuleType | None = None,
+    baseline: tuple[ModuleType, ModuleType | None] | None = None,
     ab_rows: list[str] | None = None,
 ) -> str:
     """One table row: every operation on one array, interleaved round by round, best time kept.
