@@ -99,6 +99,16 @@ def test_copy_to_bitcast_is_proved_where_whole_tiles_fill_the_rows() -> None:
             run(AS_BITCAST, [np.zeros((n, 128), np.float32)], sizes={"N": n})
 
 
+def test_compare_refuses_before_it_compares_the_roots() -> None:
+    # found by the fuzz: compare answered "different root sizes" without running the modules
+    before = module("p = f32[2]{0:T(8)} parameter(0)", "ROOT r = f32[2]{0:L(8)} reshape(p)")
+    after = before.replace("reshape(p)", "bitcast(p)")
+    with pytest.raises(InvalidHloError, match=r"takes 32 bytes, the result f32\[2\]\{0:L\(8\)\} 8 bytes"):
+        compare(before, after)
+    with pytest.raises(InvalidHlo, match="takes 32 bytes"):
+        verify_rewrite(before, after)
+
+
 def test_a_bitcast_off_the_root_path_is_checked_too() -> None:
     # XLA verifies every instruction; the size check does not depend on what the root reads
     dead = module(
@@ -211,6 +221,26 @@ def test_the_audit_flags_the_same_bitcasts() -> None:
         report = audit_module(parse_module(bitcast_module(source, result)))
         assert any(p.startswith("invalid bitcast") for p in report.row("e", "b").problems), (source, result)
         assert report.has_problems
+
+
+def test_a_pass_that_writes_a_size_changing_bitcast_is_refuted() -> None:
+    """Pass validation: XLA's verifier would refuse the later module, not the earlier one."""
+    from layout_algebra.hlo.passes import validate_pair
+
+    earlier = module("p = f32[3,128]{1,0:T(8,128)} parameter(0)", "ROOT c = f32[3,128]{1,0} copy(p)")
+    later = earlier.replace("copy(p)", "bitcast(p)")
+    for mode in ("logical", "physical"):
+        r = validate_pair(earlier, later, mode=mode)
+        assert r.status == "refuted" and "invalid HLO" in r.reason, r
+        assert (
+            "4096 bytes" in r.counterexample["invalid_hlo"]
+            and "1536 bytes" in r.counterexample["invalid_hlo"]
+        )
+    # a later module that removes the invalid bitcast is no such refutation
+    assert validate_pair(later, earlier, mode="logical").status != "refuted"
+    # at 8 rows the bitcast keeps its size: proved
+    whole = earlier.replace("[3,", "[8,")
+    assert validate_pair(whole, whole.replace("copy(p)", "bitcast(p)"), mode="physical").status == "proved"
 
 
 def test_the_command_line_refuses_it_with_exit_2(tmp_path, capsys) -> None:

@@ -435,7 +435,8 @@ ENTRY e {
 }"""
     good = before.replace("transpose(p), dimensions={1,0}", "bitcast(p)")
     assert validate_pair(before, good, mode="physical").status == "proved"
-    bad = good.replace("t = f32[128,8]{0,1:T(8,128)} bitcast", "t = f32[128,8]{1,0:T(8,128)} bitcast")
+    # the same 4096 bytes read row-major (a {1,0:T(8,128)} result would be 65536 bytes: invalid HLO)
+    bad = good.replace("t = f32[128,8]{0,1:T(8,128)} bitcast", "t = f32[128,8]{1,0} bitcast")
     r = validate_pair(before, bad, mode="physical")
     assert r.status == "refuted"
     i, j = r.counterexample["element"]
@@ -450,7 +451,7 @@ def test_cli_exit_status_1_and_json_counterexample_on_a_refuted_pass(
     before = MOVEMENT
     after = MOVEMENT.replace(
         "t = f32[128,8]{0,1:T(8,128)} transpose(p), dimensions={1,0}",
-        "t = f32[128,8]{1,0:T(8,128)} bitcast(p)",
+        "t = f32[128,8]{1,0} bitcast(p)",  # the operand's 4096 bytes, read row-major
     )
     stem = "module_0001.jit_g.cl_1"
     (tmp_path / f"{stem}.0001.Layout_assignment.after_layout-assignment.before_pipeline-end.txt").write_text(
@@ -511,11 +512,15 @@ ENTRY e {
     )
     assert validate_pair(before, good, mode="physical").status == "proved"
     # the fused parameter claims the operand is column-major: the bitcast would read other bytes
-    bad = good.replace(
-        "%x = f32[8,128]{1,0:T(8,128)} parameter(0)", "%x = f32[8,128]{0,1:T(8,128)} parameter(0)"
-    )
+    bad = good.replace("%x = f32[8,128]{1,0:T(8,128)} parameter(0)", "%x = f32[8,128]{0,1} parameter(0)")
     r = validate_pair(before, bad, mode="physical")
     assert r.status == "unknown" and "stands for" in r.reason
+    # column-major in 8x128 tiles it would be 65536 bytes read as 4096: invalid HLO, as in XLA
+    tiled = good.replace(
+        "%x = f32[8,128]{1,0:T(8,128)} parameter(0)", "%x = f32[8,128]{0,1:T(8,128)} parameter(0)"
+    )
+    r = validate_pair(before, tiled, mode="physical")
+    assert r.status == "refuted" and "65536 bytes" in r.counterexample["invalid_hlo"]
 
 
 def test_a_dump_that_does_not_parse_is_unknown_and_the_others_are_still_answered(tmp_path: Path) -> None:

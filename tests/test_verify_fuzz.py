@@ -120,11 +120,16 @@ def test_wrong_tile_under_a_bitcast_is_refuted_by_both() -> None:
 def test_identical_modules_reading_padding_are_not_the_same() -> None:
     # Found by the fuzz: the verifier proved a module equal to itself although its root
     # reads a padding slot (element (0,1) of f32[1,2]{0,1:T(2,2)} is at slot 2, slot 1 is padding).
+    # Read as f32[2] (8 of its 16 bytes) that bitcast is invalid HLO now, as in XLA: refused by
+    # both; as f32[4] it keeps the size and reads the padding slots.
     m = sh.Module()
     m.add("p", "f32[1,2]{0,1:T(2,2)}", "parameter(0)")
-    m.add("b", "f32[2]{0}", "bitcast(p)")
+    m.add("b", "f32[4]{0}", "bitcast(p)")
     outcome = sh.check_case(sh.Case(m.text(), m.text(), "physical", "hand"))
     assert (outcome.verdict, outcome.same) == ("refuted", False)
+    short = m.text().replace("f32[4]{0} bitcast", "f32[2]{0} bitcast")
+    outcome = sh.check_case(sh.Case(short, short, "physical", "hand"))
+    assert (outcome.verdict, outcome.same) == ("rejected", "invalid HLO")
 
 
 def test_sub_byte_roots_of_equal_bytes_are_the_same_buffer() -> None:
@@ -168,11 +173,18 @@ def test_concatenate_of_one_bitcast_twice_is_refuted() -> None:
     # Found by the fuzz: the verifier's main query was unsat (only a side condition kept it
     # from "proved") although the bitcast reads other elements: slot 1 of u8[2,3]{1,0:T(2,2)}
     # holds element (0,1), slot 1 of u8[2,3]{0,1} holds (1,0).
-    before, after = sh.Module(), sh.Module()
-    for m, layout in ((before, "{1,0:T(2,2)}"), (after, "{0,1}")):
-        m.add("p", "u8[2,3]{1,0}", "parameter(0)")
-        m.add("i1", f"u8[2,3]{layout}", "copy(p)")
-        m.add("i2", "u8[6]{0}", "bitcast(i1)")
-        m.add("c", "u8[12]{0}", "concatenate(i2, i2), dimensions={0}")
-    outcome = sh.check_case(sh.Case(before.text(), after.text(), "physical", "hand"))
+    # T(2,2) pads u8[2,3] to 8 bytes, so its bitcast to u8[6] is invalid HLO now (as in XLA),
+    # refused by both; T(1,3) keeps 6 bytes with (0,1) at slot 1, as T(2,2) did.
+    def pair(tiled: str) -> sh.Case:
+        before, after = sh.Module(), sh.Module()
+        for m, layout in ((before, tiled), (after, "{0,1}")):
+            m.add("p", "u8[2,3]{1,0}", "parameter(0)")
+            m.add("i1", f"u8[2,3]{layout}", "copy(p)")
+            m.add("i2", "u8[6]{0}", "bitcast(i1)")
+            m.add("c", "u8[12]{0}", "concatenate(i2, i2), dimensions={0}")
+        return sh.Case(before.text(), after.text(), "physical", "hand")
+
+    outcome = sh.check_case(pair("{1,0:T(1,3)}"))
     assert (outcome.verdict, outcome.same) == ("refuted", False)
+    outcome = sh.check_case(pair("{1,0:T(2,2)}"))
+    assert (outcome.verdict, outcome.same) == ("rejected", "invalid HLO")

@@ -328,7 +328,7 @@ def run(
             f"the entry computation takes {declared} parameters, {len(parameters)} were given"
         )
     args = [runner.parameter_value(module.entry, k, a) for k, a in enumerate(parameters)]
-    _check_bitcast_sizes(module, runner)
+    _check_bitcast_sizes(module, runner.sizes)
     return _root_buffers(runner.computation(module.entry, args), rng)
 
 
@@ -339,7 +339,7 @@ def _root_buffers(value: _Value, rng: np.random.Generator | None) -> Buffer | tu
     return Buffer(value.shape, data, defined_bits, value.data, value.defined)
 
 
-def _check_bitcast_sizes(module: HloModule, runner: _Runner) -> None:
+def _check_bitcast_sizes(module: HloModule, sizes: Mapping[str, int]) -> None:
     """XLA's verifier checks every bitcast, run or not: each keeps its shape size
     (``hlo.bitcast_rule``), else the module is invalid HLO."""
     for comp, ins in module.instructions():
@@ -347,7 +347,10 @@ def _check_bitcast_sizes(module: HloModule, runner: _Runner) -> None:
             continue  # a wrong operand is reported where the bitcast runs
         operand = comp.instruction(ins.operand_names[0])
         if isinstance(ins.shape, ArrayShape) and isinstance(operand.shape, ArrayShape):
-            problem = bitcast_size_problem(runner.shape(operand), runner.shape(ins))
+            where = f"instruction {ins.name!r}"
+            problem = bitcast_size_problem(
+                _array_shape(operand.shape, sizes, where), _array_shape(ins.shape, sizes, where)
+            )
             if problem is not None:
                 raise InvalidHloError(f"instruction {ins.name!r}: bitcast {problem}")
 
@@ -1313,6 +1316,8 @@ def compare(
 def _compare(
     a: HloModule, b: HloModule, mode: str, sizes: dict[str, int], trials: int, seed: int
 ) -> Comparison:
+    for module in (a, b):  # invalid HLO before any answer, as the verifier does
+        _check_bitcast_sizes(module, sizes)
     pa, pb = _entry_parameters(a, sizes), _entry_parameters(b, sizes)
     if len(pa) != len(pb) or any(
         pa[k].element_type != pb[k].element_type or tuple(pa[k].dimensions) != tuple(pb[k].dimensions)

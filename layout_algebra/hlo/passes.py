@@ -12,7 +12,8 @@ number, skips every other file of the directory (``before_optimizations``,
   **logically** (the same array, layouts free) up to and including layout assignment,
   **physically** (the same root buffer, bit for bit) after it;
 * ``refuted``: a root element that differs, with what each module reads there, re-checked
-  by evaluation;
+  by evaluation; or a later module that XLA's verifier refuses where the earlier one passes
+  (a ``bitcast`` that changes its shape size, :mod:`layout_algebra.hlo.bitcast_rule`);
 * ``unknown``: with the reason (an op whose counterpart the later module lacks, a
   precision change, a solver limit...).
 
@@ -79,6 +80,7 @@ from pathlib import Path
 from typing import Any
 
 from layout_algebra.hlo.attributes import parse_int_list
+from layout_algebra.hlo.bitcast_rule import bitcast_size_problem
 from layout_algebra.hlo.ir import (
     COMPUTATION_REFERENCE_ATTRIBUTES,
     HloComputation,
@@ -852,6 +854,20 @@ def _decide_equal(cuts: _Cuts, a_name: str, b_name: str, mode: str, timeout_ms: 
     return result.status, result
 
 
+def _invalid_bitcast(module: HloModule) -> str | None:
+    """The first ``bitcast`` of ``module`` (concrete sizes) that changes its shape size, said."""
+    for computation, instruction in module.instructions():
+        if instruction.opcode != "bitcast" or len(instruction.operands) != 1:
+            continue
+        name = instruction.operands[0].name
+        operand = computation.instruction(name).shape if name in computation else None
+        if isinstance(operand, ArrayShape) and isinstance(instruction.shape, ArrayShape):
+            problem = bitcast_size_problem(operand, instruction.shape)
+            if problem is not None:
+                return f"bitcast {instruction.name} {problem}"
+    return None
+
+
 def validate_pair(
     earlier: str | HloModule,
     later: str | HloModule,
@@ -889,6 +905,11 @@ def validate_pair(
 
     if module_key(a_mod) == module_key(b_mod):
         return answer("unchanged")
+    introduced = _invalid_bitcast(b_mod) if _invalid_bitcast(a_mod) is None else None
+    if introduced is not None:  # the pass wrote HLO that XLA's verifier refuses
+        return answer(
+            "refuted", f"the later module is invalid HLO: {introduced}", {"invalid_hlo": introduced}
+        )
     if mode == "physical":
         interface = _interface_change(a_mod, b_mod)
         if interface:
