@@ -160,7 +160,15 @@ from layout_algebra.prove.assumptions import (
 )
 from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, admitted_assumptions, shape_facts, unless_vacuous
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
-from layout_algebra.prove.query import as_bool, differ, in_box, model_int, side_conditions, solver_for
+from layout_algebra.prove.query import (
+    as_bool,
+    differ,
+    in_box,
+    model_int,
+    side_conditions,
+    small_model,
+    solver_for,
+)
 from layout_algebra.prove.result import ProofResult
 from layout_algebra.sizes import size_report
 from layout_algebra.stages.arith import ARITHMETIC
@@ -1615,28 +1623,9 @@ def _concrete_sizes(ctx: _Context, values: Mapping[Any, int] | None = None) -> d
         s.add(*assumption_terms(ctx.assumptions, ar), *ar.side, *(ar.symbol(x) >= 0 for x in symbols))
         if s.check() != z3.sat:
             return None
-        model = _small_model(s, [ar.symbol(x) for x in symbols])
+        model = small_model(s, [ar.symbol(x) for x in symbols])
         values = {x: model_int(model, ar.symbol(x)) for x in symbols}
     return {str(k): int(v) for k, v in sorted(values.items(), key=lambda kv: str(kv[0]))}
-
-
-#: Bounds tried, smallest first, for the sizes of a counterexample (small ones can be run).
-SMALL_SIZES = (4, 16, 64, 256, 4096)
-
-
-def _small_model(solver: z3.Solver, sizes: Sequence[Any]) -> z3.ModelRef:
-    """A model of the (satisfiable) ``solver`` whose ``sizes`` are as small as a few tries find."""
-    if sizes:
-        for bound in SMALL_SIZES:
-            solver.push()
-            solver.add(*(size <= bound for size in sizes))
-            found = solver.check() == z3.sat
-            model = solver.model() if found else None
-            solver.pop()
-            if model is not None:
-                return model
-        solver.check()
-    return solver.model()
 
 
 def _property_differs(ctx: _Context, a: Any, b: Any, at_most: bool = False) -> tuple[str, dict | None]:
@@ -1665,7 +1654,7 @@ def _property_differs(ctx: _Context, a: Any, b: Any, at_most: bool = False) -> t
             return "unknown: a side condition of the size comparison (divisors > 0) was not proved", None
         return "equal", None
     if answer == z3.sat:
-        model = _small_model(s, list(ar.symbols.values()))
+        model = small_model(s, list(ar.symbols.values()))
         values = {sym: model_int(model, v) for sym, v in ar.symbols.items()}
         for sym in _symbols_of(ctx.before, ctx.after):
             values.setdefault(sym, 1)
@@ -1836,7 +1825,7 @@ def _element_query(
             )
         return "proved", None
     if answer == z3.sat:
-        model = _small_model(solver, list(ar.symbols.values()))
+        model = small_model(solver, list(ar.symbols.values()))
         values = {s: model_int(model, v) for s, v in ar.symbols.items()}
         element = tuple(model_int(model, v) for v in j)
         offsets = {n: model_int(model, t) for n, t in inputs.items()}

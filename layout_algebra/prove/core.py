@@ -75,6 +75,7 @@ from layout_algebra.prove.query import (
     model_int,
     run_query,
     side_conditions,
+    small_model,
     solver_for,
     symbol_values,
 )
@@ -329,6 +330,7 @@ def _symbolic_injective(m: IndexMap, assumptions, timeout_ms: int):
     s.add(*ar.side, *ar.obligations)  # sound: the obligations are proved separately
 
     def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        model = small_model(s, list(ar.symbols.values()), model)
         values = _symbol_values(ar, model)
         if not _assumptions_hold(assumptions, values):
             return None
@@ -472,6 +474,7 @@ def _symbolic_bounds(m: IndexMap, slots: Any, assumptions, timeout_ms: int):
     s.add(*context, z3.Or(fx < 0, fx >= limit), *ar.side, *ar.obligations)
 
     def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        model = small_model(s, list(ar.symbols.values()), model)
         values = _symbol_values(ar, model)
         if not _assumptions_hold(assumptions, values):
             return None
@@ -548,6 +551,7 @@ def _symbolic_equivalent(ma: IndexMap, mb: IndexMap, assumptions, timeout_ms: in
     s.add(*context, _differ(fa, fb, ar), *ar.side, *ar.obligations)
 
     def recheck(model: z3.ModelRef) -> dict[str, Any] | None:
+        model = small_model(s, list(ar.symbols.values()), model)  # small sizes read (and run) best
         values = _symbol_values(ar, model)
         if not _assumptions_hold(assumptions, values):
             return None

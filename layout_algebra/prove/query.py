@@ -53,9 +53,14 @@ __all__ = [
     "model_int",
     "run_query",
     "side_conditions",
+    "small_model",
     "solver_for",
     "symbol_values",
 ]
+
+#: Bounds tried, smallest first, for the sizes of a counterexample (small ones are easy to
+#: read and to run).
+SMALL_SIZES = (4, 16, 64, 256, 4096)
 
 
 def solver_for(logic: str | None, timeout_ms: int) -> z3.Solver:
@@ -93,6 +98,31 @@ def side_conditions(ar: IntArithmetic, context: Sequence[Any], timeout_ms: int) 
     s = solver_for(None, timeout_ms)
     s.add(*context, *ar.side, z3.Not(z3.And(*ar.obligations)))
     return s
+
+
+def small_model(solver: z3.Solver, sizes: Sequence[Any], model: z3.ModelRef | None = None) -> z3.ModelRef:
+    """A model of the (satisfiable, just checked) ``solver`` whose ``sizes`` are as small as
+    a few tries find: all at most 4, else 16, ... (:data:`SMALL_SIZES`), else ``model`` (the
+    one already found) or any model.
+
+    >>> n = z3.Int("n")
+    >>> s = solver_for(None, 1000)
+    >>> s.add(n % 7 == 3, n > 0)
+    >>> s.check(), small_model(s, [n])[n]
+    (sat, 3)
+    """
+    if sizes:
+        for bound in SMALL_SIZES:
+            solver.push()
+            solver.add(*(size <= bound for size in sizes))
+            found = solver.model() if solver.check() == z3.sat else None
+            solver.pop()
+            if found is not None:
+                return found
+    if model is not None:
+        return model
+    solver.check()
+    return solver.model()
 
 
 def symbol_values(ar: IntArithmetic, model: z3.ModelRef) -> dict[sympy.Symbol, int]:
