@@ -115,10 +115,13 @@ def small_model(solver: z3.Solver, sizes: Sequence[Any], model: z3.ModelRef | No
         for bound in SMALL_SIZES:
             solver.push()
             solver.add(*(size <= bound for size in sizes))
-            found = solver.model() if solver.check() == z3.sat else None
+            answer = solver.check()
+            found = solver.model() if answer == z3.sat else None
             solver.pop()
             if found is not None:
                 return found
+            if answer == z3.unknown:  # a timeout: larger bounds would not be quicker
+                break
     if model is not None:
         return model
     solver.check()
