@@ -382,7 +382,9 @@ def scatter_rows(far, fo, fs, near, no, ns, shape, stage, width, pad, stream):  
     pitch = width * nc + pad
     size = nc * nd
     group = min(ROWS_TOGETHER, TILES_TOGETHER_BYTES // (size * near.itemsize)) if ns[3] == nd else 1
-    tiles = np.empty(group * size if group > 1 else 1, near.dtype)
+    gap = size + 64 // near.itemsize  # tiles a line apart in the cache sets: no conflicts
+    tiles = np.empty(group * gap if group > 1 else 1, near.dtype)
+    blocks = nc == 8 and nd % 8 == 0
     for i0 in range(n0):
         for i1 in range(n1):
             for a0 in range(0, na, width):
@@ -392,11 +394,17 @@ def scatter_rows(far, fo, fs, near, no, ns, shape, stage, width, pad, stream):  
                 if group > 1:
                     for g in range(a0, a1, group):
                         count = min(group, a1 - g)
-                        read_rows(tiles, size, near, base + g * ns[2], ns[2], count, size, count)
-                        for t in range(count):
-                            transpose_block(
-                                stage, (g + t - a0) * nc, pitch, tiles, t * size, nd, nd, nc, False
-                            )
+                        read_rows(tiles, gap, near, base + g * ns[2], ns[2], count, size, count)
+                        if blocks:  # 8 rows of the stage at a time, across the group: whole lines
+                            for d0 in range(0, nd, 8):
+                                at = (g - a0) * nc + d0 * pitch
+                                for t in range(count):
+                                    transpose8(stage, at + t * 8, pitch, tiles, t * gap + d0, nd)
+                        else:
+                            for t in range(count):
+                                transpose_block(
+                                    stage, (g + t - a0) * nc, pitch, tiles, t * gap, nd, nd, nc, False
+                                )
                 else:
                     for a in range(a0, a1):
                         transpose_block(
