@@ -1253,6 +1253,8 @@ def _physical_checks(ra: ArrayShape, rb: ArrayShape) -> tuple[str, tuple[int, ..
     if sa != sb:
         return f"root memory spaces differ: S({sa}) before, S({sb}) after", None
     a, b = size_report(ra), size_report(rb)
+    if a.element_bits != b.element_bits:  # E(n): part of the buffer, even an empty one
+        return f"root element sizes differ: {a.element_bits} bits before, {b.element_bits} after", None
     if (a.physical_bytes, a.first_tile_bytes) != (b.physical_bytes, b.first_tile_bytes):
         return (
             f"root buffer sizes differ: {a.physical_bytes} bytes exact / {a.first_tile_bytes} allocated before, "
