@@ -31,7 +31,17 @@ CACHED = "read from the lemma cache"
 
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
-    """A private cache directory and empty in-process stores (restored afterwards)."""
+    """A private cache directory and empty in-process stores (restored afterwards).
+
+    The process's start time is put an hour ahead, so that a source file someone saves
+    while the tests run does not turn records off under tests about something else; the
+    rule itself is tested on its own below, and end to end in fresh processes."""
+    import time
+
+    start = time.time() + 3600
+    monkeypatch.setattr(lemma_cache, "_process_start", lambda: start)
+    fingerprint = lemma_cache.code_fingerprint  # tests may replace it; the cache is this one's
+    fingerprint.cache_clear()
     folder = tmp_path / "lemmas"
     monkeypatch.setenv(lemma_cache.DIRECTORY_VARIABLE, str(folder))
     monkeypatch.delenv(lemma_cache.SWITCH_VARIABLE, raising=False)
@@ -39,6 +49,7 @@ def cache_dir(tmp_path, monkeypatch):
     _forget_in_process()
     yield folder
     _forget_in_process()
+    fingerprint.cache_clear()  # taken with the start time above: not for later tests
     core._GENERAL_LEMMAS.update(saved)
     lemma_cache._LAYOUTS.update(layouts)
 
