@@ -144,12 +144,59 @@ def _guarded(
     import z3
 
     try:
-        return function(index, ar)
-    except (TypeError, z3.Z3Exception) as err:
+        return function(index, _positive_divisors(ar))
+    except (TypeError, z3.Z3Exception, sympy.SympifyError) as err:
         raise UnsupportedExpression(
             f"the map {name!r} uses a Python operation the solver's terms do not support ({err}); "
             "use the arithmetic's floordiv/mod/lift"
         ) from None
+
+
+def _positive_divisors(ar: Any) -> Any:
+    """``ar``, with every division your function makes required to be by a divisor > 0.
+
+    ``floordiv``/``mod`` are floor division for ``b > 0`` only (Python's ``7 // -2 == -4``
+    and ``7 % 0`` raises); the solver's terms give ``b <= 0`` another meaning. So a
+    symbolic divisor (``N - 5``) becomes a proof obligation ``b > 0`` (the prover answers
+    ``unknown`` unless the assumptions imply it), and on the bounds that size bit-vectors
+    a divisor that may be 0 or negative is refused (``unknown``). A layout's own stages
+    divide by tile sizes >= 1 and are not wrapped.
+    """
+    if hasattr(ar, "obligations") or hasattr(ar, "tracker"):  # Z3 integers, bit-vector bounds
+        return _PositiveDivisors(ar)
+    return ar
+
+
+class _PositiveDivisors:
+    """Delegates to an arithmetic; its ``floordiv``/``mod`` first require ``b > 0``."""
+
+    def __init__(self, ar: Any) -> None:
+        self._ar = ar
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ar, name)
+
+    def _require_positive(self, b: Any) -> None:
+        from layout_algebra.prove.encode import Interval
+
+        if isinstance(b, int):
+            if b <= 0:
+                raise UnsupportedExpression(f"a division by {b} (floordiv and mod need a divisor > 0)")
+        elif isinstance(b, Interval):
+            if b.lo <= 0:
+                raise UnsupportedExpression(
+                    f"a divisor that may be {b.lo} (floordiv and mod need a divisor > 0 on the whole box)"
+                )
+        elif hasattr(self._ar, "obligations"):
+            self._ar.obligations.append(b > 0)
+
+    def floordiv(self, a: Any, b: Any) -> Any:
+        self._require_positive(b)
+        return self._ar.floordiv(a, b)
+
+    def mod(self, a: Any, b: Any) -> Any:
+        self._require_positive(b)
+        return self._ar.mod(a, b)
 
 
 def as_index_map(value: IndexMap | Shape | str) -> IndexMap:
