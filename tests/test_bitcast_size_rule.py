@@ -153,6 +153,7 @@ def test_the_size_condition_is_found_by_the_condition_search() -> None:
         ("f32[3,128]{1,0:T(8,128)}", "f32[3,128]{1,0}", 4096, 1536),  # 3 rows padded to a tile of 8
         ("f32[3,128]{1,0}", "f32[3,128]{1,0:T(8,128)}", 1536, 4096),  # reads past the operand
         ("f32[3,5]{1,0:T(2,2)}", "f32[16]{0}", 96, 64),
+        ("s8[5,3]{0,1:T(4,1)}", "s8[24]{0}", 20, 24),  # was read as 4 undefined bytes past the buffer
         ("bf16[3,128]{1,0:T(8,128)(2,1)}", "bf16[3,128]{1,0}", 2048, 768),  # packed pairs of rows
         ("bf16[8,128]{1,0:T(8,128)(2,1)}", "bf16[2048]{0}", 2048, 4096),
         ("s4[3,128]{1,0:T(8,128)E(4)}", "s4[384]{0:E(4)}", 512, 192),  # two s4 per byte
