@@ -564,6 +564,17 @@ def _allocations(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any, str]:
     return ra.first_tile_bytes, rb.first_tile_bytes, note
 
 
+def _xla_array_sizes(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any]:
+    """``ShapeUtil::ArraySize`` of each side: the first tile's padding and ``L(n)`` with tiles,
+    the elements' bytes without (``L(n)`` ignored). It differs from :func:`_allocations` only
+    for an untiled ``L(n)``; a bitcast must keep both (the buffer, and what XLA checks)."""
+    ra, rb = size_report(a), size_report(b)
+    return (
+        ra.first_tile_bytes if a.effective_layout.tiles else ra.logical_bytes,
+        rb.first_tile_bytes if b.effective_layout.tiles else rb.logical_bytes,
+    )
+
+
 def _allocator(a: ArrayShape, b: ArrayShape) -> str:
     """Who sets the sizes compared: XLA's allocation, or the buffers where an untiled ``L(n)`` counts."""
     return "the buffers take" if _untiled_alignment(a) or _untiled_alignment(b) else "XLA allocates"
@@ -604,6 +615,17 @@ def _decide_concrete(
             b,
             f"{_allocator(a, b)} {_bytes(alloc_a)} for the input and {_bytes(alloc_b)} for the output{note}",
             {"src_allocated_bytes": alloc_a, "dst_allocated_bytes": alloc_b},
+            method="XLA allocation sizes",
+        )
+    xla_a, xla_b = _xla_array_sizes(a, b)
+    if xla_a != xla_b:  # only where an untiled L(n) is on one side: XLA's verifier rejects it
+        return _refuted(
+            operation,
+            a,
+            b,
+            f"XLA's ShapeUtil::ArraySize is {_bytes(xla_a)} for the input and {_bytes(xla_b)} for the "
+            f"output (it ignores an untiled L(n)); XLA's verifier requires a bitcast to keep it",
+            {"src_allocated_bytes": xla_a, "dst_allocated_bytes": xla_b},
             method="XLA allocation sizes",
         )
     tried: list[BitcastVerdict] = []
@@ -966,6 +988,14 @@ def _decide_symbolic(
         return _symbolic_failure(
             operation, a, b, alloc, "XLA allocates the same number of bytes for both", proofs, assumptions
         )
+    if _untiled_alignment(a) or _untiled_alignment(b):  # XLA's ArraySize ignores that L(n)
+        xla_a, xla_b = _xla_array_sizes(a, b)
+        xla = holds(sympy.Eq(as_sympy(xla_a), as_sympy(xla_b)), assume=assumptions, timeout_ms=timeout_ms)
+        proofs.append(xla)
+        if xla.status != "proved":
+            return _symbolic_failure(
+                operation, a, b, xla, "XLA's ShapeUtil::ArraySize is the same for both", proofs, assumptions
+            )
     tried: list[BitcastVerdict] = []
     for corr in candidates:
         src_bit, dst_bit = _bit_position(a), _bit_position(b)

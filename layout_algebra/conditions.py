@@ -283,9 +283,13 @@ def _bitcast_size_failure(a: ArrayShape, b: ArrayShape) -> sympy.Basic:
         return sympy.true
     count_a = as_sympy(math.prod(a.dimensions, start=1))
     count_b = as_sympy(math.prod(b.dimensions, start=1))
+    # XLA's ShapeUtil::ArraySize ignores an untiled L(n), the buffer does not: both must agree
+    xla_a = ra.first_tile_bytes if a.effective_layout.tiles else ra.logical_bytes
+    xla_b = rb.first_tile_bytes if b.effective_layout.tiles else rb.logical_bytes
     return sympy.Or(
         sympy.Ne(count_a, count_b),
         sympy.Ne(as_sympy(ra.first_tile_bytes), as_sympy(rb.first_tile_bytes)),
+        sympy.Ne(as_sympy(xla_a), as_sympy(xla_b)),
     )
 
 

@@ -61,8 +61,24 @@ def xla_allocation_bytes(shape) -> int:
     return -(-count * layout_map(shape).element_bits // 8)
 
 
+def xla_array_size_bytes(shape) -> int:
+    """``ShapeUtil::ArraySize`` (xla-facts.md 4.2): as above with tiles; without tiles the
+    elements' bytes, ``L(n)`` ignored. A bitcast keeps it (XLA's verifier) and the buffer."""
+    shape = parse_shape(shape) if isinstance(shape, str) else shape
+    if shape.effective_layout.tiles:
+        return xla_allocation_bytes(shape)
+    return -(-math.prod(shape.dimensions, start=1) * layout_map(shape).element_bits // 8)
+
+
+def same_sizes(src, dst) -> bool:
+    """The buffers (an untiled ``L(n)`` counted) and XLA's ``ArraySize`` both agree."""
+    return xla_allocation_bytes(src) == xla_allocation_bytes(dst) and xla_array_size_bytes(
+        src
+    ) == xla_array_size_bytes(dst)
+
+
 def enumerated_reshape_bitcast(src, dst) -> bool:
-    same_alloc = xla_allocation_bytes(src) == xla_allocation_bytes(dst)
+    same_alloc = same_sizes(src, dst)
     return same_alloc and np.array_equal(bit_offsets(src), bit_offsets(dst))
 
 
@@ -170,7 +186,7 @@ def test_transpose_verdict_agrees_with_enumeration(src, data) -> None:
     verdict = transpose_is_bitcast(src, dst, perm)
     src_bits = layout_map(src)
     dst_bits = layout_map(dst)
-    same = xla_allocation_bytes(src) == xla_allocation_bytes(dst)
+    same = same_sizes(src, dst)
     if same:
         for j in dst_bits.elements():
             i = [0] * src.rank
@@ -253,7 +269,7 @@ def brute_force_correspondences(src, dst) -> list[str]:
         return []
     if math.prod(src.dimensions) != math.prod(dst.dimensions):
         return []
-    if xla_allocation_bytes(src) != xla_allocation_bytes(dst):
+    if not same_sizes(src, dst):
         return []
     sd, dd = tuple(src.dimensions), tuple(dst.dimensions)
     found = []

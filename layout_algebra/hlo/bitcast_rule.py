@@ -10,8 +10,8 @@ verifier requires
   ``L(n)``: ``ShapeUtil::ArraySize``, XLA:TPU's allocation, read here off the stage pipeline
   (``layout_algebra.sizes.size_report(shape).first_tile_bytes``). As in ``ArraySize``, a
   layout without tiles ignores ``L(n)``: its size is its elements' bytes
-  (``ByteSizeOfElements``; the HLO audit and the ``bitcast`` command count that ``L(n)``,
-  the conservative side for "is this copy a bitcast?");
+  (``ByteSizeOfElements``; the HLO audit counts that ``L(n)``, and the ``bitcast`` command
+  requires both sizes, the buffer with it and ``ArraySize`` without it, to agree);
 * **the same side of host memory**: a bitcast in or out of ``S(5)`` is refused, unless its
   operand is a ``constant`` (the caller says whether it is).
 
