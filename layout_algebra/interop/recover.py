@@ -64,12 +64,23 @@ may take one such dimension (up to :data:`HOLE_READINGS` readings are searched).
 the room may be the unit dimension a tile one entry longer than the rank prepends, padded
 by that entry (:func:`_recover_with_prepended_unit`, one-level answers only). A later tile
 level that pads a position again comes back (``(4)`` in ``f32[2,4]{1,0:T(3,2)(4)}`` pads
-``i1 mod 2`` from 2 slots to 4). Not searched: room below the smallest stride that is not a
-size-1 dimension (``f32[2,2]{1,0:T(1,1)(1,2)}`` is CuTe's ``(2,2):(4,2)``), and tile levels
-whose tile number has extent 1 other than the last (both dimensions of ``f32[4,4]`` with their
-low bit above their high bit is refused; one of them, ``f32[4,4]{0,1:T(2)(2,1)}``, comes
-back). A refusal therefore never says that no layout exists, only that the search found
-none, and what it does not cover.
+``i1 mod 2`` from 2 slots to 4). Room below the smallest stride (no size-1 dimension to
+take it) is a last level padding the always-0 position an entry 1 leaves minor-most:
+``f32[2,2]{1,0:T(1)(2)}`` is CuTe's ``(2,2):(4,2)`` (:func:`_recover_room_below`).
+
+When these searches find nothing, or an answer of several levels, the **deep search**
+(:func:`_deep_solutions`) tries every riffle (:func:`_riffle_peels`: any cut of the last
+positions into tile numbers and in-tile digits) for at most :data:`DEEP_LEVELS` levels, fewest
+levels first. Where no digit is padded it is complete up to that depth: all 24 permutations
+of the four index bits of ``f32[4,4]`` are layouts (a brute-force enumeration finds each with
+at most three levels) and all come back, ``f32[4,4]{0,1:T(2,2)(2,2,1,2)(2,1,1)}`` with both
+dimensions' bits swapped among them. What it does not read: padding of an always-0 position
+between digits (``bf16[6]{0:T(4,2)(2,1)}``: the prepended unit dimension padded to 4 slots,
+then paired), and it stops after :data:`DEEP_LIMIT` states. Over the brute-force families of
+``tests/test_recover_oracle.py`` (every order and one tile of entries 1 to 4 on small f32 and
+bf16 arrays, with the packing level; two levels on ``f32[4,4]`` and ``f32[2,6]``), 102 of
+2,371 distinct offset maps were refused, 6 of them of one level. A refusal therefore never
+says that no layout exists, only that the search found none, and what it does not cover.
 
 >>> below = strided_positions([(0, 1, None, 8)], (8, 1))  # i0 at stride 8, i1 left out
 >>> [str(p) for p in below]
@@ -314,8 +325,12 @@ def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int], wid
 
 
 def _solutions(
-    positions: tuple[Position, ...], dims: tuple[int, ...], exact: bool, wide: bool = False
+    positions: tuple[Position, ...], dims: tuple[int, ...], exact: bool, wide: bool = False, depth: int = 0
 ) -> list[_Solution]:
+    """The simplest solutions the search finds; ``depth > 0``: the deep search, with every
+    riffle (:func:`_riffle_peels`) and at most ``depth`` tile levels."""
+    if depth > 0 and not exact:
+        return _deep_solutions(positions, dims, depth)
     visited = 0
     memo: dict[tuple[Position, ...], tuple[_Solution, ...]] = {}
     path: set[tuple[Position, ...]] = set()  # a peel may only reorder (_unit_number_peels)
@@ -349,6 +364,106 @@ def _solutions(
         return tuple(found[:8])
 
     return list(search(positions))
+
+
+#: The most tile levels the deep search tries (every bit permutation of a 4x4 array needs at most 3).
+DEEP_LEVELS = 4
+#: How many states one deep search may visit (padded digits multiply the riffles).
+DEEP_LIMIT = 500
+
+
+def _deep_solutions(
+    positions: tuple[Position, ...], dims: tuple[int, ...], depth: int, *, ends_with_unit: bool = False
+) -> list[_Solution]:
+    """Solutions of at most ``depth`` tile levels, by every riffle: complete where no digit is padded.
+
+    The state space is bounded by the depth, not guarded by a path (a state met again at a
+    smaller depth is searched again), so no solution is lost to a state first met on a
+    cycle. Past :data:`DEEP_LIMIT` states the search stops and keeps what it found.
+    ``ends_with_unit``: only solutions whose last tile ends with an entry 1 (which leaves an
+    always-0 position minor-most, for a level to pad: :func:`_recover`).
+    """
+    visited = 0
+    memo: dict[tuple[tuple[Position, ...], int], tuple[_Solution, ...]] = {}
+
+    def search(state: tuple[Position, ...], left: int) -> tuple[_Solution, ...]:
+        nonlocal visited
+        key = (state, left)
+        if key in memo:
+            return memo[key]
+        visited += 1
+        if visited > DEEP_LIMIT:
+            return ()
+        found = []
+        base = _base(state, dims, False)
+        if base is not None:
+            found.append(base)
+        top = ends_with_unit and left == depth
+        if top:
+            found.clear()  # a base has no entry 1 to end with
+        if left > 0:
+            seen = set()
+            peels = itertools.chain(_riffle_peels(state, dims), _loose_peels(state, dims, True))
+            if top:  # the last level: an entry 1 minor-most, maybe over the whole of the state
+                peels = itertools.chain([((1,), state)], (pl for pl in peels if pl[0][-1] == 1))
+            for tile, rest in peels:
+                if (tile, rest) in seen or (rest == state and not top):
+                    continue
+                seen.add((tile, rest))
+                for s in search(rest, left - 1):
+                    found.append(_Solution(s.order, s.prepended, (*s.tiles, tile)))
+        found.sort(key=lambda s: s.key)
+        memo[key] = result = tuple(found[:8])
+        return result
+
+    return list(search(positions, depth))
+
+
+def _riffle_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterator[_Peel]:
+    """Every way the last positions can be one tile level: a riffle of its tile numbers and in-tile digits.
+
+    One tile level over the positions ``P`` (the suffix it covers) leaves, once the
+    extent-1 positions CuTe drops are gone, the tile numbers of ``P`` in their order
+    followed by the in-tile digits in theirs: an entry 1 leaves a position where it was,
+    an entry as large as it moves it whole to the end, and an entry in between splits it
+    into its high digit (kept) and its low digit (at the end). Undoing a level therefore
+    cuts the last positions into highs ``positions[a:c]`` and lows ``positions[c:]`` and
+    interleaves them back, a low merging with the high digit just above it where they
+    pair up. ``f32[4,4]{0,1:T(2)(2,1)}`` stores ``i1, i0 mod 2, ⌊i0/2⌋``: the lows
+    ``⌊i0/2⌋`` go back above the highs ``i0 mod 2`` with the tile ``(2,1)``:
+
+    >>> peels = _riffle_peels((Position(1, 1, None, 4), Position(0, 1, 2, 2), Position(0, 2, None, 2)), (4, 4))
+    >>> [(tile, ", ".join(map(str, rest))) for tile, rest in peels if tile == (2, 1)]
+    [((2, 1), 'i1 (extent 4), ⌊i0/2⌋ (extent 2), i0 mod 2 (extent 2)')]
+    """
+    n = len(positions)
+    for a in range(n - 1):
+        for c in range(a + 1, n):
+            highs, lows = positions[a:c], positions[c:]
+            for slots in itertools.islice(_interleavings(highs, lows, dims), 256):
+                tile = tuple(1 if i is None else i.extent for _, i in slots)
+                options = [_merges(o, i, dims) if i is not None else [o] for o, i in slots]
+                for merged in itertools.islice(itertools.product(*options), 16):
+                    yield tile, positions[:a] + tuple(p for p in merged if p is not None)
+
+
+def _interleavings(
+    highs: tuple[Position, ...], lows: tuple[Position, ...], dims: Sequence[int]
+) -> Iterator[tuple[tuple[Position | None, Position | None], ...]]:
+    """The tile's slots, major to minor: each high alone (entry 1), each low alone (its
+    tile number dropped) or a high with the low it merges with, both kept in order."""
+    if not highs and not lows:
+        yield ()
+        return
+    if highs and lows and highs[0].dim == lows[0].dim and _merges(highs[0], lows[0], dims):
+        for rest in _interleavings(highs[1:], lows[1:], dims):
+            yield ((highs[0], lows[0]), *rest)
+    if highs:
+        for rest in _interleavings(highs[1:], lows, dims):
+            yield ((highs[0], None), *rest)
+    if lows and _merges(None, lows[0], dims):
+        for rest in _interleavings(highs, lows[1:], dims):
+            yield ((None, lows[0]), *rest)
 
 
 def _full_order(order: tuple[int, ...], rank: int) -> tuple[int, ...]:
@@ -404,11 +519,27 @@ def recover_layout(
     """
     dims = tuple(int(d) for d in dims)
     positions = tuple(_normal(p, dims) for p in positions)
+    best = None
     for wide in (False, True):  # the narrow search first: fewer states, and what it finds is simpler
         found = _found_layouts(dtype, dims, positions, exact, element_size_in_bits, wide)
         if found:
+            best = min(found, key=_simplicity)
+            break
+    if exact:
+        if best is None:
+            raise NotExpressible(_refusal(dtype, dims, positions, exact))
+        return best
+    # the deep search: every riffle, fewest levels first, for what the others missed or fewer levels
+    levels = len(best.effective_layout.tiles) - 1 if best is not None else DEEP_LEVELS
+    for depth in range(1, levels + 1):
+        found = _found_layouts(dtype, dims, positions, exact, element_size_in_bits, True, depth)
+        if found:
             return min(found, key=_simplicity)
-    raise NotExpressible(_refusal(dtype, dims, positions, exact))
+    if best is None:
+        best = _recover_room_below(dtype, dims, positions, element_size_in_bits)
+    if best is None:
+        raise NotExpressible(_refusal(dtype, dims, positions, exact))
+    return best
 
 
 def _found_layouts(
@@ -418,19 +549,20 @@ def _found_layouts(
     exact: bool,
     element_size_in_bits: int,
     wide: bool,
+    depth: int = 0,
 ) -> list[ArrayShape]:
     """The checked layouts one search finds: the plain reading, room read as size-1
     dimensions, and a prepended unit dimension."""
     readings = [positions] if exact else [positions, *_unit_dim_holes(positions, dims)]
     found = []
     for reading in readings[: 1 + HOLE_READINGS]:
-        shape = _recover(dtype, dims, reading, exact, element_size_in_bits, wide=wide)
+        shape = _recover(dtype, dims, reading, exact, element_size_in_bits, wide=wide, depth=depth)
         if shape is not None:
             found.append(shape)
             if len(shape.effective_layout.tiles) <= 1:
                 break  # more levels: a later reading may give one level (f32[1,1,4]'s T(2)(4) or T(2,2))
     if not exact and (not found or len(found[0].effective_layout.tiles) > 1):  # one level may be simpler
-        shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits, wide)
+        shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits, wide, depth)
         if shape is not None:
             found.append(shape)
     return found
@@ -446,9 +578,8 @@ def _refusal(dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...],
     """Why nothing came back: what the search tried, and what it does not cover.
 
     The search is not complete (see the module docstring), so a refusal never says that no
-    layout exists: the positions ``i1 mod 2, ⌊i1/2⌋, i0 mod 2, ⌊i0/2⌋`` of ``f32[4,4]`` (each
-    dimension's low bit above its high bit) are refused, though one such swap alone,
-    ``f32[4,4]{0,1:T(2)(2,1)}``, is a tiling the search finds.
+    layout exists: ``bf16[6]{0:T(4,2)(2,1)}`` (the prepended unit dimension padded, then
+    paired: always-0 room between digits) is refused.
     """
     described = ", ".join(str(p) for p in positions)
     found = (
@@ -456,17 +587,15 @@ def _refusal(dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...],
         f"elements at the positions [{described}]"
     )
     gaps = [str(p) for p in positions if p.extent > p.size(dims)]
+    deep = f"every riffle of at most {DEEP_LEVELS} tile levels and {DEEP_LIMIT} states"
     if not gaps:
-        return (
-            f"{found}; it does not cover every tiling (tile levels whose tile number has extent 1 are "
-            f"tried only where such a level ends the tiling), so one may still exist"
-        )
+        return f"{found}; it does not cover every tiling (it tried {deep}), so one may still exist"
     unit = ", or of one size-1 dimension the text leaves out per gap" if not exact and 1 in dims else ""
     return (
         f"{found}; it does not cover every tiling: the room left by {', '.join(gaps)} was read as padding "
-        f"of that digit's own dimension{unit} or a position padded again by a later tile level, and "
-        f"tile levels whose tile number has extent 1 are tried only where such a level ends the tiling, "
-        f"so one may still exist"
+        f"of that digit's own dimension{unit}, a position padded again by a later tile level, or room "
+        f"below the last digit padded by a last level, not as an always-0 position padded between digits; "
+        f"it tried {deep}, so one may still exist"
     )
 
 
@@ -518,6 +647,7 @@ def _recover_with_prepended_unit(
     positions: tuple[Position, ...],
     element_size_in_bits: int,
     wide: bool = False,
+    depth: int = 0,
 ) -> ArrayShape | None:
     """The room of a digit read as the unit dimension a tile longer than the rank prepends.
 
@@ -548,7 +678,14 @@ def _recover_with_prepended_unit(
         candidates = []
         for majormost in (rank, None):
             found = _recover(
-                dtype, virtual, reading, False, element_size_in_bits, majormost=majormost, wide=wide
+                dtype,
+                virtual,
+                reading,
+                False,
+                element_size_in_bits,
+                majormost=majormost,
+                wide=wide,
+                depth=depth,
             )
             if found is not None and len(found.effective_layout.tiles) == 1:
                 # more levels may be more than a layout the search misses (see the docstring)
@@ -561,6 +698,44 @@ def _recover_with_prepended_unit(
                 continue
             if _same_positions(got, wanted, dims):
                 return shape
+    return None
+
+
+def _recover_room_below(
+    dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], element_size_in_bits: int
+) -> ArrayShape | None:
+    """Room below the smallest stride (an always-0 last position of extent ``h``) read as a
+    last tile level ``(h)`` padding an always-0 position: the one an entry 1 leaves, or
+    one a level ``(1)`` makes first. ``f32[2,2]{1,0:T(1)(2)}`` is CuTe's ``(2,2):(4,2)``:
+
+    >>> below = strided_positions([(0, 1, None, 4), (1, 1, None, 2)], (2, 2))
+    >>> str(_recover_room_below("f32", (2, 2), below, 0))
+    'f32[2,2]{1,0:T(1)(2)}'
+
+    No layout with one level has such room (a single tile's last position is a digit of the
+    minor-most dimension), so two levels are the fewest; the rest is recovered as usual.
+    """
+    if len(positions) < 2 or positions[-1].dim is not None or positions[-1].extent == 1:
+        return None
+    room = positions[-1].extent
+    try:
+        rest = recover_layout(
+            dtype, dims, positions[:-1], exact=False, element_size_in_bits=element_size_in_bits
+        )
+    except NotExpressible:
+        return None
+    layout = rest.effective_layout
+    tiles: list[tuple[int, ...]] = [t.dimensions for t in layout.tiles]
+    wanted = tuple(p for p in positions if p.extent != 1)
+    extras: list[list[tuple[int, ...]]] = [[(room,)], [(1,), (room,)]]
+    for extra in extras:
+        shape = layout_shape(dtype, dims, layout.minor_to_major, tiles + extra, element_size_in_bits)
+        try:
+            got = tuple(p for p in positions_of(shape) if p.extent != 1)
+        except (NotExpressible, ValueError):
+            continue
+        if _same_positions(got, wanted, dims):
+            return shape
     return None
 
 
@@ -595,6 +770,7 @@ def _recover(
     element_size_in_bits: int,
     majormost: int | None = None,
     wide: bool = False,
+    depth: int = 0,
 ) -> ArrayShape | None:
     """The simplest checked layout the search finds for ``positions`` (storing dimension
     ``majormost`` majormost, when given), or ``None``."""
@@ -608,7 +784,14 @@ def _recover(
         rank = [first_seen.index(d) if d in first_seen else len(first_seen) for d in order]
         return sum(1 for a in range(len(rank)) for b in range(a + 1, len(rank)) if rank[a] > rank[b])
 
-    found = _solutions(positions, dims, exact, wide)
+    room = 0
+    if not exact and depth and len(positions) > 1 and positions[-1].dim is None and positions[-1].extent > 1:
+        # room below the smallest stride: a last level (room) padding the always-0 position
+        # an entry 1 of the level before leaves minor-most
+        room = positions[-1].extent
+        found = _deep_solutions(positions[:-1], dims, depth, ends_with_unit=True)
+    else:
+        found = _solutions(positions, dims, exact, wide, depth)
     found.sort(key=lambda s: (s.key[:2], inversions(s.order), s.key[2:]))
     for solution in found:
         if any(len(t) == 0 for t in solution.tiles):
@@ -616,16 +799,62 @@ def _recover(
         order = solution.order if exact else _full_order(solution.order, len(dims))
         if majormost is not None and order[0] != majormost:
             continue
-        shape = layout_shape(dtype, dims, tuple(reversed(order)), solution.tiles, element_size_in_bits)
-        try:
-            got = positions_of(shape)
-        except (NotExpressible, ValueError):
-            continue
-        if not exact:
-            got = tuple(p for p in got if p.extent != 1)
-        if _same_positions(got, wanted, dims):
-            return shape
+        m2m = tuple(reversed(order))
+        candidates: list[tuple[tuple[int, ...], ...] | None] = [solution.tiles]
+        if not exact and depth:
+            candidates.append(_realized(dtype, dims, m2m, solution.tiles, element_size_in_bits))
+        if room:
+            candidates = [(*t, (room,)) for t in candidates if t is not None]
+        for tiles in (t for t in candidates if t is not None):
+            shape = layout_shape(dtype, dims, m2m, tiles, element_size_in_bits)
+            try:
+                got = positions_of(shape)
+            except (NotExpressible, ValueError):
+                continue
+            if not exact:
+                got = tuple(p for p in got if p.extent != 1)
+            if _same_positions(got, wanted, dims):
+                return shape
     return None
+
+
+def _realized(
+    dtype: str,
+    dims: tuple[int, ...],
+    minor_to_major: tuple[int, ...],
+    tiles: tuple[tuple[int, ...], ...],
+    element_size_in_bits: int,
+) -> tuple[tuple[int, ...], ...] | None:
+    """The tiles with an entry 1 over each extent-1 position a level passes.
+
+    The deep search peels levels over the positions CuTe keeps; a level's tile also covers
+    the extent-1 positions earlier levels left among them (an entry 1 leaves one at the
+    end). Run forwards, each level gets a 1 over those, from the minor-most position up
+    until its own entries are used: ``T(2,2)(2,2,1,2)(2,1)`` found for the 4x4 array with
+    both dimensions' bits swapped is ``T(2,2)(2,2,1,2)(2,1,1)``.
+
+    >>> _realized("f32", (4, 4), (0, 1), ((2, 2), (2, 2, 1, 2), (2, 1)), 0)
+    ((2, 2), (2, 2, 1, 2), (2, 1, 1))
+    """
+    done: list[tuple[int, ...]] = []
+    for tile in tiles:
+        if not done:
+            done.append(tile)
+            continue
+        try:
+            full = positions_of(layout_shape(dtype, dims, minor_to_major, done, element_size_in_bits))
+        except (NotExpressible, ValueError):
+            return None
+        entries = list(tile)
+        out: list[int] = []
+        for p in reversed(full):
+            if not entries:
+                break
+            out.append(1 if p.extent == 1 else entries.pop())
+        if entries:
+            return None
+        done.append(tuple(reversed(out)))
+    return tuple(done)
 
 
 def _same_positions(a: Sequence[Position], b: Sequence[Position], dims: Sequence[int]) -> bool:
@@ -679,9 +908,10 @@ def strided_positions(
     if len(set(strides)) != len(strides):
         raise NotExpressible(f"two digits have the same stride {strides}: elements would share a place")
     units = [k for k, d in enumerate(dims) if d == 1]
-    if live and strides[-1] != 1 and units:
-        # room below the smallest stride: a size-1 dimension (CuTe leaves it out) padded by a tile
-        live.append((1, Position(units[0], 1, None)))
+    if live and strides[-1] != 1:
+        # room below the smallest stride: a size-1 dimension (CuTe leaves it out) padded by a
+        # tile, else an always-0 position a last tile level pads (see _recover_room_below)
+        live.append((1, Position(units[0] if units else None, 1, None)))
         strides.append(1)
     out = []
     for k, (stride, p) in enumerate(live):
@@ -701,11 +931,4 @@ def strided_positions(
                 f"leaves room for {extent}: elements would overlap"
             )
         out.append(Position(p.dim, p.weight, p.modulus, extent))
-    if live and strides[-1] != 1:  # checked after overlaps: those mean no layout at all
-        raise NotExpressible(
-            f"the smallest stride is {strides[-1]}, not 1: the elements are not adjacent, and the search "
-            f"reads room below the smallest stride only as a size-1 dimension padded by a tile, not as a "
-            f"tile level padding the minor-most position (f32[2,2]{{1,0:T(1,1)(1,2)}} is (2,2):(4,2)), so a "
-            f"layout may still exist"
-        )
     return tuple(out)
