@@ -293,3 +293,22 @@ def test_refusals_are_only_for_maps_no_layout_of_the_family_has(one_level: Famil
         assert offset_map(back) == offsets, (placed, str(back))
         answered += 1
     assert answered > 40, (answered, refused)
+
+
+@pytest.mark.parametrize(
+    ("shape", "levels"),
+    [
+        ("f32[4]{0:T(2)(2,2,1)}", 2),  # came back as T(8)(2)(4,1); T(2)(4,1) has the same map
+        ("f32[1,4,2]{0,1,2:T(2,1,4,1)(2,2,2)}", 2),  # came back as T(8,2)(2,2)(4,2)
+    ],
+)
+def test_no_more_levels_than_the_layout(shape: str, levels: int) -> None:
+    """Regressions found by Hypothesis (``test_from_cute_is_never_wrong``, seeds 101 and 104):
+    the answer had more tile levels than the layout the CuTe text came from."""
+    from layout_algebra.interop import from_cute, to_cute
+    from layout_algebra.model import parse_shape
+
+    original = parse_shape(shape)
+    back = from_cute(to_cute(original), "f32")
+    assert offset_map(back) == offset_map(original)
+    assert len(back.effective_layout.tiles) <= levels, str(back)
