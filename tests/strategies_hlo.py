@@ -174,6 +174,7 @@ def elements(draw) -> tuple[str, int]:
 
 
 dims_strategy = st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple)
+wide_dims_strategy = st.lists(st.integers(2, 5), min_size=2, max_size=3).map(tuple)
 
 
 @st.composite
@@ -353,11 +354,13 @@ def slices(draw) -> Case:
 def reshape_across_elementwise(draw) -> Case:
     """``op(reshape(p))`` -> ``reshape(op(p))`` (safe); mutation: the inner reshape a bitcast."""
     element, e = draw(elements())
-    dims = draw(dims_strategy)
+    as_bitcast = draw(st.booleans())
+    # the bitcast mutation is wrong exactly when ``u``'s layout is not row-major: ranks of 2 and
+    # 3 without unit dims make that the common case, so every run sees both answers
+    dims = draw(wide_dims_strategy if as_bitcast else dims_strategy)
     n = math.prod(dims)
     out = (n,)
     p_layout = draw(layouts(element, e, dims))
-    as_bitcast = draw(st.booleans())
     # untiled layouts keep a bitcast's size (tiles mostly pad to another one: invalid HLO)
     tiled = not as_bitcast or draw(st.integers(0, 3)) == 0
     mid_layout = draw(layouts(element, e, dims, tiled=tiled))
