@@ -183,7 +183,12 @@ class Claim:
     def decide(self, sizes: Sizes) -> bool:
         if self.decide_sizes is not None:
             return self.decide_sizes(sizes)
-        return self.decide_shapes(tuple(s.specialize(sizes) for s in self.shapes))
+        try:
+            shapes = tuple(s.specialize(sizes) for s in self.shapes)
+        except ValueError as err:  # a dimension formula that is no size there (N-2 at N = 1)
+            at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            raise UndecidedClaim(f"at {at} there is no such array: {err}") from None
+        return self.decide_shapes(shapes)
 
     def prove(
         self,

@@ -250,3 +250,105 @@ def test_regression_an_untiled_alignment_does_not_make_a_bitcast_xla_rejects() -
         )
     # the other direction was already refused (the buffer with its L(4) is larger)
     assert bitcast_is_valid(src, "f32[5]{0}").verdict == "not a bitcast"
+
+
+# ------------------------------------------- the NumPy evaluator: E(n) wider than the type
+_WIDE = [
+    ("s4", 4, 4),
+    ("s4", 4, 5),
+    ("s4", 4, 8),
+    ("u4", 4, 7),
+    ("pred", 1, 2),
+    ("pred", 1, 8),
+    ("u8", 8, 12),
+]
+_WIDE += [("bf16", 16, 16), ("bf16", 16, 24), ("f32", 32, 40), ("s8", 8, 8), ("pred", 1, 0), ("s4", 4, 0)]
+
+
+def _stored_bits(values: np.ndarray, element: str, width: int) -> np.ndarray:
+    """Each element's stored bits as an unsigned integer (two's complement for s4, 0/1 for pred)."""
+    if element in ("f32", "bf16"):
+        return values.view(np.uint32 if element == "f32" else np.uint16).astype(np.int64)
+    return values.astype(np.int64) & ((1 << width) - 1)
+
+
+def test_wide_element_sizes_pack_each_element_at_the_low_end_of_its_slot() -> None:
+    """``pack`` against a bit-by-bit packer written here: slot ``k`` (XLA's nested-tiling
+    linear index, ``tests/oracles.py``) takes bits ``[k*E, k*E + E)``; the element's stored
+    bits sit at the low end (bit ``k*E`` is its least significant), zeros above, padding 0;
+    the buffer is the tiled slots rounded up to ``L(n)``, times ``E``, in whole bytes
+    (``E`` is the type's storage width without ``E(n)``: 8 bits for ``pred`` and ``s4``).
+    ``unpack`` gives the array back. 120 derandomized layouts."""
+    from oracles import nested_tiling
+
+    from layout_algebra.model.syntax import parse_shape
+    from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
+
+    rng = np.random.default_rng(6)
+    for case in range(120):
+        element, width, e = _WIDE[case % len(_WIDE)]
+        rank = int(rng.integers(1, 4))
+        dims = [int(rng.choice([1, 2, 3, 4, 5])) for _ in range(rank)]
+        m2m = [int(x) for x in rng.permutation(rank)]
+        tiles = [
+            tuple(int(rng.choice([1, 2, 4])) for _ in range(int(rng.integers(1, 3))))
+            for _ in range(int(rng.choice([0, 1, 2])))
+        ]
+        alignment = int(rng.choice([1, 1, 3, 4]))
+        shape = parse_shape(_shape_text(element, dims, m2m, tiles, alignment, e, 0))
+        dtype = numpy_dtype(shape.element_type)
+        if element == "pred":
+            values = rng.integers(0, 2, dims).astype(dtype)
+        elif element in ("f32", "bf16"):
+            values = rng.standard_normal(dims).astype(dtype)
+        else:
+            low = -(1 << (width - 1)) if element.startswith("s") else 0
+            values = rng.integers(low, low + (1 << width), dims).astype(dtype)
+        slot_bits = e or max(8, width)
+        slots = int(np.prod(nested_tiling(dims, m2m, tiles, [0] * rank)[1]))
+        slots = -(-slots // alignment) * alignment
+        expected = np.zeros(-(-slots * slot_bits // 8) * 8, dtype=np.uint8)  # one entry per bit
+        stored = _stored_bits(values, element, width)
+        for index in np.ndindex(*dims):
+            slot = nested_tiling(dims, m2m, tiles, index)[0]
+            for bit in range(min(slot_bits, 8 * values.itemsize)):
+                expected[slot * slot_bits + bit] = (int(stored[index]) >> bit) & 1
+        expected_bytes = np.packbits(expected, bitorder="little")
+        packed = pack(values, shape, fill=0)
+        assert np.array_equal(packed, expected_bytes), (str(shape), values.tolist())
+        assert np.array_equal(unpack(packed, shape).view(np.uint8), values.view(np.uint8)), str(shape)
+
+
+# ------------------------------------------- size conditions with dimension formulas
+@pytest.mark.parametrize(
+    ("src", "dst", "where"),
+    [
+        ("f32[N/8,128]{1,0:T(8,128)}", "f32[N/8,128]{1,0}", "at N=1 there is no such array"),
+        ("pred[N-2,8]{1,0:T(8,8)}", "pred[8*N-16]{0:T(64)}", "at N=1 there is no such array"),
+    ],
+)
+def test_regression_a_condition_search_over_a_formula_that_is_no_size_is_unknown(src, dst, where) -> None:
+    """The search tries N = 1, 2, ...; where a dimension formula is no size (N/8 = 1/8,
+    N-2 = -1) the old code raised "no value given for []" / "dimension size -1 is
+    negative" out of ``when_reshape_is_bitcast``. Now the answer is ``unknown`` saying where."""
+    from layout_algebra.conditions import when_reshape_is_bitcast
+
+    condition = when_reshape_is_bitcast(src, dst)
+    assert condition.status == "unknown" and condition.expr is None
+    assert any(where in d for d in condition.details), condition.details
+
+
+def test_conditions_with_formulas_that_are_sizes_agree_with_the_concrete_verdicts() -> None:
+    """Formulas that are sizes at every grid point keep their exact conditions, each checked
+    against the concrete verdict at N = 1..24 (and the transcribed ArraySize where sizes decide)."""
+    from layout_algebra.bitcast import reshape_is_bitcast
+    from layout_algebra.conditions import when_reshape_is_bitcast
+
+    condition = when_reshape_is_bitcast("f32[N-1,2]{1,0:T(2,2)}", "f32[2*N-2]{0}")
+    assert condition.status == "exact"
+    for n in range(1, 25):
+        same = _array_size("f32", [n - 1, 2], [1, 0], [(2, 2)], 1, 0) == _array_size(
+            "f32", [2 * n - 2], [0], [], 1, 0
+        )
+        verdict = reshape_is_bitcast(f"f32[{n - 1},2]{{1,0:T(2,2)}}", f"f32[{2 * n - 2}]{{0}}").verdict
+        assert condition.holds_at({"N": n}) is same is (verdict == "bitcast"), n

@@ -387,7 +387,9 @@ class ArrayShape(Shape):
                 continue
             v = as_sympy(d).subs(values)
             if not v.is_Integer:
-                raise ValueError(f"{self}: no value given for {sorted(map(str, v.free_symbols))}")
+                if v.free_symbols:
+                    raise ValueError(f"{self}: no value given for {sorted(map(str, v.free_symbols))}")
+                raise ValueError(f"{self}: the dimension {d} is {v} there, not a whole number")
             dims.append(int(v))
         return ArrayShape(self.element_type, tuple(dims), self.dynamic_dimensions, self.layout)
 
