@@ -11,8 +11,11 @@ to NumPy would make the comparison vacuous).
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -613,3 +616,58 @@ def test_bf16_words_streamed_past_the_cache_on_one_and_two_threads(text, threads
     assert streams and all(streams), streams
     np.testing.assert_array_equal(fast, slow)
     np.testing.assert_array_equal(fast, reference_pack(x, text, fill=0x3C))
+
+
+# ------------------------------------------------------------ the engine's thread pool
+def test_run_parallel_reuses_its_threads_and_survives_nesting_errors_and_fork() -> None:
+    # the calling thread works too, the helpers come from a pool kept for the process: the
+    # same threads serve the next call; a call made from inside an item (the pool's threads
+    # all busy) still finishes; an error stops the items and is raised; a child process
+    # after fork gets a pool of its own
+    names: set[str] = set()
+
+    def visit(k: int) -> None:
+        names.add(threading.current_thread().name)
+        time.sleep(0.002)
+
+    copy_engine.run_parallel(visit, range(20), threads=3)
+    first = set(names)
+    copy_engine.run_parallel(visit, range(20), threads=3)
+    assert names == first and len(first) >= 2  # the caller and pool threads, the same again
+
+    done = np.zeros((8, 8), np.int64)
+
+    def outer(i: int) -> None:
+        copy_engine.run_parallel(lambda j: done.__setitem__((i, j), done[i, j] + 1), range(8), threads=3)
+
+    runner = threading.Thread(target=copy_engine.run_parallel, args=(outer, range(8), 3))
+    runner.start()
+    runner.join(timeout=30)
+    assert not runner.is_alive() and (done == 1).all()
+
+    def fail(k: int) -> None:
+        if k == 5:
+            raise KeyError("item 5")
+
+    with pytest.raises(KeyError, match="item 5"):
+        copy_engine.run_parallel(fail, range(100), threads=3)
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's pool threads do not exist here
+        try:
+            out = np.zeros(10, np.int64)
+            copy_engine.run_parallel(lambda k: out.__setitem__(k, k), range(10), threads=3)
+            os.write(write, b"ok" if out.tolist() == list(range(10)) else b"no")
+        finally:
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 30
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):  # a hung child is killed, and fails the test
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            break
+        time.sleep(0.01)
+    assert os.read(read, 2) == b"ok"
+    os.close(read)
