@@ -65,8 +65,10 @@ the room may be the unit dimension a tile one entry longer than the rank prepend
 by that entry (:func:`_recover_with_prepended_unit`, one-level answers only). A later tile
 level that pads a position again comes back (``(4)`` in ``f32[2,4]{1,0:T(3,2)(4)}`` pads
 ``i1 mod 2`` from 2 slots to 4). Room below the smallest stride (no size-1 dimension to
-take it) is a last level padding the always-0 position an entry 1 leaves minor-most:
-``f32[2,2]{1,0:T(1)(2)}`` is CuTe's ``(2,2):(4,2)`` (:func:`_recover_room_below`).
+take it) is, under an untiled order, the prepended unit dimension padded
+(``f32[2,2]{1,0:T(2,1,1)}`` is CuTe's ``(2,2):(4,2)``, :func:`_room_under_prepended_unit`),
+else a last level padding the always-0 position an entry 1 leaves minor-most
+(``f32[2,2]{1,0:T(3,1)(2)}`` is ``(2,2):(2,6)``, :func:`_recover_room_below`).
 
 When these searches find nothing, or an answer of several levels, the **deep search**
 (:func:`_deep_solutions`) tries every riffle (:func:`_riffle_peels`: any cut of the last
@@ -529,6 +531,8 @@ def recover_layout(
         if best is None:
             raise NotExpressible(_refusal(dtype, dims, positions, exact))
         return best
+    if best is None:
+        best = _room_under_prepended_unit(dtype, dims, positions, element_size_in_bits)
     # the deep search: every riffle, fewest levels first, for what the others missed or fewer levels
     levels = len(best.effective_layout.tiles) - 1 if best is not None else DEEP_LEVELS
     for depth in range(1, levels + 1):
@@ -701,6 +705,32 @@ def _recover_with_prepended_unit(
     return None
 
 
+def _room_under_prepended_unit(
+    dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], element_size_in_bits: int
+) -> ArrayShape | None:
+    """Room below the smallest stride of an untiled order, read as the unit dimension a tile
+    one entry longer than the rank prepends, padded: ``f32[2]{0:T(2,1)}`` is CuTe's
+    ``(2):(2)`` (one level; :func:`_recover_room_below` would give ``T(1)(2)``).
+
+    >>> str(_room_under_prepended_unit("f32", (2,), strided_positions([(0, 1, None, 2)], (2,)), 0))
+    'f32[2]{0:T(2,1)}'
+    """
+    if not positions or positions[-1].dim is not None or positions[-1].extent == 1:
+        return None
+    room = positions[-1].extent
+    base = _base(positions[:-1], dims, False)
+    if base is None:
+        return None
+    order = _full_order(base.order, len(dims))
+    tile = (room,) + (1,) * len(dims)
+    shape = layout_shape(dtype, dims, tuple(reversed(order)), [tile], element_size_in_bits)
+    try:
+        got = tuple(p for p in positions_of(shape) if p.extent != 1)
+    except (NotExpressible, ValueError):
+        return None
+    return shape if _same_positions(got, tuple(p for p in positions if p.extent != 1), dims) else None
+
+
 def _recover_room_below(
     dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], element_size_in_bits: int
 ) -> ArrayShape | None:
@@ -712,8 +742,9 @@ def _recover_room_below(
     >>> str(_recover_room_below("f32", (2, 2), below, 0))
     'f32[2,2]{1,0:T(1)(2)}'
 
-    No layout with one level has such room (a single tile's last position is a digit of the
-    minor-most dimension), so two levels are the fewest; the rest is recovered as usual.
+    With one level, only the unit dimension a tile one entry longer than the rank prepends
+    can hold such room, over an untiled order (:func:`_room_under_prepended_unit`); the rest is
+    recovered as usual.
     """
     if len(positions) < 2 or positions[-1].dim is not None or positions[-1].extent == 1:
         return None
