@@ -869,10 +869,29 @@ class Condition:
         return f"Condition({self.expr}, {self.status!r})"
 
     def holds_at(self, sizes: Mapping[object, int]) -> bool:
-        """The condition's value at concrete sizes (keys: names or symbols)."""
+        """The condition's value at concrete sizes (keys: names or symbols).
+
+        Conditions are found and proved for sizes ``>= 1`` (the module doc): a zero size,
+        though XLA allows it, is outside what the status vouches for, so it is refused
+        rather than answered (ask the decision itself at that size).
+
+        >>> c = when_no_padding("f32[N]{0:T(8)}")
+        >>> c.holds_at({"N": 16}), c.holds_at({"N": 12})
+        (True, False)
+        >>> c.holds_at({"N": 0})
+        Traceback (most recent call last):
+        ...
+        ValueError: N = 0: size conditions are found and proved for sizes >= 1 only; ask the decision itself at this size
+        """
         if self.expr is None:
             raise ValueError(f"no condition was found for {self.claim}")
         values = {(dim_symbol(k) if isinstance(k, str) else k): v for k, v in sizes.items()}
+        for symbol, value in values.items():
+            if value < 1:
+                raise ValueError(
+                    f"{symbol} = {value}: size conditions are found and proved for sizes >= 1 only; "
+                    "ask the decision itself at this size"
+                )
         return truth(self.expr, self.symbols, [values[s] for s in self.symbols])
 
     def to_dict(self) -> dict[str, Any]:

@@ -244,12 +244,15 @@ def test_regression_an_untiled_alignment_does_not_make_a_bitcast_xla_rejects() -
     assert reshape_is_bitcast("f32[N]{0:L(4)}", "f32[N]{0:T(4)}", assume="N % 4 == 0").verdict == "bitcast"
     condition = when_reshape_is_bitcast("f32[N]{0:L(4)}", "f32[N]{0:T(4)}")
     assert condition.status == "exact"  # old: True (always)
-    for n in range(0, 17):  # the condition against the transcribed ArraySize and the concrete verdict
+    for n in range(1, 17):  # the condition (sizes >= 1) against the transcribed ArraySize and the verdict
         same = _array_size("f32", [n], [0], [], 4, 0) == _array_size("f32", [n], [0], [(4,)], 1, 0)
         assert condition.holds_at({"N": n}) is same, n
         assert reshape_is_bitcast(f"f32[{n}]{{0:L(4)}}", f"f32[{n}]{{0:T(4)}}").verdict == (
             "bitcast" if same else "not a bitcast"
         )
+    assert reshape_is_bitcast("f32[0]{0:L(4)}", "f32[0]{0:T(4)}").verdict == "bitcast"  # both 0 bytes
+    with pytest.raises(ValueError, match="sizes >= 1"):  # outside the condition's domain: refused
+        condition.holds_at({"N": 0})
     # the other direction was already refused (the buffer with its L(4) is larger)
     assert bitcast_is_valid(src, "f32[5]{0}").verdict == "not a bitcast"
 
