@@ -166,7 +166,7 @@ import math
 import operator
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -677,6 +677,41 @@ def _overlap(b: _Block, prefix: tuple[int, ...], lo: int, hi: int) -> tuple[_Ind
     return src, dst
 
 
+def box_difference(box: tuple[slice, ...], holes: Sequence[tuple[slice, ...]]) -> list[tuple[slice, ...]]:
+    """The part of ``box`` outside every hole, as disjoint boxes (all slices with unit step).
+
+    Removing one hole cuts off, dimension by dimension, the slab before it and the slab
+    after it, and goes on inside the hole's range:
+
+    >>> box_difference((slice(0, 4), slice(0, 6)), [(slice(0, 4), slice(0, 5))])
+    [(slice(0, 4, None), slice(5, 6, None))]
+    >>> box_difference((slice(0, 3), slice(0, 3)), [(slice(1, 2), slice(1, 2))])  # a ring
+    [(slice(0, 1, None), slice(0, 3, None)), (slice(2, 3, None), slice(0, 3, None)), (slice(1, 2, None), slice(0, 1, None)), (slice(1, 2, None), slice(2, 3, None))]
+    >>> box_difference((slice(0, 2),), [(slice(0, 1),), (slice(1, 2),)])
+    []
+    """
+    left = [box]
+    for hole in holes:
+        left = [piece for b in left for piece in _minus(b, hole)]
+    return left
+
+
+def _minus(box: tuple[slice, ...], hole: tuple[slice, ...]) -> list[tuple[slice, ...]]:
+    """``box`` without ``hole``: at most two slabs per dimension."""
+    bounds = [(max(b.start, h.start), min(b.stop, h.stop)) for b, h in zip(box, hole, strict=True)]
+    if any(lo >= hi for lo, hi in bounds):
+        return [box]  # they do not meet
+    pieces = []
+    inner = list(box)
+    for k, (lo, hi) in enumerate(bounds):
+        if inner[k].start < lo:
+            pieces.append((*inner[:k], slice(inner[k].start, lo), *inner[k + 1 :]))
+        if hi < inner[k].stop:
+            pieces.append((*inner[:k], slice(hi, inner[k].stop), *inner[k + 1 :]))
+        inner[k] = slice(lo, hi)
+    return pieces
+
+
 def _pack_whole_bytes(
     plan: _Plan, out: np.ndarray, fmt: _Format, fill: int, threads: int, *, padded: bool
 ) -> None:
@@ -684,16 +719,17 @@ def _pack_whole_bytes(
     n_box = math.prod(plan.box)
     slots = out[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
     out[n_box * size :] = fill
+    fill_slot = np.full(size, fill, np.uint8).view(fmt.bits_dtype)[0]  # ``fill`` in every byte of a slot
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
-        prefix, lo, hi, first = chunk_at
+        prefix, lo, hi, _ = chunk_at
         chunk = slots[_chunk_index(prefix, lo, hi)]
-        if padded:
-            out[first * size : first * size + chunk.size * size] = fill
-        for b in plan.blocks:
-            where = _overlap(b, prefix, lo, hi)
-            if where is not None:
-                engine.copy(chunk[where[1]], b.view[where[0]])
+        overlaps = [(b, where) for b in plan.blocks if (where := _overlap(b, prefix, lo, hi)) is not None]
+        if padded:  # only the slots no block covers: each byte is written once
+            for gap in box_difference(tuple(slice(0, n) for n in chunk.shape), [w[1] for _, w in overlaps]):
+                chunk[gap] = fill_slot
+        for b, where in overlaps:
+            engine.copy(chunk[where[1]], b.view[where[0]])
 
     chunks = list(_chunks(plan.box, fmt.bits, _chunk_bytes(plan, slots, fmt.bits)))
     engine.run_parallel(move, chunks, threads)

@@ -631,9 +631,13 @@ def test_run_parallel_reuses_its_threads_and_survives_nesting_errors_and_fork() 
         time.sleep(0.002)
 
     copy_engine.run_parallel(visit, range(20), threads=3)
-    first = set(names)
+    assert len(names) >= 2  # the caller and at least one pool thread
+    alive = {t.name for t in threading.enumerate()}
+    names.clear()
     copy_engine.run_parallel(visit, range(20), threads=3)
-    assert names == first and len(first) >= 2  # the caller and pool threads, the same again
+    # no thread started for the second call (which of the pool's idle threads serve it is
+    # the pool's choice: a pool grown by earlier calls may use others than the first call did)
+    assert len(names) >= 2 and names <= alive, (names, alive)
 
     done = np.zeros((8, 8), np.int64)
 

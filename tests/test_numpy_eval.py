@@ -330,6 +330,35 @@ def test_odd_slot_sizes_on_several_threads_and_chunks_match_the_reference(monkey
             np.testing.assert_array_equal(raw_bytes(unpack(buf, text, threads=threads)), raw_bytes(x))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f32[37,300]{1,0:T(8,128)}",  # padded rows and columns
+        "bf16[19,130]{1,0:T(8,128)(2,1)}",
+        "f32[13,17]{0,1:T(4,8)}",  # transposing, padded both ways
+        "s8[33,129]{1,0:T(32,128)(4,1)}",
+        "c64[5,9,7]{2,0,1:T(2,4)L(64)}",
+        "f16[3,5,30,20]{3,2,0,1:T(8,16)(2,1)}",
+        "u8[300]{0:T(128)(4,1)L(512)}",
+    ],
+)
+def test_padded_layouts_in_many_chunks_write_fill_into_every_padding_byte_of_out(
+    monkeypatch, text: str
+) -> None:
+    # pack writes the fill only where no block lands (each byte once): with chunks of a few
+    # hundred bytes, most chunks meet the padding in other ways; an ``out`` full of other bytes
+    # shows any padding byte left unwritten
+    for name in ("_CHUNK_BYTES", "_KERNEL_CHUNK_BYTES", "_TRANSPOSING_CHUNK_BYTES"):
+        monkeypatch.setattr(numpy_eval, name, 256)
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(11))
+    expected = reference_pack(x, text, fill=0xC3)
+    for threads in (1, 2):
+        out = np.full(expected.size, 0x5A, np.uint8)
+        pack(x, text, fill=0xC3, threads=threads, out=out)
+        np.testing.assert_array_equal(out, expected, err_msg=text)
+
+
 def test_the_hlo_executor_runs_s4_with_e5_exactly() -> None:
     from layout_algebra.hlo.execute import compare, run
 
