@@ -80,8 +80,10 @@ dimensions' bits swapped among them. What it does not read: padding of an always
 between digits (``bf16[6]{0:T(4,2)(2,1)}``: the prepended unit dimension padded to 4 slots,
 then paired), and it stops after :data:`DEEP_LIMIT` states. Over the brute-force families of
 ``tests/test_recover_oracle.py`` (every order and one tile of entries 1 to 4 on small f32 and
-bf16 arrays, with the packing level; two levels on ``f32[4,4]`` and ``f32[2,6]``), 102 of
-2,371 distinct offset maps were refused, 6 of them of one level. A refusal therefore never
+bf16 arrays, with the packing level; two levels on ``f32[4,4]`` and ``f32[2,6]``), 6 of 936
+one-level and 6 of 396 two-level offset maps are refused. Room below the smallest stride
+over a tiled order may come back one entry longer than the simplest layout
+(``f32[6,4]{0,1:T(1)(2,2,2)}`` as ``T(2,1)(2,1,2)``). A refusal therefore never
 says that no layout exists, only that the search found none, and what it does not cover.
 
 >>> below = strided_positions([(0, 1, None, 8)], (8, 1))  # i0 at stride 8, i1 left out
@@ -521,6 +523,10 @@ def recover_layout(
     """
     dims = tuple(int(d) for d in dims)
     positions = tuple(_normal(p, dims) for p in positions)
+    if not exact:  # one level, the fewest room below the smallest stride can have
+        one = _room_under_prepended_unit(dtype, dims, positions, element_size_in_bits)
+        if one is not None:
+            return one
     best = None
     for wide in (False, True):  # the narrow search first: fewer states, and what it finds is simpler
         found = _found_layouts(dtype, dims, positions, exact, element_size_in_bits, wide)
@@ -531,8 +537,6 @@ def recover_layout(
         if best is None:
             raise NotExpressible(_refusal(dtype, dims, positions, exact))
         return best
-    if best is None:
-        best = _room_under_prepended_unit(dtype, dims, positions, element_size_in_bits)
     # the deep search: every riffle, fewest levels first, for what the others missed or fewer levels
     levels = len(best.effective_layout.tiles) - 1 if best is not None else DEEP_LEVELS
     for depth in range(1, levels + 1):
@@ -718,7 +722,16 @@ def _room_under_prepended_unit(
     if not positions or positions[-1].dim is not None or positions[-1].extent == 1:
         return None
     room = positions[-1].extent
-    base = _base(positions[:-1], dims, False)
+    merged: list[Position] = []
+    for q in positions[:-1]:  # adjacent digits of one dimension, high above low: one position
+        p = merged[-1] if merged else None
+        if p is not None and p.dim == q.dim and q.dim is not None and p.weight == q.weight * q.extent:
+            if q.modulus == q.extent:
+                modulus = None if p.modulus is None else p.modulus * q.extent
+                merged[-1] = _normal(Position(q.dim, q.weight, modulus, p.extent * q.extent), dims)
+                continue
+        merged.append(q)
+    base = _base(tuple(merged), dims, False)
     if base is None:
         return None
     order = _full_order(base.order, len(dims))
@@ -728,7 +741,8 @@ def _room_under_prepended_unit(
         got = tuple(p for p in positions_of(shape) if p.extent != 1)
     except (NotExpressible, ValueError):
         return None
-    return shape if _same_positions(got, tuple(p for p in positions if p.extent != 1), dims) else None
+    wanted = tuple(p for p in (*merged, positions[-1]) if p.extent != 1)
+    return shape if _same_positions(got, wanted, dims) else None
 
 
 def _recover_room_below(
