@@ -373,7 +373,7 @@ def _solutions(
 #: The most tile levels the deep search tries (every bit permutation of a 4x4 array needs at most 3).
 DEEP_LEVELS = 4
 #: How many states one deep search may visit (padded digits multiply the riffles).
-DEEP_LIMIT = 500
+DEEP_LIMIT = 200
 
 
 def _deep_solutions(
