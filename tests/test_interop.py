@@ -397,8 +397,18 @@ def test_from_cute_is_never_wrong(shape: ArrayShape) -> None:
     except NotExpressible as err:
         assert str(err).startswith(cute)  # a reason, quoting the input
         return
-    assert complexity(back)[:2] <= complexity(shape)[:2]
+    if not _room_below_smallest_stride(cute):  # docs/interop.md: the one documented exception
+        assert complexity(back)[:2] <= complexity(shape)[:2]
     assert_proved_equal(back, cute_function(cute), f"CuTe {cute}")
+
+
+def _room_below_smallest_stride(cute: str) -> bool:
+    """Whether every mode of more than one element has a stride above 1 (``(2,2):(4,2)``)."""
+    shape_text, stride_text = cute.split(":")
+    pairs = zip(
+        map(int, re.findall(r"\d+", shape_text)), map(int, re.findall(r"\d+", stride_text)), strict=True
+    )
+    return min((stride for extent, stride in pairs if extent > 1), default=1) > 1
 
 
 @pytest.mark.parametrize(
