@@ -982,7 +982,9 @@ def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggest
     'f32[4096]{0:T(256)(8,128)}'
     >>> str(suggest_bitcast_layout("f32[6,256]{1,0:T(8,128)}", (1536,)).shape)  # rows padded to 8: L(n)
     'f32[1536]{0:T(256)(8,128)L(2048)}'
-    >>> print(suggest_bitcast_layout("f32[16,256]{1,0:T(8,128)}", (32, 128)).reason)  # doctest: +ELLIPSIS
+    >>> str(suggest_bitcast_layout("f32[16,256]{1,0:T(8,128)}", (32, 128)).shape)  # row pairs: a second level
+    'f32[32,128]{1,0:T(2,128)(8,1,1,128)}'
+    >>> print(suggest_bitcast_layout("f32[3,100]{1,0:T(2,128)}", (6, 50)).reason)  # doctest: +ELLIPSIS
     no layout ... makes the reshape a bitcast: ...
     """
     from layout_algebra.bitcast import reshape_is_bitcast

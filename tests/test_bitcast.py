@@ -208,7 +208,11 @@ def test_symbolic_reshape_for_every_n() -> None:
 def test_suggested_layout_is_a_proved_bitcast() -> None:
     s = suggest_bitcast_layout("f32[4,6,128]{2,1,0}", (24, 128))
     assert s and reshape_is_bitcast("f32[4,6,128]{2,1,0}", s.shape)
-    none = suggest_bitcast_layout("f32[16,256]{1,0:T(8,128)}", (32, 128))
+    # found since recovery reads two levels
+    pairs = suggest_bitcast_layout("f32[16,256]{1,0:T(8,128)}", (32, 128))
+    assert pairs and reshape_is_bitcast("f32[16,256]{1,0:T(8,128)}", pairs.shape)
+    # rows of 100 in lanes of 128, cut into halves of 50: strides 128, 50, 1 are no tiling
+    none = suggest_bitcast_layout("f32[3,100]{1,0:T(2,128)}", (6, 50))
     assert not none and "no layout" in none.reason
 
 
