@@ -182,13 +182,14 @@ def transpose8_stream(typingctx, dst, q, dr, src, p, sr):  # type: ignore[no-unt
     return None if sig is None else (sig, _transpose8_codegen(1))
 
 
-@intrinsic
-def stream_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
-    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes, stored
-    non-temporally: ``dst[q]`` must be 64-byte aligned (:func:`address`)."""
+def _line_signature(dst, src):  # type: ignore[no-untyped-def]
     if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
         return None
-    sig = types.void(dst, types.int64, src, types.int64)
+    return types.void(dst, types.int64, src, types.int64)
+
+
+def _line_codegen(streamed: bool):  # type: ignore[no-untyped-def]
+    """One 64-byte vector load and store; ``streamed``: the store aligned and non-temporal."""
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         dst_type, _, src_type, _ = signature.args
@@ -199,12 +200,23 @@ def stream_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
         dst_data = context.make_array(dst_type)(context, builder, d).data
         value = builder.load(builder.bitcast(builder.gep(src_data, [p]), vector.as_pointer()), align=size)
         store = builder.store(
-            value, builder.bitcast(builder.gep(dst_data, [q]), vector.as_pointer()), align=64
+            value,
+            builder.bitcast(builder.gep(dst_data, [q]), vector.as_pointer()),
+            align=64 if streamed else size,
         )
-        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
+        if streamed:
+            store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
         return context.get_dummy_value()
 
-    return sig, codegen
+    return codegen
+
+
+@intrinsic
+def stream_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
+    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes, stored
+    non-temporally: ``dst[q]`` must be 64-byte aligned (:func:`address`)."""
+    sig = _line_signature(dst, src)
+    return None if sig is None else (sig, _line_codegen(True))
 
 
 @intrinsic
@@ -301,22 +313,8 @@ TILES_TOGETHER_BYTES = 1 << 15
 def copy_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
     """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes: one vector
     load and one vector store, neither aligned."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
-        return None
-    sig = types.void(dst, types.int64, src, types.int64)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        dst_type, _, src_type, _ = signature.args
-        d, q, s, p = args
-        size = max(1, src_type.dtype.bitwidth // 8)
-        vector = ir.VectorType(context.get_data_type(src_type.dtype), 64 // size)
-        src_data = context.make_array(src_type)(context, builder, s).data
-        dst_data = context.make_array(dst_type)(context, builder, d).data
-        value = builder.load(builder.bitcast(builder.gep(src_data, [p]), vector.as_pointer()), align=size)
-        builder.store(value, builder.bitcast(builder.gep(dst_data, [q]), vector.as_pointer()), align=size)
-        return context.get_dummy_value()
-
-    return sig, codegen
+    sig = _line_signature(dst, src)
+    return None if sig is None else (sig, _line_codegen(False))
 
 
 @njit(nogil=True, cache=True)
