@@ -523,6 +523,21 @@ def test_words_streamed_past_the_cache_match_plain_stores(offset, count, step) -
         assert (storage[:start] == 0xA5A5A5A5).all() and (storage[start + count :] == 0xA5A5A5A5).all()
 
 
+def assert_only_the_words_change(build, ws, shape, span, offset, expected, message: str) -> None:
+    """``build(words)`` into words ``offset`` bytes past a cache line, inside storage full of
+    a marker: every word at ``i . ws`` is ``expected[i]``, and nothing else was written."""
+    storage = np.full(span + 32, 0xA5A5A5A5, np.uint32)
+    start = ((-storage.ctypes.data) % 64 + offset) // 4
+    words = storage[start : start + span]
+    build(words)
+    got = {i: int(words[sum(a * b for a, b in zip(i, ws, strict=True))]) for i in np.ndindex(*shape)}
+    assert got == expected, message
+    written = np.zeros(storage.size, bool)
+    for i in np.ndindex(*shape):
+        written[start + sum(a * b for a, b in zip(i, ws, strict=True))] = True
+    assert (storage[~written] == 0xA5A5A5A5).all(), message
+
+
 @pytest.mark.parametrize("offset", [0, 4, 16, 60])
 @pytest.mark.parametrize("dims", [(1, 1, 3), (2, 3, 5), (3, 2, 16), (8, 4, 128)])
 @pytest.mark.parametrize("outer", [1, 2])  # which of i1, i2 steps the farther in the words
@@ -544,16 +559,17 @@ def test_staged_nibble_words_streamed_out_match_plain_stores(offset, dims, outer
     expected = words_by_loop(parts, ps, step, shape, 8, 4)
     span = int(ws[0]) + n1 * n2 * n3
     for streamed in (True, False):
-        storage = np.full(span + 32, 0xA5A5A5A5, np.uint32)
-        start = ((-storage.ctypes.data) % 64 + offset) // 4  # the words `offset` bytes past a line
-        words = storage[start : start + span]
-        copy_kernels.words_from_nibbles(words, 0, ws, parts, 0, ps, step, shape, True, streamed)
-        got = {i: int(words[sum(a * b for a, b in zip(i, ws, strict=True))]) for i in np.ndindex(*shape)}
-        assert got == expected, f"streamed={streamed}"
-        written = np.zeros(storage.size, bool)
-        for i in np.ndindex(*shape):
-            written[start + sum(a * b for a, b in zip(i, ws, strict=True))] = True
-        assert (storage[~written] == 0xA5A5A5A5).all(), f"streamed={streamed}"
+        assert_only_the_words_change(
+            lambda words, streamed=streamed: copy_kernels.words_from_nibbles(
+                words, 0, ws, parts, 0, ps, step, shape, True, streamed
+            ),
+            ws,
+            shape,
+            span,
+            offset,
+            expected,
+            f"streamed={streamed}",
+        )
 
 
 @pytest.mark.parametrize("offset", [0, 4, 16, 60])
@@ -576,16 +592,17 @@ def test_halves_streamed_into_whole_lines_match_plain_stores(offset, dims, outer
     expected = words_by_loop(parts, ps, step, shape, 2, 16)
     span = 2 * int(ws[0]) + n1 * n2 * n3
     for streamed in (True, False):
-        storage = np.full(span + 32, 0xA5A5A5A5, np.uint32)
-        start = ((-storage.ctypes.data) % 64 + offset) // 4  # the words `offset` bytes past a line
-        words = storage[start : start + span]
-        copy_kernels.words_from_halves(words, 0, ws, parts, 0, ps, step, shape, False, streamed)
-        got = {i: int(words[sum(a * b for a, b in zip(i, ws, strict=True))]) for i in np.ndindex(*shape)}
-        assert got == expected, f"streamed={streamed}"
-        written = np.zeros(storage.size, bool)
-        for i in np.ndindex(*shape):
-            written[start + sum(a * b for a, b in zip(i, ws, strict=True))] = True
-        assert (storage[~written] == 0xA5A5A5A5).all(), f"streamed={streamed}"
+        assert_only_the_words_change(
+            lambda words, streamed=streamed: copy_kernels.words_from_halves(
+                words, 0, ws, parts, 0, ps, step, shape, False, streamed
+            ),
+            ws,
+            shape,
+            span,
+            offset,
+            expected,
+            f"streamed={streamed}",
+        )
 
 
 @pytest.mark.parametrize("threads", [1, 2])
