@@ -86,7 +86,7 @@ from layout_algebra.prove.assumptions import assumptions_hold
 from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, admitted_assumptions, for_all_sizes
 from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.prove.result import json_value
-from layout_algebra.sizes import meaningful_array, size_report
+from layout_algebra.sizes import meaningful_array, size_report, xla_shape_size
 from layout_algebra.stages import same_offset_form
 from layout_algebra.stages.arith import ARITHMETIC as _INT
 from layout_algebra.stages.arith import Arithmetic
@@ -568,11 +568,7 @@ def _xla_array_sizes(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any]:
     """``ShapeUtil::ArraySize`` of each side: the first tile's padding and ``L(n)`` with tiles,
     the elements' bytes without (``L(n)`` ignored). It differs from :func:`_allocations` only
     for an untiled ``L(n)``; a bitcast must keep both (the buffer, and what XLA checks)."""
-    ra, rb = size_report(a), size_report(b)
-    return (
-        ra.first_tile_bytes if a.effective_layout.tiles else ra.logical_bytes,
-        rb.first_tile_bytes if b.effective_layout.tiles else rb.logical_bytes,
-    )
+    return xla_shape_size(a), xla_shape_size(b)
 
 
 def _allocator(a: ArrayShape, b: ArrayShape) -> str:

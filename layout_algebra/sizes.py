@@ -87,6 +87,7 @@ __all__ = [
     "round_up",
     "size_report",
     "tiled_dimensions",
+    "xla_shape_size",
 ]
 
 #: The least multiple of ``b`` that is ``>= a`` (exact for symbolic sizes).
@@ -240,3 +241,19 @@ def size_report(shape: Shape | str) -> SizeReport:
         metadata_prefix_bytes=layout.dynamic_shape_metadata_prefix_bytes,
         notes=tuple(notes),
     )
+
+
+def xla_shape_size(shape: Shape | str) -> Dim:
+    """``ShapeUtil::ArraySize`` in bytes, read off the stage pipeline: the first tile's
+    padding and ``L(n)``; without tiles, the elements' bytes (``L(n)`` ignored, as XLA
+    does). What XLA's verifier compares for a bitcast; a formula for symbolic sizes.
+
+    >>> xla_shape_size("bf16[3,128]{1,0:T(8,128)(2,1)}"), xla_shape_size("f32[5]{0:T(1)L(4)}")
+    (2048, 32)
+    >>> xla_shape_size("f32[5]{0:L(4)}"), xla_shape_size("s4[5]{0:E(4)}")
+    (20, 3)
+    """
+    report = size_report(shape)
+    if not meaningful_array(shape).effective_layout.tiles:
+        return report.logical_bytes
+    return report.first_tile_bytes

@@ -8,7 +8,7 @@ verifier requires
 * **the same shape size**: the backend's size function gives both shapes the same number
   of bytes. On TPU that size pads to the first tile and rounds the element count up to
   ``L(n)``: ``ShapeUtil::ArraySize``, XLA:TPU's allocation, read here off the stage pipeline
-  (``layout_algebra.sizes.size_report(shape).first_tile_bytes``). As in ``ArraySize``, a
+  (:func:`layout_algebra.sizes.xla_shape_size`). As in ``ArraySize``, a
   layout without tiles ignores ``L(n)``: its size is its elements' bytes
   (``ByteSizeOfElements``; the HLO audit counts that ``L(n)``, and the ``bitcast`` command
   requires both sizes, the buffer with it and ``ArraySize`` without it, to agree);
@@ -45,7 +45,7 @@ True
 from __future__ import annotations
 
 from layout_algebra.model.shapes import ArrayShape, Dim
-from layout_algebra.sizes import meaningful_array, size_report
+from layout_algebra.sizes import meaningful_array, xla_shape_size
 
 __all__ = [
     "HOST_MEMORY_SPACE",
@@ -66,21 +66,6 @@ def bitcast_shape_sizes(operand: ArrayShape | str, result: ArrayShape | str) -> 
     Integers for concrete shapes, SymPy expressions for symbolic ones.
     """
     return xla_shape_size(operand), xla_shape_size(result)
-
-
-def xla_shape_size(shape: ArrayShape | str) -> Dim:
-    """``ShapeUtil::ArraySize`` in bytes, from the stage pipeline: the first tile's padding and
-    ``L(n)``; without tiles, the elements' bytes (``L(n)`` ignored, as XLA does).
-
-    >>> xla_shape_size("bf16[3,128]{1,0:T(8,128)(2,1)}"), xla_shape_size("f32[5]{0:T(1)L(4)}")
-    (2048, 32)
-    >>> xla_shape_size("f32[5]{0:L(4)}"), xla_shape_size("s4[5]{0:E(4)}")
-    (20, 3)
-    """
-    report = size_report(shape)
-    if not meaningful_array(shape).effective_layout.tiles:
-        return report.logical_bytes
-    return report.first_tile_bytes
 
 
 def size_text(size: Dim) -> str:
