@@ -45,6 +45,11 @@ match the region's, every whole line streamed (:func:`_stream_runs_out`; streami
 :func:`words_from_halves` streams the same way, building each region's runs straight into
 the buffer (:func:`_stream_halves_out`): with plain stores, the read of every line before
 it is written made a third pass over memory.
+Both gather runs into their buffer at the region's offset within a line, so the buffer's
+stores are misaligned when the region is (NumPy's large arrays start 16 bytes into a
+page); a misaligned store that crosses a page boundary is slow (here, in a VM: 6x for the
+whole kernel), so the buffer lies within one page (:func:`_line_buffer`). Allocated
+anywhere, it crossed one in about a third of the processes, for their whole life.
 
 Nibbles are packed byte by byte: byte ``k`` of a word (byte offset ``k``: little-endian) is
 ``(n[2k] & 0xF) | (n[2k+1] << 4)``, computed on 8-bit lanes, and the 4 bytes of each word
@@ -98,6 +103,8 @@ L4 = np.uint8(0xF)
 B4 = np.uint8(4)
 #: Bytes in a cache line: non-temporal stores write whole lines.
 LINE = 64
+#: Bytes in a page: a gathering buffer lies within one (:func:`_line_buffer`).
+PAGE = 4096
 
 
 @intrinsic
@@ -438,6 +445,15 @@ def _runs_between(words, wo, ws, stage, shape, to_words):  # type: ignore[no-unt
 
 
 @njit(nogil=True, cache=True)
+def _line_buffer(size):  # type: ignore[no-untyped-def]
+    """A buffer of ``size`` bytes that starts a page, so that it lies within one page
+    when ``size <= PAGE`` (and starts a cache line)."""
+    raw = np.empty(size + PAGE, U8)
+    at = (-raw.ctypes.data) % PAGE
+    return raw[at : at + size]
+
+
+@njit(nogil=True, cache=True)
 def _stream_runs_out(words8, wb, ws, stage8, shape):  # type: ignore[no-untyped-def]
     """:func:`_runs_between` into ``words`` (``wb``: the first word's byte offset in
     ``words8``) where the runs are one dense region (:func:`_is_one_region`): the runs are
@@ -446,8 +462,7 @@ def _stream_runs_out(words8, wb, ws, stage8, shape):  # type: ignore[no-untyped-
     of the region's first and last partial lines are stored plainly."""
     n4 = 4 * shape[3]
     outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
-    raw = np.empty(n4 + 3 * LINE, U8)
-    buffer = raw[(-raw.ctypes.data) % LINE :]
+    buffer = _line_buffer(n4 + 2 * LINE)  # fill < LINE + n4 after each run
     lead = (words8.ctypes.data + wb) % LINE  # the region's bytes before its first line start here
     fill = lead  # bytes in the buffer: buffer[0] lies where the region's first line starts
     at = wb - lead  # the byte of words8 that buffer[0] goes to
@@ -525,9 +540,8 @@ def _stream_halves_out(words8, wb, ws, parts, pb, ps, step, shape):  # type: ign
     called once per run, it made the kernel 2-3x slower (measured)."""
     n = shape[3]
     outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
-    raw = np.empty(n + LINE, U32)
-    buffer32 = raw[((-raw.ctypes.data) % LINE) // 4 :]  # words are 4-byte aligned
-    buffer = buffer32.view(U8)
+    buffer = _line_buffer(4 * n + 2 * LINE)  # fill < LINE + 4n after each run
+    buffer32 = buffer.view(U32)
     lead = (words8.ctypes.data + wb) % LINE
     fill = lead
     at = wb - lead

@@ -523,6 +523,18 @@ def test_words_streamed_past_the_cache_match_plain_stores(offset, count, step) -
         assert (storage[:start] == 0xA5A5A5A5).all() and (storage[start + count :] == 0xA5A5A5A5).all()
 
 
+@pytest.mark.parametrize("size", [1, 63, 64, 704, 2048, 4096, 4097, 9000])
+def test_line_buffers_start_a_page_and_lie_within_one_when_they_fit(size) -> None:
+    # a gathering buffer that crosses a page makes its misaligned stores slow (6x for the
+    # whole kernel, in a third of the processes): every one starts a page, for any malloc
+    for _ in range(50):
+        buffer = copy_kernels._line_buffer(size)
+        assert buffer.size == size and buffer.dtype == np.uint8
+        start = buffer.ctypes.data
+        assert start % copy_kernels.PAGE == 0
+        assert size > copy_kernels.PAGE or (start + size - 1) // copy_kernels.PAGE == start // copy_kernels.PAGE
+
+
 def assert_only_the_words_change(build, ws, shape, span, offset, expected, message: str) -> None:
     """``build(words)`` into words ``offset`` bytes past a cache line, inside storage full of
     a marker: every word at ``i . ws`` is ``expected[i]``, and nothing else was written."""
@@ -539,7 +551,7 @@ def assert_only_the_words_change(build, ws, shape, span, offset, expected, messa
 
 
 @pytest.mark.parametrize("offset", [0, 4, 16, 60])
-@pytest.mark.parametrize("dims", [(1, 1, 3), (2, 3, 5), (3, 2, 16), (8, 4, 128)])
+@pytest.mark.parametrize("dims", [(1, 1, 3), (2, 3, 5), (3, 2, 16), (8, 4, 128), (1, 2, 1100)])
 @pytest.mark.parametrize("outer", [1, 2])  # which of i1, i2 steps the farther in the words
 def test_staged_nibble_words_streamed_out_match_plain_stores(offset, dims, outer) -> None:
     # the (64,128)(8,1) path: words of each i0 built in a stage in the order of the rows,
@@ -573,7 +585,7 @@ def test_staged_nibble_words_streamed_out_match_plain_stores(offset, dims, outer
 
 
 @pytest.mark.parametrize("offset", [0, 4, 16, 60])
-@pytest.mark.parametrize("dims", [(1, 1, 3), (2, 3, 5), (4, 2, 16), (4, 6, 128)])
+@pytest.mark.parametrize("dims", [(1, 1, 3), (2, 3, 5), (4, 2, 16), (4, 6, 128), (1, 2, 1100)])
 @pytest.mark.parametrize("outer", [1, 2])  # which of i1, i2 steps the farther in the words
 def test_halves_streamed_into_whole_lines_match_plain_stores(offset, dims, outer) -> None:
     # the (2,1) path of bf16: the words of each i0 one region (in any order of i1, i2),
