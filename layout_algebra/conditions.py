@@ -14,7 +14,10 @@ says how much of it is proved:
 * ``unknown``: the condition matches every size of the grid but its sufficiency could not be
   proved (or no condition of the grammar matches; then ``expr`` is ``None``).
 
-Sizes are integers ``>= 1`` (a zero-size dimension is not asked about).
+Sizes are integers ``>= 1`` (a zero-size dimension is not asked about) at which every
+dimension formula of the claim's arrays is a whole size (the claim's :attr:`Claim.domain`:
+``f32[N/8,128]`` is asked about ``N = 8, 16, ...`` only; ``N = 12`` is no such array, and
+neither the grid, the fit nor the proofs look there).
 
 The method: (1) decide the claim exactly at every point of a grid of small sizes with the
 fast concrete decision; (2) build candidate atoms from the numbers in the layouts (tile
@@ -72,7 +75,8 @@ from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, holds
-from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes, condition_holds
+from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes, condition_holds, condition_text
+from layout_algebra.prove.core import shape_facts
 from layout_algebra.sizes import meaningful_array, size_report
 from layout_algebra.stages.arith import ARITHMETIC
 from layout_algebra.stages.symbolic import SYMPY_ARITHMETIC
@@ -165,6 +169,10 @@ class Claim:
     prove_sizes: Callable[[Mapping[sympy.Symbol, Any], tuple[Any, ...], int], str] | None = None
     #: grid bound per number of symbols when the claim's decision is slower than usual
     bounds: Mapping[int, int] | None = None
+    #: the arrays whose dimension formulas must be sizes for the claim to be asked at all
+    #: (``None``: ``shapes``; rewrites give their parameters, since another instruction's
+    #: formula that is no size makes the rewrite invalid there, not outside the question)
+    domain_shapes: tuple[ArrayShape, ...] | None = None
     #: claims whose failure at an element is not a SymPy formula (rewrites): the output
     #: dimensions, ``(element, sizes) -> fails there`` at concrete sizes, and the Z3 query
     #: ``(witnesses, assumptions, timeout_ms) -> ProofResult`` proved when, for every size
@@ -179,6 +187,23 @@ class Claim:
         for s in self.shapes:
             found += [x for x in s.size_symbols if x not in found]
         return tuple(found)
+
+    @property
+    def domain(self) -> tuple[sympy.Basic, ...]:
+        """The facts that say where the claim is asked: each dimension formula of its
+        arrays a whole size (``prove.core.shape_facts``; the prover's own domain).
+
+        >>> bitcast_claim("f32[N/8,8,128]{2,1,0}", "f32[N,128]{1,0}").domain
+        (Eq(Mod(N, 8), 0),)
+        """
+        arrays = self.shapes if self.domain_shapes is None else self.domain_shapes
+        if self.decide_sizes is not None and self.domain_shapes is None:
+            arrays = ()  # a rewrite's instructions: a formula that is no size is a failure
+        return shape_facts(arrays)
+
+    def asks_at(self, sizes: Sizes) -> bool:
+        """Whether ``sizes`` lie in the claim's :attr:`domain` (decided exactly)."""
+        return all(condition_holds(fact, sizes) for fact in self.domain)
 
     def decide(self, sizes: Sizes) -> bool:
         if self.decide_sizes is not None:
@@ -437,20 +462,28 @@ def grid_values(shapes: Sequence[ArrayShape], bound: int, largest: int = 2048) -
 
 
 def sample(
-    decide: Callable[[Sizes], bool], symbols: Sequence[sympy.Symbol], values: int | Sequence[int]
+    decide: Callable[[Sizes], bool],
+    symbols: Sequence[sympy.Symbol],
+    values: int | Sequence[int],
+    asks_at: Callable[[Sizes], bool] | None = None,
 ) -> dict[tuple[int, ...], bool]:
     """The truth table of ``decide`` over the grid: each symbol takes ``values``
-    (``1..values`` when an int).
+    (``1..values`` when an int); points where ``asks_at`` is false (outside the claim's
+    domain) are left out.
 
     >>> n = dim_symbol("N")
     >>> sample(lambda s: s[n] % 2 == 0, [n], 4)
     {(1,): False, (2,): True, (3,): False, (4,): True}
+    >>> sample(lambda s: s[n] % 4 == 0, [n], 6, asks_at=lambda s: s[n] % 2 == 0)
+    {(2,): False, (4,): True, (6,): False}
     """
     vals = range(1, values + 1) if isinstance(values, int) else values
-    return {
-        p: bool(decide(dict(zip(symbols, p, strict=True))))
-        for p in itertools.product(vals, repeat=len(symbols))
-    }
+    table = {}
+    for p in itertools.product(vals, repeat=len(symbols)):
+        sizes = dict(zip(symbols, p, strict=True))
+        if asks_at is None or asks_at(sizes):
+            table[p] = bool(decide(sizes))
+    return table
 
 
 def truth(expr: sympy.Basic, symbols: Sequence[sympy.Symbol], sizes: Sequence[int]) -> bool:
@@ -644,6 +677,8 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = No
             rest_sub = tuple(as_sympy(r).subs(sub) for r in rest)
             if any(r == sympy.false for r in rest_sub):
                 continue  # this case is empty
+            if any(as_sympy(fact).subs(sub) == sympy.false for fact in claim.domain):
+                continue  # no such arrays in this case (N <= 3 split into 1, 2, 3 for f32[N/2])
             rest_kept = tuple(r for r in rest_sub if r != sympy.true)
             # sizes are >= 1: said up front (a zero size is not asked about, and without
             # it the solver spends its time on the degenerate arrays)
@@ -725,7 +760,7 @@ def prove_necessary(
             True,
             "the sizes differ whatever the size symbols are (or memory spaces or element widths differ)",
         )
-    assume = (*(s >= 1 for s in claim.symbols), sympy.Not(expr))
+    assume = (*(s >= 1 for s in claim.symbols), *claim.domain, sympy.Not(expr))
     try:
         result = holds(
             claim.size_failure, assume=assume, timeout_ms=_timeout(budget, NECESSITY_TIMEOUT_MS)[0]
@@ -864,6 +899,8 @@ class Condition:
     symbols: tuple[sympy.Symbol, ...] = ()
     seconds: float = 0.0
     details: tuple[str, ...] = field(default=())
+    #: where the claim is asked (:attr:`Claim.domain`): the condition says nothing elsewhere
+    domain: tuple[sympy.Basic, ...] = field(default=())
 
     def __repr__(self) -> str:
         return f"Condition({self.expr}, {self.status!r})"
@@ -882,6 +919,13 @@ class Condition:
         Traceback (most recent call last):
         ...
         ValueError: N = 0: size conditions are found and proved for sizes >= 1 only; ask the decision itself at this size
+
+        Sizes at which the claim's arrays do not exist are refused too:
+
+        >>> when_no_padding("f32[N/8,128]{1,0:T(8,128)}").holds_at({"N": 12})
+        Traceback (most recent call last):
+        ...
+        ValueError: N=12 is outside the claim's domain (N % 8 == 0): its arrays have a dimension that is no size there
         """
         if self.expr is None:
             raise ValueError(f"no condition was found for {self.claim}")
@@ -892,6 +936,12 @@ class Condition:
                     f"{symbol} = {value}: size conditions are found and proved for sizes >= 1 only; "
                     "ask the decision itself at this size"
                 )
+        if not all(condition_holds(fact, values) for fact in self.domain):
+            at = ", ".join(f"{k}={v}" for k, v in values.items())
+            raise ValueError(
+                f"{at} is outside the claim's domain ({condition_text(self.domain)}): its arrays "
+                "have a dimension that is no size there"
+            )
         return truth(self.expr, self.symbols, [values[s] for s in self.symbols])
 
     def to_dict(self) -> dict[str, Any]:
@@ -931,7 +981,7 @@ def condition_of(
         bound = (claim.bounds or DEFAULT_BOUNDS)[len(symbols)]
     values = grid_values(claim.shapes, bound, LARGEST[len(symbols)])
     try:
-        table = sample(claim.decide, symbols, values)
+        table = sample(claim.decide, symbols, values, claim.asks_at)
     except UndecidedClaim as err:
         return Condition(
             claim.text,
@@ -942,12 +992,14 @@ def condition_of(
             symbols,
             time.perf_counter() - start,
             (f"the concrete decision gives no answer: {err}",),
+            claim.domain,
         )
     expr = fit(table, symbols, atoms(claim.shapes, symbols, bound))
     more = (
         f" and {len(values) - bound} larger values around the layout's numbers" if len(values) > bound else ""
     )
-    grid_text = f"decided exactly at {len(table)} sizes (1..{bound} each{more})"
+    where = f" where {condition_text(claim.domain)}" if claim.domain else ""
+    grid_text = f"decided exactly at {len(table)} sizes (1..{bound} each{more}{where})"
 
     def found(formula: Any, status: str, method: str, *details: str) -> Condition:
         return Condition(
@@ -959,6 +1011,7 @@ def condition_of(
             symbols,
             time.perf_counter() - start,
             (grid_text, *details),
+            claim.domain,
         )
 
     if expr is None:

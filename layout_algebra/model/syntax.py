@@ -45,10 +45,11 @@ A dimension may be an integer formula of names, as a reshape of a symbolic array
     atom    ::= int | name | '(' sum ')' | ('floor' | 'ceiling') '(' sum ')'
 
 ``/`` is exact division: ``N/8`` is the SymPy expression ``N/8``, an integer only when 8
-divides ``N``. The package does not assume that for you: a proof that needs it takes it
-as an assumption (``assume="N % 8 == 0"``; :func:`divisibility_conditions` lists them),
-and without it a claim about ``f32[N/8]`` is about values of ``N`` for which ``N/8`` may
-not be a size. ``//`` is floor division (``(N+7)//8`` is ``floor(N/8 + 7/8)``), and
+divides ``N``. An array with such a dimension exists only there, so that is where a
+question about it is asked: the prover's domain is the sizes at which every dimension
+formula is a whole number >= 0 (:func:`divisibility_conditions` lists the divisibilities;
+``prove.core.shape_facts`` makes them facts of every query), so ``f32[N/8]`` is about
+every ``N`` divisible by 8, and a counterexample is always such an ``N``. ``//`` is floor division (``(N+7)//8`` is ``floor(N/8 + 7/8)``), and
 ``floor``/``ceiling`` are written as SymPy prints them, so every shape prints as text
 that parses back to the same shape:
 

@@ -117,13 +117,21 @@ def admitted_assumptions(
     declared_signs: bool = False,
     shapes: Sequence[Any] = (),
 ) -> tuple[tuple[sympy.Basic, ...], str | None]:
-    """Parsed assumptions, checked to admit some sizes, and the reason a proof under them
-    cannot be trusted (``None`` when sizes exist; see ``prove.assumptions.sizes_exist``).
+    """Parsed assumptions with the asked shapes' own conditions after them, checked to admit
+    some sizes, and the reason a proof under them cannot be trusted (``None`` when sizes
+    exist; see ``prove.assumptions.sizes_exist``).
 
     Every public question of the prover starts here: assumptions no sizes satisfy raise
     ``AssumptionsAdmitNoSizes`` (a ``ValueError``) instead of giving a vacuous proof.
-    ``shapes``: the arrays asked about; each symbolic dimension must then be a whole size
-    >= 0 too (``f32[N/8]`` under ``N == 3`` admits none; XLA allows zero-size dimensions).
+    ``shapes``: the arrays asked about. Each symbolic dimension must be a whole size >= 0
+    (:func:`shape_facts`): those facts are the question's domain, returned among the
+    assumptions, so every query, side condition and re-check downstream quantifies over
+    exactly the sizes at which the arrays exist (``f32[N/8]`` is asked about every
+    ``N % 8 == 0``; under ``N == 3`` it admits none; XLA allows zero-size dimensions).
+
+    >>> from layout_algebra.model.syntax import as_shape
+    >>> admitted_assumptions("N >= 8", shapes=[as_shape("f32[N/8,128]")])
+    ((N >= 8, Eq(Mod(N, 8), 0)), None)
     """
     assumptions = parse_assumptions(assume)
     facts = shape_facts(shapes)
@@ -136,16 +144,19 @@ def admitted_assumptions(
             quoted = ", ".join(texts)
         named = [s for s in shapes if facts and getattr(s, "is_symbolic", False)]
         raise AssumptionsAdmitNoSizes(err.assumptions, quoted, named) from None
-    return assumptions, caveat
+    return (*assumptions, *(f for f in facts if f not in assumptions)), caveat
 
 
 def shape_facts(shapes: Sequence[Any]) -> tuple[sympy.Basic, ...]:
     """What a symbolic array's dimensions need to be sizes: each formula a whole number
-    (``N/8``: ``N % 8 == 0``) and at least 0 (XLA allows zero-size dimensions).
+    (``N/8``: ``N % 8 == 0``) and at least 0 (XLA allows zero-size dimensions). A formula
+    SymPy knows to be nonnegative from its symbols alone (``N/8``, ``A*B``: sizes are
+    integers >= 0) needs no fact; left in, a product such as ``A*B >= 0`` would only hand
+    the solver a nonlinear constraint.
 
     >>> from layout_algebra.model.syntax import as_shape
-    >>> shape_facts([as_shape("f32[N/8,M-1]")])
-    (Eq(Mod(N, 8), 0), N/8 >= 0, M - 1 >= 0)
+    >>> shape_facts([as_shape("f32[N/8,M-1,A*B]")])
+    (Eq(Mod(N, 8), 0), M - 1 >= 0)
     """
     facts: list[sympy.Basic] = []
     for shape in shapes:
@@ -154,7 +165,7 @@ def shape_facts(shapes: Sequence[Any]) -> tuple[sympy.Basic, ...]:
         for text in divisibility_conditions(shape):
             facts += [f for f in parse_assumptions(text) if f not in facts]
         for d in shape.dimensions:
-            if not isinstance(d, int) and not as_sympy(d).is_Symbol:
+            if not isinstance(d, int) and as_sympy(d).is_nonnegative is not True:
                 fact = sympy.Ge(as_sympy(d), 0, evaluate=False)
                 if fact not in facts:
                     facts.append(fact)
@@ -264,8 +275,9 @@ def _injective(m: IndexMap, claim: str, assumptions, method: str, timeout_ms: in
 
 
 def _shapes_of(m: IndexMap) -> tuple[Any, ...]:
-    """The array a map is about, if it is a layout's (its dimensions must be sizes)."""
-    return (m.shape,) if m.is_layout else ()
+    """The array a map is about: its index box, whose dimensions must be sizes (a layout's
+    map or your own ``function_map`` alike)."""
+    return (m.shape,)
 
 
 def _check_method(method: str) -> None:
