@@ -30,7 +30,7 @@ sub-byte pack on one thread: minimal numba loops that read 2 bytes and write 1 (
 traffic of packing two nibbles into a byte), and read 1 and write 2 (unpacking), over a
 32 MB packed buffer, against ``np.copyto`` of the 32 MB in the same rounds.
 
-Run:  python benchmarks/pack.py [--rounds N] [--only TEXT] [--cpu-time] [--baseline REV] [--ceiling]
+Run:  python benchmarks/pack.py [--rounds N] [--only TEXT] [--shape TEXT ...] [--cpu-time] [--baseline REV] [--ceiling]
       (the transposing layouts alone, compiled by ``layout_algebra.transpose_kernels``:
       ``--only "{0,1:"``; their NumPy-only columns are the baseline)
 """
@@ -250,7 +250,9 @@ def measure(
         for name in ("pack", "unpack", "pack_1", "unpack_1"):
             ops[f"{name}_base"] = with_kernels(baseline, ops[name])
             ops[f"{name}_base"]()  # compiled before the rounds, as the current kernels were
-    if jax is not None:
+    m = layout_map(text)
+    modelled = m.element_bits == 8 * x.dtype.itemsize or (m.element_bits < 8 and 8 % m.element_bits == 0)
+    if jax is not None and modelled:  # jax_relayout packs whole bytes of slots (not E(5), E(24) ...)
         to_buffer, from_buffer = jax_relayout(text)
         itemsize = x.dtype.itemsize
         x_bits = x.view(_bits_dtype(itemsize))
@@ -341,6 +343,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds per array; the best is kept")
     parser.add_argument("--only", default="", help="run only the shapes containing this text")
     parser.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="measure this layout instead of the standard ones (repeatable), e.g. a wide E(n)",
+    )
+    parser.add_argument(
         "--cpu-time",
         action="store_true",
         help="time by the process's CPU time (all its threads) instead of the wall clock: "
@@ -391,7 +400,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rng = np.random.default_rng(0)
     ab_rows: list[str] = []
-    for text in CASES:
+    for text in args.shape or CASES:
         if args.only in text:
             print(measure(text, args.rounds, jax, rng, clock, baseline, ab_rows), flush=True)
     if ab_rows:

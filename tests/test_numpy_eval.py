@@ -316,10 +316,13 @@ def test_s4_with_e5_puts_each_nibble_at_the_low_end_of_a_five_bit_slot() -> None
 
 def test_odd_slot_sizes_on_several_threads_and_chunks_match_the_reference(monkeypatch) -> None:
     monkeypatch.setattr(numpy_eval, "_ODD_CHUNK_ELEMENTS", 40)  # many chunks, several ending mid-byte
+    monkeypatch.setattr(numpy_eval, "_ODD_TRANSPOSING_CHUNK_ELEMENTS", 56)
     for text in [
         "s4[37,29]{0,1:T(8,4)E(5)}",
         "pred[50,21]{1,0:T(4,8)L(7)E(3)}",
         "bf16[19,33]{1,0:T(8,8)E(24)}",
+        "f32[9,7]{0,1:E(40)}",  # every bit of 32-bit and 64-bit elements, one at a time
+        "s64[5,3]{1,0:E(67)}",
     ]:
         m = layout_map(text)
         x = random_array(m, np.random.default_rng(3))
@@ -328,6 +331,32 @@ def test_odd_slot_sizes_on_several_threads_and_chunks_match_the_reference(monkey
             buf = pack(x, text, fill=5, threads=threads)
             np.testing.assert_array_equal(buf, expected, err_msg=text)
             np.testing.assert_array_equal(raw_bytes(unpack(buf, text, threads=threads)), raw_bytes(x))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_odd_slot_sizes_match_the_reference(seed, monkeypatch) -> None:
+    # any slot size E against the index map's bit positions: slots as wide as the element or
+    # wider, across 64-bit words and past 64 bits, padded tiles, small chunks
+    rng = np.random.default_rng(seed)
+    for name in ("_ODD_CHUNK_ELEMENTS", "_ODD_TRANSPOSING_CHUNK_ELEMENTS"):
+        monkeypatch.setattr(numpy_eval, name, int(rng.choice([24, 40, 1 << 16])))
+    types = {"pred": 1, "s4": 4, "u2": 2, "s8": 8, "bf16": 16, "f32": 32, "s64": 64}
+    name = str(rng.choice(list(types)))
+    bits = int(rng.integers(types[name], types[name] + 70))
+    dims = [int(rng.integers(1, 14)) for _ in range(int(rng.integers(1, 4)))]
+    order = ",".join(str(k) for k in rng.permutation(len(dims)))
+    tile = f"T({','.join(str(int(rng.integers(1, 6))) for _ in dims)})" if rng.random() < 0.6 else ""
+    text = f"{name}[{','.join(map(str, dims))}]{{{order}:{tile}E({bits})}}"
+    m = layout_map(text)
+    x = random_array(m, rng)
+    fill = int(rng.integers(0, 256))
+    expected = reference_pack(x, text, fill=fill)
+    for threads in (1, 3):
+        buf = pack(x, text, fill=fill, threads=threads)
+        np.testing.assert_array_equal(buf, expected, err_msg=text)
+        np.testing.assert_array_equal(
+            raw_bytes(unpack(buf, text, threads=threads)), raw_bytes(x), err_msg=text
+        )
 
 
 @pytest.mark.parametrize(
