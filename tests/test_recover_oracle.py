@@ -25,6 +25,7 @@ import pytest
 
 from layout_algebra.interop import NotExpressible
 from layout_algebra.interop.recover import layout_shape, recover_layout, strided_positions
+from layout_algebra.layout_map import layout_map
 from layout_algebra.model import ArrayShape
 from layout_algebra.numpy_eval import pack
 
@@ -319,3 +320,32 @@ def test_no_more_levels_than_the_layout(shape: str, levels: int) -> None:
     back = from_cute(to_cute(original), "f32")
     assert offset_map(back) == offset_map(original)
     assert len(back.effective_layout.tiles) <= levels, str(back)
+
+
+def test_a_one_level_answer_of_a_later_reading_ends_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``s4[3,2,3,1]{0,2,3,1:T(4,4,4,2,2)}`` as an MLIR element offset: the room of ``i1`` read as
+    the size-1 ``i3`` padded to 4 gives one level (``T(16,4,2,2)``). The search for a prepended
+    unit dimension (one level at most, so nothing simpler) used to run anyway, because an
+    earlier reading had found two levels: 9 s of CPU for the same answer. It must not run."""
+    from layout_algebra.interop import recover
+
+    def not_needed(*args: object, **kwargs: object) -> None:
+        raise AssertionError("searched for a prepended unit dimension after a one-level answer")
+
+    monkeypatch.setattr(recover, "_recover_with_prepended_unit", not_needed)
+    original = layout_shape("s4", (3, 2, 3, 1), (0, 2, 3, 1), [(4, 4, 4, 2, 2)])
+    # the MLIR offset (d2 floordiv 2) * 512 + (d0 floordiv 2) * 256 + d1 * 16 + d3 * 4 + (d2 mod 2) * 2 + d0 mod 2
+    digits = [
+        (2, 2, None, 512),
+        (0, 2, None, 256),
+        (1, 1, None, 16),
+        (3, 1, None, 4),
+        (2, 1, 2, 2),
+        (0, 1, 2, 1),
+    ]
+    back = recover_layout("s4", (3, 2, 3, 1), strided_positions(digits, (3, 2, 3, 1)), exact=False)
+    assert str(back) == "s4[3,2,3,1]{0,2,3,1:T(16,4,2,2)}"
+    elements = list(itertools.product(range(3), range(2), range(3), range(1)))
+    assert [layout_map(back).forward(i) for i in elements] == [
+        layout_map(original).forward(i) for i in elements
+    ]

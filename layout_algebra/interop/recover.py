@@ -96,7 +96,9 @@ says that no layout exists, only that the search found none, and what it does no
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -165,7 +167,7 @@ class _Solution:
     prepended: int  # leading unit positions left at the base
     tiles: tuple[tuple[int, ...], ...]  # in application order
 
-    @property
+    @functools.cached_property
     def key(self) -> tuple[Any, ...]:
         entries = [t for tile in self.tiles for t in tile]
         return (len(self.tiles), len(entries), entries.count(1), sum(entries), self.tiles)
@@ -178,13 +180,19 @@ def _normal(p: Position, dims: Sequence[int]) -> Position:
     return p
 
 
-def _merges(outer: Position | None, inner: Position, dims: Sequence[int]) -> list[Position]:
+@functools.lru_cache(maxsize=1 << 14)
+def _merges(outer: Position | None, inner: Position, dims: tuple[int, ...]) -> tuple[Position, ...]:
     """Every position ``x`` with ``⌊x/T⌋ = outer`` and ``x mod T = inner`` (``T = inner.extent``).
 
     ``outer is None``: the tile number is missing (CuTe dropped it as a size-1 mode).
     Where the data does not say how far ``x`` was padded before this tile, both the
-    unpadded extent and the whole tile are tried.
+    unpadded extent and the whole tile are tried. A pure function of its arguments, asked
+    the same question many times by the searches: its answers are kept.
     """
+    return tuple(_merged(outer, inner, dims))
+
+
+def _merged(outer: Position | None, inner: Position, dims: tuple[int, ...]) -> list[Position]:
     t = inner.extent
     out = []
     if inner.dim is None or (t == 1 and inner.size(dims) == 1):  # a T=1 slot: x is the outer position
@@ -236,7 +244,7 @@ def _base(positions: tuple[Position, ...], dims: Sequence[int], exact: bool) -> 
 _Peel = tuple[tuple[int, ...], tuple[Position, ...]]
 
 
-def _exact_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterator[_Peel]:
+def _exact_peels(positions: tuple[Position, ...], dims: tuple[int, ...]) -> Iterator[_Peel]:
     n = len(positions)
     for t in range(1, n // 2 + 1):
         inner, outer = positions[n - t :], positions[n - 2 * t : n - t]
@@ -245,7 +253,7 @@ def _exact_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterat
             yield tuple(i.extent for i in inner), positions[: n - 2 * t] + merged
 
 
-def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int], wide: bool) -> Iterator[_Peel]:
+def _loose_peels(positions: tuple[Position, ...], dims: tuple[int, ...], wide: bool) -> Iterator[_Peel]:
     """Peels where positions of extent 1 may be missing (CuTe drops size-1 modes);
     ``wide``: see :func:`_unit_number_peels`."""
     n = len(positions)
@@ -295,7 +303,7 @@ def _loose_peels(positions: tuple[Position, ...], dims: Sequence[int], wide: boo
     yield from _unit_number_peels(positions, dims, wide)
 
 
-def _unit_number_peels(positions: tuple[Position, ...], dims: Sequence[int], wide: bool) -> Iterator[_Peel]:
+def _unit_number_peels(positions: tuple[Position, ...], dims: tuple[int, ...], wide: bool) -> Iterator[_Peel]:
     """Peels of a tile level whose one in-tile digit has a tile number of extent 1.
 
     The last position ``x mod T`` may be a whole dimension of the previous level's tile
@@ -337,7 +345,14 @@ def _solutions(
         return _deep_solutions(positions, dims, depth)
     visited = 0
     memo: dict[tuple[Position, ...], tuple[_Solution, ...]] = {}
-    path: set[tuple[Position, ...]] = set()  # a peel may only reorder (_unit_number_peels)
+    # A peel may only reorder (_unit_number_peels), so the states form cycles: a state on the
+    # path is cut (no solutions). A result computed below such a cut lacks what the cut state
+    # leads to, yet is memoized for every later path (the wide search's "cycle issue"). Keeping
+    # such results out of the memo (re-searching them) cost 2.6x the CPU over 300 random bit
+    # permutations and changed no answer there nor over the 1,332 maps of the brute-force
+    # families (tests/test_recover_oracle.py), so the search keeps them; the deep search, which
+    # runs after it, has no such cut (it is bounded by depth instead).
+    path: set[tuple[Position, ...]] = set()
 
     def search(state: tuple[Position, ...]) -> tuple[_Solution, ...]:
         if state in memo:
@@ -423,7 +438,7 @@ def _deep_solutions(
     return list(search(positions, depth))
 
 
-def _riffle_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Iterator[_Peel]:
+def _riffle_peels(positions: tuple[Position, ...], dims: tuple[int, ...]) -> Iterator[_Peel]:
     """Every way the last positions can be one tile level: a riffle of its tile numbers and in-tile digits.
 
     One tile level over the positions ``P`` (the suffix it covers) leaves, once the
@@ -452,7 +467,7 @@ def _riffle_peels(positions: tuple[Position, ...], dims: Sequence[int]) -> Itera
 
 
 def _interleavings(
-    highs: tuple[Position, ...], lows: tuple[Position, ...], dims: Sequence[int]
+    highs: tuple[Position, ...], lows: tuple[Position, ...], dims: tuple[int, ...]
 ) -> Iterator[tuple[tuple[Position | None, Position | None], ...]]:
     """The tile's slots, major to minor: each high alone (entry 1), each low alone (its
     tile number dropped) or a high with the low it merges with, both kept in order."""
@@ -569,7 +584,8 @@ def _found_layouts(
             found.append(shape)
             if len(shape.effective_layout.tiles) <= 1:
                 break  # more levels: a later reading may give one level (f32[1,1,4]'s T(2)(4) or T(2,2))
-    if not exact and (not found or len(found[0].effective_layout.tiles) > 1):  # one level may be simpler
+    fewest = min((len(s.effective_layout.tiles) for s in found), default=2)
+    if not exact and fewest > 1:  # one level may be simpler (not after a one-level answer, however found)
         shape = _recover_with_prepended_unit(dtype, dims, positions, element_size_in_bits, wide, depth)
         if shape is not None:
             found.append(shape)
@@ -684,6 +700,7 @@ def _recover_with_prepended_unit(
             Position(None, 1, None, p.extent) if p.dim == rank else p for p in reading if p.extent != 1
         )
         candidates = []
+        solutions = _search(virtual, reading, False, wide, depth)  # one search, read twice
         for majormost in (rank, None):
             found = _recover(
                 dtype,
@@ -694,17 +711,14 @@ def _recover_with_prepended_unit(
                 majormost=majormost,
                 wide=wide,
                 depth=depth,
+                solutions=solutions,
             )
             if found is not None and len(found.effective_layout.tiles) == 1:
                 # more levels may be more than a layout the search misses (see the docstring)
                 candidates.append(_unit_moved_majormost(found, rank))
         for order, tile in filter(None, candidates):
             shape = layout_shape(dtype, dims, tuple(reversed(order)), [tile], element_size_in_bits)
-            try:
-                got = tuple(p for p in positions_of(shape) if p.extent != 1)
-            except (NotExpressible, ValueError):
-                continue
-            if _same_positions(got, wanted, dims):
+            if _has_positions(shape, wanted, dims):
                 return shape
     return None
 
@@ -737,12 +751,8 @@ def _room_under_prepended_unit(
     order = _full_order(base.order, len(dims))
     tile = (room,) + (1,) * len(dims)
     shape = layout_shape(dtype, dims, tuple(reversed(order)), [tile], element_size_in_bits)
-    try:
-        got = tuple(p for p in positions_of(shape) if p.extent != 1)
-    except (NotExpressible, ValueError):
-        return None
     wanted = tuple(p for p in (*merged, positions[-1]) if p.extent != 1)
-    return shape if _same_positions(got, wanted, dims) else None
+    return shape if _has_positions(shape, wanted, dims) else None
 
 
 def _recover_room_below(
@@ -775,11 +785,7 @@ def _recover_room_below(
     extras: list[list[tuple[int, ...]]] = [[(room,)], [(1,), (room,)]]
     for extra in extras:
         shape = layout_shape(dtype, dims, layout.minor_to_major, tiles + extra, element_size_in_bits)
-        try:
-            got = tuple(p for p in positions_of(shape) if p.extent != 1)
-        except (NotExpressible, ValueError):
-            continue
-        if _same_positions(got, wanted, dims):
+        if _has_positions(shape, wanted, dims):
             return shape
     return None
 
@@ -816,9 +822,11 @@ def _recover(
     majormost: int | None = None,
     wide: bool = False,
     depth: int = 0,
+    solutions: tuple[int, list[_Solution]] | None = None,
 ) -> ArrayShape | None:
     """The simplest checked layout the search finds for ``positions`` (storing dimension
-    ``majormost`` majormost, when given), or ``None``."""
+    ``majormost`` majormost, when given), or ``None``; ``solutions``: what
+    :func:`_search` found for these arguments, when the caller has it already."""
     if exact:
         wanted = positions
     else:
@@ -829,15 +837,8 @@ def _recover(
         rank = [first_seen.index(d) if d in first_seen else len(first_seen) for d in order]
         return sum(1 for a in range(len(rank)) for b in range(a + 1, len(rank)) if rank[a] > rank[b])
 
-    room = 0
-    if not exact and depth and len(positions) > 1 and positions[-1].dim is None and positions[-1].extent > 1:
-        # room below the smallest stride: a last level (room) padding the always-0 position
-        # an entry 1 of the level before leaves minor-most
-        room = positions[-1].extent
-        found = _deep_solutions(positions[:-1], dims, depth, ends_with_unit=True)
-    else:
-        found = _solutions(positions, dims, exact, wide, depth)
-    found.sort(key=lambda s: (s.key[:2], inversions(s.order), s.key[2:]))
+    room, found = solutions if solutions is not None else _search(dims, positions, exact, wide, depth)
+    found = sorted(found, key=lambda s: (s.key[:2], inversions(s.order), s.key[2:]))
     for solution in found:
         if any(len(t) == 0 for t in solution.tiles):
             continue
@@ -852,15 +853,21 @@ def _recover(
             candidates = [(*t, (room,)) for t in candidates if t is not None]
         for tiles in (t for t in candidates if t is not None):
             shape = layout_shape(dtype, dims, m2m, tiles, element_size_in_bits)
-            try:
-                got = positions_of(shape)
-            except (NotExpressible, ValueError):
-                continue
-            if not exact:
-                got = tuple(p for p in got if p.extent != 1)
-            if _same_positions(got, wanted, dims):
+            if _has_positions(shape, wanted, dims, exact=exact):
                 return shape
     return None
+
+
+def _search(
+    dims: tuple[int, ...], positions: tuple[Position, ...], exact: bool, wide: bool, depth: int
+) -> tuple[int, list[_Solution]]:
+    """The room below the smallest stride a last level pads (0: none), and the solutions
+    of the search for the rest (unchecked: :func:`_recover` checks them)."""
+    if not exact and depth and len(positions) > 1 and positions[-1].dim is None and positions[-1].extent > 1:
+        # room below the smallest stride: a last level (room) padding the always-0 position
+        # an entry 1 of the level before leaves minor-most
+        return positions[-1].extent, _deep_solutions(positions[:-1], dims, depth, ends_with_unit=True)
+    return 0, _solutions(positions, dims, exact, wide, depth)
 
 
 def _realized(
@@ -886,20 +893,44 @@ def _realized(
         if not done:
             done.append(tile)
             continue
-        try:
-            full = positions_of(layout_shape(dtype, dims, minor_to_major, done, element_size_in_bits))
-        except (NotExpressible, ValueError):
+        extents = _extents(layout_shape(dtype, dims, minor_to_major, done, element_size_in_bits))
+        if extents is None:
             return None
         entries = list(tile)
         out: list[int] = []
-        for p in reversed(full):
+        for extent in reversed(extents):
             if not entries:
                 break
-            out.append(1 if p.extent == 1 else entries.pop())
+            out.append(1 if extent == 1 else entries.pop())
         if entries:
             return None
         done.append(tuple(reversed(out)))
     return tuple(done)
+
+
+def _extents(shape: ArrayShape) -> tuple[int, ...] | None:
+    """The extents of ``shape``'s tiled shape (its positions' extents, without their
+    digits: no SymPy), or ``None`` where they are not concrete."""
+    try:
+        return tuple(operator.index(e) for e in layout_map(shape).physical_dimensions)
+    except (TypeError, ValueError):  # a symbolic extent, or a shape the stages refuse
+        return None
+
+
+def _has_positions(
+    shape: ArrayShape, wanted: Sequence[Position], dims: Sequence[int], *, exact: bool = False
+) -> bool:
+    """Whether ``shape`` has the positions ``wanted`` (all of them; ``exact=False``: those of
+    extent > 1), read from the stage pipeline by :func:`positions_of`. Most candidates differ
+    in their extents already, which are checked first, without SymPy."""
+    extents = _extents(shape)
+    if extents is None or [e for e in extents if exact or e != 1] != [p.extent for p in wanted]:
+        return False
+    try:
+        got = positions_of(shape)
+    except (NotExpressible, ValueError):
+        return False
+    return _same_positions(tuple(p for p in got if exact or p.extent != 1), wanted, dims)
 
 
 def _same_positions(a: Sequence[Position], b: Sequence[Position], dims: Sequence[int]) -> bool:
