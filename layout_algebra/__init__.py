@@ -32,6 +32,8 @@ import sys
 import types
 from typing import TYPE_CHECKING
 
+# first: the moment before any other module of the package is read (prove.lemma_cache)
+import layout_algebra._loaded  # noqa: F401
 from layout_algebra.model import (
     COMBINE_DIMENSION,
     UNBOUNDED_SIZE,

@@ -36,6 +36,7 @@ PACKAGE_DIR = Path(layout_algebra.__file__).parent
 #: Layer of each top-level module or sub-package (the first component after the package).
 LAYERS: dict[str, int] = {
     "model": 0,
+    "_loaded": 0,  # the package's first import time, read by prove.lemma_cache
     "stages": 1,
     "layout_map": 2,
     "references": 2,

@@ -33,13 +33,13 @@ CACHED = "read from the lemma cache"
 def cache_dir(tmp_path, monkeypatch):
     """A private cache directory and empty in-process stores (restored afterwards).
 
-    The process's start time is put an hour ahead, so that a source file someone saves
+    The package's first import is put an hour ahead, so that a source file someone saves
     while the tests run does not turn records off under tests about something else; the
     rule itself is tested on its own below, and end to end in fresh processes."""
     import time
 
     start = time.time() + 3600
-    monkeypatch.setattr(lemma_cache, "_process_start", lambda: start)
+    monkeypatch.setattr(lemma_cache, "_loaded_since", lambda: start)
     fingerprint = lemma_cache.code_fingerprint  # tests may replace it; the cache is this one's
     fingerprint.cache_clear()
     folder = tmp_path / "lemmas"
@@ -49,7 +49,7 @@ def cache_dir(tmp_path, monkeypatch):
     _forget_in_process()
     yield folder
     _forget_in_process()
-    fingerprint.cache_clear()  # taken with the start time above: not for later tests
+    fingerprint.cache_clear()  # taken with the load time above: not for later tests
     core._GENERAL_LEMMAS.update(saved)
     lemma_cache._LAYOUTS.update(layouts)
 
@@ -643,8 +643,7 @@ def test_a_fresh_process_proves_a_known_structure_without_sympy_general_stages_z
 
 
 # --------------------------------------------- the fingerprint names the code that runs
-@pytest.mark.skipif(lemma_cache._process_start() is None, reason="no start time here: records are off")
-def test_the_process_start_time_is_when_the_process_started() -> None:
+def test_the_load_time_is_the_packages_first_import_and_a_reload_keeps_it() -> None:
     import time
 
     before = time.time()
@@ -652,7 +651,10 @@ def test_the_process_start_time_is_when_the_process_started() -> None:
         [
             sys.executable,
             "-c",
-            "from layout_algebra.prove import lemma_cache; print(lemma_cache._process_start())",
+            "import importlib, time, layout_algebra, layout_algebra._loaded as l; first = l.LOADED_AT; "
+            "time.sleep(0.05); importlib.reload(l); importlib.reload(layout_algebra); "
+            "from layout_algebra.prove import lemma_cache; "
+            "print(first, l.LOADED_AT, lemma_cache._loaded_since())",
         ],
         capture_output=True,
         text=True,
@@ -660,8 +662,31 @@ def test_the_process_start_time_is_when_the_process_started() -> None:
     )
     after = time.time()
     assert run.returncode == 0, run.stderr
-    started = float(run.stdout)
-    assert before - 0.05 <= started <= after, (before, started, after)
+    first, reloaded, used = (float(v) for v in run.stdout.split())
+    assert before <= first <= after, (before, first, after)
+    assert first == reloaded == used  # modules read before a reload may still run
+
+
+def test_the_package_records_its_load_time_before_it_imports_any_other_module_of_its_own() -> None:
+    # every module of the package is read at or after LOADED_AT: the first statement that
+    # imports anything of the package in its __init__ is the import of _loaded
+    import ast
+
+    import layout_algebra
+
+    tree = ast.parse(Path(layout_algebra.__file__).read_text())
+    own = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and any(
+            name.startswith("layout_algebra")
+            for name in (
+                [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            )
+        )
+    ]
+    assert isinstance(own[0], ast.Import) and own[0].names[0].name == "layout_algebra._loaded"
 
 
 def _query_files_in(folder: Path, monkeypatch) -> Path:
@@ -674,19 +699,16 @@ def _query_files_in(folder: Path, monkeypatch) -> Path:
     return code
 
 
-def test_no_fingerprint_when_a_source_file_was_written_after_the_process_started(
+def test_no_fingerprint_when_a_source_file_was_written_after_the_package_was_loaded(
     cache_dir, fresh_fingerprint, tmp_path, monkeypatch
 ) -> None:
     import time
 
     _query_files_in(tmp_path, monkeypatch)
-    monkeypatch.setattr(lemma_cache, "_process_start", lambda: time.time() + 10)  # files older than the start
+    monkeypatch.setattr(lemma_cache, "_loaded_since", lambda: time.time() + 10)  # files older than the load
     assert lemma_cache.code_fingerprint() is not None
     lemma_cache.code_fingerprint.cache_clear()
-    monkeypatch.setattr(lemma_cache, "_process_start", lambda: time.time() - 10)  # written since the start
-    assert lemma_cache.code_fingerprint() is None
-    lemma_cache.code_fingerprint.cache_clear()
-    monkeypatch.setattr(lemma_cache, "_process_start", lambda: None)  # start unknown: no records either
+    monkeypatch.setattr(lemma_cache, "_loaded_since", lambda: time.time() - 10)  # written since the load
     assert lemma_cache.code_fingerprint() is None
 
 

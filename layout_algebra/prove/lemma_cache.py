@@ -35,11 +35,12 @@ why an equal status means equal bytes.
 
 **The code that runs, not the files on disk.** A fingerprint read off the files keys the
 code a process *runs* only if those files are what it loaded. A module is loaded once, at
-some moment after the process started; the fingerprint is taken later, at the first
+some moment after the package's first import; the fingerprint is taken later, at the first
 record read or written. So the fingerprint counts only when no source file of the query
-code was written after the process started (status change times, which no system call
-sets back, before the process's start time, with a second's margin:
-:func:`_process_start`), and a module first loaded after the fingerprint was taken is
+code was written after the package was first imported (status change times, which no
+system call sets back, before :data:`layout_algebra._loaded.LOADED_AT`, taken by the
+package's ``__init__`` before it imports anything else, with a second's margin:
+:func:`_loaded_since`), and a module first loaded after the fingerprint was taken is
 checked, when a record is next used, to have the status it had then. Otherwise the
 process cannot tell which code it runs, and it neither reads nor writes records (the
 exact-text entries, keyed by the query itself, still work). Why not hash the loaded
@@ -47,9 +48,9 @@ modules' code objects instead: a module's data (tables such as
 ``prove.general.SIZE_FIELDS``) is not code, and walking every function, class and constant
 of ~25 modules costs more than the cached proof it serves. Why not fingerprint at
 import: ``layout_algebra.model`` and ``stages`` are loaded long before the prover is (the
-parser needs them), so no single import sees them all. Where the start time is unknown
-(no ``/proc``, no ``psutil``) records are off; ``importlib.reload`` of a query module is
-not seen.
+parser needs them), so no single import sees them all. ``importlib.reload`` of a query
+module reads its file again: if the file was written since the first import, records are
+off already; if not, the reload reads the bytes that were hashed.
 
 **One record per layout.** Once every general stage of a layout has its lemma proved,
 :func:`record_layout` writes one small record keyed by the layout's general stages (plain
@@ -97,6 +98,7 @@ from typing import TYPE_CHECKING, Any
 
 import z3
 
+from layout_algebra import _loaded
 from layout_algebra.prove.result import ProofResult
 
 if TYPE_CHECKING:
@@ -243,7 +245,7 @@ def code_fingerprint() -> str | None:
     """SHA-256 of the code that builds lemma queries and of the library versions it runs on.
 
     ``None`` when the source cannot be read (a zipped or source-less installation), or when
-    a source file was written after this process started (:func:`_loaded_code_is_on_disk`):
+    a source file was written after the package was first imported (:func:`_loaded_code_is_on_disk`):
     then no record is read or written, since the code running could not be named.
 
     Reading and hashing the ~22 source files took a third of a cached proof, so the digest
@@ -276,7 +278,7 @@ def code_fingerprint() -> str | None:
     return digest
 
 
-#: Status change times within this many seconds of the start count as after it.
+#: Status change times within this many seconds of the package's first import count as after it.
 START_MARGIN_S = 1.0
 #: Query-code modules not loaded when the fingerprint was taken: name -> (file, its status then).
 _LATE: dict[str, tuple[str, str]] = {}
@@ -312,13 +314,10 @@ def _code_stats() -> _Stats | None:
 
 def _loaded_code_is_on_disk(stats: _Stats) -> bool:
     """Whether every query-code module this process has loaded, or will load, is the file
-    of status ``stats``: no file was written since the process started (status change
-    time), and the modules not loaded yet are remembered with their status, for
-    :func:`_fingerprint` to check once they are."""
-    start = _process_start()
-    if start is None:
-        return False
-    written = int((start - START_MARGIN_S) * 1e9)
+    of status ``stats``: no file was written since the package was first imported (status
+    change time, :func:`_loaded_since`), and the modules not loaded yet are remembered with
+    their status, for :func:`_fingerprint` to check once they are."""
+    written = int((_loaded_since() - START_MARGIN_S) * 1e9)
     late = {}
     for part, path, st in stats:
         if st.st_ctime_ns >= written:
@@ -349,27 +348,12 @@ def _fingerprint() -> str | None:
     return fingerprint
 
 
-@cache
-def _process_start() -> float | None:
-    """When this process started (seconds since the epoch), or ``None`` if unknown.
-
-    Linux: the start time in ``/proc/self/stat`` (clock ticks since boot) put on the wall
-    clock through ``CLOCK_BOOTTIME``; elsewhere ``psutil`` when installed.
-    """
-    try:
-        with open("/proc/self/stat", "rb") as handle:
-            stat = handle.read()
-        ticks = int(stat[stat.rindex(b")") + 2 :].split()[19])
-        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
-        return time.time() - since_boot + ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, AttributeError):
-        pass
-    try:
-        import psutil
-
-        return float(psutil.Process().create_time())
-    except Exception:  # not installed, or no answer: unknown
-        return None
+def _loaded_since() -> float:
+    """A moment (seconds since the epoch) before which no module of the package was read
+    from disk in this process: its first import (:data:`layout_algebra._loaded.LOADED_AT`).
+    Known on every platform, and later than the process's start, so a file written
+    between the two does not turn records off."""
+    return _loaded.LOADED_AT
 
 
 def _query_code_files() -> list[tuple[str, str]] | None:
