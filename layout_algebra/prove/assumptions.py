@@ -517,9 +517,59 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def assumption_terms(assumptions: Sequence[sympy.Basic], ar: IntArithmetic) -> list[Any]:
-    """Z3 terms of parsed assumptions (see :func:`parse_assumptions`); ``true`` is left out."""
-    return [condition_term(a, ar) for a in assumptions if a is not sympy.true and a is not True]
+def assumption_terms(
+    assumptions: Sequence[sympy.Basic], ar: IntArithmetic, *, context: bool = True
+) -> list[Any]:
+    """Z3 terms of parsed assumptions (see :func:`parse_assumptions`); ``true`` is left out.
+
+    ``context``: the terms are the context of every query of ``ar`` (what it may assume,
+    not what it must prove), so a divisibility among them (``N % 8 == 0``, a shape's domain
+    for ``f32[N/8]``) is told to the arithmetic: ``N`` becomes ``8*k`` in exact quotients
+    (:meth:`IntArithmetic.know_residue`). Pass ``False`` for terms to be proved.
+    """
+    items = [a for a in assumptions if a is not sympy.true and a is not True]
+    if context:
+        for fact in items:
+            for conjunct in fact.args if isinstance(fact, sympy.And) else (fact,):
+                known = residue_of(conjunct)
+                if known is not None:
+                    ar.know_residue(*known)
+    return [condition_term(a, ar) for a in items]
+
+
+def residue_of(fact: sympy.Basic) -> tuple[sympy.Symbol, int, int] | None:
+    """``(s, m, r)`` when ``fact`` says ``s % m == r`` of one symbol ``s`` (``m >= 2``):
+    ``Eq(Mod(c*s + e, d), t)`` with integers ``c``, ``e``, ``d`` and ``0 <= t < d``, solved
+    for ``s``.
+
+    >>> residue_of(parse_condition("3*N % 4 == 0")), residue_of(parse_condition("(N + 4) % 8 == 0"))
+    ((N, 4, 0), (N, 8, 4))
+    >>> residue_of(parse_condition("2*N % 8 == 0")), residue_of(parse_condition("N % 8 == 3"))
+    ((N, 4, 0), (N, 8, 3))
+    >>> [residue_of(parse_condition(t)) for t in ("M*N % 8 == 0", "N**2 % 4 == 0", "(N // 2) % 4 == 0")]
+    [None, None, None]
+    """
+    if not (isinstance(fact, sympy.Eq) and isinstance(fact.lhs, sympy.Mod) and fact.rhs.is_Integer):
+        return None
+    value, d = fact.lhs.args
+    if not (d.is_Integer and 0 <= int(fact.rhs) < int(d) and int(d) >= 2) or len(value.free_symbols) != 1:
+        return None
+    value = value - fact.rhs
+    (s,) = value.free_symbols
+    if not value.is_polynomial(s):  # (N // 2) % 4 == 0: not linear in N
+        return None
+    poly = sympy.Poly(value, s)
+    if poly.degree() != 1 or not all(c.is_Integer for c in poly.all_coeffs()):
+        return None
+    c, e = (int(x) for x in poly.all_coeffs())
+    g = math.gcd(c, int(d))
+    if e % g:
+        return None  # no size satisfies it: left to the solver (and to ``sizes_exist``)
+    modulus = int(d) // g
+    if modulus < 2:
+        return None
+    residue = (-(e // g) * pow(c // g, -1, modulus)) % modulus
+    return s, modulus, residue
 
 
 # ------------------------------------------------------------------- exact evaluation

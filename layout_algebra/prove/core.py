@@ -1003,7 +1003,8 @@ def _holds(claim: str, condition, domain, bounds, assumptions, timeout_ms: int) 
         constraints = assumption_terms(assumptions, ar)
         for s, bound in bounds.items():
             constraints += [ar.symbol(s) >= 0, ar.symbol(s) < ar.lift(bound)]
-        ar.obligations += assumption_terms(domain, ar)  # divisors >= 1: proved from the context
+        # divisors >= 1: proved from the context, never assumed (context=False)
+        ar.obligations += assumption_terms(domain, ar, context=False)
         goal = condition_term(condition, ar)
         solver = _solver(None, timeout_ms)
         solver.add(*constraints, z3.Not(goal), *ar.side, *ar.obligations)

@@ -272,11 +272,37 @@ class IntArithmetic(Arithmetic):
         self._floors: dict[sympy.Expr, Any] = {}  # floor/ceiling terms by canonical form (one term each)
         self._alive: list[Any] = []  # Z3 reuses the ids of freed terms: keep keyed terms alive
         self._fresh = 0
+        #: symbols known to be ``modulus*k + residue`` (:meth:`know_residue`): symbol -> ``modulus*k + residue``
+        self.residues: dict[sympy.Symbol, sympy.Expr] = {}
+        self._quotients: dict[sympy.Symbol, Any] = {}  # the ``k`` of each, by its SymPy name
 
     def variable(self, name: str) -> Any:
         v = z3.Int(name)
         self.side.append(v >= 0)
         return v
+
+    def know_residue(self, s: sympy.Symbol, modulus: int, residue: int) -> None:
+        """Record that the context of every query of this arithmetic says ``s % modulus == residue``:
+        ``s`` is ``modulus*k + residue`` for a fresh integer ``k`` (a side constraint), and an
+        exact quotient of ``s`` (``s/8``, ``3*s/4``, ``(s + 4)/8``) is a polynomial in ``k``
+        (:func:`_exact_quotient`), with no division for Z3 to reason about.
+
+        Sound only for a fact of the context (an assumption, a shape's domain), never for
+        something to be proved: the side constraint adds the variable ``k`` that exists in
+        every model of the context, so no model is lost.
+
+        >>> n = sympy.Symbol("N", integer=True, nonnegative=True)
+        >>> ar = IntArithmetic()
+        >>> ar.know_residue(n, 8, 0)
+        >>> sympy_to_z3(5 * n / 8, ar), ar.obligations
+        (5*N!8, [])
+        """
+        if s in self.residues or modulus <= 1:
+            return
+        k = sympy.Symbol(f"{s}!{modulus}", integer=True)  # '!' is in no size name: no clash
+        self._quotients[k] = z3.Int(str(k))
+        self.residues[s] = modulus * k + residue
+        self.side.append(self.symbol(s) == modulus * self._quotients[k] + residue)
 
     @contextmanager
     def branch(self, condition: Any) -> Iterator[None]:
@@ -395,6 +421,8 @@ class IntArithmetic(Arithmetic):
             self.obligations.append(z3.And(digit >= 0, digit < bound))
 
     def symbol(self, s: sympy.Symbol) -> Any:
+        if s in self._quotients:
+            return self._quotients[s]
         if s not in self.symbols:
             v = z3.Int(str(s))
             self.symbols[s] = v
@@ -539,10 +567,17 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
 def _exact_quotient(expr: sympy.Expr, ar: IntArithmetic) -> Any:
     """A size written with a rational coefficient (``N/8``, a dimension formula) as an exact quotient.
 
-    ``N/8`` is a size only where 8 divides ``N``: the term is ``⌊N/8⌋`` and ``N % 8 == 0`` is
+    ``N/8`` is a size only where 8 divides ``N``. Where the context says so (a shape's
+    domain, an assumption: :meth:`IntArithmetic.know_residue`), ``N`` is ``8*k`` and the
+    quotient is the polynomial ``k``. Otherwise the term is ``⌊N/8⌋`` and ``N % 8 == 0`` is
     an obligation, so a proof that uses it also proves (from the assumptions) that the
     division is exact; where it is not, the answer is ``unknown``, never a verdict.
     """
+    known = _with_residues(expr, ar)
+    if known is not expr:
+        numerator, denominator = sympy.fraction(sympy.together(known))
+        if denominator == 1:
+            return sympy_to_z3(sympy.expand(numerator), ar)
     numerator, denominator = sympy.fraction(sympy.together(expr))
     if not (denominator.is_Integer and int(denominator) > 0):
         raise UnsupportedExpression(f"{expr} is not an integer expression")
@@ -568,8 +603,23 @@ def _extremum(expr: sympy.Expr, ar: IntArithmetic) -> Any:
     return result
 
 
+def _with_residues(expr: sympy.Expr, ar: IntArithmetic) -> sympy.Expr:
+    """``expr`` with each symbol of known residue written ``modulus*k + residue``
+    (:meth:`IntArithmetic.know_residue`), expanded; ``expr`` itself when there is none."""
+    known = {s: ar.residues[s] for s in expr.free_symbols if s in ar.residues}
+    return sympy.expand(expr.subs(known)) if known else expr
+
+
 def _floor_or_ceiling(expr: sympy.Expr, ar: IntArithmetic) -> Any:
-    numerator, divisor = _quotient(expr.args[0], ar)
+    argument = expr.args[0]
+    known = _with_residues(argument, ar)
+    if known is not argument:
+        numerator, denominator = sympy.fraction(sympy.together(known))
+        if denominator == 1:  # ⌈(8k + 8)/8⌉ = k + 1: a whole number, no division
+            return sympy_to_z3(sympy.expand(numerator), ar)
+        if not denominator.free_symbols:  # ⌈5N/64⌉ with N = 8k: ⌈5k/8⌉, smaller numbers
+            argument = known
+    numerator, divisor = _quotient(argument, ar)
     if isinstance(expr, sympy.ceiling):  # ⌈a/b⌉ = ⌊(a + b - 1)/b⌋ for b > 0
         numerator = numerator + divisor - 1
     return ar.floordiv(numerator, divisor)
