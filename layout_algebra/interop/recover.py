@@ -67,8 +67,12 @@ level that pads a position again comes back (``(4)`` in ``f32[2,4]{1,0:T(3,2)(4)
 ``i1 mod 2`` from 2 slots to 4). Room below the smallest stride (no size-1 dimension to
 take it) is, under an untiled order, the prepended unit dimension padded
 (``f32[2,2]{1,0:T(2,1,1)}`` is CuTe's ``(2,2):(4,2)``, :func:`_room_under_prepended_unit`),
-else a last level padding the always-0 position an entry 1 leaves minor-most
-(``f32[2,2]{1,0:T(3,1)(2)}`` is ``(2,2):(2,6)``, :func:`_recover_room_below`).
+else the always-0 position an entry 1 leaves minor-most, padded by a last level
+(``f32[2,2]{1,0:T(3,1)(2)}`` is ``(2,2):(2,6)``, :func:`_recover_room_below`) or by an entry
+of the last level itself (``f32[2,6]{0,1:T(2,1)(4,4,2)}``, :func:`_padding_room_below`).
+When nothing else fits, room below the smallest stride and between digits is read as the
+prepended unit dimension padded and split by a later level (``bf16[6]{0:T(4,2)(2,1)}``:
+padded to 4 slots, then paired; :func:`_recover_with_padded_prepended_unit`).
 
 When these searches find nothing, or an answer of several levels, the **deep search**
 (:func:`_deep_solutions`) tries every riffle (:func:`_riffle_peels`: any cut of the last
@@ -76,14 +80,14 @@ positions into tile numbers and in-tile digits) for at most :data:`DEEP_LEVELS` 
 levels first. Where no digit is padded it is complete up to that depth: all 24 permutations
 of the four index bits of ``f32[4,4]`` are layouts (a brute-force enumeration finds each with
 at most three levels) and all come back, ``f32[4,4]{0,1:T(2,2)(2,2,1,2)(2,1,1)}`` with both
-dimensions' bits swapped among them. What it does not read: padding of an always-0 position
-between digits (``bf16[6]{0:T(4,2)(2,1)}``: the prepended unit dimension padded to 4 slots,
-then paired), and it stops after :data:`DEEP_LIMIT` states. Over the brute-force families of
-``tests/test_recover_oracle.py`` (every order and one tile of entries 1 to 4 on small f32 and
-bf16 arrays, with the packing level; two levels on ``f32[4,4]`` and ``f32[2,6]``), 6 of 936
-one-level and 6 of 396 two-level offset maps are refused. Room below the smallest stride
-over a tiled order may come back one entry longer than the simplest layout
-(``f32[6,4]{0,1:T(1)(2,2,2)}`` as ``T(2,1)(2,1,2)``). A refusal therefore never
+dimensions' bits swapped among them. It stops after :data:`DEEP_LIMIT` states. Over the
+brute-force families of ``tests/test_recover_oracle.py`` (every order and one tile of entries
+1 to 4 on small f32 and bf16 arrays, with the packing level; two levels on ``f32[4,4]`` and
+``f32[2,6]``), every one of the 936 one-level and 396 two-level offset maps comes back; 61
+answers are more complex than the layout the map came from (20 with more levels, e.g.
+``bf16[2,6]{0,1:T(2,4,2)(2,1)}`` as ``T(4,2)(8,2)(2,1)``; the rest with more entries, e.g.
+``f32[6,4]{0,1:T(1)(2,2,2)}`` as ``T(2,1)(2,1,2)``). The search is still not complete (the
+deep search is bounded; always-0 room is read only in the ways above), so a refusal never
 says that no layout exists, only that the search found none, and what it does not cover.
 
 >>> below = strided_positions([(0, 1, None, 8)], (8, 1))  # i0 at stride 8, i1 left out
@@ -392,13 +396,21 @@ DEEP_LIMIT = 200
 
 
 def _deep_solutions(
-    positions: tuple[Position, ...], dims: tuple[int, ...], depth: int, *, ends_with_unit: bool = False
+    positions: tuple[Position, ...],
+    dims: tuple[int, ...],
+    depth: int,
+    *,
+    ends_with_unit: bool = False,
+    majormost: int | None = None,
+    limit: int | None = None,
 ) -> list[_Solution]:
     """Solutions of at most ``depth`` tile levels, by every riffle: complete where no digit is padded.
 
     The state space is bounded by the depth, not guarded by a path (a state met again at a
     smaller depth is searched again), so no solution is lost to a state first met on a
     cycle. Past :data:`DEEP_LIMIT` states the search stops and keeps what it found.
+    ``majormost``: only solutions storing that dimension majormost. ``limit``: the most
+    states visited (default :data:`DEEP_LIMIT`).
     ``ends_with_unit``: only solutions whose last tile ends with an entry 1 (which leaves an
     always-0 position minor-most, for a level to pad: :func:`_recover`).
     """
@@ -411,11 +423,11 @@ def _deep_solutions(
         if key in memo:
             return memo[key]
         visited += 1
-        if visited > DEEP_LIMIT:
+        if visited > (DEEP_LIMIT if limit is None else limit):
             return ()
         found = []
         base = _base(state, dims, False)
-        if base is not None:
+        if base is not None and (majormost is None or base.order[:1] == (majormost,)):
             found.append(base)
         top = ends_with_unit and left == depth
         if top:
@@ -423,8 +435,9 @@ def _deep_solutions(
         if left > 0:
             seen = set()
             peels = itertools.chain(_riffle_peels(state, dims), _loose_peels(state, dims, True))
-            if top:  # the last level: an entry 1 minor-most, maybe over the whole of the state
-                peels = itertools.chain([((1,), state)], (pl for pl in peels if pl[0][-1] == 1))
+            if top:  # the last level: an entry 1 minor-most (maybe over an extent-1 position
+                # the tile covers, which _realized adds), maybe over the whole of the state
+                peels = itertools.chain([((1,), state)], peels)
             for tile, rest in peels:
                 if (tile, rest) in seen or (rest == state and not top):
                     continue
@@ -535,6 +548,17 @@ def recover_layout(
     With ``exact=False``, room a digit leaves (an extent larger than its values) may also
     be a size-1 dimension the positions leave out, padded by a tile; those readings are
     tried after the plain one.
+
+    "Simplest", among the layouts the search finds (it is not complete, and stops at the
+    first depth that gives any): fewest tile levels, then fewest tile entries in all
+    (:func:`_simplicity`); among the solutions of one search, then the fewest entries 1,
+    the smallest sum of entries, and the dimensions in the order their leading digits are
+    stored. ``f32[4,4]{0,1:T(2,1)(4,2)}``'s map comes back as itself, not as the equal
+    ``T(2,1)(4,1)(1,1)(2)``:
+
+    >>> below = strided_positions([(0, 1, None, 8), (1, 1, 2, 2), (1, 2, None, 32)], (4, 4))
+    >>> str(recover_layout("f32", (4, 4), below, exact=False))
+    'f32[4,4]{0,1:T(2,1)(4,2)}'
     """
     dims = tuple(int(d) for d in dims)
     positions = tuple(_normal(p, dims) for p in positions)
@@ -560,6 +584,8 @@ def recover_layout(
             return min(found, key=_simplicity)
     if best is None:
         best = _recover_room_below(dtype, dims, positions, element_size_in_bits)
+    if best is None:
+        best = _recover_with_padded_prepended_unit(dtype, dims, positions, element_size_in_bits)
     if best is None:
         raise NotExpressible(_refusal(dtype, dims, positions, exact))
     return best
@@ -602,8 +628,8 @@ def _refusal(dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...],
     """Why nothing came back: what the search tried, and what it does not cover.
 
     The search is not complete (see the module docstring), so a refusal never says that no
-    layout exists: ``bf16[6]{0:T(4,2)(2,1)}`` (the prepended unit dimension padded, then
-    paired: always-0 room between digits) is refused.
+    layout exists (``bf16[6]{0:T(4,2)(2,1)}``, the prepended unit dimension padded then
+    paired, was refused before :func:`_recover_with_padded_prepended_unit`).
     """
     described = ", ".join(str(p) for p in positions)
     found = (
@@ -618,7 +644,8 @@ def _refusal(dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...],
     return (
         f"{found}; it does not cover every tiling: the room left by {', '.join(gaps)} was read as padding "
         f"of that digit's own dimension{unit}, a position padded again by a later tile level, or room "
-        f"below the last digit padded by a last level, not as an always-0 position padded between digits; "
+        f"below the last digit padded by the last level, or the prepended unit dimension padded and split "
+        f"by a later level, not as any other always-0 position padded between digits; "
         f"it tried {deep}, so one may still exist"
     )
 
@@ -720,6 +747,106 @@ def _recover_with_prepended_unit(
             shape = layout_shape(dtype, dims, tuple(reversed(order)), [tile], element_size_in_bits)
             if _has_positions(shape, wanted, dims):
                 return shape
+    return None
+
+
+#: How many states one deep search over a reading of :func:`_unit_digit_readings` may visit
+#: (digits of a size-1 dimension merge in more ways: ``bf16[4]{0:T(4,2)(2,1)}`` takes 400).
+UNIT_DIGITS_LIMIT = 1000
+#: The most tile levels tried for such a reading.
+UNIT_DIGITS_LEVELS = 3
+
+
+def _unit_digit_readings(
+    positions: tuple[Position, ...], dims: tuple[int, ...]
+) -> list[tuple[Position, ...]]:
+    """``positions`` with the room of several places read as digits of one more size-1
+    dimension ``u = len(dims)``: the unit dimension a tile longer than the rank prepends,
+    padded by it and split by a later level. The room below the smallest stride is always
+    one of them (this reading is for maps the others leave); a digit with room may give
+    its top ``h`` slots. The digits of ``u`` are numbered minor to major: ``u mod h₁``,
+    ``⌊u/h₁⌋ mod h₂``, ..., the majormost without a modulus. ``bf16[4]{0:T(4,2)(2,1)}`` pads
+    ``u`` to 4 and pairs it by ``(2,1)``; CuTe sees ``i0 mod 2`` in 4 slots and 2 below
+    (``u mod 2`` prints as ``i1``: the modulus of a size-1 dimension's digit never wraps):
+
+    >>> below = strided_positions([(0, 1, 2, 2), (0, 2, None, 8)], (4,))
+    >>> for reading in _unit_digit_readings(below, (4,)):
+    ...     print(", ".join(map(str, reading)))
+    ⌊i0/2⌋ (extent 2), ⌊i1/2⌋ (extent 2), i0 mod 2 (extent 2), i1 (extent 2)
+    """
+    if not positions or positions[-1].dim is not None or positions[-1].extent == 1:
+        return []
+    unit = len(dims)
+    gaps = [j for j, p in enumerate(positions[:-1]) if p.dim is not None and p.extent > p.size(dims)]
+    out = []
+    for count in range(1, len(gaps) + 1):
+        for chosen in itertools.combinations(gaps, count):
+            splits = [
+                [h for h in range(2, positions[j].extent + 1) if positions[j].extent % h == 0] for j in chosen
+            ]
+            for hs in itertools.product(*splits):
+                kept = dict(zip(chosen, hs, strict=True))
+                if any(positions[j].extent // h < positions[j].size(dims) for j, h in kept.items()):
+                    continue
+                places: list[tuple[Position | None, int]] = []  # (the digit kept, or None: room of u)
+                for j, p in enumerate(positions[:-1]):
+                    if j in kept:
+                        places.append((None, kept[j]))
+                        places.append((Position(p.dim, p.weight, p.modulus, p.extent // kept[j]), 0))
+                    else:
+                        places.append((p, 0))
+                places.append((None, positions[-1].extent))
+                rooms = [h for p, h in places if p is None]
+                reading: list[Position] = []
+                below = 1  # the weight of the next digit of u, minor to major
+                weights = []
+                for h in reversed(rooms):
+                    weights.append(below)
+                    below *= h
+                weights.reverse()
+                k = 0
+                for digit, h in places:
+                    if digit is not None:
+                        reading.append(digit)
+                        continue
+                    modulus = None if k == 0 else h
+                    reading.append(Position(unit, weights[k], modulus, h))
+                    k += 1
+                out.append(tuple(_normal(q, (*dims, 1)) for q in reading))
+                if len(out) >= HOLE_READINGS:
+                    return out
+    return out
+
+
+def _recover_with_padded_prepended_unit(
+    dtype: str, dims: tuple[int, ...], positions: tuple[Position, ...], element_size_in_bits: int
+) -> ArrayShape | None:
+    """Room below the smallest stride and between digits read as the prepended unit dimension,
+    padded and split by a later level (:func:`_unit_digit_readings`): the deep search runs on
+    the array with that size-1 dimension added, stored majormost; the answer without it is
+    the same layout (its first tile, one entry longer than the rank, prepends it) and is
+    checked again on the real dimensions.
+
+    >>> below = strided_positions([(0, 1, 2, 2), (0, 2, None, 8)], (4,))
+    >>> str(_recover_with_padded_prepended_unit("bf16", (4,), below, 0))
+    'bf16[4]{0:T(4,2)(2,1)}'
+    """
+    rank = len(dims)
+    virtual = (*dims, 1)
+    for reading in _unit_digit_readings(positions, dims):
+        for depth in range(1, UNIT_DIGITS_LEVELS + 1):
+            found = []
+            for solution in _deep_solutions(reading, virtual, depth, majormost=rank, limit=UNIT_DIGITS_LIMIT):
+                m2m = tuple(reversed(_full_order(solution.order, rank + 1)))
+                realized = _realized(dtype, virtual, m2m, solution.tiles, element_size_in_bits)
+                for tiles in filter(None, (solution.tiles, realized)):
+                    # checked on the real dimensions: digits of a size-1 dimension are all 0,
+                    # so the virtual array has more layouts with these positions than the real one
+                    shape = layout_shape(dtype, dims, m2m[:-1], tiles, element_size_in_bits)
+                    if _has_offsets(shape, positions, dims):
+                        found.append(shape)
+            if found:
+                return min(found, key=_simplicity)
     return None
 
 
@@ -850,7 +977,9 @@ def _recover(
         if not exact and depth:
             candidates.append(_realized(dtype, dims, m2m, solution.tiles, element_size_in_bits))
         if room:
-            candidates = [(*t, (room,)) for t in candidates if t is not None]
+            candidates = [
+                padded for t in candidates if t is not None for padded in _padding_room_below(t, room)
+            ]
         for tiles in (t for t in candidates if t is not None):
             shape = layout_shape(dtype, dims, m2m, tiles, element_size_in_bits)
             if _has_positions(shape, wanted, dims, exact=exact):
@@ -868,6 +997,20 @@ def _search(
         # an entry 1 of the level before leaves minor-most
         return positions[-1].extent, _deep_solutions(positions[:-1], dims, depth, ends_with_unit=True)
     return 0, _solutions(positions, dims, exact, wide, depth)
+
+
+def _padding_room_below(tiles: tuple[tuple[int, ...], ...], room: int) -> list[tuple[tuple[int, ...], ...]]:
+    """Where room below the smallest stride may come from, after ``tiles`` (whose last entry
+    is 1, over an always-0 position): a last level ``(room)`` padding it, or the last level's
+    own entry 1 over an always-0 position raised to ``room`` (``f32[2,6]{0,1:T(2,1)(4,4,2)}``,
+    ``f32[2,6]{1,0:T(1,2)(2,2,1)}``); the caller's check says which one has the positions.
+
+    >>> _padding_room_below(((2, 1), (4, 4, 1)), 2)
+    [((2, 1), (4, 4, 2)), ((2, 1), (4, 4, 1), (2,))]
+    """
+    *before, last = tiles
+    raised = [(*before, (*last[:j], room, *last[j + 1 :])) for j, entry in enumerate(last) if entry == 1]
+    return [*raised, (*tiles, (room,))]  # fewer levels first
 
 
 def _realized(
@@ -931,6 +1074,38 @@ def _has_positions(
     except (NotExpressible, ValueError):
         return False
     return _same_positions(tuple(p for p in got if exact or p.extent != 1), wanted, dims)
+
+
+def _has_offsets(shape: ArrayShape, wanted: Sequence[Position], dims: Sequence[int]) -> bool:
+    """Whether ``shape`` puts every element where the positions ``wanted`` do: the same digits
+    (as functions on the index box) at the same strides, read from :func:`positions_of`.
+    Weaker than :func:`_has_positions` only in where the room is: CuTe's ``i0 mod 2`` in 4
+    slots is ``0`` in 2 slots above ``i0 mod 2`` in 2 (the same offsets).
+    """
+    try:
+        got = positions_of(shape)
+    except (NotExpressible, ValueError):
+        return False
+    return _digit_strides(got, dims) == _digit_strides(wanted, dims)
+
+
+def _digit_strides(positions: Sequence[Position], dims: Sequence[int]) -> list[tuple[Any, ...]]:
+    """The offset ``Σ digit · stride`` the positions give, as its nonzero terms: sorted pairs
+    (the digit as a function, its stride); the stride of a position is the product of the
+    extents after it. Equal lists are equal offset maps.
+
+    >>> dims = (4,)
+    >>> _digit_strides([Position(0, 2, None, 2), Position(0, 1, 2, 4), Position(None, 1, None, 2)], dims)
+    [(2, (0, 1, 2)), (8, (0, 2, None))]
+    """
+    terms = []
+    stride = 1
+    for p in reversed(positions):
+        value = _values(p, dims)
+        if value:
+            terms.append((stride, value))
+        stride *= p.extent
+    return sorted(terms)
 
 
 def _same_positions(a: Sequence[Position], b: Sequence[Position], dims: Sequence[int]) -> bool:
