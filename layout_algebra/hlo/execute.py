@@ -123,12 +123,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import sympy
 
-from layout_algebra.hlo.bitcast_rule import bitcast_size_problem, host_memory_problem
+from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes, bitcast_size_problem, host_memory_problem
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import parse_module
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
+from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.model.validation import layout_problems
 from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
 from layout_algebra.sizes import size_report
@@ -274,10 +276,18 @@ def _array_shape(shape: Shape, sizes: Mapping[str, int], where: str) -> ArraySha
     if not isinstance(shape, ArrayShape):
         raise UnsupportedOpError("tuple", f"{where}: expected an array shape, found {shape}")
     if not all(isinstance(d, int) for d in shape.dimensions):
+        missing = sorted({str(x) for d in shape.dimensions for x in as_sympy(d).free_symbols} - set(sizes))
+        if missing:
+            wanted = ", ".join(f"{m!r}: ..." for m in missing)
+            raise InvalidHloError(
+                f"{where} is {shape}: no value for the size symbol{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(missing)}: pass sizes={{{wanted}}} (run infers a symbol from the parameters' arrays, "
+                "and from a bitcast's shape size, where one value fits)"
+            )
         try:
             shape = shape.specialize(sizes)
         except ValueError as err:
-            raise InvalidHloError(f"{where}: {err} (pass sizes={{...}})") from None
+            raise InvalidHloError(f"{where}: {err} (sizes {dict(sizes)})") from None
     problems = layout_problems(shape)
     e = shape.layout.element_size_in_bits if shape.layout is not None else 0
     if e and e < shape.element_type.bit_width:
@@ -321,15 +331,93 @@ def run(
         if junk is None
         else np.random.default_rng(junk)
     )
-    runner = _Runner(module, dict(sizes or {}), rng)
     declared = sum(1 for i in module.entry.instructions if i.opcode == "parameter")
     if len(parameters) != declared:
         raise InvalidHloError(
             f"the entry computation takes {declared} parameters, {len(parameters)} were given"
         )
+    runner = _Runner(module, inferred_sizes(module, parameters, sizes), rng)
     args = [runner.parameter_value(module.entry, k, a) for k, a in enumerate(parameters)]
     _check_bitcast_sizes(module, runner.sizes)
     return _root_buffers(runner.computation(module.entry, args), rng)
+
+
+def _given_sizes(sizes: Mapping[Any, Any] | None) -> dict[str, int]:
+    """``sizes`` by symbol name, each value checked to be a whole number (quoted if not)."""
+    values: dict[str, int] = {}
+    for name, value in (sizes or {}).items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer, sympy.Integer)):
+            raise InvalidHloError(f"sizes[{str(name)!r}] is {value!r}: a size is a whole number")
+        values[str(name)] = int(value)
+    return values
+
+
+def _solved(formula: Any, value: int, known: Mapping[str, int]) -> tuple[str, int] | None:
+    """The one unknown symbol of ``formula == value`` and its value, when that is the only
+    whole number >= 0 satisfying it (re-checked by substitution); else ``None``."""
+    expr = as_sympy(formula).subs({dim_symbol(k): v for k, v in known.items()})
+    free = sorted(expr.free_symbols, key=str)
+    if len(free) != 1:
+        return None
+    try:
+        roots = sympy.solve(sympy.Eq(expr, value), free[0])
+    except (NotImplementedError, TypeError, ValueError):
+        return None
+    whole = {
+        int(r) for r in roots if getattr(r, "is_Integer", False) and r >= 0 and expr.subs(free[0], r) == value
+    }
+    return (str(free[0]), whole.pop()) if len(whole) == 1 else None
+
+
+def inferred_sizes(
+    module_or_text: HloModule | str, parameters: Sequence[Any], sizes: Mapping[Any, Any] | None = None
+) -> dict[str, int]:
+    """``sizes``, completed with what the module determines: a parameter's dimension
+    formula equals its array's dimension (``f32[N,128]`` given an ``(8, 128)`` array: N = 8;
+    ``f32[2*N]`` given 16 elements: N = 8), and a bitcast keeps its shape size, so a symbol
+    that only a bitcast carries is the size at which it does (``f32[K]{0} bitcast`` of an
+    ``f32[8,128]``: K = 1024). Only a single whole solution is taken; the rest stays unknown.
+
+    >>> text = '''HloModule m
+    ... ENTRY e {
+    ...   p = f32[2*N,128]{1,0} parameter(0)
+    ...   b = f32[K]{0} bitcast(p)
+    ...   ROOT c = f32[2*N,128]{1,0} copy(p)
+    ... }'''
+    >>> inferred_sizes(text, [np.zeros((8, 128), np.float32)])
+    {'N': 4, 'K': 1024}
+    """
+    module = _as_module(module_or_text)
+    known = _given_sizes(sizes)
+    for ins in module.entry.instructions:
+        number = ins.parameter_number
+        if ins.opcode != "parameter" or number is None or not 0 <= number < len(parameters):
+            continue
+        dims = np.shape(parameters[number])
+        if not isinstance(ins.shape, ArrayShape) or len(dims) != ins.shape.rank:
+            continue  # a wrong parameter is reported where it is read
+        for formula, actual in zip(ins.shape.dimensions, dims, strict=True):
+            found = None if isinstance(formula, int) else _solved(formula, int(actual), known)
+            if found is not None:
+                known[found[0]] = found[1]
+    progress = True
+    while progress:  # a symbol only bitcasts carry: the size at which the shape size is kept
+        progress = False
+        for comp, ins in module.instructions():
+            if ins.opcode != "bitcast" or len(ins.operand_names) != 1 or ins.operand_names[0] not in comp:
+                continue
+            operand = comp.instruction(ins.operand_names[0]).shape
+            if not (isinstance(ins.shape, ArrayShape) and isinstance(operand, ArrayShape)):
+                continue
+            try:
+                a, b = bitcast_shape_sizes(operand, ins.shape)
+            except (ValueError, TypeError):
+                continue  # an invalid shape is reported where it is read
+            found = _solved(as_sympy(a) - as_sympy(b), 0, known)
+            if found is not None:
+                known[found[0]] = found[1]
+                progress = True
+    return known
 
 
 def _root_buffers(value: _Value, rng: np.random.Generator | None) -> Buffer | tuple[Any, ...]:
@@ -347,7 +435,8 @@ def _check_bitcast_sizes(module: HloModule, sizes: Mapping[str, int]) -> None:
             continue  # a wrong operand is reported where the bitcast runs
         operand = comp.instruction(ins.operand_names[0])
         if isinstance(ins.shape, ArrayShape) and isinstance(operand.shape, ArrayShape):
-            where = f"instruction {ins.name!r}"
+            # XLA's verifier checks every bitcast, on the path to the root or not
+            where = f"instruction {ins.name!r} (a bitcast: every one is checked, run or not)"
             problem = bitcast_size_problem(
                 _array_shape(operand.shape, sizes, where), _array_shape(ins.shape, sizes, where)
             )
@@ -1308,7 +1397,9 @@ def compare(
     if mode not in ("physical", "logical"):
         raise ValueError(f"mode must be 'physical' or 'logical', got {mode!r}")
     a, b = _as_module(before), _as_module(after)
-    values = {str(k): int(v) for k, v in (sizes or {}).items()}
+    values = _given_sizes(sizes)
+    for module in (a, b):  # a symbol only bitcasts carry: where they keep their shape sizes
+        values = inferred_sizes(module, (), values)
     try:
         return _compare(a, b, mode, values, trials, seed)
     except UnsupportedOpError as err:
@@ -1362,11 +1453,12 @@ def _compare(
         flat_a, flat_b = _flatten(out_a), _flatten(out_b)
         for k, (xa, xb) in enumerate(zip(flat_a, flat_b, strict=True)):
             leaf = f" (tuple element {k})" if len(flat_a) > 1 else ""
-            bad = ~(xa.defined & xb.defined & _bits_equal(xa.array, xb.array))
+            ca, cb = _compared(xa, mode), _compared(xb, mode)
+            bad = ~(xa.defined & xb.defined & _bits_equal(ca, cb))
             if bad.any():
                 index = tuple(int(i) for i in np.argwhere(bad)[0])
                 return Comparison(
-                    False, index, _difference(index, xa, xb) + leaf, sizes=sizes, trials=trial + 1
+                    False, index, _difference(index, xa, xb, ca, cb) + leaf, sizes=sizes, trials=trial + 1
                 )
     return Comparison(True, detail=f"same on {count} random trials", sizes=sizes, trials=count)
 
@@ -1377,8 +1469,39 @@ def _flatten(value: Any) -> list[Buffer]:
     return [value]
 
 
-def _difference(index: tuple[int, ...], xa: Buffer, xb: Buffer) -> str:
+def _compared(x: Buffer, mode: str) -> np.ndarray:
+    """What each root element is compared by (bit for bit, one array element per element).
+
+    Physical mode: the bits its slot stores in the root buffer (``unpack`` of the buffer: for
+    a sub-byte type in a wider slot, the bits above the value too; an op stores zeros there,
+    a bitcast from packed slots the next elements). Logical mode: its value, the type's own
+    bits (for a sub-byte type, the low bits of the slot)."""
+    if mode == "physical":
+        return unpack(x.data, x.shape)
+    etype = x.shape.element_type
+    if etype.text != "pred" and etype.bit_width < 8:
+        codes = np.ascontiguousarray(x.array).view(np.uint8) & ((1 << etype.bit_width) - 1)
+        return codes
+    return x.array
+
+
+def _stored_text(values: np.ndarray, index: tuple[int, ...]) -> str:
+    raw = np.ascontiguousarray(values[index]).reshape(1)
+    code = int.from_bytes(raw.view(np.uint8).tobytes(), "little")
+    return f"0x{code:0{2 * raw.dtype.itemsize}x}"
+
+
+def _difference(index: tuple[int, ...], xa: Buffer, xb: Buffer, ca: np.ndarray, cb: np.ndarray) -> str:
     def side(x: Buffer) -> str:
         return _show(x.array[index]) if x.defined[index] else "undefined (read from padding)"
 
-    return f"root element {index}: before {side(xa)}, after {side(xb)}"
+    before, after = side(xa), side(xb)
+    text = f"root element {index}: before {before}, after {after}"
+    if before == after and xa.defined[index] and xb.defined[index]:  # equal as printed: show the bits
+        text += f" (stored bits {_stored_text(ca, index)} before, {_stored_text(cb, index)} after"
+        etype = xa.shape.element_type
+        bits = layout_map(xa.shape).element_bits
+        if etype.text != "pred" and etype.bit_width < bits:
+            text += f": the same {etype.bit_width}-bit value, other bits above it in its {bits}-bit slot"
+        text += ")"
+    return text

@@ -70,7 +70,7 @@ from layout_algebra.model.shapes import ArrayShape, TupleShape
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove.assumptions import assumption_terms, condition_term, parse_assumptions
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
-from layout_algebra.prove.query import as_bool, in_box, side_conditions, solver_for
+from layout_algebra.prove.query import as_bool, in_box, model_int, side_conditions, solver_for
 from layout_algebra.prove.result import ProofResult
 from layout_algebra.sizes import size_report
 from layout_algebra.stages.arith import ARITHMETIC
@@ -264,16 +264,51 @@ def _witness_query(
         answer = solver.check()
     except (UnsupportedExpression, RecursionError, ValueError) as err:
         return ProofResult("unknown", claim, time.perf_counter() - start, encoding, reason=str(err))
-    seconds = time.perf_counter() - start
-    if answer == z3.unsat and (side is None or side.check() == z3.unsat):
-        return ProofResult("proved", claim, seconds, encoding)
-    why = "a side condition (digits in their box, divisors > 0) was not proved" if answer == z3.unsat else ""
-    why = why or (
-        "some size has no difference at these elements"
-        if answer == z3.sat
-        else f"solver: {solver.reason_unknown()}"
+    if answer == z3.unsat:
+        if side is None or side.check() == z3.unsat:
+            return ProofResult("proved", claim, time.perf_counter() - start, encoding)
+        why = "the main query is unsat, but a side condition it relied on (digits in their box, divisors > 0) could not be proved"
+    elif answer == z3.sat:
+        values = {sym: model_int(solver.model(), v) for sym, v in ar.symbols.items()}
+        why = _witnesses_miss(a, b, mode, failure, chosen, values)
+    else:
+        why = f"could not be proved: solver: {solver.reason_unknown()}"
+    return ProofResult("unknown", claim, time.perf_counter() - start, encoding, reason=why)
+
+
+def _witnesses_miss(
+    a: HloModule,
+    b: HloModule,
+    mode: str,
+    failure: sympy.Basic,
+    chosen: list[tuple[Any, ...]],
+    values: Mapping[sympy.Symbol, int],
+) -> str:
+    """Why the witness query is not proved, given the solver's sizes ``values`` where it
+    found no failure: said as a fact only if evaluating both modules there confirms it."""
+    at = ", ".join(f"{k}={v}" for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))
+    unconfirmed = f"could not be proved: the solver's sizes {at} (where it found no failure) are not confirmed by evaluation"
+    if failure.subs(values) is not sympy.false:
+        return unconfirmed
+    try:
+        ca, cb = specialize_module(a, values), specialize_module(b, values)
+        root = ca.entry.root.shape
+        for w in chosen:
+            element = [as_sympy(x).subs(values) for x in w]
+            if not isinstance(root, ArrayShape) or not all(getattr(e, "is_Integer", False) for e in element):
+                return unconfirmed
+            inside = all(0 <= int(e) < d for e, d in zip(element, root.dimensions, strict=True))
+            if (
+                inside
+                and root_element_differs(ca, cb, [int(e) for e in element], mode, ARITHMETIC) is not False
+            ):
+                return unconfirmed
+    except (ValueError, UnsupportedExpression, RecursionError):  # invalid HLO there: a failure
+        return unconfirmed
+    return (
+        f"does not hold at {at}: the roots agree in size there and at each of these elements "
+        "(re-checked by evaluating both modules), so these witnesses cannot show the condition necessary"
     )
-    return ProofResult("unknown", claim, seconds, encoding, reason=why)
 
 
 def when_rewrite_is_safe(

@@ -368,6 +368,28 @@ class Undefined:
     why: str
 
 
+@dataclass(frozen=True, eq=False)
+class SlotBits:
+    """The stored bits of one slot wider than its sub-byte element, in ``type``-wide digits,
+    low first: ``digits[0]`` is the element's value, the others the bits above it.
+
+    Every op stores a sub-byte element with zeros above it (``numpy_eval.pack``, XLA's
+    convention); only a ``bitcast`` into wider slots (``s4[16]{0:E(4)}`` read as ``s4[8]{0}``)
+    fills them with the operand's next elements: that result is one of these, made by
+    ``bitcast`` (``source`` names it) and read only at the root or by another bitcast."""
+
+    type: str
+    digits: tuple
+    source: str
+
+    @staticmethod
+    def of(value: Any, type_text: str, count: int) -> tuple:
+        """``count`` digits of a stored value: its own, or the value and zeros above it."""
+        if isinstance(value, SlotBits):
+            return (value.digits + (Number(type_text, 0),) * count)[:count]
+        return (value, *(Number(type_text, 0) for _ in range(count - 1)))
+
+
 # ---------------------------------------------------------------- conditions, both kinds
 def _known(c: Any) -> bool | None:
     """A condition's truth value when it is known without solving (a bool, or Z3's true/false)."""
@@ -427,6 +449,11 @@ def _differ_values(a: Any, b: Any) -> Any:
         return _ite(b.cond, _differ_values(a, b.then), _differ_values(a, b.other))
     if isinstance(a, Undefined) or isinstance(b, Undefined):
         return True
+    if isinstance(a, SlotBits) or isinstance(b, SlotBits):  # physical mode, at the root: every digit
+        wide = a if isinstance(a, SlotBits) else b
+        count = max(len(x.digits) for x in (a, b) if isinstance(x, SlotBits))
+        da, db = SlotBits.of(a, wide.type, count), SlotBits.of(b, wide.type, count)
+        return _or(*(_differ_values(x, y) for x, y in zip(da, db, strict=True)))
     if isinstance(a, Param) and isinstance(b, Param):
         if a.key != b.key:
             return True
@@ -472,6 +499,12 @@ def _difference_kind(a: Any, b: Any) -> str | None:
     (a real difference), ``'op'`` if the difference runs through an uninterpreted op."""
     if _differ_values(a, b) is False:
         return None
+    if isinstance(a, SlotBits) or isinstance(b, SlotBits):
+        wide = a if isinstance(a, SlotBits) else b
+        count = max(len(x.digits) for x in (a, b) if isinstance(x, SlotBits))
+        pairs = zip(SlotBits.of(a, wide.type, count), SlotBits.of(b, wide.type, count), strict=True)
+        kinds = {_difference_kind(x, y) for x, y in pairs} - {None}
+        return "op" if "op" in kinds else "data"
     if isinstance(a, App) or isinstance(b, App):
         return "op"
     return "data"
@@ -492,9 +525,94 @@ def _show(v: Any) -> str:
         return f"{v.op.split('|')[0]}({', '.join(_show(a) for a in v.args)})"
     if isinstance(v, Undefined):
         return f"unspecified bits ({v.why})"
+    if isinstance(v, SlotBits):
+        above = ", ".join(_show(d) for d in v.digits[1:])
+        return f"{_show(v.digits[0])} with {above} stored above it in its slot (bitcast {v.source})"
     if isinstance(v, Choice):  # pragma: no cover - concrete values have no choices
         return "a choice"
     return repr(v)
+
+
+# ------------------------------------------------ slots holding more than their element
+def _resized_bitcast_problem(source: ArrayShape, shape: ArrayShape, a: int, b: int) -> str | None:
+    """Why a bitcast from ``a``-bit to ``b``-bit slots is beyond the verifier, or ``None``."""
+    etype = shape.element_type
+    change = f"changes the element size ({a} to {b} bits)"
+    if source.element_type != etype:
+        return f"{change} and the element type ({source.element_type.text} to {etype.text}), which the verifier does not read"
+    w = etype.bit_width
+    if etype.text == "pred" or w >= 8:
+        return (
+            f"{change} of {etype.text} elements: the verifier reads a change of E(n) only for the "
+            "sub-byte types other than pred (s4, u4, s2, u2, s1, u1, f4e2m1fn)"
+        )
+    if a % w or b % w or max(a, b) > 8:
+        return (
+            f"{change}: the verifier reads a change of E(n) only between slots of whole {w}-bit "
+            f"{etype.text} digits, at most 8 bits each"
+        )
+    return None
+
+
+def _map_choices(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """``leaf`` applied to every alternative of a (possibly index-dependent) value."""
+    if isinstance(value, Choice):
+        return Choice(value.cond, _map_choices(value.then, leaf), _map_choices(value.other, leaf))
+    return leaf(value)
+
+
+def _digit_of(value: Any, k: int, zero: Number) -> Any:
+    """Digit ``k`` (0: the element itself) of a stored slot: zeros above a plain element."""
+
+    def leaf(v: Any) -> Any:
+        if isinstance(v, SlotBits):
+            return v.digits[k] if k < len(v.digits) else zero
+        return v if k == 0 or isinstance(v, Undefined) else zero
+
+    return _map_choices(value, leaf)
+
+
+def _refuse_slot_bits(value: Any, instr: HloInstruction) -> None:
+    """A SlotBits read by anything but the root or a bitcast: beyond the verifier."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Choice):
+            stack += [v.then, v.other]
+        elif isinstance(v, SlotBits):
+            raise UnsupportedHlo(
+                f"{instr.opcode} {instr.name} reads the result of bitcast {v.source}, each of whose "
+                f"slots holds {len(v.digits)} {v.type} elements (its value and the next ones above "
+                "it): the verifier reads such a bitcast only at the root or through another bitcast"
+            )
+
+
+def _defined_where(value: Any) -> Any:
+    """The condition under which a (possibly index-dependent) value is not ``Undefined``."""
+    if isinstance(value, Choice):
+        return _ite(value.cond, _defined_where(value.then), _defined_where(value.other))
+    return not isinstance(value, Undefined)
+
+
+def _whole(value: Any) -> Any:
+    """A stored slot as one element: undefined where any of its digits is (an element is
+    defined where all the bits of its slot are, as the executor tracks it)."""
+
+    def leaf(v: Any) -> Any:
+        if not isinstance(v, SlotBits):
+            return v
+        defined = _and(*(_defined_where(d) for d in v.digits))
+        hole = Undefined(f"bitcast {v.source}: a slot holding unspecified bits")
+        if isinstance(defined, bool):
+            return v if defined else hole
+        return Choice(defined, v, hole)
+
+    return _map_choices(value, leaf)
+
+
+def _logical_value(value: Any) -> Any:
+    """Logical mode: a slot's value is its low digit, defined where every digit is."""
+    return _map_choices(_whole(value), lambda v: v.digits[0] if isinstance(v, SlotBits) else v)
 
 
 # --------------------------------------------------------------------------- literals
@@ -702,6 +820,8 @@ class _Evaluator:
         #: size relations valid HLO needs, checked for every size allowed: (a, b, a <= b?, problem)
         self.requirements: list[tuple[Any, Any, bool, str]] = []
         self._fingerprints: dict[tuple[int, str, bool], str] = {}
+        #: bitcasts that made SlotBits (read only at the root or by another bitcast)
+        self.slot_bits: set[str] = set()
         self._scopes: list[_Scope] = []
 
     # -------------------------------------------------------------- helpers
@@ -826,7 +946,10 @@ class _Evaluator:
         return digest
 
     def sub(self, scope: _Scope, instr: HloInstruction, k: int, index: Sequence[Any]) -> Any:
-        return self.element(scope, self.operand(scope, instr, k).name, index)
+        value = self.element(scope, self.operand(scope, instr, k).name, index)
+        if self.slot_bits:
+            _refuse_slot_bits(value, instr)
+        return value
 
     def operand_shape(self, scope: _Scope, instr: HloInstruction, k: int) -> ArrayShape:
         o = self.operand(scope, instr, k)
@@ -1093,10 +1216,6 @@ class _Evaluator:
         operand = self.operand(scope, instr, 0)
         source = self.shape_of(scope, operand)
         out, src = layout_map(shape), layout_map(source)
-        if out.element_bits != src.element_bits:
-            raise UnsupportedHlo(
-                f"bitcast {instr.name} changes the element size ({src.element_bits} to {out.element_bits} bits)"
-            )
         # XLA's layout-sensitive verifier (ShapeVerifier::HandleBitcast): hlo.bitcast_rule; the
         # shape sizes are checked for every bitcast of the module first (_check_bitcast_sizes)
         host = host_memory_problem(
@@ -1109,6 +1228,8 @@ class _Evaluator:
                 f"bitcast {instr.name} reads a buffer in S({_memory_space(source)}) as if it were in "
                 f"S({_memory_space(shape)}): a bitcast cannot move data between memories"
             )
+        if out.element_bits != src.element_bits:
+            return self.resized_bitcast(scope, instr, operand, shape, source, index)
         position = out.apply(index, self.ar, through=len(out.stages) - 1)[0]
         src_index, is_padding = src.unapply((position,), self.ar, start=len(src.stages) - 1)
         outside = _bool(position >= self.lift(src.size_in_elements))
@@ -1120,10 +1241,61 @@ class _Evaluator:
                 f"bitcast {instr.name} reads a slot of {operand.name}'s buffer that holds no element"
             )
 
-        value = self.choose(hole, padding, lambda: self.sub(scope, instr, 0, list(src_index)))
         if shape.element_type != source.element_type:
+            value = self.choose(hole, padding, lambda: self.sub(scope, instr, 0, list(src_index)))
             return App(f"bitcast-convert->{shape.element_type.text}", (value,))
-        return value
+        # the same slots: a slot's stored bits (SlotBits included) are read as they are
+        return self.choose(hole, padding, lambda: _whole(self.element(scope, operand.name, list(src_index))))
+
+    def resized_bitcast(self, scope, instr, operand, shape, source, index):
+        """A bitcast between slots of two sizes (``E(n)``) of one sub-byte type, both whole
+        numbers of the type's w bits and at most a byte (so one divides the other): the buffer
+        is a stream of w-bit digits, operand slots of na digits, result slots of nb. A slot
+        holding more than its element is a :class:`SlotBits`; an element stored by any other
+        op has zeros above it, so a digit above it reads 0."""
+        out, src = layout_map(shape), layout_map(source)
+        a, b = src.element_bits, out.element_bits
+        problem = _resized_bitcast_problem(source, shape, a, b)
+        if problem is not None:
+            raise UnsupportedHlo(f"bitcast {instr.name} {problem}")
+        etype = shape.element_type.text
+        w = shape.element_type.bit_width
+        na, nb = a // w, b // w
+        position = out.apply(index, self.ar, through=len(out.stages) - 1)[0]
+        zero = Number(etype, 0)
+
+        def stored(slot: Any) -> Any:  # what operand slot ``slot`` stores
+            src_index, is_padding = src.unapply((slot,), self.ar, start=len(src.stages) - 1)
+            hole = _or(_bool(is_padding), _bool(slot >= self.lift(src.size_in_elements)))
+            return self.choose(
+                hole,
+                lambda: Undefined(
+                    f"bitcast {instr.name} reads bits of {operand.name}'s buffer that hold no element"
+                ),
+                lambda: _whole(self.element(scope, operand.name, list(src_index))),
+            )
+
+        if nb >= na:  # wider slots: result slot q is operand slots q*k .. q*k+k-1, k = nb/na
+            k = nb // na
+            values = [stored(position * k + s) for s in range(k)]
+            digits = tuple(_digit_of(v, d, zero) for v in values for d in range(na))
+        else:  # narrower: result slot q is digits (q % r)*nb .. of operand slot q // r, r = na/nb
+            r = na // nb
+            value, part = stored(self.ar.floordiv(position, r)), self.ar.mod(position, r)
+
+            def digit(t: int) -> Any:
+                choice = _digit_of(value, (r - 1) * nb + t, zero)
+                for m in range(r - 2, -1, -1):
+                    choice = self.choose(
+                        _bool(part == m), lambda m=m: _digit_of(value, m * nb + t, zero), lambda c=choice: c
+                    )
+                return choice
+
+            digits = tuple(digit(t) for t in range(nb))
+        if nb == 1:
+            return digits[0]
+        self.slot_bits.add(instr.name)
+        return SlotBits(etype, digits, instr.name)
 
     def op_bitcast_convert(self, scope, instr, shape, index):
         source = self.operand_shape(scope, instr, 0)
@@ -1849,6 +2021,8 @@ def _root_values(
     eb = _Evaluator(b, mode, ar, inputs, rules)
     va = ea.element(_Scope(a.entry), a.entry.root.name, list(index), path)
     vb = eb.element(_Scope(b.entry), b.entry.root.name, list(index), path)
+    if mode == "logical":  # a root slot's bits above its value are no part of the array
+        va, vb = _logical_value(va), _logical_value(vb)
     return ea, eb, va, vb
 
 
@@ -1872,8 +2046,12 @@ def _concrete_difference(
     if ctx.mode == "physical":
         bits = layout_map(ra).element_bits
         sa, sb = _root_slot(ra, element, ARITHMETIC), _root_slot(rb, element, ARITHMETIC)
-        cex["before"] = f"bit {sa * bits}: {_show(va)}"
-        cex["after"] = f"bit {sb * bits}: {_show(vb)}"
+        shown = [_show(v) for v in (va, vb)]
+        if isinstance(va, SlotBits) != isinstance(vb, SlotBits):  # the plain one has zeros above it
+            k = 1 if isinstance(va, SlotBits) else 0
+            shown[k] += " with zeros above it in its slot"
+        cex["before"] = f"bit {sa * bits}: {shown[0]}"
+        cex["after"] = f"bit {sb * bits}: {shown[1]}"
         if sa != sb:  # the roots' layouts place the element apart: a difference whatever the values
             cex["placement"] = (
                 f"root element {tuple(element)} is at bit {sa * bits} before, bit {sb * bits} after"

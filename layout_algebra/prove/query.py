@@ -148,6 +148,12 @@ def differ(fa: Any, fb: Any, ar: IntArithmetic) -> Any:
     return as_bool(fa != fb)
 
 
+def _model_text(model: z3.ModelRef) -> str:
+    """A model's integer values by name (the solver's own helper names left out)."""
+    values = sorted((d.name(), model[d]) for d in model.decls() if d.arity() == 0 and "!" not in d.name())
+    return ", ".join(f"{name}={value}" for name, value in values) or "no named values"
+
+
 def run_query(
     claim: str,
     encoding: str,
@@ -185,8 +191,10 @@ def run_query(
             check = side_conditions.check()
             elapsed = time.perf_counter() - start
             if check != z3.unsat:
-                why = (
-                    "does not hold" if check == z3.sat else f"is unknown ({side_conditions.reason_unknown()})"
+                why = (  # a sat model is not a re-checked counterexample of the claim
+                    f"could not be proved (Z3 finds values where it fails: {_model_text(side_conditions.model())})"
+                    if check == z3.sat
+                    else f"could not be proved ({side_conditions.reason_unknown()})"
                 )
                 return ProofResult(
                     "unknown",
