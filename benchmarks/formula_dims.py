@@ -45,7 +45,8 @@ from layout_algebra.bitcast import reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.prove import core
 from layout_algebra.prove.encode import IntArithmetic
 
-#: (kind, arguments). One symbol first (the cases that were `unknown`), then two symbols.
+#: (kind, arguments). One symbol first (the cases that were `unknown`), then two symbols; a
+#: reshape's third argument is an assumption.
 QUESTIONS: list[tuple[str, tuple[Any, ...]]] = [
     ("reshape", ("f32[N/8,8,128]{2,1,0}", "f32[N,128]{1,0}")),
     ("reshape", ("f32[N/8,8,128]{2,1,0:T(8,128)}", "f32[N,128]{1,0:T(8,128)}")),
@@ -81,13 +82,17 @@ QUESTIONS: list[tuple[str, tuple[Any, ...]]] = [
     ("when_reshape", ("f32[N/8,8,128]{2,1,0:T(8,128)}", "f32[N,128]{1,0:T(8,128)}")),
     ("when_reshape", ("f32[N/4,4,128]{2,1,0:T(8,128)}", "f32[N,128]{1,0:T(8,128)}")),
     ("when_reshape", ("f32[2,N/2,128]{2,1,0:T(8,128)}", "f32[N,128]{1,0:T(8,128)}")),
+    # no dimension formula, a divisibility assumed (the residue encoding reads assumptions too)
+    ("reshape", ("f32[2,A,B]{2,1,0:T(8,128)}", "f32[2*A,B]{1,0:T(8,128)}", "A % 8 == 0")),
+    ("reshape", ("f32[A,B,128]{2,1,0:T(8,128)}", "f32[A*B,128]{1,0:T(8,128)}", "B % 8 == 0")),
+    ("reshape", ("bf16[A,B,128]{2,1,0:T(8,128)(2,1)}", "bf16[A*B,128]{1,0:T(8,128)(2,1)}", "B % 8 == 0")),
 ]
 
 
 def ask(kind: str, args: tuple[Any, ...], timeout_ms: int) -> str:
     """The question's status (a size condition: its status, ``exact`` or ``unknown``)."""
     if kind == "reshape":
-        return reshape_is_bitcast(*args, timeout_ms=timeout_ms).status
+        return reshape_is_bitcast(args[0], args[1], assume=args[2:] or None, timeout_ms=timeout_ms).status
     if kind == "transpose":
         return transpose_is_bitcast(*args, timeout_ms=timeout_ms).status
     if kind == "tiling":
@@ -182,7 +187,8 @@ def main() -> None:
         medians = {name: statistics.median(times[(k, name)]) * 1000 for name in setups}
         for name in setups:
             decided[name] += all(s in ("proved", "refuted", "exact") for s in statuses[(k, name)])
-        text = " -> ".join(str(a) for a in args if isinstance(a, str))
+        text = " -> ".join(str(a) for a in args[:2] if isinstance(a, str))
+        text += f"` assuming `{args[2]}" if kind == "reshape" and len(args) > 2 else ""
         print(
             f"| {kind} `{text}` | {shown['before']} | {shown['domain']} | {shown['after']} | "
             + " / ".join(f"{medians[n]:.0f}" for n in setups)

@@ -302,7 +302,12 @@ class IntArithmetic(Arithmetic):
         k = sympy.Symbol(f"{s}!{modulus}", integer=True)  # '!' is in no size name: no clash
         self._quotients[k] = z3.Int(str(k))
         self.residues[s] = modulus * k + residue
-        self.side.append(self.symbol(s) == modulus * self._quotients[k] + residue)
+        term = modulus * self._quotients[k] + residue
+        if s in self.symbols:  # met before: tie the two
+            self.side.append(self.symbols[s] == term)
+        else:  # ``s`` is that term everywhere (a model reads its value off ``k``)
+            self.symbols[s] = term
+            self.side.extend(self._sign_of(s, term))
 
     @contextmanager
     def branch(self, condition: Any) -> Iterator[None]:
