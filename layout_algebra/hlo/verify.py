@@ -33,7 +33,10 @@ arrays: equal when their text (operand subgraphs, attributes, called computation
 HLO that XLA's verifier refuses is an error (``InvalidHlo``), for symbolic sizes wherever
 the assumptions allow: among others a ``bitcast`` that changes the shape size
 (:mod:`layout_algebra.hlo.bitcast_rule`; a ``copy`` of ``f32[N,128]{1,0:T(8,128)}`` into
-``f32[N,128]{1,0}`` becomes a bitcast only under ``N % 8 == 0``).
+``f32[N,128]{1,0}`` becomes a bitcast only under ``N % 8 == 0``). A size-keeping bitcast that
+changes ``E(n)`` of a sub-byte type (``s4[16]{0:E(4)}`` read as ``s4[8]{0}``) is read bit by
+bit: a result slot may hold the next elements above its value (:class:`SlotBits`), which
+physical mode compares and logical mode ignores.
 
 **The sizes.** "For every size" means every value >= 0 of each size symbol (XLA allows
 zero-size dimensions, so ``assume="N == 0"`` is a question like any other) at which each
