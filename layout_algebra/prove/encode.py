@@ -283,13 +283,16 @@ class IntArithmetic(Arithmetic):
 
     def know_residue(self, s: sympy.Symbol, modulus: int, residue: int) -> None:
         """Record that the context of every query of this arithmetic says ``s % modulus == residue``:
-        ``s`` is ``modulus*k + residue`` for a fresh integer ``k`` (a side constraint), and an
-        exact quotient of ``s`` (``s/8``, ``3*s/4``, ``(s + 4)/8``) is a polynomial in ``k``
-        (:func:`_exact_quotient`), with no division for Z3 to reason about.
+        ``s`` is the term ``modulus*k + residue`` of a fresh integer ``k`` in every query (if
+        ``s`` was met before, a side constraint ties its term to that one), and an exact
+        quotient of ``s`` (``s/8``, ``3*s/4``, ``(s + 4)/8``), or a floor or ceiling that
+        becomes one, is a polynomial in ``k`` (:func:`_exact_quotient`), with no division for
+        Z3 to reason about.
 
         Sound only for a fact of the context (an assumption, a shape's domain), never for
-        something to be proved: the side constraint adds the variable ``k`` that exists in
-        every model of the context, so no model is lost.
+        something to be proved: every size the context allows has such a ``k``, so reading
+        ``s`` as ``modulus*k + residue`` loses no model of the context (a model's ``s`` is
+        read off ``k``).
 
         >>> n = sympy.Symbol("N", integer=True, nonnegative=True)
         >>> ar = IntArithmetic()
