@@ -18,27 +18,39 @@ enumerating every unpadded tiling of ``f32[4,4]`` (both orders, up to three leve
 offset map by the stage pipeline) to find the 24 bit permutations, timed against the deep
 search recovering the same 24 maps.
 
-Run: ``python benchmarks/recover.py [ROUNDS]`` (default 7) from the checkout.
+With ``--against REV`` (a git revision, e.g. ``61652ba``), it also times the module as it
+was at ``REV`` (loaded from ``git show``) against the current one, interleaved, on the same
+300 permutations and on ``s4[3,2,3,1]{0,2,3,1:T(4,4,4,2,2)}`` read from its MLIR element
+offset (9 s of CPU before ``28b1e04``). The memo of merges is emptied before every timed
+round, so no round reuses another's work.
+
+Run: ``python benchmarks/recover.py [ROUNDS] [--against REV]`` (default 7 rounds) from the checkout.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 from layout_algebra.interop import NotExpressible
+from layout_algebra.interop import recover as current
 from layout_algebra.interop.recover import (
     _found_layouts,
     _normal,
     layout_shape,
     recover_layout,
     strided_positions,
+    unpadded_tilings,
 )
 from layout_algebra.layout_map import layout_map
 
@@ -88,6 +100,7 @@ def deep(dims: tuple[int, ...], digits: Digits) -> bool:
 
 
 def timed_round(way: Callable[[tuple[int, ...], Digits], bool], cases: list[Case]) -> tuple[float, int]:
+    current._merges.cache_clear()
     start = time.process_time()
     found = 0
     for dims, digits in cases:
@@ -96,20 +109,6 @@ def timed_round(way: Callable[[tuple[int, ...], Digits], bool], cases: list[Case
         except NotExpressible:  # the search gave up (a state limit)
             pass
     return time.process_time() - start, found
-
-
-def unpadded_tilings(shape: list[int], levels: int):
-    yield ()
-    if levels == 0:
-        return
-    for k in range(1, len(shape) + 1):
-        suffix = shape[len(shape) - k :]
-        for tile in itertools.product(*([d for d in range(1, n + 1) if n % d == 0] for n in suffix)):
-            if set(tile) == {1}:
-                continue
-            after = shape[: len(shape) - k] + [n // t for n, t in zip(suffix, tile, strict=True)] + list(tile)
-            for rest in unpadded_tilings(after, levels - 1):
-                yield (tile, *rest)
 
 
 def four_by_four_digits() -> list[Digits]:
@@ -193,5 +192,86 @@ def main(rounds: int) -> None:
         print(f"| {name} | {counts[name]} | {t:.2f} | {t / bf:.2f} |")
 
 
+#: ``s4[3,2,3,1]{0,2,3,1:T(4,4,4,2,2)}``'s MLIR element offset as digits with strides.
+S4_DIMS = (3, 2, 3, 1)
+S4_DIGITS: Digits = [
+    (2, 2, None, 512),
+    (0, 2, None, 256),
+    (1, 1, None, 16),
+    (3, 1, None, 4),
+    (2, 1, 2, 2),
+    (0, 1, 2, 1),
+]
+
+
+def module_at(rev: str) -> ModuleType:
+    """``layout_algebra/interop/recover.py`` as it was at the git revision ``rev``."""
+    root = Path(__file__).resolve().parent.parent
+    text = subprocess.run(
+        ["git", "show", f"{rev}:layout_algebra/interop/recover.py"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    name = f"recover_at_{rev}"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    exec(compile(text, f"{rev}:layout_algebra/interop/recover.py", "exec"), module.__dict__)
+    return module
+
+
+def recover_all(module: ModuleType, cases: list[Case]) -> tuple[float, int]:
+    """CPU seconds and how many of ``cases`` ``module.recover_layout`` answers."""
+    merges = getattr(module, "_merges", None)
+    if hasattr(merges, "cache_clear"):
+        merges.cache_clear()
+    start = time.process_time()
+    found = 0
+    for dims, digits in cases:
+        try:
+            module.recover_layout(
+                "f32" if dims != S4_DIMS else "s4", dims, module.strided_positions(digits, dims), exact=False
+            )
+            found += 1
+        except ValueError:  # NotExpressible, the module's own class
+            pass
+    return time.process_time() - start, found
+
+
+def against(rev: str, rounds: int) -> None:
+    """The current module against the one at ``rev``, interleaved (who goes first alternates)."""
+    old = module_at(rev)
+    workloads = {
+        "300 bit permutations": random_permutations(),
+        "s4[3,2,3,1] MLIR offset": [(S4_DIMS, S4_DIGITS)],
+    }
+    print(f"| workload | revision | answered | median CPU s | vs {rev} |")
+    print("| --- | --- | --- | --- | --- |")
+    for workload, cases in workloads.items():
+        times: dict[str, list[float]] = {rev: [], "current": []}
+        found = {}
+        for r in range(rounds):
+            runs = [(rev, old), ("current", current)]
+            for name, module in runs if r % 2 == 0 else runs[::-1]:
+                seconds, found[name] = recover_all(module, cases)
+                times[name].append(seconds)
+        base = statistics.median(times[rev])
+        for name in (rev, "current"):
+            t = statistics.median(times[name])
+            print(f"| {workload} | {name} | {found[name]} of {len(cases)} | {t:.2f} | {t / base:.2f} |")
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    args = sys.argv[1:]
+    rev = None
+    if "--against" in args:
+        k = args.index("--against")
+        rev = args[k + 1]
+        del args[k : k + 2]
+    count = int(args[0]) if args else 7
+    main(count)
+    if rev is not None:
+        against(rev, count)

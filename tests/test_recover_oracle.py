@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from layout_algebra.interop import NotExpressible
-from layout_algebra.interop.recover import layout_shape, recover_layout, strided_positions
+from layout_algebra.interop.recover import layout_shape, recover_layout, strided_positions, unpadded_tilings
 from layout_algebra.layout_map import layout_map
 from layout_algebra.model import ArrayShape
 from layout_algebra.numpy_eval import pack
@@ -224,21 +224,6 @@ def bit_permutation(perm: tuple[int, ...]) -> Offsets:
         for i in range(4)
         for j in range(4)
     )
-
-
-def unpadded_tilings(shape: list[int], levels: int) -> Iterator[tuple[tuple[int, ...], ...]]:
-    """Every sequence of at most ``levels`` tiles that pads nothing (no entry 1 everywhere)."""
-    yield ()
-    if levels == 0:
-        return
-    for k in range(1, len(shape) + 1):
-        suffix = shape[len(shape) - k :]
-        for tile in itertools.product(*([d for d in range(1, n + 1) if n % d == 0] for n in suffix)):
-            if set(tile) == {1}:
-                continue
-            after = shape[: len(shape) - k] + [n // t for n, t in zip(suffix, tile, strict=True)] + list(tile)
-            for rest in unpadded_tilings(after, levels - 1):
-                yield (tile, *rest)
 
 
 def test_every_bit_permutation_of_a_4x4_is_a_layout_and_comes_back() -> None:

@@ -123,6 +123,7 @@ __all__ = [
     "positions_of",
     "recover_layout",
     "strided_positions",
+    "unpadded_tilings",
 ]
 
 #: How many partial states the backwards search may visit before giving up.
@@ -533,6 +534,34 @@ def layout_shape(
         element_size_in_bits=element_size_in_bits,
     )
     return ArrayShape(primitive_type(dtype), tuple(dims), (False,) * len(dims), layout)
+
+
+def unpadded_tilings(sizes: Sequence[int], levels: int) -> Iterator[tuple[tuple[int, ...], ...]]:
+    """Every sequence of at most ``levels`` tiles over ``sizes`` (an array's dimensions in
+    its physical order, major to minor) that pads nothing: each entry divides the size it
+    tiles, and no tile is all 1s (it would change nothing). A family of layouts to try by
+    brute force: with both orders of ``f32[4,4]``, three levels reach all 24 permutations of
+    its four index bits. A later tile covers the minor-most dimensions of the tiled shape
+    the earlier ones leave (tile numbers, then in-tile dimensions):
+
+    >>> list(unpadded_tilings([2, 2], 1))
+    [(), ((2,),), ((1, 2),), ((2, 1),), ((2, 2),)]
+    >>> ((2,), (2, 1)) in unpadded_tilings([4], 2)  # i mod 2 above ⌊i/2⌋: bits swapped
+    True
+    """
+    yield ()
+    if levels <= 0:
+        return
+    sizes = list(sizes)
+    for k in range(1, len(sizes) + 1):
+        outer, suffix = sizes[: len(sizes) - k], sizes[len(sizes) - k :]
+        divisors = [[d for d in range(1, n + 1) if n % d == 0] for n in suffix]
+        for tile in itertools.product(*divisors):
+            if set(tile) == {1}:
+                continue
+            after = outer + [n // t for n, t in zip(suffix, tile, strict=True)] + list(tile)
+            for rest in unpadded_tilings(after, levels - 1):
+                yield (tile, *rest)
 
 
 def recover_layout(
