@@ -393,9 +393,14 @@ def inferred_sizes(
         number = ins.parameter_number
         if ins.opcode != "parameter" or number is None or not 0 <= number < len(parameters):
             continue
+        if not isinstance(ins.shape, ArrayShape):
+            continue  # a tuple parameter is read where it is used
         dims = np.shape(parameters[number])
-        if not isinstance(ins.shape, ArrayShape) or len(dims) != ins.shape.rank:
-            continue  # a wrong parameter is reported where it is read
+        if len(dims) != ins.shape.rank:
+            raise InvalidHloError(
+                f"parameter({number}) {ins.name!r} is {ins.shape}: expected an array of rank "
+                f"{ins.shape.rank}, got one of shape {dims}"
+            )
         for formula, actual in zip(ins.shape.dimensions, dims, strict=True):
             found = None if isinstance(formula, int) else _solved(formula, int(actual), known)
             if found is not None:
