@@ -42,9 +42,12 @@ exactly when the merged-into dimension fills whole tiles:
 (Eq(Mod(N, 8), 0), 'exact')
 
 With two symbols, ``f32[A,B,128] -> f32[A*B,128]`` gets ``Eq(A, 1) | Eq(Mod(B, 8), 0)``,
-which matches the exact decision at every grid size; but the symbolic decision on
-``B = 8*K`` with ``A`` free is nonlinear and often outlasts the time budget
-(:class:`Budget`), so its status is then ``unknown`` (not proved sufficient).
+which matches the exact decision at every grid size, and is ``exact``: the symbolic
+decision reshapes ``[A*B, 128]`` to ``[A, B, 128]`` group by group, so the case
+``B = 8*K`` with ``A`` free divides by ``B`` alone. Other nonlinear cases can outlast the
+time budget (:class:`Budget`; merging ``f32[2,A,B] -> f32[2*A,B]`` under ``T(8,128)``,
+tiles of 128 over the symbolic ``B``): their status is then ``unknown`` (not proved
+sufficient), saying so.
 
 The same conditions are the ``.condition`` of the decisions' results (computed on first
 use; see ``layout_algebra.model.questions``), and rewrites of HLO modules get theirs from
