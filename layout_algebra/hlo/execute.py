@@ -82,11 +82,14 @@ parameter shapes, layouts and memory spaces), same root buffer out: the roots ha
 element type and dimensions, the same exact size and XLA allocation
 (``layout_algebra.sizes.size_report``), the same memory space ``S(n)``, every root element
 in the same bits (checked deterministically, by packing element numbers), holding the same
-value (compared bit for bit) and defined. Root padding is not compared.
+value (compared bit for bit) and defined. Root padding is not compared; the bits of a slot
+above a sub-byte value (``s4`` without ``E(4)``: a byte per element) are compared, as every op
+stores zeros there and a bitcast from packed slots the next element.
 
 ``mode="logical"``: the roots' logical arrays are the same function of the parameters'
-logical arrays (same type, dimensions, values, all defined); layouts only matter through
-``bitcast``. Parameters may have different layouts on the two sides.
+logical arrays (same type, dimensions, values, all defined: a sub-byte value is the type's
+own low bits of its slot); layouts only matter through ``bitcast``. Parameters may have
+different layouts on the two sides.
 
 Why random trials are enough here
 ---------------------------------
