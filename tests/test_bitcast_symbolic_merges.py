@@ -11,7 +11,8 @@ its own, so the solver divides by ``B`` rather than by ``B*128``. These tests ch
   distinct ids with ``numpy_eval.pack`` in the input layout, read the bytes back in the
   output layout with ``numpy_eval.unpack``, and compare with the reshape, at every small
   size the assumptions allow, 0 and 1 included (f32, bf16 ``(2,1)``, s4 ``E(4)``, memory
-  spaces, user assumptions);
+  spaces, user assumptions), on a fixed list of families and on 40 random merges and
+  splits over ``A``, ``B`` and numbers, in random orders;
 * the regression: the two ``A x B`` merges of ``benchmarks/conditions.py`` (f32 and bf16
   ``T(8,128)``) are proved under ``B % 8 == 0`` with the default timeout (they timed out
   at 30 s after every symbolic divisor of the decision's maps became an obligation), and
@@ -23,6 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import hypothesis
 import ml_dtypes
 import numpy as np
 import pytest
@@ -231,32 +233,91 @@ def _grid(assume: str | None) -> list[dict[str, int]]:
     return [p for p in points if _allowed(assume, p)]
 
 
+def assert_agrees_with_the_bytes(verdict, src: str, dst: str, points: list[dict[str, int]]) -> None:
+    """A proof: the bytes stay at every point. A refutation: at its sizes, the bytes move
+    (or XLA's allocations, written here, differ as it says); one without sizes (memory
+    spaces) holds wherever the arrays are not empty. ``unknown`` claims nothing."""
+    if verdict.status == "unknown":
+        return
+    by_bytes = {tuple(p.values()): moves_no_data(_specialized(src, p), _specialized(dst, p)) for p in points}
+    if verdict.status == "proved":
+        assert all(by_bytes.values()), (str(verdict), by_bytes)
+        return
+    cex = verdict.counterexample or {}
+    if "sizes" in cex:  # a refutation at given sizes: the bytes move there
+        full = {"A": 1, "B": 1, **cex["sizes"]}
+        ca, cb = as_shape(_specialized(src, full)), as_shape(_specialized(dst, full))
+        if "src_allocated_bytes" in cex:  # XLA allocates different sizes (may be huge sizes)
+            assert (_buffer_bytes(ca), _buffer_bytes(cb)) == (
+                cex["src_allocated_bytes"],
+                cex["dst_allocated_bytes"],
+            )
+            assert _buffer_bytes(ca) != _buffer_bytes(cb)
+        else:  # an element moves: the solver's smallest sizes, packed
+            assert math.prod(ca.dimensions) <= 1 << 21, cex
+            assert not moves_no_data(str(ca), str(cb)), str(verdict)
+    else:  # one for every size (memory spaces, element widths): the bytes move wherever non-empty
+        assert not any(ok for p, ok in by_bytes.items() if 0 not in p), str(verdict)
+
+
 @pytest.mark.parametrize(("src", "dst", "assume"), FAMILIES)
 def test_a_symbolic_verdict_agrees_with_the_bytes_at_every_small_size(src, dst, assume) -> None:
     verdict = reshape_is_bitcast(src, dst, assume=assume)
     assert verdict.status in ("proved", "refuted"), str(verdict)
     points = _grid(assume)
     assert points
-    by_bytes = {tuple(p.values()): moves_no_data(_specialized(src, p), _specialized(dst, p)) for p in points}
-    if verdict.status == "proved":
-        assert all(by_bytes.values()), (str(verdict), by_bytes)
-    else:
-        cex = verdict.counterexample or {}
-        if "sizes" in cex:  # a refutation at given sizes: the bytes move there
-            full = {"A": 1, "B": 1, **cex["sizes"]}
-            ca, cb = as_shape(_specialized(src, full)), as_shape(_specialized(dst, full))
-            if "src_allocated_bytes" in cex:  # XLA allocates different sizes (may be huge sizes)
-                assert (_buffer_bytes(ca), _buffer_bytes(cb)) == (
-                    cex["src_allocated_bytes"],
-                    cex["dst_allocated_bytes"],
-                )
-                assert _buffer_bytes(ca) != _buffer_bytes(cb)
-            else:  # an element moves: the solver's smallest sizes, packed
-                assert math.prod(ca.dimensions) <= 1 << 16, cex
-                assert not moves_no_data(str(ca), str(cb)), str(verdict)
-        else:  # one for every size (memory spaces, element widths): the bytes move wherever non-empty
-            assert not any(ok for p, ok in by_bytes.items() if 0 not in p), str(verdict)
-        assert not all(by_bytes.values()) or "sizes" in cex, (str(verdict), by_bytes)
+    assert_agrees_with_the_bytes(verdict, src, dst, points)
+
+
+#: Random merges and splits: factors, each a size symbol or a number, cut into dimensions
+#: twice; one layout family for both sides (element type and tiles), each its own order.
+_FACTORS = ("A", "B", "2", "8", "128")
+_LAYOUTS = (
+    ("f32", ""),
+    ("f32", ":T(8,128)"),
+    ("f32", ":T(2,128)"),
+    ("bf16", ":T(8,128)(2,1)"),
+    ("s4", ":T(8,128)(8,1)E(4)"),
+)
+_ASSUMPTIONS = (None, "B % 8 == 0", "A % 8 == 0", "A == 1", "B == 0")
+
+
+@st.composite
+def symbolic_regroupings(draw):
+    factors = draw(st.lists(st.sampled_from(_FACTORS), min_size=1, max_size=3))
+    factors.insert(draw(st.integers(0, len(factors))), draw(st.sampled_from(("A", "B"))))  # symbolic
+    if "128" not in factors:
+        factors.append("128")  # a minor dimension the tiles fit
+
+    def dims() -> str:
+        places = sorted(draw(st.sets(st.integers(1, len(factors) - 1))))
+        bounds = [0, *places, len(factors)]
+        return ",".join("*".join(factors[x:y]) for x, y in itertools.pairwise(bounds))
+
+    element, tiles = draw(st.sampled_from(_LAYOUTS))
+    src_dims, dst_dims = dims(), dims()
+    hypothesis.assume(src_dims != dst_dims)  # a merge or a split, not the same dimensions
+
+    def layout(rank: int) -> str:
+        minor_first = draw(st.permutations(range(rank))) if draw(st.booleans()) else range(rank - 1, -1, -1)
+        return "{" + ",".join(map(str, minor_first)) + tiles + "}"
+
+    src = f"{element}[{src_dims}]{layout(src_dims.count(',') + 1)}"
+    dst = f"{element}[{dst_dims}]{layout(dst_dims.count(',') + 1)}"
+    return src, dst, draw(st.sampled_from(_ASSUMPTIONS))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(symbolic_regroupings())
+def test_random_symbolic_regroupings_agree_with_the_bytes(case) -> None:
+    """Random merges and splits over ``A``, ``B`` and numbers (a 5 s solver timeout: an
+    ``unknown`` claims nothing; proofs and refutations are checked at sizes 0..9)."""
+    src, dst, assume = case
+    verdict = reshape_is_bitcast(src, dst, assume=assume, timeout_ms=5_000)
+    points = [
+        p for p in ({"A": x, "B": y} for x in (0, 1, 2, 3) for y in (0, 1, 2, 8, 9)) if _allowed(assume, p)
+    ]
+    assert_agrees_with_the_bytes(verdict, src, dst, points)
 
 
 @pytest.mark.parametrize(("src", "dst"), MERGES)
