@@ -21,7 +21,7 @@ search recovering the same 24 maps.
 With ``--against REV`` (a git revision, e.g. ``61652ba``), it also times the module as it
 was at ``REV`` (loaded from ``git show``) against the current one, interleaved, on the same
 300 permutations and on ``s4[3,2,3,1]{0,2,3,1:T(4,4,4,2,2)}`` read from its MLIR element
-offset (9 s of CPU before ``28b1e04``). The memo of merges is emptied before every timed
+offset (9 s of CPU before ``28b1e04``). The memos (merges, deep peels) are emptied before every timed
 round, so no round reuses another's work.
 
 Run: ``python benchmarks/recover.py [ROUNDS] [--against REV]`` (default 7 rounds) from the checkout.
@@ -100,7 +100,7 @@ def deep(dims: tuple[int, ...], digits: Digits) -> bool:
 
 
 def timed_round(way: Callable[[tuple[int, ...], Digits], bool], cases: list[Case]) -> tuple[float, int]:
-    current._merges.cache_clear()
+    empty_memos(current)
     start = time.process_time()
     found = 0
     for dims, digits in cases:
@@ -223,11 +223,17 @@ def module_at(rev: str) -> ModuleType:
     return module
 
 
+def empty_memos(module: ModuleType) -> None:
+    """Empty what the module's functions remember (``_merges``, ``_deep_peels``), if they do."""
+    for name in ("_merges", "_deep_peels"):
+        memo = getattr(module, name, None)
+        if hasattr(memo, "cache_clear"):
+            memo.cache_clear()
+
+
 def recover_all(module: ModuleType, cases: list[Case]) -> tuple[float, int]:
     """CPU seconds and how many of ``cases`` ``module.recover_layout`` answers."""
-    merges = getattr(module, "_merges", None)
-    if hasattr(merges, "cache_clear"):
-        merges.cache_clear()
+    empty_memos(module)
     start = time.process_time()
     found = 0
     for dims, digits in cases:

@@ -434,15 +434,13 @@ def _deep_solutions(
         if top:
             found.clear()  # a base has no entry 1 to end with
         if left > 0:
-            seen = set()
-            peels = itertools.chain(_riffle_peels(state, dims), _loose_peels(state, dims, True))
+            peels = _deep_peels(state, dims)
             if top:  # the last level: an entry 1 minor-most (maybe over an extent-1 position
                 # the tile covers, which _realized adds), maybe over the whole of the state
-                peels = itertools.chain([((1,), state)], peels)
+                peels = (((1,), state), *(peel for peel in peels if peel != ((1,), state)))
             for tile, rest in peels:
-                if (tile, rest) in seen or (rest == state and not top):
+                if rest == state and not top:
                     continue
-                seen.add((tile, rest))
                 for s in search(rest, left - 1):
                     found.append(_Solution(s.order, s.prepended, (*s.tiles, tile)))
         found.sort(key=lambda s: s.key)
@@ -450,6 +448,14 @@ def _deep_solutions(
         return result
 
     return list(search(positions, depth))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _deep_peels(state: tuple[Position, ...], dims: tuple[int, ...]) -> tuple[_Peel, ...]:
+    """The deep search's peels of ``state``, each once, in the order they are tried: every
+    riffle, then the loose peels. A state is met at several depths left and by the search
+    of each depth (fewest levels first): its peels are found once."""
+    return tuple(dict.fromkeys(itertools.chain(_riffle_peels(state, dims), _loose_peels(state, dims, True))))
 
 
 def _riffle_peels(positions: tuple[Position, ...], dims: tuple[int, ...]) -> Iterator[_Peel]:
