@@ -17,6 +17,7 @@ import sympy
 
 from layout_algebra import parse_shape
 from layout_algebra.hlo import verify_rewrite
+from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes
 from layout_algebra.hlo.execute import InvalidHloError, compare, inferred_sizes, random_array, run
 from layout_algebra.hlo.rewrite_conditions import rewrite_claim
 from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo
@@ -256,6 +257,47 @@ def test_random_element_size_bitcasts_verifier_agrees_with_executor() -> None:
             assert c.same is (r.status == "proved"), (before, after, mode, r, c)
     assert verdicts.get("proved", 0) >= 15 and verdicts.get("refuted", 0) >= 15, verdicts
     assert verdicts.get("unsupported", 0) >= 1, verdicts
+
+
+def _random_tiled_pair(rng: random.Random) -> tuple[str, str] | None:
+    """Two bitcasts of one 2-D parameter into the same type and dimensions, each with a
+    random order, small tile and E(n), all of one shape size (or ``None`` if none is found)."""
+    t = rng.choice(("s4", "u4", "s2", "u2"))
+    w = parse_shape(f"{t}[1]").element_type.bit_width
+    slots = [s for s in (w, 2 * w, 4 * w) if s <= 8]
+
+    def shape(rows: int, cols: int) -> str:
+        slot = rng.choice(slots)
+        attrs = rng.choice(("", "T(2,2)", "T(2,4)", "T(4,2)")) + (f"E({slot})" if slot < 8 else "")
+        return f"{t}[{rows},{cols}]{{{rng.choice(('1,0', '0,1'))}{':' + attrs if attrs else ''}}}"
+
+    source = shape(rng.randint(1, 4), rng.randint(1, 6))
+    size = bitcast_shape_sizes(source, source)[0]
+    fits = [s for s in (shape(rng.randint(1, 6), rng.randint(1, 8)) for _ in range(200))
+            if bitcast_shape_sizes(source, s)[1] == size]  # fmt: skip
+    if not fits:
+        return None
+    result = rng.choice(fits)
+    same_dims = [s for s in fits if s.split("{")[0] == result.split("{")[0]]
+    other = rng.choice(same_dims)
+    param = f"p = {source} parameter(0)"
+    return module(param, f"b = {result} bitcast(p)"), module(param, f"b = {other} bitcast(p)")
+
+
+def test_random_tiled_element_size_bitcasts_verifier_agrees_with_executor() -> None:
+    rng = random.Random(7)
+    verdicts: dict[str, int] = {}
+    for _ in range(15):
+        pair = _random_tiled_pair(rng)
+        if pair is None:
+            continue
+        before, after = pair
+        for mode in ("physical", "logical"):
+            r = verify_rewrite(before, after, mode=mode)
+            assert r.status != "unknown", (before, after, mode, r.reason)
+            verdicts[r.status] = verdicts.get(r.status, 0) + 1
+            assert compare(before, after, mode=mode).same is (r.status == "proved"), (before, after, mode, r)
+    assert verdicts.get("proved", 0) >= 5 and verdicts.get("refuted", 0) >= 5, verdicts
 
 
 def test_random_parameters_hold_canonical_sub_byte_elements() -> None:
