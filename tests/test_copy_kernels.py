@@ -532,7 +532,9 @@ def test_line_buffers_start_a_page_and_lie_within_one_when_they_fit(size) -> Non
         assert buffer.size == size and buffer.dtype == np.uint8
         start = buffer.ctypes.data
         assert start % copy_kernels.PAGE == 0
-        assert size > copy_kernels.PAGE or (start + size - 1) // copy_kernels.PAGE == start // copy_kernels.PAGE
+        assert (
+            size > copy_kernels.PAGE or (start + size - 1) // copy_kernels.PAGE == start // copy_kernels.PAGE
+        )
 
 
 def assert_only_the_words_change(build, ws, shape, span, offset, expected, message: str) -> None:
