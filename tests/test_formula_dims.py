@@ -227,6 +227,21 @@ def test_two_symbols_multiplied_after_an_exact_division() -> None:
     assert check_against_brute_force(q, TWO_SYMBOL_GRID) == "proved"
 
 
+NESTED = [
+    # M*(N + 4)/16 written (M/2)*((N+4)/8): a factor (N + 4)/8 need not be whole (M = 8,
+    # N = 26), so its exact quotient was an obligation the domain does not imply: unknown
+    (("reshape", "bf16[(M/2)*((N+4)/8)]{0:T(2)}", "bf16[(M/2)*((N+4)/8)]{0:T(2)}"), "proved"),
+    (("injective", "f32[M*((N+4)/8),4]{0,1:T(2,2)}"), "proved"),
+    (("in_bounds", "f32[M*((N+4)/8),4]{0,1:T(2,2)}"), "proved"),
+    (("reshape", "f32[M*((N+4)/8),4]{1,0}", "f32[M*((N+4)/8)*4]{0}"), "proved"),
+]
+
+
+@pytest.mark.parametrize(("q", "expected"), NESTED, ids=[" ".join(map(str, q[1:3])) for q, _ in NESTED])
+def test_a_product_with_a_fraction_inside_is_one_quotient(q: Question, expected: str) -> None:
+    assert check_against_brute_force(q, TWO_SYMBOL_GRID) == expected
+
+
 # ------------------------------------------------------------------- size conditions
 def test_size_conditions_are_found_inside_the_domain() -> None:
     """The condition search sampled N = 1, 2, ... and stopped at N = 1 ("no such array"):

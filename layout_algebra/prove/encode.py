@@ -549,8 +549,11 @@ def sympy_to_z3(expr: Any, ar: IntArithmetic) -> Any:
             return _exact_quotient(expr, ar)
         if not coefficient.is_Integer:
             raise UnsupportedExpression(f"{expr} is not an integer expression")
+        factors = sympy.Mul.make_args(rest)
+        if any(f.is_Add and not f.has(sympy.Mod) and _integer_terms(f)[1] != 1 for f in factors):
+            return _exact_quotient(expr, ar)  # M*(N/8 + 1/2): one quotient M*(N + 4)/8, not a factor's
         product: Any = int(coefficient)
-        for factor in sympy.Mul.make_args(rest):
+        for factor in factors:
             product = product * sympy_to_z3(factor, ar)
         return product
     if expr.is_Pow and expr.exp.is_Integer and int(expr.exp) >= 0:
@@ -589,13 +592,16 @@ def _exact_quotient(expr: sympy.Expr, ar: IntArithmetic) -> Any:
     numerator, denominator = sympy.fraction(sympy.together(expr))
     if not (denominator.is_Integer and int(denominator) > 0):
         raise UnsupportedExpression(f"{expr} is not an integer expression")
-    top = sympy_to_z3(sympy.expand(numerator), ar)
+    # the numerator as written (not expanded): the same term as the divisibility of the
+    # context (``M*(N + 4) % 16 == 0`` for ``f32[M*(N+4)/16]``), so the quotient and the
+    # remainder are the very variables the context speaks of
+    top = sympy_to_z3(numerator, ar)
     if isinstance(top, int):
         if top % int(denominator):
             raise UnsupportedExpression(f"{expr} is not an integer")
         return top // int(denominator)
-    ar.obligations.append(top % int(denominator) == 0)
-    return top / int(denominator)  # Z3's integer division, exact under the obligation
+    ar.obligations.append(ar.mod(top, int(denominator)) == 0)
+    return ar.floordiv(top, int(denominator))  # exact under the obligation
 
 
 def _extremum(expr: sympy.Expr, ar: IntArithmetic) -> Any:
@@ -642,6 +648,12 @@ def _quotient(expr: sympy.Expr, ar: IntArithmetic) -> tuple[Any, Any]:
         divisor_term = ar.lift(divisor)  # lifted: a suffix product of a noted number divides exactly
         ar.obligations.append(divisor_term > 0)
         return sympy_to_z3(numerator, ar), divisor_term
+    if not expr.has(sympy.Mod, sympy.floor, sympy.ceiling):
+        # over one denominator: ⌈M*(N/8 + 1/2)/4⌉ is ⌈M*(N + 4)/32⌉, never the exact
+        # quotient (N + 4)/8 of a factor that need not be whole (M = 8, N = 26)
+        numerator, divisor = sympy.fraction(sympy.together(expr))
+        if divisor.is_Integer and int(divisor) > 0:
+            return sympy_to_z3(numerator, ar), int(divisor)
     terms, denominator = _integer_terms(expr)
     return _sum_terms(terms, ar), denominator
 
