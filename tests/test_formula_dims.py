@@ -255,6 +255,13 @@ def test_size_conditions_are_found_inside_the_domain() -> None:
         assert r.holds_at({"N": n}) is truth(q, {"N": n}), n
     with pytest.raises(ValueError, match="outside the claim's domain"):
         r.holds_at({"N": 6})
+    # the fit may use N % 8 == 0 for f32[N/3,128] (N % 24 == 0 inside the domain); its proof
+    # for N = 8*K asks about f32[8*K/3,128], whose own domain (3 | K) the no-padding claim
+    # did not read: unknown
+    third = when_no_padding("f32[N/3,128]{1,0:T(8,128)}")
+    assert third.status == "exact", third.details
+    for n in range(3, 100, 3):
+        assert third.holds_at({"N": n}) is truth(("no_padding", "f32[N/3,128]{1,0:T(8,128)}"), {"N": n}), n
 
 
 # ------------------------------------------------------------ the residue encoding
