@@ -306,8 +306,9 @@ class IntArithmetic(Arithmetic):
         self._quotients[k] = z3.Int(str(k))
         self.residues[s] = modulus * k + residue
         term = modulus * self._quotients[k] + residue
-        if s in self.symbols:  # met before: tie the two
-            self.side.append(self.symbols[s] == term)
+        met = self._met(s)
+        if met is not None:  # met before (or another symbol of its name): tie the two
+            self.side.append(self.symbols[met] == term)
         else:  # ``s`` is that term everywhere (a model reads its value off ``k``)
             self.symbols[s] = term
             self.side.extend(self._sign_of(s, term))
@@ -432,10 +433,28 @@ class IntArithmetic(Arithmetic):
         if s in self._quotients:
             return self._quotients[s]
         if s not in self.symbols:
-            v = z3.Int(str(s))
-            self.symbols[s] = v
-            self.side.extend(self._sign_of(s, v))
+            met = self._met(s)
+            if met is not None:  # a size named by another symbol of its name: the same size
+                self.symbols[s] = self.symbols[met]
+            else:
+                v = z3.Int(str(s))
+                self.symbols[s] = v
+                self.side.extend(self._sign_of(s, v))
         return self.symbols[s]
+
+    def _met(self, s: sympy.Symbol) -> sympy.Symbol | None:
+        """``s``, or another symbol of its name, if met before (sizes only: with
+        ``declared_signs`` two symbols of one name declared differently are refused).
+
+        A size is known by its name (a map may write ``sympy.Symbol("M")`` for the
+        shape's ``M``; a counterexample gives sizes their values by name), as Z3 knows a
+        constant: the residue term of one symbol (:meth:`know_residue`) is the other's too.
+        """
+        if s in self.symbols:
+            return s
+        if self.declared_signs:
+            return None
+        return next((o for o in self.symbols if str(o) == str(s)), None)
 
     def _sign_of(self, s: sympy.Symbol, v: Any) -> list[Any]:
         """``v >= 0`` (a size), or with ``declared_signs`` what ``s`` is declared to be."""
