@@ -36,8 +36,9 @@ import sympy
 
 from layout_algebra import prove
 from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
-from layout_algebra.conditions import when_no_padding, when_reshape_is_bitcast
+from layout_algebra.conditions import condition_of, when_no_padding, when_reshape_is_bitcast
 from layout_algebra.hlo.execute import InvalidHloError, compare
+from layout_algebra.hlo.rewrite_conditions import rewrite_claim
 from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.numpy_eval import pack, unpack
@@ -717,3 +718,22 @@ def test_regression_a_size_named_by_another_symbol_is_the_same_size_under_a_resi
     assert sizes["N"] % 8 == 0 and sizes["M"] % 2 == 0 and sizes["M"] >= 4
     assert all(0 <= e[0] < rows and 0 <= e[1] < cols for e in (x, y)) and x != y
     assert x[0] * (cols - 1) + x[1] == y[0] * (cols - 1) + y[1]
+
+
+def test_regression_rewrite_conditions_over_formula_dims_skip_sizes_without_modules() -> None:
+    """Old: ``condition_of`` of reverse-vs-copy on ``f32[N/2,2]`` raised ``ValueError: ...
+    the dimension N/2 is 3/2 there, not a whole number`` from deep inside the witness search
+    (``rewrite_conditions.fails_at`` specialised the modules at N = 3, a failing size of the
+    grid where no such module exists). The condition found is checked by the executor
+    wherever the modules exist: a reverse of N/2 rows is a copy only for one row or none."""
+    reverse = _module(
+        "p = f32[N/2,2]{1,0:T(2,2)} parameter(0)", "r = f32[N/2,2]{1,0:T(2,2)} reverse(p), dimensions={0}"
+    )
+    copy = _module("p = f32[N/2,2]{1,0:T(2,2)} parameter(0)", "r = f32[N/2,2]{1,0:T(2,2)} copy(p)")
+    c = condition_of(rewrite_claim(reverse, copy), budget_s=20, cpu_budget_s=10)
+    assert c.expr is not None and c.status != "unknown", c.details
+    for n in range(2, 41, 2):
+        same = compare(reverse, copy, sizes={"N": n}, trials=2).same
+        assert same is (n == 2)
+        if c.status == "exact" or c.holds_at({"N": n}):
+            assert c.holds_at({"N": n}) is same, (n, str(c.expr), c.status)

@@ -195,7 +195,10 @@ def rewrite_claim(before: str | HloModule, after: str | HloModule, *, mode: str 
     root = a.entry.root.shape
 
     def fails_at(element: Any, sizes: Mapping[sympy.Symbol, int]) -> bool:
-        ca, cb = specialize_module(a, sizes), specialize_module(b, sizes)
+        try:
+            ca, cb = specialize_module(a, sizes), specialize_module(b, sizes)
+        except ValueError:  # no such modules there (a dimension formula that is no size): no element
+            return False
         return bool(root_element_differs(ca, cb, list(element), mode, ARITHMETIC))
 
     def prove_witnesses(
