@@ -737,3 +737,31 @@ def test_regression_rewrite_conditions_over_formula_dims_skip_sizes_without_modu
         assert same is (n == 2)
         if c.status == "exact" or c.holds_at({"N": n}):
             assert c.holds_at({"N": n}) is same, (n, str(c.expr), c.status)
+
+
+#: 2-D tiled sub-byte parameters bitcast into other tiles and ``E(n)``, a symbolic row count
+#: (drawn by the campaign; the two roots differ in layout only)
+TILED_E_PAIRS = [
+    ("s4[2*N,8]{0,1:T(4,2)E(4)}", "s4[8*N,1]{1,0}", "s4[8*N,1]{1,0:T(4,2)E(4)}", "N % 2 == 1"),
+    ("u4[N/2,8]{1,0:T(2,4)E(4)}", "u4[N/2,4]{0,1:T(2,2)}", "u4[N/2,4]{1,0:T(2,4)}", "N % 8 == 0"),
+    ("u2[2*N,8]{1,0:T(2,2)E(4)}", "u2[2*N,2]{0,1:T(4,2)}", "u2[2*N,2]{1,0:T(2,4)}", "N >= 3"),
+]
+
+
+@pytest.mark.parametrize("mode", ["physical", "logical"])
+@pytest.mark.parametrize(("param", "one", "other", "assume"), TILED_E_PAIRS)
+def test_tiled_element_size_bitcasts_with_symbolic_rows_against_the_executor(
+    param: str, one: str, other: str, assume: str, mode: str
+) -> None:
+    a = _module(f"p = {param} parameter(0)", f"b = {one} bitcast(p)")
+    b = _module(f"p = {param} parameter(0)", f"b = {other} bitcast(p)")
+    r = verify_rewrite(a, b, mode=mode, assume=assume)
+    if r.status == "refuted":
+        sizes = {k: int(v) for k, v in r.counterexample["sizes"].items()}
+        assert _evaluate(assume, sizes)
+        assert compare(a, b, mode=mode, sizes=sizes).same is False
+    else:
+        assert r.status == "proved", r.reason
+        for sizes in _grid(["N"], 16, [assume]):
+            if _specialized(param, sizes) is not None:
+                assert compare(a, b, mode=mode, sizes=sizes, trials=2).same
