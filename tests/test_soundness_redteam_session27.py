@@ -765,3 +765,25 @@ def test_tiled_element_size_bitcasts_with_symbolic_rows_against_the_executor(
         for sizes in _grid(["N"], 16, [assume]):
             if _specialized(param, sizes) is not None:
                 assert compare(a, b, mode=mode, sizes=sizes, trials=2).same
+
+
+def test_regression_index_variables_never_share_a_name_with_a_size() -> None:
+    """Z3 knows a constant by its name. Old: the prover's index variables were the Z3
+    integers ``x0``, ``y0``, ``j0``, ..., so a size *named* ``x0`` was the index itself,
+    the box ``0 <= x0 < x0`` was empty, and false claims were *proved*: the constant map
+    injective on ``f32[x0,4]``, the row-major and column-major layouts of ``f32[x0,4]``
+    equal, a copy the same as a negate on ``f32[j0]``. Each is false at size 2 (checked
+    here by arithmetic), as the same claims about ``N`` are refuted."""
+    # the oracle: at x0 = 2 the constant map sends 8 elements to one position, and element
+    # (0, 1) is at 1 row-major but at 2 column-major; negating 2.0 gives -2.0
+    assert len({0 for _ in range(2 * 4)}) < 8 and 0 * 4 + 1 != 1 * 2 + 0 and -2.0 != 2.0
+    for size in ("x0", "y0", "N"):
+        constant = prove.function_map(f"f32[{size},4]", lambda i, ar: 0 * i[0])
+        assert prove.injective(constant).status == "refuted", size
+        assert prove.equivalent(f"f32[{size},4]{{1,0}}", f"f32[{size},4]{{0,1}}").status == "refuted", size
+    for size in ("j0", "N"):
+        copy = _module(f"p = f32[{size}]{{0}} parameter(0)", f"c = f32[{size}]{{0}} copy(p)")
+        r = verify_rewrite(copy, copy.replace("copy(p)", "negate(p)"))
+        assert r.status == "refuted", size
+        sizes = {k: int(v) for k, v in r.counterexample["sizes"].items()}
+        assert compare(copy, copy.replace("copy(p)", "negate(p)"), sizes=sizes).same is False

@@ -277,7 +277,10 @@ class IntArithmetic(Arithmetic):
         self._quotients: dict[sympy.Symbol, Any] = {}  # the ``k`` of each, by its SymPy name
 
     def variable(self, name: str) -> Any:
-        v = z3.Int(name)
+        """An index variable (an integer >= 0). Its Z3 name ends in '!', which no size name
+        has: Z3 knows a constant by its name, and a size named ``x0`` must not be the index
+        ``x0`` (the box ``0 <= x0 < x0`` would be empty and every claim vacuously proved)."""
+        v = z3.Int(f"{name}!")
         self.side.append(v >= 0)
         return v
 

@@ -29,8 +29,8 @@ their digits, which stays linear where the numbers are not (symbolic strides):
 >>> a, b = ar.variable("a"), ar.variable("b")
 >>> x = ar.mixed_radix(a * ar.lift(N) + b, [a, b], [2, N])
 >>> y = ar.mixed_radix(b * ar.lift(N) + a, [b, a], [2, N])
->>> differ(x, y, ar)
-Or(a != b, b != a)
+>>> differ(x, y, ar)  # index variables are named with a '!' (no size name has one)
+Or(a! != b!, b! != a!)
 """
 
 from __future__ import annotations
