@@ -787,3 +787,21 @@ def test_regression_index_variables_never_share_a_name_with_a_size() -> None:
         assert r.status == "refuted", size
         sizes = {k: int(v) for k, v in r.counterexample["sizes"].items()}
         assert compare(copy, copy.replace("copy(p)", "negate(p)"), sizes=sizes).same is False
+
+
+def test_regression_a_start_index_parameter_is_no_size_of_its_name() -> None:
+    """Old: the scalar parameter read as a dynamic-slice start index was the Z3 integer
+    ``param1``, so in a module with a size *named* ``param1`` the start index *was* that
+    size: a dynamic-slice at ``i`` was proved equal to row 0 of the reversed array (the last
+    row) for every ``i``. The executor, on random start indices, shows they differ."""
+    for size in ("param1", "N"):
+        head = (f"p = f32[{size}+1,4]{{1,0}} parameter(0)", "i = s32[] parameter(1)", "z = s32[] constant(0)")
+        before = _module(*head, "d = f32[1,4]{1,0} dynamic-slice(p, i, z), dynamic_slice_sizes={1,4}")
+        after = _module(
+            *head,
+            f"r = f32[{size}+1,4]{{1,0}} reverse(p), dimensions={{0}}",
+            "d = f32[1,4]{1,0} dynamic-slice(r, z, z), dynamic_slice_sizes={1,4}",
+        )
+        r = verify_rewrite(before, after)
+        assert r.status == "refuted", (size, r.reason)
+        assert compare(before, after, sizes={size: 1}).same is False  # two rows: the first is not the last

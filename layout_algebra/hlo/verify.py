@@ -1165,7 +1165,7 @@ class _Evaluator:
             if n not in self.inputs:
                 if not self.symbolic:
                     raise _Inexpressible(f"no value for start-index parameter {n}")
-                self.inputs[n] = z3.Int(f"param{n}")
+                self.inputs[n] = z3.Int(f"param{n}!")  # "!": no size has that name
             return self.inputs[n]
         raise _Inexpressible(
             f"start index {instr.name} is computed by a {instr.opcode}; only parameters and constants are read"
