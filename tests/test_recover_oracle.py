@@ -268,6 +268,30 @@ def test_room_below_the_smallest_stride(
     assert len(back.effective_layout.tiles) == levels, str(back)
 
 
+def random_digit_map(
+    rng: random.Random, dims: tuple[int, ...], rooms: list[int]
+) -> tuple[list[tuple[int, int, int | None, int]], tuple[int, ...]]:
+    """A random map of ``dims`` by digits: each dim cut in two digits (by 2 or 3) or not,
+    the digits in a random order, minor-most first, each stride times a room drawn from
+    ``rooms``; returns the placed digits ``(dim, weight, modulus, stride)`` and the offsets."""
+    digits = []
+    for k, n in enumerate(dims):
+        cuts = [w for w in (2, 3) if n % w == 0 and n > w]
+        w = rng.choice(cuts) if cuts and rng.random() < 0.6 else None
+        digits += [(k, 1, w, 0), (k, w, None, 0)] if w else [(k, 1, None, 0)]
+    order = list(range(len(digits)))
+    rng.shuffle(order)
+    stride = 1
+    placed = []
+    for j in reversed(order):  # minor-most first
+        k, w, m, _ = digits[j]
+        stride *= rng.choice(rooms)  # room below this digit
+        placed.append((k, w, m, stride))
+        stride *= m if m is not None else -(-dims[k] // w)
+    offsets = tuple(digit_sum(index, placed) for index in itertools.product(*(range(n) for n in dims)))
+    return placed, offsets
+
+
 def test_refusals_are_only_for_maps_no_layout_of_the_family_has(one_level: Family) -> None:
     """Random digit maps (strides drawn, room anywhere): an answer has the map, and a refusal
     is for a map outside the family (the family is not every layout, so this is one-sided)."""
@@ -275,22 +299,7 @@ def test_refusals_are_only_for_maps_no_layout_of_the_family_has(one_level: Famil
     answered = refused = 0
     for _ in range(60):
         dims = rng.choice([(4, 4), (2, 6), (3, 4), (4,)])
-        digits = []
-        for k, n in enumerate(dims):
-            cuts = [w for w in (2, 3) if n % w == 0 and n > w]
-            w = rng.choice(cuts) if cuts and rng.random() < 0.6 else None
-            digits += [(k, 1, w, 0), (k, w, None, 0)] if w else [(k, 1, None, 0)]
-        order = list(range(len(digits)))
-        rng.shuffle(order)
-        stride = 1
-        placed = []
-        for j in reversed(order):  # minor-most first
-            k, w, m, _ = digits[j]
-            stride *= rng.choice([1, 1, 1, 2])  # room below this digit
-            placed.append((k, w, m, stride))
-            size = m if m is not None else -(-dims[k] // w)
-            stride *= size
-        offsets = tuple(digit_sum(index, placed) for index in itertools.product(*(range(n) for n in dims)))
+        placed, offsets = random_digit_map(rng, dims, [1, 1, 1, 2])
         digits_read = strided_digits(offsets, dims)
         assert digits_read is not None
         try:
@@ -381,21 +390,7 @@ def test_random_maps_with_room_below_and_between_are_exact(monkeypatch: pytest.M
     for _ in range(40):
         dims = rng.choice([(4,), (6,), (2, 4), (3, 4), (2, 6)])
         dtype = rng.choice(list(TYPES))
-        digits = []
-        for k, n in enumerate(dims):
-            cuts = [w for w in (2, 3) if n % w == 0 and n > w]
-            w = rng.choice(cuts) if cuts and rng.random() < 0.6 else None
-            digits += [(k, 1, w, 0), (k, w, None, 0)] if w else [(k, 1, None, 0)]
-        order = list(range(len(digits)))
-        rng.shuffle(order)
-        stride = 1
-        placed = []
-        for j in reversed(order):  # minor-most first
-            k, w, m, _ = digits[j]
-            stride *= rng.choice([1, 2, 2, 4])  # room below this digit
-            placed.append((k, w, m, stride))
-            stride *= m if m is not None else -(-dims[k] // w)
-        offsets = tuple(digit_sum(index, placed) for index in itertools.product(*(range(n) for n in dims)))
+        placed, offsets = random_digit_map(rng, dims, [1, 2, 2, 4])
         got = recovered_offsets(dtype, dims, offsets)
         if got is not None:
             assert got[1] == offsets, (dtype, dims, placed, got[0])
