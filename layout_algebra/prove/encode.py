@@ -607,10 +607,9 @@ def _exact_quotient(expr: sympy.Expr, ar: IntArithmetic) -> Any:
     division is exact; where it is not, the answer is ``unknown``, never a verdict.
     """
     known = _with_residues(expr, ar)
-    if known is not expr:
-        numerator, denominator = sympy.fraction(sympy.together(known))
-        if denominator == 1:
-            return sympy_to_z3(sympy.expand(numerator), ar)
+    whole = _whole(known, ar) if known is not expr else None
+    if whole is not None:
+        return whole
     numerator, denominator = sympy.fraction(sympy.together(expr))
     if not (denominator.is_Integer and int(denominator) > 0):
         raise UnsupportedExpression(f"{expr} is not an integer expression")
@@ -646,14 +645,20 @@ def _with_residues(expr: sympy.Expr, ar: IntArithmetic) -> sympy.Expr:
     return sympy.expand(expr.subs(known)) if known else expr
 
 
+def _whole(expr: sympy.Expr, ar: IntArithmetic) -> Any:
+    """The term of ``expr`` if, over one denominator, it has none left (``8k/8 + 1``); else ``None``."""
+    numerator, denominator = sympy.fraction(sympy.together(expr))
+    return sympy_to_z3(sympy.expand(numerator), ar) if denominator == 1 else None
+
+
 def _floor_or_ceiling(expr: sympy.Expr, ar: IntArithmetic) -> Any:
     argument = expr.args[0]
     known = _with_residues(argument, ar)
     if known is not argument:
-        numerator, denominator = sympy.fraction(sympy.together(known))
-        if denominator == 1:  # ⌈(8k + 8)/8⌉ = k + 1: a whole number, no division
-            return sympy_to_z3(sympy.expand(numerator), ar)
-        if not denominator.free_symbols:  # ⌈5N/64⌉ with N = 8k: ⌈5k/8⌉, smaller numbers
+        whole = _whole(known, ar)
+        if whole is not None:  # ⌈(8k + 8)/8⌉ = k + 1: a whole number, no division
+            return whole
+        if not sympy.fraction(sympy.together(known))[1].free_symbols:  # ⌈5N/64⌉, N = 8k: ⌈5k/8⌉
             argument = known
     numerator, divisor = _quotient(argument, ar)
     if isinstance(expr, sympy.ceiling):  # ⌈a/b⌉ = ⌊(a + b - 1)/b⌋ for b > 0
