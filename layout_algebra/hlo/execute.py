@@ -1484,9 +1484,9 @@ def _compared(x: Buffer, mode: str) -> np.ndarray:
     a sub-byte type in a wider slot, the bits above the value too; an op stores zeros there,
     a bitcast from packed slots the next elements). Logical mode: its value, the type's own
     bits (for a sub-byte type, the low bits of the slot)."""
-    if mode == "physical":
-        return unpack(x.data, x.shape)
     etype = x.shape.element_type
+    if mode == "physical":  # whole-byte values fill their slot's bits: the array holds them
+        return unpack(x.data, x.shape) if etype.bit_width < 8 else x.array
     if etype.text != "pred" and etype.bit_width < 8:
         codes = np.ascontiguousarray(x.array).view(np.uint8) & ((1 << etype.bit_width) - 1)
         return codes
