@@ -392,6 +392,14 @@ class SlotBits:
             return (value.digits + (Number(type_text, 0),) * count)[:count]
         return (value, *(Number(type_text, 0) for _ in range(count - 1)))
 
+    @staticmethod
+    def pairs(a: Any, b: Any) -> list[tuple[Any, Any]]:
+        """The digits of two stored slots, one of them a SlotBits, side by side (as many as
+        the wider has; a plain element has zeros above it)."""
+        wide = a if isinstance(a, SlotBits) else b
+        count = max(len(x.digits) for x in (a, b) if isinstance(x, SlotBits))
+        return list(zip(SlotBits.of(a, wide.type, count), SlotBits.of(b, wide.type, count), strict=True))
+
 
 # ---------------------------------------------------------------- conditions, both kinds
 def _known(c: Any) -> bool | None:
@@ -453,10 +461,7 @@ def _differ_values(a: Any, b: Any) -> Any:
     if isinstance(a, Undefined) or isinstance(b, Undefined):
         return True
     if isinstance(a, SlotBits) or isinstance(b, SlotBits):  # physical mode, at the root: every digit
-        wide = a if isinstance(a, SlotBits) else b
-        count = max(len(x.digits) for x in (a, b) if isinstance(x, SlotBits))
-        da, db = SlotBits.of(a, wide.type, count), SlotBits.of(b, wide.type, count)
-        return _or(*(_differ_values(x, y) for x, y in zip(da, db, strict=True)))
+        return _or(*(_differ_values(x, y) for x, y in SlotBits.pairs(a, b)))
     if isinstance(a, Param) and isinstance(b, Param):
         if a.key != b.key:
             return True
@@ -503,10 +508,7 @@ def _difference_kind(a: Any, b: Any) -> str | None:
     if _differ_values(a, b) is False:
         return None
     if isinstance(a, SlotBits) or isinstance(b, SlotBits):
-        wide = a if isinstance(a, SlotBits) else b
-        count = max(len(x.digits) for x in (a, b) if isinstance(x, SlotBits))
-        pairs = zip(SlotBits.of(a, wide.type, count), SlotBits.of(b, wide.type, count), strict=True)
-        kinds = {_difference_kind(x, y) for x, y in pairs} - {None}
+        kinds = {_difference_kind(x, y) for x, y in SlotBits.pairs(a, b)} - {None}
         return "op" if "op" in kinds else "data"
     if isinstance(a, App) or isinstance(b, App):
         return "op"
