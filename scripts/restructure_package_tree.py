@@ -129,7 +129,7 @@ def rewrite_from_imports(text: str, table: dict[str, str]) -> str:
             name, _, alias = item.partition(" as ")
             name, alias = name.strip(), alias.strip()
             old = f"{parent}.{name}"[len(PACKAGE) + 1 :]
-            if parent == PACKAGE and name in ROOT_FUNCTIONS or old not in table:
+            if (parent == PACKAGE and name in ROOT_FUNCTIONS) or old not in table:
                 kept.append(item)
                 continue
             new = table[old]
@@ -178,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     table = {**MOVES, **DELETED}
+    packages = {old for old in MOVES if is_package(old)}  # before any folder is made
     files = tracked_text_files()
     for path in files:  # rewrite before moving: the paths are the old ones
         text = path.read_text(encoding="utf-8")
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
             init.write_text(f'"""{doc}"""\n', encoding="utf-8")
 
     for old, new in MOVES.items():
-        package = is_package(old)
+        package = old in packages
         source = module_path(old, package=package)
         target = module_path(new, package=package)
         if not args.dry_run:
