@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             (ROOT / target).parent.mkdir(parents=True, exist_ok=True)
         git("mv", str(source), str(target), dry_run=args.dry_run)
     for old in DELETED:
-        git("rm", "-q", str(module_path(old, package=False)), dry_run=args.dry_run)
+        git("rm", "-q", "-f", str(module_path(old, package=False)), dry_run=args.dry_run)
     if not args.dry_run:
         git("add", f"{PACKAGE}", dry_run=False)
     return 0
