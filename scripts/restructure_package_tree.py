@@ -147,8 +147,10 @@ def rewrite_from_imports(text: str, table: dict[str, str]) -> str:
 
 
 def rewrite(text: str, table: dict[str, str]) -> str:
-    text = rewrite_from_imports(text, table)
+    """Dotted names first, then from-imports: a rewritten import (``from layout_algebra.interop.cute
+    import algebra``) must not be read again as an old dotted name."""
     text = dotted_pattern(table).sub(lambda m: f"{PACKAGE}.{table[m[1]]}", text)
+    text = rewrite_from_imports(text, table)
     return slash_pattern(table).sub(
         lambda m: f"{PACKAGE}/{table[m[1].replace('/', '.')].replace('.', '/')}", text
     )
