@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from layout_algebra import bitcast
+from layout_algebra.decide import bitcast
 from layout_algebra.hlo import audit as audit_module_code
 from layout_algebra.hlo import audit_module, parse_module
 

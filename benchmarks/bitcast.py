@@ -16,7 +16,7 @@ Run: ``python benchmarks/bitcast.py`` from the checkout.
 
 ``python benchmarks/bitcast.py --ab [ROUNDS]`` instead A/B-tests the solver-free
 "same physical arrangement" rule: the stage-form rule as shipped
-(:func:`layout_algebra.stages.offset_form`) against the rule it replaced (dimensions, tiles
+(:func:`layout_algebra.meaning.stages.offset_form`) against the rule it replaced (dimensions, tiles
 and element size compared as they are written, kept below as the baseline), in one process,
 in interleaved rounds (alternating which goes first), every row cold in each round; it
 prints the median wall-clock and CPU time of a round over all rows, and how often each rule
@@ -35,11 +35,11 @@ from pathlib import Path
 
 import sympy
 
-from layout_algebra import bitcast
-from layout_algebra.bitcast import reshape_is_bitcast, transpose_is_bitcast
-from layout_algebra.layout_map import SYMPY_ARITHMETIC, index_symbols, layout_map
+from layout_algebra.decide import bitcast
+from layout_algebra.decide.bitcast import reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.meaning.layout_map import SYMPY_ARITHMETIC, index_symbols, layout_map
 from layout_algebra.model.syntax import parse_shape
-from layout_algebra.stages import pipeline
+from layout_algebra.meaning.stages import pipeline
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "tpu"
 ISL_TIMEOUT_S = 10.0
@@ -62,7 +62,7 @@ def decide(kind: str, row: dict):
 
 def cold() -> None:
     bitcast._decided.cache_clear()
-    sys.modules["layout_algebra.layout_map"]._layout_map.cache_clear()  # the package re-exports the function
+    sys.modules["layout_algebra.meaning.layout_map"]._layout_map.cache_clear()  # the package re-exports the function
     pipeline._layout_steps.cache_clear()
     bitcast._is_separable.cache_clear()
 

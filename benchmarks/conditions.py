@@ -16,7 +16,7 @@ import platform
 import statistics
 import time
 
-from layout_algebra import conditions
+from layout_algebra.decide import conditions
 
 CLAIMS = [
     ("no_padding", ("f32[N,128]{1,0:T(8,128)}",)),
@@ -98,7 +98,7 @@ def claim_of(kind: str, args: tuple) -> conditions.Claim:
 
 def _forget() -> None:
     """Empty the bitcast decision's memo (a process-wide cache), so each run starts cold."""
-    from layout_algebra import bitcast
+    from layout_algebra.decide import bitcast
 
     bitcast._decided.cache_clear()
 

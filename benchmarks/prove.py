@@ -27,8 +27,8 @@ from pathlib import Path
 import sympy
 
 from layout_algebra import prove
-from layout_algebra.bitcast import reshape_is_bitcast, transpose_is_bitcast
-from layout_algebra.layout_map import layout_map
+from layout_algebra.decide.bitcast import reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.syntax import parse_shape
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "tpu"

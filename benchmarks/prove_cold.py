@@ -79,7 +79,7 @@ print(seconds, cpu)
 def isl_map_text(shape: str) -> str:
     from prove import isl_text
 
-    from layout_algebra.layout_map import layout_map
+    from layout_algebra.meaning.layout_map import layout_map
 
     m = layout_map(shape)
     names = [str(s) for s in m.index_symbols]

@@ -9,8 +9,8 @@ permutations each way recovers:
 - ``narrow``: the first search only (short unit-number peels);
 - ``wide``: narrow, then the wider unit-number peels where it found nothing (the search
   before the deep one was added);
-- ``deep``: :func:`~layout_algebra.interop.recover.recover_layout` as shipped (narrow, wide,
-  then every riffle up to :data:`~layout_algebra.interop.recover.DEEP_LEVELS` levels, fewest
+- ``deep``: :func:`~layout_algebra.meaning.recover.recover_layout` as shipped (narrow, wide,
+  then every riffle up to :data:`~layout_algebra.meaning.recover.DEEP_LEVELS` levels, fewest
   levels first).
 
 The same-run baseline is the brute force the deep search replaces for the 4x4 array:
@@ -43,8 +43,8 @@ from pathlib import Path
 from types import ModuleType
 
 from layout_algebra.interop import NotExpressible
-from layout_algebra.interop import recover as current
-from layout_algebra.interop.recover import (
+from layout_algebra.meaning import recover as current
+from layout_algebra.meaning.recover import (
     _found_layouts,
     _normal,
     layout_shape,
@@ -52,7 +52,7 @@ from layout_algebra.interop.recover import (
     strided_positions,
     unpadded_tilings,
 )
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 
 Digits = list[tuple[int, int, int | None, int]]
 Case = tuple[tuple[int, ...], Digits]
@@ -205,10 +205,10 @@ S4_DIGITS: Digits = [
 
 
 def module_at(rev: str) -> ModuleType:
-    """``layout_algebra/interop/recover.py`` as it was at the git revision ``rev``."""
+    """``layout_algebra/meaning/recover.py`` as it was at the git revision ``rev``."""
     root = Path(__file__).resolve().parent.parent
     text = subprocess.run(
-        ["git", "show", f"{rev}:layout_algebra/interop/recover.py"],
+        ["git", "show", f"{rev}:layout_algebra/meaning/recover.py"],
         cwd=root,
         capture_output=True,
         text=True,
@@ -219,7 +219,7 @@ def module_at(rev: str) -> ModuleType:
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up
-    exec(compile(text, f"{rev}:layout_algebra/interop/recover.py", "exec"), module.__dict__)
+    exec(compile(text, f"{rev}:layout_algebra/meaning/recover.py", "exec"), module.__dict__)
     return module
 
 

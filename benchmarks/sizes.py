@@ -25,9 +25,9 @@ ROWS = ROOT / "tests" / "data" / "ground_truth" / "tpu" / "padded_bytes.jsonl"
 TIMING = r"""
 import json, sys, time
 from layout_algebra import parse_shape
-from layout_algebra.sizes import physical_size_in_bytes, size_report
+from layout_algebra.meaning.sizes import physical_size_in_bytes, size_report
 try:
-    from layout_algebra.stages.pipeline import _layout_steps
+    from layout_algebra.meaning.stages.pipeline import _layout_steps
     clear = _layout_steps.cache_clear
 except ImportError:  # before the cache existed
     clear = lambda: None

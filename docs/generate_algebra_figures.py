@@ -7,7 +7,7 @@ Run:  python docs/generate_algebra_figures.py [OUT_DIR]
 Each CuTe layout of rank 2 is drawn as a grid: row ``r``, column ``c`` holds the offset
 ``L((r, c))`` (mode 0 down, mode 1 across, as CuTe's own pictures do); cells are coloured by
 a group (the tile an element belongs to). The XLA layout of the page is drawn with the
-package's :func:`layout_algebra.draw`.
+package's :func:`layout_algebra.teach.draw`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def grid(path: Path, layout_text: str, title: str, group=None) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from layout_algebra.algebra import layout
+    from layout_algebra.interop.cute.algebra import layout
 
     L = layout(layout_text)
     rows, cols = L[0].size, L[1].size
@@ -51,7 +51,7 @@ def grid(path: Path, layout_text: str, title: str, group=None) -> None:
 
 def generate(out_dir: Path = FIGURE_DIR) -> list[Path]:
     from layout_algebra import draw
-    from layout_algebra.algebra import logical_divide
+    from layout_algebra.interop.cute.algebra import logical_divide
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []

@@ -2,7 +2,7 @@
 
 XLA decides whether a reshape or transpose is a bitcast from the dimensions and
 ``minor_to_major`` alone (``layout_algebra.xla``: ``ShapeUtil::ReshapeIsBitcast`` and
-friends, tiles ignored). ``layout_algebra.bitcast`` answers exactly: every element keeps
+friends, tiles ignored). ``layout_algebra.decide.bitcast`` answers exactly: every element keeps
 its bit offset under the full layout (tiles, padding, packing) and the buffers have the
 same size. This script asks both on
 
@@ -188,7 +188,7 @@ def xla_answer(case: Case) -> bool:
 
 
 def _exact_function(op: str) -> Callable[[Case], object]:
-    from layout_algebra import bitcast
+    from layout_algebra.decide import bitcast
 
     if op == RESHAPE:
         return lambda c: bitcast.reshape_is_bitcast(c.src, c.dst)
@@ -397,7 +397,7 @@ def render(groups: Sequence[tuple[str, list[Comparison]]]) -> str:
         "",
         "XLA's `ShapeUtil::ReshapeIsBitcast`, `TransposeIsBitcast` and `IsReshapeOrTransposeBitcast`",
         "look only at dimensions and `minor_to_major` (`layout_algebra.xla`); tiles, padding and",
-        "packing never enter. The exact checker (`layout_algebra.bitcast`) asks whether every element",
+        "packing never enter. The exact checker (`layout_algebra.decide.bitcast`) asks whether every element",
         "keeps its bit offset under the whole layout and the buffers have the same size. This page",
         "lists every case below where the two disagree, with the exact checker's counterexample:",
         "an output element with its bit offset in the destination and in the source, or why the",

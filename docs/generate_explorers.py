@@ -3,7 +3,7 @@
 Run:  python docs/generate_explorers.py [OUT_DIR]
 
 Every explorer page the site embeds is listed in :data:`PAGES` (file name, the shapes
-shown side by side) and written by ``layout_algebra.draw(..., fmt="html")``; like the
+shown side by side) and written by ``layout_algebra.teach.draw(..., fmt="html")``; like the
 figures, the pages are generated, not kept in git. The script also takes a screenshot of
 one page in headless Chromium (Debian's ``chromium`` and ``chromium-driver``, through
 Selenium), ``explorer.png``; where no browser is available it writes the static figure

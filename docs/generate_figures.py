@@ -1,4 +1,4 @@
-"""Draw the documentation's figures with ``layout_algebra.draw``, into ``docs/figures/``.
+"""Draw the documentation's figures with ``layout_algebra.teach.draw``, into ``docs/figures/``.
 
 Run:  python docs/generate_figures.py [OUT_DIR]
 

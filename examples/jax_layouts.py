@@ -3,7 +3,7 @@
 Compiles a small dense layer with ``jax.jit(f).lower(...).compile()`` on whatever backend
 JAX has (on a CPU the layouts are row-major and untiled, ``{1,0}``), prints each argument's
 and result's layout as an XLA shape read by ``layout_algebra.interop``, and then what
-XLA:TPU would choose for the same arrays (``layout_algebra.tpu.default_layout``, the rule
+XLA:TPU would choose for the same arrays (``layout_algebra.target.tpu.default_layout``, the rule
 checked against the real compiler) with the bytes each takes. Without JAX it says so and
 prints the TPU part only. The tutorial's section 12 walks through the same calls.
 

@@ -33,7 +33,7 @@ import types
 from typing import TYPE_CHECKING
 
 # first: the moment before any other module of the package is read (prove.lemma_cache)
-import layout_algebra._loaded  # noqa: F401
+import layout_algebra.model._loaded  # noqa: F401
 from layout_algebra.model import (
     COMBINE_DIMENSION,
     UNBOUNDED_SIZE,
@@ -65,31 +65,31 @@ _LAZY: dict[str, str] = {
     "hlo": "layout_algebra.hlo",
     "interop": "layout_algebra.interop",
     "prove": "layout_algebra.prove",
-    "conditions": "layout_algebra.conditions",
-    "tpu": "layout_algebra.tpu",
+    "conditions": "layout_algebra.decide.conditions",
+    "tpu": "layout_algebra.target.tpu",
     "xla": "layout_algebra.xla",
-    "bitcast_is_valid": "layout_algebra.bitcast",
-    "reshape_is_bitcast": "layout_algebra.bitcast",
-    "suggest_bitcast_layout": "layout_algebra.bitcast",
-    "transpose_is_bitcast": "layout_algebra.bitcast",
+    "bitcast_is_valid": "layout_algebra.decide.bitcast",
+    "reshape_is_bitcast": "layout_algebra.decide.bitcast",
+    "suggest_bitcast_layout": "layout_algebra.decide.bitcast",
+    "transpose_is_bitcast": "layout_algebra.decide.bitcast",
     "codegen": "layout_algebra.codegen",
-    "draw": "layout_algebra.draw",
-    "explain": "layout_algebra.explain",
-    "LayoutMap": "layout_algebra.layout_map",
-    "delinearize": "layout_algebra.layout_map",
-    "layout_map": "layout_algebra.layout_map",
-    "linear_index": "layout_algebra.layout_map",
-    "pack": "layout_algebra.numpy_eval",
-    "unpack": "layout_algebra.numpy_eval",
-    "SizeReport": "layout_algebra.sizes",
-    "physical_size_in_bits": "layout_algebra.sizes",
-    "physical_size_in_bytes": "layout_algebra.sizes",
-    "size_report": "layout_algebra.sizes",
-    "tiled_dimensions": "layout_algebra.sizes",
-    "views": "layout_algebra.views",
-    "normal_form": "layout_algebra.normal_form",
-    "algebra": "layout_algebra.algebra",
-    "access": "layout_algebra.access",
+    "draw": "layout_algebra.teach.draw",
+    "explain": "layout_algebra.teach.explain",
+    "LayoutMap": "layout_algebra.meaning.layout_map",
+    "delinearize": "layout_algebra.meaning.layout_map",
+    "layout_map": "layout_algebra.meaning.layout_map",
+    "linear_index": "layout_algebra.meaning.layout_map",
+    "pack": "layout_algebra.pack.numpy_eval",
+    "unpack": "layout_algebra.pack.numpy_eval",
+    "SizeReport": "layout_algebra.meaning.sizes",
+    "physical_size_in_bits": "layout_algebra.meaning.sizes",
+    "physical_size_in_bytes": "layout_algebra.meaning.sizes",
+    "size_report": "layout_algebra.meaning.sizes",
+    "tiled_dimensions": "layout_algebra.meaning.sizes",
+    "views": "layout_algebra.decide.views",
+    "normal_form": "layout_algebra.decide.normal_form",
+    "algebra": "layout_algebra.interop.cute.algebra",
+    "access": "layout_algebra.target.access",
 }
 
 
@@ -113,9 +113,9 @@ def __getattr__(name: str) -> object:
 class _Package(types.ModuleType):
     """This package's module object: a sub-module never hides the function of its name.
 
-    ``layout_algebra.draw`` is the function :func:`~layout_algebra.draw.draw`, not the module
-    ``layout_algebra/draw.py``; the import system would rebind the name to the module when
-    that module is first imported (``from layout_algebra.draw import ...``), so such
+    ``layout_algebra.teach.draw`` is the function :func:`~layout_algebra.teach.draw.draw`, not the module
+    ``layout_algebra/teach/draw.py``; the import system would rebind the name to the module when
+    that module is first imported (``from layout_algebra.teach.draw import ...``), so such
     bindings are ignored here and the name keeps resolving through ``__getattr__``.
     """
 
@@ -132,7 +132,7 @@ def _find_condition(question: questions.Question) -> object:
     """``result.condition`` of every decision (see ``model/questions.py``): the package
     installs this finder because only this layer may import both the decisions' condition
     search (``conditions``) and the rewrite claims (``hlo.rewrite_conditions``)."""
-    from layout_algebra import conditions
+    from layout_algebra.decide import conditions
 
     if question.kind == "rewrite":
         from layout_algebra.hlo.rewrite_conditions import rewrite_claim
@@ -149,20 +149,23 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not run __getattr__
-    from layout_algebra import conditions, hlo, interop, prove, tpu, views, xla
-    from layout_algebra.bitcast import (
+    from layout_algebra import hlo, interop, prove, xla
+    from layout_algebra.decide import conditions
+    from layout_algebra.target import tpu
+    from layout_algebra.decide import views
+    from layout_algebra.decide.bitcast import (
         bitcast_is_valid,
         reshape_is_bitcast,
         suggest_bitcast_layout,
         transpose_is_bitcast,
     )
     from layout_algebra.codegen import codegen
-    from layout_algebra.draw import draw
-    from layout_algebra.explain import explain
-    from layout_algebra.layout_map import LayoutMap, delinearize, layout_map, linear_index
-    from layout_algebra.normal_form import normal_form
-    from layout_algebra.numpy_eval import pack, unpack
-    from layout_algebra.sizes import (
+    from layout_algebra.teach.draw import draw
+    from layout_algebra.teach.explain import explain
+    from layout_algebra.meaning.layout_map import LayoutMap, delinearize, layout_map, linear_index
+    from layout_algebra.decide.normal_form import normal_form
+    from layout_algebra.pack.numpy_eval import pack, unpack
+    from layout_algebra.meaning.sizes import (
         SizeReport,
         physical_size_in_bits,
         physical_size_in_bytes,

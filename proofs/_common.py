@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from layout_algebra import prove
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 
 
 def position(shape: str):

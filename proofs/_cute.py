@@ -3,7 +3,7 @@
 A theorem about CuTe's algebra for *symbolic* sizes names a family of layouts (sizes
 ``M``, ``N``, ... as symbols) and the closed form of what an operation returns on it. Two
 things are then checked: :func:`closed_form_is_the_algebra` evaluates the operation of
-``layout_algebra.algebra`` at several concrete sizes and demands the closed form there
+``layout_algebra.interop.cute.algebra`` at several concrete sizes and demands the closed form there
 (an ``AssertionError`` otherwise: the entry cannot run on a closed form the code does not
 produce); and :func:`law` asks Z3 (``prove.holds``) whether the law holds for every size.
 """
@@ -16,7 +16,7 @@ import itertools
 import sympy
 
 from layout_algebra import prove
-from layout_algebra.algebra import AlgebraError, Layout, coalesce, offset_expr
+from layout_algebra.interop.cute.algebra import AlgebraError, Layout, coalesce, offset_expr
 
 
 def size(name: str) -> sympy.Symbol:

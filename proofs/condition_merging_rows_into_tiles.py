@@ -4,7 +4,7 @@
 bits **iff** ``N`` is a multiple of the first tile's row count: 8 for f32 ``T(8,128)`` and
 for bf16 ``(8,128)(2,1)`` (the ``(2,1)`` word tile pairs rows inside a tile, so it adds no
 condition), 16 for bf16 ``(16,128)(2,1)``, 32 for s8 ``(32,128)(4,1)``. The condition was
-derived by ``layout_algebra.conditions`` (grid of exact decisions + fit) and is proved here
+derived by ``layout_algebra.decide.conditions`` (grid of exact decisions + fit) and is proved here
 both ways: **sufficient** (the bitcast is proved for every ``N`` with ``N % t == 0``) and
 **necessary** (for every ``N >= 1`` with ``N % t != 0``, the allocations differ or the last
 output row's first element ``[2*N - 1, 0]`` is not where its input element is).
@@ -12,8 +12,8 @@ output row's first element ``[2*N - 1, 0]`` is not where its input element is).
 
 import sympy
 
-from layout_algebra import conditions
-from layout_algebra.bitcast import reshape_is_bitcast
+from layout_algebra.decide import conditions
+from layout_algebra.decide.bitcast import reshape_is_bitcast
 from layout_algebra.model.symbols import dim_symbol
 
 CLAIM = "reshape X[2,N,128] -> X[2N,128] (TPU tiles) is a bitcast iff N % rows-per-tile == 0"

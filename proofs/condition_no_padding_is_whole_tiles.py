@@ -9,7 +9,8 @@ equals the element count; under its negation it does not.
 
 import sympy
 
-from layout_algebra import conditions, prove
+from layout_algebra import prove
+from layout_algebra.decide import conditions
 from layout_algebra.model.symbols import dim_symbol
 
 CLAIM = "no padding iff every tiled dimension is a multiple of its tile (symbolic sizes)"

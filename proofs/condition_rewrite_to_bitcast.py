@@ -10,7 +10,7 @@ root buffer, bit for bit) **iff**:
 * ``transpose f32[N,128]{1,0} -> f32[128,N]{1,0}``: ``N == 1`` (a transpose of a row-major
   matrix moves data unless it has one row).
 
-The conditions were derived by ``layout_algebra.conditions`` (exact verifier decisions on a
+The conditions were derived by ``layout_algebra.decide.conditions`` (exact verifier decisions on a
 grid of sizes, then a fit) and are proved both ways, for all sizes ``>= 1``: **sufficient**
 (``verify_rewrite`` under the condition) and **necessary** (Z3, in the verifier's own
 encoding: wherever the condition fails, the bitcast changes the buffer's size — invalid
@@ -23,7 +23,7 @@ agree (N = 17..31).
 
 import sympy
 
-from layout_algebra import conditions
+from layout_algebra.decide import conditions
 from layout_algebra.hlo import verify_rewrite
 from layout_algebra.hlo.rewrite_conditions import rewrite_claim
 from layout_algebra.model.symbols import dim_symbol

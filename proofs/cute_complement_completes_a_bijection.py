@@ -10,7 +10,7 @@ symbolic sizes:
   symbolic column length ``M`` in place of 8, Z3 times out: the divisions by ``2M`` and
   ``MN`` are nonlinear.)
 
-Each closed form is first checked to be what ``layout_algebra.algebra.complement`` computes,
+Each closed form is first checked to be what ``layout_algebra.interop.cute.algebra.complement`` computes,
 at every size in ``{1, 2, 3, 4, 6}`` (the entry fails otherwise). Then, for
 ``F = (L, C)`` and ``R`` its right inverse (closed forms checked the same way), Z3 proves for all sizes
 ``F(R(y)) = y`` for every ``y < size(F)`` — ``F`` is onto ``[0, size(F))``, which covers the
@@ -22,7 +22,7 @@ of ``C`` other than ``C(0) = 0`` is an offset of ``L`` (disjointness).
 import _cute
 import sympy
 
-from layout_algebra.algebra import complement, make_layout, right_inverse
+from layout_algebra.interop.cute.algebra import complement, make_layout, right_inverse
 
 CLAIM = "CuTe's complement makes N:K and (8,N):(1,16) bijections onto [0, cotarget), for all N, K"
 

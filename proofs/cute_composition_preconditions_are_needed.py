@@ -3,7 +3,7 @@
 CuTe computes ``A ∘ B`` mode by mode of ``coalesce(A)``, and it is right only under two
 conditions: *shape divisibility* (``B``'s elements fill whole runs of each mode of ``A`` they
 span) and *left distributivity* (the modes of ``B`` reach disjoint digits of ``A``, so that
-``A`` applied to their sum is the sum of ``A`` applied to each). ``layout_algebra.algebra``
+``A`` applied to their sum is the sum of ``A`` applied to each). ``layout_algebra.interop.cute.algebra``
 checks both and refuses; pycute's ``composition`` returns a layout anyway. For the family
 ``A = (M,N):(1,2M)`` (an ``M×N`` column-major matrix whose columns are ``2M`` apart) with
 ``M, N >= 2``:
@@ -15,14 +15,14 @@ checks both and refuses; pycute's ``composition`` returns a layout anyway. For t
 
 Each claim "the algorithm's layout equals ``A ∘ B`` on ``B``'s domain" is refuted by Z3 with
 a counterexample re-checked by evaluation, as this entry expects; and
-``layout_algebra.algebra.composition`` is checked to refuse both at every ``M, N`` in
+``layout_algebra.interop.cute.algebra.composition`` is checked to refuse both at every ``M, N`` in
 ``{2, 3, 4, 6}`` (the entry fails otherwise).
 """
 
 import _cute
 import sympy
 
-from layout_algebra.algebra import composition
+from layout_algebra.interop.cute.algebra import composition
 
 CLAIM = "CuTe's composition algorithm builds a wrong layout where shape divisibility or left distributivity fails (refuted on A = (M,N):(1,2M))"
 EXPECTED = ("refuted", "refuted")

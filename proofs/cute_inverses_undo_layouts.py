@@ -11,7 +11,7 @@ CuTe's ``right_inverse(L)`` is a layout ``R`` with ``L(R(x)) = x`` on ``R``'s do
   (here only ``N`` is symbolic: Z3 times out on the same law with a symbolic row length,
   whose divisions by ``2M`` are nonlinear).
 
-Each closed form is first checked to be what ``layout_algebra.algebra`` computes, at every
+Each closed form is first checked to be what ``layout_algebra.interop.cute.algebra`` computes, at every
 ``M, N`` in ``{1, 2, 3, 4, 6}`` (the entry fails otherwise); then Z3 proves
 ``L(R(x)) = x`` for every ``x < size`` and ``R(L(i)) = i`` for every ``i < size``, for all
 sizes, each with ``R(x) < size`` (``L`` read inside its domain, not extended past it). Equal sizes make each inverse two-sided: the layouts are bijections onto ``[0, size)``.
@@ -20,7 +20,7 @@ sizes, each with ``R(x) < size`` (``L`` read inside its domain, not extended pas
 import _cute
 import sympy
 
-from layout_algebra.algebra import left_inverse, right_inverse
+from layout_algebra.interop.cute.algebra import left_inverse, right_inverse
 
 CLAIM = "CuTe's right_inverse and left_inverse undo (M,N):(N,1) and (8,(2,N)):(2,(1,16)), for all M, N"
 

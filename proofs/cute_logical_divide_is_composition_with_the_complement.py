@@ -9,7 +9,7 @@ result walks one tile ``B`` of ``A``, mode 1 walks the tiles. For a row-major ma
 * ``logical_divide(A, B) = (T,(Q,N)):(N,(T·N,1))``: a tile is ``T`` rows ``N`` apart, the
   tiles are ``Q`` row blocks ``T·N`` apart, times ``N`` columns.
 
-Both closed forms are first checked to be what ``layout_algebra.algebra`` computes at
+Both closed forms are first checked to be what ``layout_algebra.interop.cute.algebra`` computes at
 every ``T, Q, N`` in ``{1, 2, 3, 4, 6}`` (the entry fails otherwise). Then Z3 proves, for
 all sizes, that the closed form *is* the composition: ``D(x) = A((B, B*)(x))`` for every
 ``x < M·N``. The query takes ``x`` apart into its digits under ``D``'s shape (every
@@ -23,7 +23,7 @@ that closed form is checked against the algebra at the sampled sizes only.)
 import _cute
 import sympy
 
-from layout_algebra.algebra import complement, logical_divide, right_inverse
+from layout_algebra.interop.cute.algebra import complement, logical_divide, right_inverse
 
 CLAIM = "CuTe's logical_divide of a row-major matrix by a tile of 8 rows is A ∘ (B, B*), for all sizes"
 

@@ -6,7 +6,7 @@ the ``Q×N`` tiles row-major after one another. In CuTe that is a *product*: the
 
 ``logical_product(A, B) = (A, complement(A, 1024·cosize(B)) ∘ B) = ((8,128),(Q,N)):((128,1),(1024·N,1024))``.
 
-The closed form is first checked to be what ``layout_algebra.algebra.logical_product``
+The closed form is first checked to be what ``layout_algebra.interop.cute.algebra.logical_product``
 computes at every ``Q, N`` in ``{1, 2, 3, 4, 6}`` (the entry fails otherwise). Then Z3
 proves, for all ``Q, N >= 1``, that at every coordinate — row ``r < 8`` and column
 ``c < 128`` inside tile ``(q, n)``, ``q < Q``, ``n < N`` — the product's offset
@@ -17,8 +17,8 @@ proves, for all ``Q, N >= 1``, that at every coordinate — row ``r < 8`` and co
 import _cute
 import sympy
 
-from layout_algebra.algebra import logical_product
-from layout_algebra.layout_map import layout_map
+from layout_algebra.interop.cute.algebra import logical_product
+from layout_algebra.meaning.layout_map import layout_map
 
 CLAIM = "CuTe's logical_product of an (8,128) tile by a row-major tile grid is XLA's T(8,128), for all sizes"
 

@@ -19,7 +19,7 @@ from _common import position
 
 from layout_algebra import prove
 from layout_algebra.interop.triton import to_linear_layout
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 
 CLAIM = "XLA:TPU tilings of power-of-two sizes are bit permutations: the offset is the XOR of its index bits' bases"
 

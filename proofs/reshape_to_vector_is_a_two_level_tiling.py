@@ -9,7 +9,7 @@ rows of 256, the matrix's 8); with the issue's ``T(2048)(256)(8,128)`` the first
 to whole 8-row tiles, and the reshape is a bitcast for every R.
 """
 
-from layout_algebra.bitcast import reshape_is_bitcast
+from layout_algebra.decide.bitcast import reshape_is_bitcast
 
 CLAIM = "reshape f32[R,256]{1,0:T(8,128)} -> f32[256R]: a bitcast under T(2048)(256)(8,128) for all R, under T(256)(8,128) when R % 8 == 0"
 

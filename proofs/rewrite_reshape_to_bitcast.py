@@ -7,7 +7,7 @@ mixed-radix digits, so the divisions by symbolic strides are exact), and for N =
 as concrete modules. The exact bitcast check agrees for symbolic N.
 """
 
-from layout_algebra.bitcast import reshape_is_bitcast
+from layout_algebra.decide.bitcast import reshape_is_bitcast
 from layout_algebra.hlo import verify_rewrite
 
 CLAIM = "rewrite: reshape merging major dims of (8,128)(2,1) bf16 -> bitcast when N % 8 == 0"

@@ -7,7 +7,7 @@ The same holds for any ``minor_to_major`` (a permutation first, then row-major).
 """
 
 from layout_algebra import prove
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 
 CLAIM = "row-major linear index is a bijection onto [0, prod d), for all sizes"
 

@@ -12,7 +12,7 @@ tiles by 2x128 instead of 8x128 "to save memory"; when it is 3 or 4, by 4x128. F
 import sympy
 
 from layout_algebra import prove
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 
 CLAIM = "small-tile formats (2x128, 4x128) save memory vs 8x128 exactly for second-minor sizes 1-2 and 3-4"
 

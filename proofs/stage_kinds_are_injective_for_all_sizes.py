@@ -13,7 +13,7 @@ import itertools
 
 from layout_algebra import prove
 from layout_algebra.prove.general import generalize
-from layout_algebra.stages.stages import (
+from layout_algebra.meaning.stages.stages import (
     AlignTail,
     Combine,
     Linearize,

@@ -8,7 +8,7 @@ as the same layout without ``L(n)``.
 import sympy
 
 from layout_algebra import prove
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 
 CLAIM = "L(n) makes the size a multiple of n (symbolic sizes)"
 

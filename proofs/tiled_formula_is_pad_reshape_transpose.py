@@ -4,7 +4,7 @@ XLA's tiled-layout document gives ``linear_index_with_tile(e, d, t) =
 linear_index((⌊e/t⌋, e mod t), (⌈d/t⌉, t))`` and says the same layout is obtained by
 padding each dim to a multiple of the tile, reshaping ``d_i`` into ``(⌈d_i/t_i⌉, t_i)``
 and transposing the ``t_i`` to the minor end. Both constructions (written separately in
-``layout_algebra.references``) and the package's stage pipeline agree on every element,
+``layout_algebra.meaning.references``) and the package's stage pipeline agree on every element,
 for every N and M.
 """
 

@@ -2,7 +2,7 @@
 
 ``offset(i0, i1, ...) = offset(i0, 0, ...) + offset(0, i1, ...) + ...``: every position of
 the tiled shape is a digit of one logical index, and the tiled shape is linearized by a
-weighted sum. This is what lets the kernel-writer queries (``layout_algebra.access``:
+weighted sum. This is what lets the kernel-writer queries (``layout_algebra.target.access``:
 strides, runs, vector widths) read each dimension once instead of every element. Proved
 for every size (N, M; A, B, C) of f32 ``(8,128)`` in both orders, bf16 ``(8,128)(2,1)``
 and a rank-3 s8 ``(32,128)(4,1)``. A tile that combines dimensions (``*``) breaks it:

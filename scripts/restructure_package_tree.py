@@ -11,8 +11,8 @@ It does three things and nothing else:
 1. ``git mv`` each module of :data:`MOVES` to its new home (new folders get an ``__init__.py``
    that says what the layer holds);
 2. rewrites every reference to a moved module in the files git tracks — dotted names
-   (``layout_algebra.bitcast`` -> ``layout_algebra.decide.bitcast``, in imports, monkeypatch
-   strings, doctest tracebacks, ``pyproject.toml``), paths (``layout_algebra/bitcast.py``),
+   (``layout_algebra.decide.bitcast`` -> ``layout_algebra.decide.bitcast``, in imports, monkeypatch
+   strings, doctest tracebacks, ``pyproject.toml``), paths (``layout_algebra/decide/bitcast.py``),
    and ``from layout_algebra import bitcast`` (-> ``from layout_algebra.decide import
    bitcast``);
 3. deletes the compatibility shims that only existed for old module paths (:data:`DELETED`).
@@ -147,7 +147,7 @@ def rewrite_from_imports(text: str, table: dict[str, str]) -> str:
 
 
 def rewrite(text: str, table: dict[str, str]) -> str:
-    """Dotted names first, then from-imports: a rewritten import (``from layout_algebra.interop.cute
+    """Dotted names first, then from-imports: a rewritten import (``from layout_algebra.interop.cute.export
     import algebra``) must not be read again as an old dotted name."""
     text = dotted_pattern(table).sub(lambda m: f"{PACKAGE}.{table[m[1]]}", text)
     text = rewrite_from_imports(text, table)

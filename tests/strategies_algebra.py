@@ -1,4 +1,4 @@
-"""Random small CuTe layouts and brute-force oracles for the layout algebra (``layout_algebra.algebra``).
+"""Random small CuTe layouts and brute-force oracles for the layout algebra (``layout_algebra.interop.cute.algebra``).
 
 The oracles evaluate a layout from its definition alone — the leaves of the shape read
 colexicographically, each digit times its stride, the last leaf unreduced — without the
@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
-from layout_algebra.algebra import IntTuple, Layout
+from layout_algebra.interop.cute.algebra import IntTuple, Layout
 
 STRIDES = (0, 1, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 

@@ -29,7 +29,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from layout_algebra.hlo.execute import InvalidHloError, compare
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.syntax import parse_shape
 from layout_algebra.xla import array_size
 

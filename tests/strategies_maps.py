@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Layout, Tile
-from layout_algebra.sizes import tiled_dimensions
+from layout_algebra.meaning.sizes import tiled_dimensions
 
 #: (element type, E(n)) pairs: each packing case the layout map must get right.
 ELEMENT_CASES = (

@@ -1,4 +1,4 @@
-"""Kernel-writer queries (layout_algebra.access) against brute force over every element.
+"""Kernel-writer queries (layout_algebra.target.access) against brute force over every element.
 
 The oracle here is ``LayoutMap.forward`` evaluated element by element on Python ints (and
 the definitions written out as loops); the module under test reads the map through NumPy,
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.access import (
+from layout_algebra.target.access import (
     dimension_access,
     dimension_offsets,
     run_from,
@@ -23,7 +23,7 @@ from layout_algebra.access import (
     word_elements,
     word_of,
 )
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 
 TYPES = {"f32": "", "bf16": "", "s8": "", "s4": "E(4)", "pred": ""}
 

@@ -1,4 +1,4 @@
-"""CuTe's layout algebra (``layout_algebra.algebra``) against brute-force enumeration of each definition.
+"""CuTe's layout algebra (``layout_algebra.interop.cute.algebra``) against brute-force enumeration of each definition.
 
 Every operation is checked on random small layouts (Hypothesis; see ``strategies_algebra``)
 by what it promises on every index, with an oracle that evaluates layouts from the
@@ -29,7 +29,7 @@ from strategies_algebra import (
     size_of,
 )
 
-from layout_algebra.algebra import (
+from layout_algebra.interop.cute.algebra import (
     AlgebraError,
     Layout,
     coalesce,
@@ -48,7 +48,7 @@ from layout_algebra.algebra import (
     zipped_divide,
     zipped_product,
 )
-from layout_algebra.interop.cute import parse_cute, to_cute
+from layout_algebra.interop.cute.export import parse_cute, to_cute
 
 EXAMPLES = settings(max_examples=150, deadline=None)
 

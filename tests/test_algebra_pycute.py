@@ -34,8 +34,8 @@ from strategies_algebra import (
     size_of,
 )
 
-from layout_algebra import algebra
-from layout_algebra.algebra import AlgebraError, Layout
+from layout_algebra.interop.cute import algebra
+from layout_algebra.interop.cute.algebra import AlgebraError, Layout
 
 pycute = pytest.importorskip(
     "pycute", reason="pycute is not installed (pip install nvidia-cutlass, or the [cute] extra)"

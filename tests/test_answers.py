@@ -12,12 +12,12 @@ import json
 
 import pytest
 
-from layout_algebra.bitcast import reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.decide.bitcast import reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.codegen.certify import Certification, certify
 from layout_algebra.hlo.audit import MOVES_DATA, NO_DATA_MOVEMENT, UNKNOWN, MovementVerdict, classify_movement
 from layout_algebra.hlo.ir import HloInstruction
-from layout_algebra.interop.cute import cute_expr, cute_layout
-from layout_algebra.layout_map import layout_map
+from layout_algebra.interop.cute.export import cute_expr, cute_layout
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.syntax import parse_shape
 from layout_algebra.prove import injective
 from layout_algebra.prove.result import STATUSES, Answer

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from layout_algebra import prove
-from layout_algebra.bitcast import reshape_is_bitcast
-from layout_algebra.layout_map import layout_map
+from layout_algebra.decide.bitcast import reshape_is_bitcast
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.prove.assumptions import (
     AssumptionError,

@@ -346,8 +346,8 @@ def test_long_modules_show_a_progress_bar_on_a_terminal(capsys, tmp_path: Path, 
 # ------------------------------------------------------- one meaning, at scale
 @pytest.mark.parametrize("name", all_modules())
 def test_movement_verdicts_are_the_bitcast_decision(name: str | None) -> None:
-    """The audit's verdict and reason are those of layout_algebra.bitcast for the same pair."""
-    from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+    """The audit's verdict and reason are those of layout_algebra.decide.bitcast for the same pair."""
+    from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
 
     module = parse_module(module_text(name))
     report = audit_module(module)
@@ -389,7 +389,7 @@ def _repeated(text: str, copies: int) -> str:
 def test_memoised_audit_gives_the_verdicts_of_fresh_decisions() -> None:
     """Audit of a module repeated 4 times (memoised decisions, one pass) = the verdict of
     every movement instruction decided afresh, cache cleared."""
-    from layout_algebra import bitcast
+    from layout_algebra.decide import bitcast
     from layout_algebra.hlo import audit as audit_mod
 
     name = "03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"

@@ -15,14 +15,14 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
-from layout_algebra import bitcast
-from layout_algebra.bitcast import (
+from layout_algebra.decide import bitcast
+from layout_algebra.decide.bitcast import (
     bitcast_is_valid,
     reshape_is_bitcast,
     suggest_bitcast_layout,
     transpose_is_bitcast,
 )
-from layout_algebra.layout_map import layout_map, linear_index
+from layout_algebra.meaning.layout_map import layout_map, linear_index
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape
 from layout_algebra.model.syntax import parse_shape
 

@@ -2,7 +2,7 @@
 
 The path proves a bitcast without looking at elements when the correspondence reads both
 sides in their physical order and both stage pipelines take a physical index to the same
-bit offset (``layout_algebra.stages.offset_form``). It is a sufficient condition, so the
+bit offset (``layout_algebra.meaning.stages.offset_form``). It is a sufficient condition, so the
 property tested is one-sided: whenever it fires, packing a real array into the input's
 layout (``numpy_eval.pack``, its own interpreter of the stages) and reading the bytes as
 the output's layout (``numpy_eval.unpack``) gives back every element where the
@@ -22,14 +22,14 @@ from conftest import GROUND_TRUTH, TEST_DATA, ground_truth_file
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from layout_algebra import bitcast
-from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast
+from layout_algebra.decide import bitcast
+from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast
 from layout_algebra.hlo import parse_module
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape
 from layout_algebra.model.syntax import parse_shape
-from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
-from layout_algebra.stages import offset_form
+from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.meaning.stages import offset_form
 
 FAST = "same physical arrangement (no solver)"
 

@@ -68,7 +68,7 @@ def test_proofs_runs_from_the_installed_wheel(wheel, tmp_path) -> None:
     where = [
         sys.executable,
         "-c",
-        "import layout_algebra.proofs as p; print(p.__file__, p.default_catalog())",
+        "import layout_algebra.teach.proofs as p; print(p.__file__, p.default_catalog())",
     ]
     out = subprocess.run(where, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     module_file, catalog = out.stdout.split()
@@ -81,10 +81,10 @@ def test_proofs_runs_from_the_installed_wheel(wheel, tmp_path) -> None:
 
 
 def test_a_missing_catalog_says_how_to_get_one(tmp_path, capsys, monkeypatch) -> None:
-    import layout_algebra.proofs
+    import layout_algebra.teach.proofs
     from layout_algebra.cli import main
 
-    monkeypatch.setattr(layout_algebra.proofs, "default_catalog", lambda: tmp_path / "proofs")
+    monkeypatch.setattr(layout_algebra.teach.proofs, "default_catalog", lambda: tmp_path / "proofs")
     assert main(["proofs"]) == 2
     err = capsys.readouterr().err
     assert "proofs does not exist" in err and "--catalog DIR" in err and "wheel" in err

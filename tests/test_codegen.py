@@ -45,10 +45,10 @@ from layout_algebra.codegen.expr import (
 from layout_algebra.codegen.generate import _bounds, build_expressions
 from layout_algebra.codegen.readback import read_back
 from layout_algebra.codegen.simplify import RULES, Bounds, factor_strides, simplify
-from layout_algebra.interop.cute import NotExpressible, cute_expr, cute_layout, to_cute
-from layout_algebra.layout_map import OFFSET_SYMBOL, layout_map
+from layout_algebra.interop.cute.export import NotExpressible, cute_expr, cute_layout, to_cute
+from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, layout_map
 from layout_algebra.model.symbols import dim_symbol
-from layout_algebra.stages import Pad
+from layout_algebra.meaning.stages import Pad
 
 CC = shutil.which("cc") or shutil.which("gcc")
 C_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O0"]

@@ -31,7 +31,7 @@ from layout_algebra.cli import main
 from layout_algebra.codegen import certify, codegen
 from layout_algebra.codegen.certify import evaluate
 from layout_algebra.codegen.readback import ReadBackError, read_back
-from layout_algebra.layout_map import OFFSET_SYMBOL, UNITS, layout_map
+from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, UNITS, layout_map
 
 NODE = shutil.which("node")
 IN_CI = os.environ.get("CI", "").lower() == "true"

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 from layout_algebra.cli import main
-from layout_algebra.draw import draw, explorer_panel
-from layout_algebra.explorer import explorer_page
+from layout_algebra.teach.draw import draw, explorer_panel
+from layout_algebra.teach.explorer import explorer_page
 
 NODE = shutil.which("node")
 IN_CI = os.environ.get("CI", "").lower() == "true"

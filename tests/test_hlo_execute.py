@@ -28,8 +28,8 @@ from layout_algebra.hlo.execute import (
     random_array,
     run,
 )
-from layout_algebra.layout_map import layout_map
-from layout_algebra.numpy_eval import numpy_dtype
+from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.pack.numpy_eval import numpy_dtype
 from layout_algebra.xla import array_size
 
 

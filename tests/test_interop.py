@@ -22,15 +22,16 @@ from strategies import array_shapes
 from strategies_algebra import cute_text, leaves, nested_shape_strides
 from strategies_maps import small_layout_shapes
 
-from layout_algebra import algebra, interop, prove
+from layout_algebra import interop, prove
+from layout_algebra.interop.cute import algebra
 from layout_algebra.codegen import codegen
 from layout_algebra.codegen.readback import read_back
 from layout_algebra.interop import NotExpressible
-from layout_algebra.interop.cute import CuteTextError, cute_expr, parse_cute
-from layout_algebra.interop.recover import _solutions, positions_of
-from layout_algebra.layout_map import layout_map
+from layout_algebra.interop.cute.export import CuteTextError, cute_expr, parse_cute
+from layout_algebra.meaning.recover import _solutions, positions_of
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape, primitive_type
-from layout_algebra.normal_form import same_layout
+from layout_algebra.decide.normal_form import same_layout
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -628,7 +629,7 @@ def test_from_cute_refuses_a_negative_stride_for_what_it_is() -> None:
 
 def test_cute_text_with_a_huge_integer_is_a_clear_error():
     # Python's int() refuses past 4,300 digits with its own message; the reader says what is wrong first.
-    from layout_algebra.interop.cute import CuteTextError, parse_cute
+    from layout_algebra.interop.cute.export import CuteTextError, parse_cute
 
     with pytest.raises(CuteTextError, match="5,000 digits"):
         parse_cute("(" + "9" * 5000 + "):(1)")

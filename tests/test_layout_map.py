@@ -24,9 +24,9 @@ from strategies_maps import small_layout_shapes
 from sympy.printing.pycode import PythonCodePrinter
 
 from layout_algebra import xla
-from layout_algebra.layout_map import OFFSET_SYMBOL, delinearize, layout_map, linear_index
-from layout_algebra.references import by_formula, by_pad_reshape_transpose
-from layout_algebra.sizes import LayoutSemanticsError, physical_size_in_bytes, tiled_dimensions
+from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, delinearize, layout_map, linear_index
+from layout_algebra.meaning.references import by_formula, by_pad_reshape_transpose
+from layout_algebra.meaning.sizes import LayoutSemanticsError, physical_size_in_bytes, tiled_dimensions
 
 
 # ----------------------------------------------------------------- the document's examples

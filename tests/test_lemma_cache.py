@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from strategies_maps import small_layout_shapes
 
 from layout_algebra import prove
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.prove import core, lemma_cache
 from layout_algebra.prove.general import GeneralStage, generalize, instance_of
-from layout_algebra.stages.arith import ARITHMETIC
-from layout_algebra.stages.stages import AlignTail, Pad, Split
+from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.meaning.stages.stages import AlignTail, Pad, Split
 
 CACHED = "read from the lemma cache"
 
@@ -651,7 +651,7 @@ def test_the_load_time_is_the_packages_first_import_and_a_reload_keeps_it() -> N
         [
             sys.executable,
             "-c",
-            "import importlib, time, layout_algebra, layout_algebra._loaded as l; first = l.LOADED_AT; "
+            "import importlib, time, layout_algebra, layout_algebra.model._loaded as l; first = l.LOADED_AT; "
             "time.sleep(0.05); importlib.reload(l); importlib.reload(layout_algebra); "
             "from layout_algebra.prove import lemma_cache; "
             "print(first, l.LOADED_AT, lemma_cache._loaded_since())",
@@ -686,7 +686,7 @@ def test_the_package_records_its_load_time_before_it_imports_any_other_module_of
             )
         )
     ]
-    assert isinstance(own[0], ast.Import) and own[0].names[0].name == "layout_algebra._loaded"
+    assert isinstance(own[0], ast.Import) and own[0].names[0].name == "layout_algebra.model._loaded"
 
 
 def _query_files_in(folder: Path, monkeypatch) -> Path:

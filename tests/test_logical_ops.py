@@ -9,7 +9,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.logical_ops import (
+from layout_algebra.meaning.logical_ops import (
     broadcast_maps_dimensions,
     broadcast_result_index,
     broadcast_source_index,
@@ -345,6 +345,6 @@ def test_the_numpy_executor_stays_an_independent_oracle() -> None:
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)} | {
         alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
     }
-    assert "layout_algebra.logical_ops" not in imported
-    assert "layout_algebra.views" not in imported
+    assert "layout_algebra.meaning.logical_ops" not in imported
+    assert "layout_algebra.decide.views" not in imported
     assert "layout_algebra.hlo.verify" not in imported

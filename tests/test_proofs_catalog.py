@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from layout_algebra.cli import main
-from layout_algebra.proofs import default_catalog, render_markdown, run_catalog
+from layout_algebra.teach.proofs import default_catalog, render_markdown, run_catalog
 
 CATALOG = Path(__file__).resolve().parents[1] / "proofs"
 
@@ -75,7 +75,7 @@ def test_cli_prove_method(capsys) -> None:
 
 
 def test_a_claim_that_a_rewrite_is_unsafe_is_proved_only_by_its_refutation(tmp_path) -> None:
-    from layout_algebra.proofs import run_catalog
+    from layout_algebra.teach.proofs import run_catalog
 
     theorem = """
 from layout_algebra import prove

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 from layout_algebra import prove
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.syntax import parse_shape
-from layout_algebra.stages.arith import ARITHMETIC
+from layout_algebra.meaning.stages.arith import ARITHMETIC
 
 
 def positions(m: prove.IndexMap) -> dict[tuple, int]:

@@ -3,10 +3,10 @@
 The oracle does not use the recovery. It enumerates XLA layouts of small arrays (every
 ``minor_to_major``, one or two tile levels whose entries divide the dimensions or not, the
 ``(2,1)`` packing level of a 16-bit type), packs the element numbers into each layout's
-real bytes with :func:`layout_algebra.numpy_eval.pack` and reads back where each element
+real bytes with :func:`layout_algebra.pack.numpy_eval.pack` and reads back where each element
 went: the offset map. It then takes the map apart into digits with strides by itself
 (:func:`strided_digits`), as ``from_cute`` would from text, and asks
-:func:`~layout_algebra.interop.recover.recover_layout` for a layout. The answer must put
+:func:`~layout_algebra.meaning.recover.recover_layout` for a layout. The answer must put
 every element at the same offset (its text may differ: ``T(1,128)`` comes back as
 ``T(128)``; nor need its buffer end at the same place, which no offset map shows). A refusal
 is a failure here, since every map comes from a layout; the random maps at the end check the
@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 
 from layout_algebra.interop import NotExpressible
-from layout_algebra.interop.recover import layout_shape, recover_layout, strided_positions, unpadded_tilings
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.recover import layout_shape, recover_layout, strided_positions, unpadded_tilings
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model import ArrayShape
-from layout_algebra.numpy_eval import pack
+from layout_algebra.pack.numpy_eval import pack
 
 #: Each element type with the NumPy type that holds the element numbers exactly, and its packing tile.
 TYPES = {"f32": (np.float32, None), "bf16": (ml_dtypes.bfloat16, (2, 1))}
@@ -152,9 +152,9 @@ def one_level() -> Family:
 #: The maps the search used to refuse (6 of the 936 one-level maps, 6 of the 396 two-level
 #: ones; each the simplest layout with its map, by brute force over a wider family), now read:
 #: the prepended unit dimension padded to 4 slots and paired by ``(2,1)`` (room between digits
-#: and below the last one: :func:`~layout_algebra.interop.recover._unit_digit_readings`), and
+#: and below the last one: :func:`~layout_algebra.meaning.recover._unit_digit_readings`), and
 #: a last level whose entry over an always-0 position pads it (room below the smallest stride
-#: inside the level: :func:`~layout_algebra.interop.recover._padding_room_below`).
+#: inside the level: :func:`~layout_algebra.meaning.recover._padding_room_below`).
 ONCE_REFUSED = [
     "bf16[3]{0:T(4,2)(2,1)}",
     "bf16[4]{0:T(4,2)(2,1)}",
@@ -344,7 +344,7 @@ def test_a_one_level_answer_of_a_later_reading_ends_the_search(monkeypatch: pyte
     the size-1 ``i3`` padded to 4 gives one level (``T(16,4,2,2)``). The search for a prepended
     unit dimension (one level at most, so nothing simpler) used to run anyway, because an
     earlier reading had found two levels: 9 s of CPU for the same answer. It must not run."""
-    from layout_algebra.interop import recover
+    from layout_algebra.meaning import recover
 
     def not_needed(*args: object, **kwargs: object) -> None:
         raise AssertionError("searched for a prepended unit dimension after a one-level answer")
@@ -374,7 +374,7 @@ def test_random_maps_with_room_below_and_between_are_exact(monkeypatch: pytest.M
     the map does (by packing real bytes), each refusal says a layout may exist; the reading
     that checks offsets rather than positions (the prepended unit dimension padded and split)
     answers some of them. Measured with this seed: 32 of 40 answered, 5 by that reading."""
-    from layout_algebra.interop import recover
+    from layout_algebra.meaning import recover
 
     read_as_padded_unit = []
     search = recover._recover_with_padded_prepended_unit

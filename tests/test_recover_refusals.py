@@ -20,7 +20,7 @@ import pytest
 
 from layout_algebra import codegen, layout_map
 from layout_algebra.interop import NotExpressible, from_cute, from_mlir_affine_map, to_cute
-from layout_algebra.interop.recover import positions_of
+from layout_algebra.meaning.recover import positions_of
 from layout_algebra.interop.triton import LinearLayout, from_linear_layout
 
 

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from layout_algebra.codegen import codegen
 from layout_algebra.interop import NotExpressible
-from layout_algebra.interop.cute import from_cute, to_cute
+from layout_algebra.interop.cute.export import from_cute, to_cute
 from layout_algebra.interop.mlir import from_mlir_affine_map, to_mlir_affine_map, to_mlir_strided
-from layout_algebra.interop.recover import layout_shape
+from layout_algebra.meaning.recover import layout_shape
 from layout_algebra.interop.triton import from_linear_layout, to_linear_layout
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model import ArrayShape, parse_shape
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))

@@ -31,12 +31,12 @@ from hypothesis import strategies as st
 
 import layout_algebra as la
 from layout_algebra import prove
-from layout_algebra.bitcast import bitcast_is_valid, decide_movement, reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.decide.bitcast import bitcast_is_valid, decide_movement, reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.hlo.verify import verify_rewrite
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 from layout_algebra.prove import assumptions as assumptions_module
 from layout_algebra.prove.assumptions import (
     AssumptionsAdmitNoSizes,

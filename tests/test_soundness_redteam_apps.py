@@ -297,7 +297,7 @@ def slots(shape_text) -> np.ndarray:
     """The element slot of every logical element of a 32- or 16-bit shape: pack distinct ids
     with ``numpy_eval.pack`` and find each in the bytes (no stage pipeline read here)."""
     from layout_algebra.model.syntax import as_shape
-    from layout_algebra.numpy_eval import pack
+    from layout_algebra.pack.numpy_eval import pack
 
     shape = as_shape(shape_text)
     logical, word = _SLOT_TYPES[shape.element_type.text]
@@ -331,8 +331,8 @@ def small_layouts(draw, element: str = "s32", most: int = 512) -> str:
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts())
 def test_normal_form_places_every_element_where_the_layout_does(text: str) -> None:
-    from layout_algebra.normal_form import normal_form_with_proof
-    from layout_algebra.sizes import size_report
+    from layout_algebra.decide.normal_form import normal_form_with_proof
+    from layout_algebra.meaning.sizes import size_report
 
     nf = normal_form_with_proof(text)
     assert np.array_equal(slots(nf.original), slots(nf.shape)), (text, str(nf.shape))
@@ -344,7 +344,7 @@ def test_normal_form_places_every_element_where_the_layout_does(text: str) -> No
 @given(small_layouts(), st.data())
 def test_a_view_proved_to_be_a_layout_is_that_layout_on_every_element(text: str, data) -> None:
     from layout_algebra.model.syntax import as_shape
-    from layout_algebra.views import Reverse, Slice, Transpose, view
+    from layout_algebra.decide.views import Reverse, Slice, Transpose, view
 
     base = as_shape(text)
     dims = [int(d) for d in base.dimensions]
@@ -373,9 +373,9 @@ def test_from_cute_of_a_mutated_export_places_elements_as_the_cute_text_says(tex
     the (mutated) CuTe text says, evaluated by ``algebra.Layout`` mode by mode."""
     import random
 
-    from layout_algebra.algebra import layout as cute_layout
-    from layout_algebra.interop.cute import from_cute, to_cute
-    from layout_algebra.interop.recover import NotExpressible
+    from layout_algebra.interop.cute.algebra import layout as cute_layout
+    from layout_algebra.interop.cute.export import from_cute, to_cute
+    from layout_algebra.meaning.recover import NotExpressible
 
     try:
         exported = to_cute(text)
@@ -426,8 +426,8 @@ def test_certified_python_code_is_the_layout_on_every_index_and_offset(text: str
 @given(small_layouts(), st.data())
 def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text: str, data) -> None:
     from layout_algebra.model.syntax import as_shape
-    from layout_algebra.sizes import size_report
-    from layout_algebra.views import suggest_bitcast_layout
+    from layout_algebra.meaning.sizes import size_report
+    from layout_algebra.decide.views import suggest_bitcast_layout
 
     n = int(np.prod([int(d) for d in as_shape(text).dimensions]))
     a = data.draw(st.sampled_from([f for f in range(1, n + 1) if n % f == 0]))
@@ -440,7 +440,7 @@ def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text:
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from((1, 2, 4, 8)), min_size=1, max_size=3), st.randoms(use_true_random=False))
 def test_from_linear_layout_of_a_bit_permutation_is_that_permutation(dims, rng) -> None:
-    from layout_algebra.interop.recover import NotExpressible
+    from layout_algebra.meaning.recover import NotExpressible
     from layout_algebra.interop.triton import LinearLayout, from_linear_layout
 
     widths = [d.bit_length() - 1 for d in dims]

@@ -231,8 +231,8 @@ def test_regression_an_untiled_alignment_does_not_make_a_bitcast_xla_rejects() -
     XLA's ``ArraySize`` ignores an untiled ``L(n)`` (20 bytes against 32), so XLA's verifier
     rejects the bitcast (``hlo.bitcast_rule`` says so). The old ``bitcast_is_valid`` said
     "bitcast", for ``f32[N]`` "for all sizes", and ``when_reshape_is_bitcast`` "always"."""
-    from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast
-    from layout_algebra.conditions import when_reshape_is_bitcast
+    from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast
+    from layout_algebra.decide.conditions import when_reshape_is_bitcast
     from layout_algebra.hlo.bitcast_rule import bitcast_size_problem
 
     src, dst = "f32[5]{0:L(4)}", "f32[5]{0:T(4)}"
@@ -287,7 +287,7 @@ def test_wide_element_sizes_pack_each_element_at_the_low_end_of_its_slot() -> No
     from oracles import nested_tiling
 
     from layout_algebra.model.syntax import parse_shape
-    from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
+    from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 
     rng = np.random.default_rng(6)
     for case in range(120):
@@ -339,8 +339,8 @@ def test_regression_a_condition_search_over_a_formula_that_is_no_size(src, dst, 
     are outside the question (tests/test_formula_dims.py): the condition is found on the
     sizes where the arrays exist, agrees with the concrete decision at each of them, and
     ``holds_at`` refuses the others."""
-    from layout_algebra.bitcast import reshape_is_bitcast
-    from layout_algebra.conditions import when_reshape_is_bitcast
+    from layout_algebra.decide.bitcast import reshape_is_bitcast
+    from layout_algebra.decide.conditions import when_reshape_is_bitcast
 
     condition = when_reshape_is_bitcast(src, dst)
     assert condition.status == "exact", condition.details
@@ -360,8 +360,8 @@ def test_regression_a_condition_search_over_a_formula_that_is_no_size(src, dst, 
 def test_conditions_with_formulas_that_are_sizes_agree_with_the_concrete_verdicts() -> None:
     """Formulas that are sizes at every grid point keep their exact conditions, each checked
     against the concrete verdict at N = 1..24 (and the transcribed ArraySize where sizes decide)."""
-    from layout_algebra.bitcast import reshape_is_bitcast
-    from layout_algebra.conditions import when_reshape_is_bitcast
+    from layout_algebra.decide.bitcast import reshape_is_bitcast
+    from layout_algebra.decide.conditions import when_reshape_is_bitcast
 
     condition = when_reshape_is_bitcast("f32[N-1,2]{1,0:T(2,2)}", "f32[2*N-2]{0}")
     assert condition.status == "exact"

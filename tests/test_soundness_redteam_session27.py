@@ -35,13 +35,13 @@ import pytest
 import sympy
 
 from layout_algebra import prove
-from layout_algebra.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
-from layout_algebra.conditions import condition_of, when_no_padding, when_reshape_is_bitcast
+from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.decide.conditions import condition_of, when_no_padding, when_reshape_is_bitcast
 from layout_algebra.hlo.execute import InvalidHloError, compare
 from layout_algebra.hlo.rewrite_conditions import rewrite_claim
 from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.numpy_eval import pack, unpack
+from layout_algebra.pack.numpy_eval import pack, unpack
 from layout_algebra.prove import assumptions
 from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes
 

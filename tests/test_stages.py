@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from oracles import nested_tiling
 from strategies_maps import small_layout_shapes
 
-from layout_algebra.sizes import first_tile_dimensions, physical_dimensions, tiled_dimensions
-from layout_algebra.stages.pipeline import LINEARIZE, PHYSICAL_ORDER, TILE, TO_BITS, layout_steps
+from layout_algebra.meaning.sizes import first_tile_dimensions, physical_dimensions, tiled_dimensions
+from layout_algebra.meaning.stages.pipeline import LINEARIZE, PHYSICAL_ORDER, TILE, TO_BITS, layout_steps
 
 
 def every_index(box: tuple[int, ...]) -> itertools.product:

@@ -1,4 +1,4 @@
-"""``layout_algebra.tpu.default_layout`` against the real XLA:TPU compiler's choices."""
+"""``layout_algebra.target.tpu.default_layout`` against the real XLA:TPU compiler's choices."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from layout_algebra import layout_problems, parse_shape, size_report
 from layout_algebra.cli import main
 from layout_algebra.model.shapes import Layout
-from layout_algebra.tpu import (
+from layout_algebra.target.tpu import (
     default_layout,
     default_layout_bytes,
     minor_tiles,

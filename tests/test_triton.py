@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from layout_algebra.interop import NotExpressible
 from layout_algebra.interop.triton import LinearLayout, from_linear_layout, to_linear_layout
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 
 #: (type, packing sub-tile rows, E(n) text)
 TYPES = [("f32", 1, ""), ("bf16", 2, ""), ("s8", 4, ""), ("s4", 8, "E(4)")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from layout_algebra.interop.cute import cute_modes
+from layout_algebra.interop.cute.export import cute_modes
 
 
 def test_symbolic_cute_text_reads_size_names() -> None:

@@ -16,7 +16,7 @@ import pytest
 from layout_algebra import prove
 from layout_algebra.hlo import InvalidHlo, UnsupportedHlo, verify_rewrite
 from layout_algebra.hlo.execute import InvalidHloError, compare
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 
 
 def module(*lines: str) -> str:

@@ -31,7 +31,7 @@ def read_text(path: str) -> str:
 
 
 def report_condition(found: Any, as_json: bool) -> int:
-    """Print a size condition (``layout_algebra.conditions.Condition``) as text or JSON.
+    """Print a size condition (``layout_algebra.decide.conditions.Condition``) as text or JSON.
 
     Exit status 0 when the condition is exact (proved sufficient and necessary), 3 otherwise.
     """

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.access import (
+    from layout_algebra.target.access import (
         dimension_access,
         separable_map,
         vector_width,

@@ -74,7 +74,7 @@ _EXIT = {"proved": 0, "refuted": 1, "unknown": 3}
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.bitcast import (
+    from layout_algebra.decide.bitcast import (
         bitcast_is_valid,
         reshape_is_bitcast,
         suggest_bitcast_layout,
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _when(args: argparse.Namespace) -> int:
     """``--when``: the size condition; exit 0 when exact, 3 otherwise."""
-    from layout_algebra import conditions
+    from layout_algebra.decide import conditions
 
     if args.suggest or args.assume:
         raise ValueError("--when finds the condition itself: it takes no --assume and no --suggest")

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.draw import draw
+    from layout_algebra.teach.draw import draw
 
     if args.html is not None:
         draw(args.shapes, args.html, fmt="html", max_rows=args.rows, max_cols=args.cols)

@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.explain import explain
+    from layout_algebra.teach.explain import explain
 
     outcomes = list(each(args.shapes, lambda text: explain(text, element=args.element)))
     if args.json:

@@ -36,8 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from layout_algebra.layout_map import layout_map
-    from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
+    from layout_algebra.meaning.layout_map import layout_map
+    from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 
     try:
         with open(args.input, "rb") as f:

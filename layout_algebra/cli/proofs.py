@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.proofs import main as run_proofs
+    from layout_algebra.teach.proofs import main as run_proofs
 
     argv = list(args.only)
     if args.catalog:

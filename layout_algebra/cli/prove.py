@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _when(args: argparse.Namespace) -> int:
     """``--when``: the size condition of in-bounds or no-padding; exit 0 when exact, 3 otherwise."""
-    from layout_algebra import conditions
+    from layout_algebra.decide import conditions
 
     if args.claim not in ("in-bounds", "no-padding"):
         raise ValueError(f"--when applies to the claims in-bounds and no-padding, not {args.claim!r}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from layout_algebra.sizes import size_report
+from layout_algebra.meaning.sizes import size_report
 
 __all__ = ["register", "run"]
 
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.tpu import default_layout
+    from layout_algebra.target.tpu import default_layout
 
     shape = default_layout(args.dtype, args.dims)
     r = size_report(shape)

@@ -58,7 +58,7 @@ def is_padding(p, N, M):
     return (8*(p // (4096*((M + 127) // 128))) + (p // 512) % 8 >= N) | (128*((p // 4096) % ((M + 127) // 128)) + (p // 4) % 128 >= M)
 
 Layouts that are CuTe layouts export to CuTe's ``shape:stride`` notation: that is
-interop, :mod:`layout_algebra.interop.cute` (``to_cute``, ``cute_layout``, ``CuteLayout`` and
+interop, :mod:`layout_algebra.interop.cute.export` (``to_cute``, ``cute_layout``, ``CuteLayout`` and
 ``NotExpressible`` are still importable from here, loaded on first use):
 
 >>> from layout_algebra.interop import to_cute
@@ -97,7 +97,7 @@ _MOVED_TO_INTEROP = ("CuteLayout", "NotExpressible", "cute_layout", "to_cute")
 
 def __getattr__(name: str) -> object:
     if name in _MOVED_TO_INTEROP:
-        from layout_algebra.interop import cute
+        from layout_algebra.interop.cute import export as cute
 
         return getattr(cute, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ printed code, as SymPy) with the layout map of the same direction and unit:
   disagreement there is a real counterexample (``"refuted"``).
 
 >>> import sympy
->>> from layout_algebra.layout_map import layout_map
+>>> from layout_algebra.meaning.layout_map import layout_map
 >>> m = layout_map("f32[3,5]{1,0:T(2,2)}")
 >>> i0, i1 = m.index_symbols
 >>> good = 12 * sympy.floor(i0 / 2) + 4 * sympy.floor(i1 / 2) + 2 * sympy.Mod(i0, 2) + sympy.Mod(i1, 2)
@@ -46,13 +46,13 @@ from typing import Any
 import numpy as np
 import sympy
 
-from layout_algebra.layout_map import LayoutMap, layout_map
+from layout_algebra.meaning.layout_map import LayoutMap, layout_map
 from layout_algebra.model.shapes import Shape
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove.result import json_value
-from layout_algebra.stages.pipeline import TILE
-from layout_algebra.stages.stages import Combine, Linearize, PrependUnitDims, Split
-from layout_algebra.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMETIC
+from layout_algebra.meaning.stages.pipeline import TILE
+from layout_algebra.meaning.stages.stages import Combine, Linearize, PrependUnitDims, Split
+from layout_algebra.meaning.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMETIC
 
 __all__ = ["DIRECTIONS", "EXHAUSTIVE_LIMIT", "PROVER_TIMEOUT_MS", "Certification", "certify", "evaluate"]
 

@@ -33,7 +33,7 @@ Sum(i0*1024 + i1*128 + 5)
 The stages run on it through :class:`TreeArithmetic` (dimension sizes, ints or SymPy,
 are lifted into the tree):
 
->>> from layout_algebra.layout_map import layout_map
+>>> from layout_algebra.meaning.layout_map import layout_map
 >>> m = layout_map("f32[N,M]{1,0:T(8,128)}")
 >>> (offset,) = m.apply((Var("i0"), Var("i1")), TREE, through=len(m.stages) - 1)
 >>> offset
@@ -50,10 +50,10 @@ from typing import Any
 
 import sympy
 
-from layout_algebra.layout_map import OFFSET_SYMBOL, index_symbols
+from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, index_symbols
 from layout_algebra.model.symbols import as_sympy, dim_symbol
-from layout_algebra.stages.arith import Arithmetic
-from layout_algebra.stages.symbolic import safe_mod
+from layout_algebra.meaning.stages.arith import Arithmetic
+from layout_algebra.meaning.stages.symbolic import safe_mod
 
 __all__ = [
     "FALSE",
@@ -542,7 +542,7 @@ def to_sympy(e: Expr) -> Any:
 
 
 def index_vars(rank: int) -> tuple[Var, ...]:
-    """``i0, i1, ...`` (named like :func:`layout_algebra.layout_map.index_symbols`)."""
+    """``i0, i1, ...`` (named like :func:`layout_algebra.meaning.layout_map.index_symbols`)."""
     return tuple(Var(str(s), "index") for s in index_symbols(rank))
 
 

@@ -72,7 +72,7 @@ from layout_algebra.codegen.printers import (
 )
 from layout_algebra.codegen.readback import read_back
 from layout_algebra.codegen.simplify import Bounds, factor_strides, simplify
-from layout_algebra.layout_map import UNITS, LayoutMap, layout_map
+from layout_algebra.meaning.layout_map import UNITS, LayoutMap, layout_map
 from layout_algebra.model.shapes import Shape
 
 __all__ = ["GeneratedCode", "build_expressions", "codegen"]

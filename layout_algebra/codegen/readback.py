@@ -54,7 +54,7 @@ from typing import Any
 import sympy
 
 from layout_algebra.codegen.expr import safe_mod
-from layout_algebra.layout_map import OFFSET_SYMBOL, index_symbols
+from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, index_symbols
 from layout_algebra.model.symbols import dim_symbol
 
 __all__ = ["ReadBackError", "read_back"]

@@ -54,7 +54,7 @@ as unsized.
 **Data movement.** Each ``bitcast``, ``reshape``, ``transpose`` and ``copy`` gets a
 ``MovementVerdict`` from ``classify_movement``: ``"moves data"``, ``"no data movement"``
 (every element keeps its bit offset: the op could be a bitcast) or ``"unknown"``, with
-the reason. The verdicts come from ``layout_algebra.bitcast.decide_movement`` — the same
+the reason. The verdicts come from ``layout_algebra.decide.bitcast.decide_movement`` — the same
 decision, verdict and reason as ``bitcast_is_valid`` and the ``bitcast`` command (tiles,
 padding and packing included, proved or refuted with a counterexample), attached as
 ``MovementVerdict.bitcast``. They are memoised per (opcode, operand shape, result shape,
@@ -78,12 +78,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from layout_algebra.bitcast import BitcastVerdict, decide_movement, memory_space_reason
+from layout_algebra.decide.bitcast import BitcastVerdict, decide_movement, memory_space_reason
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import NATIVE_START_OPCODES, HloModuleStream
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.validation import layout_problems
-from layout_algebra.sizes import LayoutSemanticsError, SizeReport, size_report
+from layout_algebra.meaning.sizes import LayoutSemanticsError, SizeReport, size_report
 
 __all__ = [
     "ALIASING_OPCODES",
@@ -125,7 +125,7 @@ _NOT_IMPLEMENTED = (
 class MovementVerdict:
     """Whether a layout-changing op moves data: ``verdict`` is ``"moves data"``,
     ``"no data movement"`` or ``"unknown"``; ``reason`` says why, for people; ``bitcast``
-    is the exact decision it rests on (``layout_algebra.bitcast.BitcastVerdict``:
+    is the exact decision it rests on (``layout_algebra.decide.bitcast.BitcastVerdict``:
     proved/refuted/unknown, the correspondence, the counterexample), if one was made."""
 
     verdict: str
@@ -173,7 +173,7 @@ def classify_movement(instruction: HloInstruction, operand_shape: Shape | None) 
     answer is ``"no data movement"`` only when every element provably keeps its bit
     offset, ``"moves data"`` only when the bytes provably cannot stay where they are,
     and ``"unknown"`` otherwise (with the reason). The decision is
-    ``layout_algebra.bitcast.decide_movement`` — the same verdict and reason as the
+    ``layout_algebra.decide.bitcast.decide_movement`` — the same verdict and reason as the
     ``bitcast`` command and ``bitcast_is_valid`` — memoised on (opcode, operand shape,
     result shape, dimensions), so a module costs its number of distinct questions.
 

@@ -8,7 +8,7 @@ verifier requires
 * **the same shape size**: the backend's size function gives both shapes the same number
   of bytes. On TPU that size pads to the first tile and rounds the element count up to
   ``L(n)``: ``ShapeUtil::ArraySize``, XLA:TPU's allocation, read here off the stage pipeline
-  (:func:`layout_algebra.sizes.xla_shape_size`). As in ``ArraySize``, a
+  (:func:`layout_algebra.meaning.sizes.xla_shape_size`). As in ``ArraySize``, a
   layout without tiles ignores ``L(n)``: its size is its elements' bytes
   (``ByteSizeOfElements``; the HLO audit counts that ``L(n)``, and the ``bitcast`` command
   requires both sizes, the buffer with it and ``ArraySize`` without it, to agree);
@@ -45,7 +45,7 @@ True
 from __future__ import annotations
 
 from layout_algebra.model.shapes import ArrayShape, Dim
-from layout_algebra.sizes import meaningful_array, xla_shape_size
+from layout_algebra.meaning.sizes import meaningful_array, xla_shape_size
 
 __all__ = [
     "HOST_MEMORY_SPACE",

@@ -5,7 +5,7 @@ produce the same root buffer?" with a proof. This module answers the same questi
 *running* both modules, for concrete sizes, on random data, the way a device would:
 
 * every parameter is a logical NumPy array, **packed** into its layout's exact bytes
-  (``layout_algebra.numpy_eval.pack``) with random junk in the padding bits;
+  (``layout_algebra.pack.numpy_eval.pack``) with random junk in the padding bits;
 * every data-movement op (``transpose``, ``reshape``, ``slice``, ``pad``, ...) and every
   elementwise op (``add``, ``compare``, ``convert``, ...) runs on logical arrays, with its
   real semantics in NumPy;
@@ -80,7 +80,7 @@ What "the same" means (the contract of ``DESIGN.md``)
 ``mode="physical"``: same parameter buffers in (the modules must declare identical
 parameter shapes, layouts and memory spaces), same root buffer out: the roots have the same
 element type and dimensions, the same exact size and XLA allocation
-(``layout_algebra.sizes.size_report``), the same memory space ``S(n)``, every root element
+(``layout_algebra.meaning.sizes.size_report``), the same memory space ``S(n)``, every root element
 in the same bits (checked deterministically, by packing element numbers), holding the same
 value (compared bit for bit) and defined. Root padding is not compared; the bits of a slot
 above a sub-byte value (``s4`` without ``E(4)``: a byte per element) are compared, as every op
@@ -131,12 +131,12 @@ import sympy
 from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes, bitcast_size_problem, host_memory_problem
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import parse_module
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.model.validation import layout_problems
-from layout_algebra.numpy_eval import numpy_dtype, pack, unpack
-from layout_algebra.sizes import size_report
+from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.meaning.sizes import size_report
 
 __all__ = [
     "ELEMENTWISE_OPCODES",

@@ -3,7 +3,7 @@
 An HLO rewrite over symbolic sizes (dimension symbols in the module text) is often safe
 for some sizes only: ``reshape -> bitcast`` of a tiled array keeps every bit only when the
 merged rows fill whole tiles. :func:`rewrite_claim` states "rewriting ``before`` into
-``after`` is safe" as a claim of :mod:`layout_algebra.conditions`, whose engine then finds
+``after`` is safe" as a claim of :mod:`layout_algebra.decide.conditions`, whose engine then finds
 the weakest condition on the size symbols and proves it, as for the layout claims:
 
 * the **exact concrete decision** at each grid size is ``verify_rewrite`` on the modules
@@ -22,7 +22,7 @@ the weakest condition on the size symbols and proves it, as for the layout claim
   same root layout on both sides; for others necessity is checked only on the grid and
   the status says ``sufficient, necessary up to N<=B``.
 
->>> from layout_algebra.conditions import condition_of
+>>> from layout_algebra.decide.conditions import condition_of
 >>> before = '''HloModule m
 ... ENTRY e {
 ...   p = f32[2,N,128]{2,1,0:T(8,128)} parameter(0)
@@ -48,7 +48,7 @@ from typing import Any
 import sympy
 import z3
 
-from layout_algebra.conditions import (
+from layout_algebra.decide.conditions import (
     DEFAULT_BUDGET_S,
     Claim,
     Condition,
@@ -65,15 +65,15 @@ from layout_algebra.hlo.verify import (
     specialize_module,
     verify_rewrite,
 )
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, TupleShape
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove.assumptions import assumption_terms, condition_term, parse_assumptions
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
 from layout_algebra.prove.query import as_bool, in_box, model_int, side_conditions, solver_for
 from layout_algebra.prove.result import ProofResult
-from layout_algebra.sizes import size_report
-from layout_algebra.stages.arith import ARITHMETIC
+from layout_algebra.meaning.sizes import size_report
+from layout_algebra.meaning.stages.arith import ARITHMETIC
 
 __all__ = ["REWRITE_BOUNDS", "WITNESS_OPCODES", "rewrite_claim", "substitute_module", "when_rewrite_is_safe"]
 
@@ -91,7 +91,7 @@ WITNESS_OPCODES = frozenset(
 
 def substitute_module(module: HloModule, substitution: Mapping[sympy.Symbol, Any]) -> HloModule:
     """``module`` with its size symbols replaced by expressions (``N -> 8*N_8``) in every
-    array shape; :func:`~layout_algebra.conditions.substitute` on each."""
+    array shape; :func:`~layout_algebra.decide.conditions.substitute` on each."""
     return map_array_shapes(module, lambda s: substitute(s, substitution))
 
 
@@ -152,7 +152,7 @@ def _bitcast_failure(*modules: HloModule) -> sympy.Basic:
 
 def rewrite_claim(before: str | HloModule, after: str | HloModule, *, mode: str = "physical") -> Claim:
     """The claim "rewriting ``before`` into ``after`` is safe" (``mode`` as for
-    ``verify_rewrite``), for :func:`layout_algebra.conditions.condition_of`.
+    ``verify_rewrite``), for :func:`layout_algebra.decide.conditions.condition_of`.
 
     Raises ``ValueError`` for modules that are not a rewrite at all (a changed interface,
     roots of other types or dimensions), as ``verify_rewrite`` does.
@@ -323,5 +323,5 @@ def when_rewrite_is_safe(
     budget_s: float = DEFAULT_BUDGET_S,
 ) -> Condition:
     """For which sizes rewriting ``before`` into ``after`` is safe (``verify_rewrite`` proves
-    it); ``bound`` and ``budget_s`` as for :func:`~layout_algebra.conditions.condition_of`."""
+    it); ``bound`` and ``budget_s`` as for :func:`~layout_algebra.decide.conditions.condition_of`."""
     return condition_of(rewrite_claim(before, after, mode=mode), bound, budget_s=budget_s)

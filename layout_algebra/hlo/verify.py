@@ -130,8 +130,8 @@ from layout_algebra.hlo.bitcast_rule import (
     size_text,
 )
 from layout_algebra.hlo.ir import COMPUTATION_REFERENCE_ATTRIBUTES, HloComputation, HloInstruction, HloModule
-from layout_algebra.layout_map import layout_map
-from layout_algebra.logical_ops import (
+from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.logical_ops import (
     broadcast_maps_dimensions,
     broadcast_source_index,
     concatenate_source_index,
@@ -173,8 +173,8 @@ from layout_algebra.prove.query import (
     solver_for,
 )
 from layout_algebra.prove.result import ProofResult
-from layout_algebra.sizes import size_report
-from layout_algebra.stages.arith import ARITHMETIC
+from layout_algebra.meaning.sizes import size_report
+from layout_algebra.meaning.stages.arith import ARITHMETIC
 
 __all__ = [
     "ELEMENTWISE_OPCODES",
@@ -695,7 +695,7 @@ def _representable(value: Fraction, type_text: str) -> bool:
 
 def _float_dtype(type_text: str):
     """The NumPy (or ``ml_dtypes``) scalar type that rounds like ``type_text``, or None if none does."""
-    from layout_algebra.numpy_eval import numpy_dtype  # lazily: NumPy only when a float literal is read
+    from layout_algebra.pack.numpy_eval import numpy_dtype  # lazily: NumPy only when a float literal is read
 
     try:
         return numpy_dtype(type_text).type

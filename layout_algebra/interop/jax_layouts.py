@@ -26,7 +26,7 @@ without ``E(4)`` has no JAX form:
 >>> jax_layout_fields("s4[128,256]{1,0:T(8,128)}")
 Traceback (most recent call last):
 ...
-layout_algebra.interop.recover.NotExpressible: s4[128,256]{1,0:T(8,128)}: JAX gives every tiled s4 layout E(4) (Layout._to_xla_layout); XLA's layout without E(4), one byte per element, has no JAX Layout
+layout_algebra.meaning.recover.NotExpressible: s4[128,256]{1,0:T(8,128)}: JAX gives every tiled s4 layout E(4) (Layout._to_xla_layout); XLA's layout without E(4), one byte per element, has no JAX Layout
 >>> jax_layout_fields("s4[128,256]{1,0:T(8,128)E(4)}").sub_byte_element_size_in_bits
 4
 
@@ -44,11 +44,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from layout_algebra.interop.recover import NotExpressible
+from layout_algebra.meaning.recover import NotExpressible
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
 from layout_algebra.model.syntax import as_shape, parse_shape
-from layout_algebra.sizes import meaningful_array
+from layout_algebra.meaning.sizes import meaningful_array
 
 __all__ = [
     "MEMORY_KINDS",

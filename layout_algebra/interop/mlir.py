@@ -67,14 +67,14 @@ from typing import Any
 import sympy
 
 from layout_algebra.codegen.readback import ReadBackError, read_back
-from layout_algebra.interop.digits import Digit, digit_expr, digit_of
-from layout_algebra.interop.recover import NotExpressible, recover_layout, strided_positions
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.digits import Digit, digit_expr, digit_of
+from layout_algebra.meaning.recover import NotExpressible, recover_layout, strided_positions
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import Shape
 from layout_algebra.model.symbols import as_sympy
-from layout_algebra.normal_form import normal_form
-from layout_algebra.stages.stages import Linearize, ceil_div
+from layout_algebra.decide.normal_form import normal_form
+from layout_algebra.meaning.stages.stages import Linearize, ceil_div
 
 __all__ = [
     "from_mlir_affine_map",
@@ -263,7 +263,7 @@ def from_mlir_affine_map(
     A map with several results is read as MLIR's tiled-layout convention (exactly: every
     position, units included); a single result as an element offset; ``strided<[...]>``
     as strides. Raises ``NotExpressible`` with the reason when the search finds no XLA layout
-    that fits (it is not complete: see :mod:`layout_algebra.interop.recover`).
+    that fits (it is not complete: see :mod:`layout_algebra.meaning.recover`).
     """
     dims = tuple(int(d) for d in dims)
     where = f"{text.strip()} on {dtype}{list(dims)}"

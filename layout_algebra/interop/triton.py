@@ -12,7 +12,7 @@ in the offset and the rest to another. So it is a linear layout, with the logica
 dimensions ``dim0, dim1, ...`` as inputs and the buffer offset as the one output.
 :func:`to_linear_layout` reads it from the layout map (one evaluation per input bit), and
 checks that the map is linear on every element (exactly, dimension by dimension: the
-offset is a sum over dimensions, :mod:`layout_algebra.access`):
+offset is a sum over dimensions, :mod:`layout_algebra.target.access`):
 
 >>> from layout_algebra.interop.triton import from_linear_layout, to_linear_layout
 >>> ll = to_linear_layout("f32[16,256]{1,0:T(8,128)}")
@@ -51,8 +51,8 @@ and :meth:`LinearLayout.shared_linear_text` give that form:
 
 **Back to XLA.** :func:`from_linear_layout` reads a linear layout (either direction)
 whose bases are distinct single powers of two — a bit permutation — as digits placed
-with strides, recovers the tiled layout (:mod:`layout_algebra.interop.recover`) and
-returns its normal form (:func:`~layout_algebra.normal_form.normal_form`, the simplest
+with strides, recovers the tiled layout (:mod:`layout_algebra.meaning.recover`) and
+returns its normal form (:func:`~layout_algebra.decide.normal_form.normal_form`, the simplest
 layout proved the same). The answer is then **proved equal**: two linear maps are equal exactly when their bases
 are, and the bases of the answer, read from its own layout map and checked linear on
 every element, are those given:
@@ -60,7 +60,7 @@ every element, are those given:
 >>> str(from_linear_layout(ll, "f32"))
 'f32[16,256]{1,0:T(8,128)}'
 
-What has no XLA counterpart raises :class:`~layout_algebra.interop.recover.NotExpressible`
+What has no XLA counterpart raises :class:`~layout_algebra.meaning.recover.NotExpressible`
 with the reason: a swizzle (a basis with several bits), a broadcast (a zero basis),
 padding or a non-power-of-two size on the way out:
 
@@ -69,11 +69,11 @@ padding or a non-power-of-two size on the way out:
 >>> from_linear_layout(swizzled, "f32")
 Traceback (most recent call last):
 ...
-layout_algebra.interop.recover.NotExpressible: dim1=2 -> (6) sets several bits (a swizzle): an XLA layout moves each index bit to one offset bit
+layout_algebra.meaning.recover.NotExpressible: dim1=2 -> (6) sets several bits (a swizzle): an XLA layout moves each index bit to one offset bit
 >>> to_linear_layout("f32[6,128]")
 Traceback (most recent call last):
 ...
-layout_algebra.interop.recover.NotExpressible: f32[6,128]{1,0}: dimension 0 has size 6, not a power of two; a linear layout's input sizes are powers of two
+layout_algebra.meaning.recover.NotExpressible: f32[6,128]{1,0}: dimension 0 has size 6, not a power of two; a linear layout's input sizes are powers of two
 """
 
 from __future__ import annotations
@@ -85,11 +85,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from layout_algebra.access import dimension_offsets, separable_map
-from layout_algebra.interop.recover import NotExpressible, layout_shape, recover_layout, strided_positions
-from layout_algebra.layout_map import layout_map
+from layout_algebra.target.access import dimension_offsets, separable_map
+from layout_algebra.meaning.recover import NotExpressible, layout_shape, recover_layout, strided_positions
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape
-from layout_algebra.normal_form import normal_form
+from layout_algebra.decide.normal_form import normal_form
 
 __all__ = [
     "OFFSET_UNITS",

@@ -1,6 +1,6 @@
 """Which shapes have one exact meaning, and the facts about them every layer shares.
 
-A layout gets its meaning from the stage pipeline (:mod:`layout_algebra.stages`). Before
+A layout gets its meaning from the stage pipeline (:mod:`layout_algebra.meaning.stages`). Before
 the pipeline is built, :func:`meaningful_array` checks that there is one: an array (not a
 tuple or a token), bounded dimensions, a ``minor_to_major`` that is a permutation, no
 split configs, tiles that are not empty, have no size 0 and do not end with ``*``.

@@ -11,7 +11,7 @@ not the same thing:
 
 How many bits an element takes *in an array's memory* also depends on the layout: with
 ``E(n)`` it is ``n``; without, XLA stores every element in whole bytes (``ByteWidth``), so
-an ``s4`` array is packed two to a byte only under ``E(4)`` (see ``layout_algebra.sizes``).
+an ``s4`` array is packed two to a byte only under ``E(4)`` (see ``layout_algebra.meaning.sizes``).
 
 >>> from layout_algebra.model.primitive_types import primitive_type
 >>> pred = primitive_type("pred")

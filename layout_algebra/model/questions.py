@@ -4,7 +4,7 @@ A decision (``reshape_is_bitcast``, ``transpose_is_bitcast``, ``bitcast_is_valid
 ``prove.in_bounds``, ``prove.no_padding``, ``prove.rewrite``) returns a result that
 remembers its :class:`Question`: the kind of claim and its arguments. Its ``condition``
 (the :class:`AnswersQuestion` mix-in) is the **weakest condition on the size symbols**
-under which the claim holds, found by ``layout_algebra.conditions`` on first use and then
+under which the claim holds, found by ``layout_algebra.decide.conditions`` on first use and then
 kept; a decision that nobody asks about pays nothing.
 
 The finder sits above the decisions (it calls them at many sizes), so they cannot import
@@ -56,7 +56,7 @@ def install_condition_finder(finder: Callable[[Question], Any]) -> None:
 
 
 def find_condition(question: Question | None) -> Any:
-    """The size condition of ``question`` (a ``layout_algebra.conditions.Condition``)."""
+    """The size condition of ``question`` (a ``layout_algebra.decide.conditions.Condition``)."""
     if question is None:
         raise ValueError("this result does not record the claim it answers, so it has no size condition")
     if _finder is None:  # only if this module is used without the package's __init__
@@ -73,6 +73,6 @@ class AnswersQuestion:
     def condition(self) -> Any:
         """The weakest size condition under which this result's claim holds, with its
         status (``exact``, ``sufficient, necessary up to ...``, ``unknown``); a
-        ``layout_algebra.conditions.Condition``. Assumptions the result was asked under
+        ``layout_algebra.decide.conditions.Condition``. Assumptions the result was asked under
         are not part of it: the condition is the claim's whole truth over its sizes."""
         return find_condition(self.question)

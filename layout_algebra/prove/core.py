@@ -80,9 +80,9 @@ from layout_algebra.prove.query import (
     symbol_values,
 )
 from layout_algebra.prove.result import ProofResult
-from layout_algebra.sizes import size_report
-from layout_algebra.stages.arith import ARITHMETIC
-from layout_algebra.stages.stages import Combine, Linearize, Stage
+from layout_algebra.meaning.sizes import size_report
+from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.meaning.stages.stages import Combine, Linearize, Stage
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -1031,7 +1031,7 @@ def no_padding(
 ) -> ProofResult:
     """The layout adds no padding slot: its exact buffer (every tile level, ``L(n)``) has as
     many element slots as the array has elements. For the sizes where this holds, see
-    ``layout_algebra.conditions.when_no_padding``.
+    ``layout_algebra.decide.conditions.when_no_padding``.
 
     >>> no_padding("f32[N,128]{1,0:T(8,128)}", assume="N % 8 == 0").status
     'proved'

@@ -1,7 +1,7 @@
 """Z3 encodings of the stages' arithmetic: bit-vectors for concrete sizes, integers for symbolic ones.
 
 The stages and references are written once against an
-:class:`~layout_algebra.stages.arith.Arithmetic`; the classes here make them build Z3
+:class:`~layout_algebra.meaning.stages.arith.Arithmetic`; the classes here make them build Z3
 terms. Division and remainder never go to Z3's ``div``/``mod`` (slow and erratic,
 DESIGN.md "Proofs"): each distinct ``⌊a/b⌋`` gets explicit quotient and remainder
 variables ``a = q*b + r, 0 <= r < b`` (shifts and masks for powers of two), recorded as
@@ -33,7 +33,7 @@ import sympy
 import z3
 
 from layout_algebra.model.symbols import as_sympy
-from layout_algebra.stages.arith import Arithmetic
+from layout_algebra.meaning.stages.arith import Arithmetic
 
 __all__ = [
     "BitVecArithmetic",

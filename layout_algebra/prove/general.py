@@ -11,7 +11,7 @@ exactly and every value is at least its minimum).
 
 A split of a 3x16 array by an 8-row tile on the last dim, generalized:
 
->>> from layout_algebra.stages.stages import Split
+>>> from layout_algebra.meaning.stages.stages import Split
 >>> split = Split(domain=(3, 16), start=1, tile=(8,))
 >>> general, values = generalize(split)
 >>> general.stage.describe()
@@ -29,7 +29,7 @@ is not (it needs padding first), and values below a minimum are rejected:
 >>> general, values = generalize(Split(domain=(3, 17), start=1, tile=(8,)))
 >>> values, is_instance(general, values, Split(domain=(3, 17), start=1, tile=(8,)))
 ({t1: 8, D0: 3, K1: 2}, False)
->>> from layout_algebra.stages.stages import Pad
+>>> from layout_algebra.meaning.stages.stages import Pad
 >>> general, values = generalize(Pad(domain=(5,), padded=(4,)))
 >>> values, is_instance(general, values, Pad(domain=(5,), padded=(4,)))
 ({D0: 5, E0: -1}, False)
@@ -59,7 +59,7 @@ from typing import Any
 import sympy
 
 from layout_algebra.model.symbols import as_sympy, dim_symbol
-from layout_algebra.stages.stages import (
+from layout_algebra.meaning.stages.stages import (
     AlignTail,
     Combine,
     Linearize,
@@ -120,7 +120,7 @@ class GeneralStage:
     def describe(self) -> str:
         """The stage and the conditions beyond ``size >= 0``.
 
-        >>> from layout_algebra.stages.stages import AlignTail
+        >>> from layout_algebra.meaning.stages.stages import AlignTail
         >>> generalize(AlignTail(domain=(5,), alignment=1024))[0].describe()
         'tail padding L(a): [D0] -> [a*ceiling(D0/a)], where a >= 1'
         """

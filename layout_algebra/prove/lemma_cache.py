@@ -20,7 +20,7 @@ package itself (whoever can write the user's cache directory can also edit the c
 stage's symbolic code) costs more than reading its answer. So each proved general lemma is
 also recorded under a second key, :func:`stage_identity`: the general stage's kind,
 structure and minima, together with a fingerprint of the code that builds its query (the
-bytes of every module of ``layout_algebra.prove``, ``layout_algebra.stages`` and
+bytes of every module of ``layout_algebra.prove``, ``layout_algebra.meaning.stages`` and
 ``layout_algebra.model``) and the versions of Python, SymPy and Z3. The record holds the
 exact query text that Z3 answered unsat. The query is a deterministic function of those
 inputs, so the same inputs build the same text, which is unsat; only the package's own
@@ -38,7 +38,7 @@ code a process *runs* only if those files are what it loaded. A module is loaded
 some moment after the package's first import; the fingerprint is taken later, at the first
 record read or written. So the fingerprint counts only when no source file of the query
 code was written after the package was first imported (status change times, which no
-system call sets back, before :data:`layout_algebra._loaded.LOADED_AT`, taken by the
+system call sets back, before :data:`layout_algebra.model._loaded.LOADED_AT`, taken by the
 package's ``__init__`` before it imports anything else, with a second's margin:
 :func:`_loaded_since`), and a module first loaded after the fingerprint was taken is
 checked, when a record is next used, to have the status it had then. Otherwise the
@@ -98,7 +98,7 @@ from typing import TYPE_CHECKING, Any
 
 import z3
 
-from layout_algebra import _loaded
+from layout_algebra.model import _loaded
 from layout_algebra.prove.result import ProofResult
 
 if TYPE_CHECKING:
@@ -350,7 +350,7 @@ def _fingerprint() -> str | None:
 
 def _loaded_since() -> float:
     """A moment (seconds since the epoch) before which no module of the package was read
-    from disk in this process: its first import (:data:`layout_algebra._loaded.LOADED_AT`).
+    from disk in this process: its first import (:data:`layout_algebra.model._loaded.LOADED_AT`).
     Known on every platform, and later than the process's start, so a file written
     between the two does not turn records off."""
     return _loaded.LOADED_AT
@@ -444,7 +444,7 @@ def stage_identity(general: Any) -> str | None:
 
     stage = general.stage
     kind = type(stage)
-    if kind not in SIZE_FIELDS or kind.__module__ != "layout_algebra.stages.stages":
+    if kind not in SIZE_FIELDS or kind.__module__ != "layout_algebra.meaning.stages.stages":
         return None
     try:
         fields = ";".join(

@@ -1,7 +1,7 @@
 """Index maps the prover compares: a layout's stage pipeline, the two references, or your own.
 
 An :class:`IndexMap` is a function from a logical index of ``shape`` to an element
-position, written against an :class:`~layout_algebra.stages.arith.Arithmetic` so it can be
+position, written against an :class:`~layout_algebra.meaning.stages.arith.Arithmetic` so it can be
 evaluated on ints (to re-check counterexamples), intervals (to size bit-vectors) and Z3
 terms (to prove).
 
@@ -23,13 +23,13 @@ from typing import Any
 
 import sympy
 
-from layout_algebra.layout_map import layout_map
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.prove.encode import UnsupportedExpression
-from layout_algebra.references import by_formula, by_pad_reshape_transpose
-from layout_algebra.sizes import meaningful_array
-from layout_algebra.stages.arith import ARITHMETIC, Arithmetic
-from layout_algebra.stages.stages import Stage
+from layout_algebra.meaning.references import by_formula, by_pad_reshape_transpose
+from layout_algebra.meaning.sizes import meaningful_array
+from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.meaning.stages.stages import Stage
 
 __all__ = [
     "IndexMap",

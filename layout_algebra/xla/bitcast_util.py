@@ -5,7 +5,7 @@ place in memory, so the compiler can reinterpret the buffer instead of copying i
 decides this in ``shape_util.cc`` by looking **only at the dimensions and
 ``minor_to_major``** (and, optionally, the element type). Tiles, ``E(n)``, ``L(n)``,
 memory spaces, split configs and ``M(n)`` never enter. These functions reproduce those
-answers, quirks included; the exact, tile-aware answer is ``layout_algebra.bitcast``.
+answers, quirks included; the exact, tile-aware answer is ``layout_algebra.decide.bitcast``.
 
 **Reshape.** Elements correspond in row-major logical order. XLA tests only the *unit
 indices* (a 1 in one dimension of size > 1, 0 elsewhere), in both directions, and asks

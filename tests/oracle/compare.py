@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import layout_algebra as la
-from layout_algebra import interop, tpu
+from layout_algebra import interop
+from layout_algebra.target import tpu
 from layout_algebra.model import ArrayShape, Layout, parse_shape
 
 COMPILER_ABORT = (

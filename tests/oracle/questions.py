@@ -10,7 +10,7 @@ from harness import collect, jax_fields, numpy_dtype
 from hypothesis import strategies as st
 from strategies import array_shapes
 
-from layout_algebra import tpu
+from layout_algebra.target import tpu
 from layout_algebra.interop import NotExpressible
 from layout_algebra.model import ArrayShape, Layout, Tile, primitive_type
 

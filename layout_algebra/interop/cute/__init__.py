@@ -1,0 +1,2 @@
+"""CuTe's layouts: the algebra (``algebra``) and the export of XLA layouts (``export``).
+"""

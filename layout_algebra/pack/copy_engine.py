@@ -1,0 +1,831 @@
+"""The copy engine: NumPy copies between strided views at memory speed, and nibble packing.
+
+Generic NumPy machinery, independent of layouts; :mod:`layout_algebra.pack.numpy_eval` cuts a
+layout's stages into views and moves the data with it.
+
+* :func:`copy` is ``np.copyto`` made fast for the copies a relayout makes. NumPy's loop
+  runs along the destination's minor-most dimension: when that dimension is a few elements
+  (the ``(2,1)`` of bf16) the loop overhead dominates, so short minor dims are *peeled*
+  into separate copies (:func:`peeled`); when the source is read far apart along it (a
+  *transposing* copy, :func:`is_transposing`), NumPy does not block for the cache and at
+  power-of-two strides the lines evict each other, so the copy goes block by block through
+  a small staging buffer laid out for long runs on both sides (:func:`blocked_copy`);
+  with ``numba``, a compiled kernel does the same in one call, transposing 8x8 blocks in
+  vector registers and writing large outputs past the caches (:func:`transpose_compiled`,
+  :mod:`layout_algebra.pack.transpose_kernels`).
+* :func:`pack_lanes` / :func:`unpack_lanes` build bytes of ``8 // bits`` sub-byte codes
+  (and split them) on 64-bit lanes, 8 bytes per operation; :func:`codes_to_bytes` /
+  :func:`bytes_to_codes` do the same for a contiguous run of codes.
+* :func:`run_parallel` runs independent pieces of work (chunks of a relayout, which write
+  disjoint bytes) on several threads: NumPy copies release the GIL.
+* When ``numba`` is installed (the ``fast`` extra), words are built from their parts, and
+  taken apart, by compiled loops (:func:`interleave`, :func:`deinterleave`, running
+  :mod:`layout_algebra.pack.copy_kernels`) in one pass instead of one NumPy pass per part;
+  ``USE_KERNELS = False`` keeps to NumPy. Both give the same bytes.
+
+A transposing copy of a 300x200 array, through blocks of at most 4096 bytes:
+
+>>> import numpy as np
+>>> x = np.arange(300 * 200, dtype=np.uint32).reshape(300, 200)
+>>> y = np.empty((200, 300), np.uint32)
+>>> is_transposing(y, x.T), is_transposing(x.copy(), x)
+(True, False)
+>>> copy(y, x.T); np.array_equal(y, x.T)
+True
+
+The tuning constants below are module attributes, read at call time (tests shrink them to
+exercise every path on small arrays).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import numpy as np
+
+__all__ = [
+    "blocked_copy",
+    "bytes_to_codes",
+    "codes_to_bytes",
+    "copy",
+    "default_threads",
+    "deinterleave",
+    "interleave",
+    "is_large_transpose",
+    "is_transposing",
+    "pack_lanes",
+    "run_parallel",
+    "transpose_compiled",
+    "transpose_form",
+    "transpose_kernels",
+    "unpack_lanes",
+]
+
+#: A minor dimension shorter than this is peeled into separate copies...
+SHORT = 16
+#: ... as long as the peeled dimensions have at most this many elements together.
+MAX_PEEL = 64
+#: A copy is *transposing* when, along the destination's innermost dimension, the source
+#: steps by more than this many bytes: NumPy's copy loop would then read one element per
+#: cache line, and at power-of-two strides the lines evict each other.
+FAR_BYTES = 64
+#: A transposing copy larger than this is done block by block through a staging buffer
+#: of this size (it stays in the L2 cache)...
+BLOCK_BYTES = 1 << 18
+#: ... whose blocks keep runs of at least this many contiguous bytes on each side.
+RUN_BYTES = 512
+#: Extra bytes after each run of the staging buffer, so that its rows do not alias in the cache.
+PAD_BYTES = 64
+#: A copy of at least this many elements whose minor dim makes words builds them with shifts.
+WORD_MIN_ELEMENTS = 256
+#: Work smaller than this (bytes moved) runs on the calling thread: threads cost more than they save.
+PARALLEL_MIN_BYTES = 1 << 22
+#: Use the compiled kernels (:mod:`layout_algebra.pack.copy_kernels`) when ``numba`` is importable...
+USE_KERNELS = True
+#: ... for words of at least this many bytes: below it NumPy is quick enough, and a small
+#: ``pack`` (the command line's) does not pay for importing numba (about a second).
+KERNEL_MIN_BYTES = 1 << 18
+#: A word kernel builds the words of one outer index in a staging buffer of at most this size.
+STAGE_BYTES = 1 << 19
+#: Nibbles taken apart into at least this many bytes, or words built of nibbles or 16-bit
+#: halves into at least this many bytes, are written past the cache (non-temporal stores
+#: of whole lines: no read first).
+STREAM_MIN_BYTES = 1 << 21
+
+
+# ------------------------------------------------------------------------------ threads
+T = TypeVar("T")
+
+
+def default_threads() -> int:
+    """Threads used when the caller does not say: the CPUs this process may run on (at most 8)."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        count = os.cpu_count() or 1
+    return max(1, min(8, count))
+
+
+def run_parallel(work: Callable[[T], None], items: Sequence[T], threads: int) -> None:
+    """``for item in items: work(item)``, on up to ``threads`` threads.
+
+    Each thread takes the next item not yet taken, so the items are done roughly in order
+    (neighbouring chunks of the output at the same time) and a thread slowed down by other
+    work on a shared machine does not hold the others up. ``work`` must touch disjoint
+    memory for different items: then the result does not depend on the threads. If an item
+    raises, no further item is started, and its exception is raised here once every thread
+    has stopped. The calling thread is one of the ``threads``; the others come from a pool
+    kept for the process (:func:`_start_helpers`): starting threads on every call cost up to
+    several milliseconds on a busy machine, as long as a small pack itself.
+
+    >>> out = np.zeros(10, np.int64)
+    >>> def fill(k): out[k] = k * k
+    >>> run_parallel(fill, range(10), threads=3); out.tolist()
+    [0, 1, 4, 9, 16, 25, 36, 49, 64, 81]
+    """
+    items = list(items)
+    threads = max(1, min(threads, len(items)))
+    if threads == 1:
+        for item in items:
+            work(item)
+        return
+    taken = iter(items)
+    lock = threading.Lock()
+    failed = threading.Event()
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        while not failed.is_set():
+            with lock:
+                item = next(taken, _DONE)
+            if item is _DONE:
+                return
+            try:
+                work(item)  # type: ignore[arg-type]
+            except BaseException as error:
+                with lock:
+                    errors.append(error)
+                failed.set()
+                return
+
+    helpers = _start_helpers(worker, threads - 1)
+    worker()  # the calling thread works too: the items are done even before a helper starts
+    for helper in helpers:
+        if not helper.cancel():  # not needed if not started (nor waited for: the pool may be busy)
+            helper.result()
+    if errors:
+        raise errors[0]
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def _start_helpers(task: Callable[[], None], count: int) -> list[Future[None]]:
+    """``task`` submitted ``count`` times to a thread pool of at least ``count`` threads kept
+    for the process (replaced by a larger one when more are asked for; forgotten in a child
+    process after ``fork``, where its threads do not exist). Its threads start when first
+    needed and stay idle between calls."""
+    global _pool, _pool_size
+    with _pool_lock:  # held while submitting: another call may not shut this pool down meanwhile
+        if _pool is None or _pool_size < count:
+            old, _pool, _pool_size = _pool, ThreadPoolExecutor(max_workers=count), count
+            if old is not None:
+                old.shutdown(wait=False)  # its threads end once the work queued on it is done
+        return [_pool.submit(task) for _ in range(count)]
+
+
+def _forget_pool() -> None:
+    global _pool, _pool_size, _pool_lock
+    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # pragma: no branch - POSIX
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+_DONE = object()
+
+
+# ------------------------------------------------------------------------------- copies
+def copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``np.copyto(dst, src)``, peeling short minor dims whose strides differ into separate copies.
+
+    NumPy's copy loop runs over dst's minor-most dimension; when that has 2 elements (the
+    ``(2,1)`` of bf16) the loop overhead dominates. Copying each of the 2 positions
+    separately makes the inner loop run over the next, long, dimension. A large copy that
+    transposes (:func:`is_transposing`) goes block by block (:func:`blocked_copy`). When
+    the short minor dim makes whole words on one side (the 2 bf16 or 4 s8 of a 32-bit
+    word), the words are built, or taken apart, with shifts on whole arrays instead
+    (:func:`words_from_parts`, :func:`parts_from_words`).
+    """
+    if dst.size >= WORD_MIN_ELEMENTS:
+        d, s = dst, src
+        while d.ndim > 1 and d.shape[-1] == 1:  # the 1 of a (2,1) tile
+            d, s = d[..., 0], s[..., 0]
+        if _makes_words(d, s):
+            if not interleave(_word_view(d), s, 8 * d.itemsize):
+                words_from_parts(d, s)
+            return
+        if _makes_words(s, d):
+            if not deinterleave(d, _word_view(s), 8 * s.itemsize):
+                parts_from_words(d, s)
+            return
+    for d, s in peeled(dst, src):
+        if d.nbytes > BLOCK_BYTES and is_transposing(d, s):
+            blocked_copy(d, s)
+        else:
+            np.copyto(d, s)
+
+
+def _makes_words(packed: np.ndarray, parts: np.ndarray) -> bool:
+    """Whether ``packed``'s last dim is a few unsigned elements in a row that make one word
+    of at most 8 bytes, while ``parts``'s last dim is not in a row (a strided copy)."""
+    if packed.ndim < 1 or packed.dtype != parts.dtype or packed.dtype.kind != "u":
+        return False
+    k, size = packed.shape[-1], packed.itemsize
+    return (
+        k in (2, 4, 8)
+        and k * size in (2, 4, 8)
+        and packed.strides[-1] == size
+        and parts.strides[-1] != size
+        and all(s % (k * size) == 0 for s in packed.strides[:-1])
+    )
+
+
+def _word_view(packed: np.ndarray) -> np.ndarray:
+    """``packed`` (last dim: the parts of one word, in a row) as an array of words."""
+    word = np.dtype(f"<u{packed.shape[-1] * packed.itemsize}")
+    return packed.view(word)[..., 0]
+
+
+def words_from_parts(dst: np.ndarray, src: np.ndarray) -> None:
+    """``np.copyto(dst, src)`` where ``dst``'s last dim is the ``k`` parts of a word, in a row
+    (little-endian: part ``j`` in bits ``j*b*8`` up): each word is built as
+    ``((src[..., k-1] << s) | src[..., k-2]) << s ...``, whole arrays at a time.
+
+    >>> parts = np.arange(12, dtype=np.uint8).reshape(4, 3)      # part j of word w: 3*j + w
+    >>> words = np.zeros((3, 4), np.uint8)
+    >>> words_from_parts(words, parts.T)
+    >>> [hex(w) for w in words.view("<u4").ravel()]
+    ['0x9060300', '0xa070401', '0xb080502']
+    >>> back = np.zeros((4, 3), np.uint8)
+    >>> parts_from_words(back.T, words); np.array_equal(back, parts)
+    True
+    """
+    k, shift = dst.shape[-1], 8 * dst.itemsize
+    words = _word_view(dst)
+    np.copyto(words, src[..., k - 1])  # widened: the high part, zeros above it
+    for j in range(k - 2, -1, -1):
+        np.left_shift(words, shift, out=words)
+        np.bitwise_or(words, src[..., j], out=words)
+
+
+def parts_from_words(dst: np.ndarray, src: np.ndarray) -> None:
+    """The inverse of :func:`words_from_parts`: ``np.copyto(dst, src)`` where ``src``'s last
+    dim is the parts of a word, in a row; each part is the word shifted down, truncated."""
+    k, shift = src.shape[-1], 8 * src.itemsize
+    words = _word_view(src)
+    np.copyto(dst[..., 0], words, casting="unsafe")  # truncated: the low part
+    shifted = np.empty(words.shape, words.dtype)
+    for j in range(1, k):
+        np.right_shift(words, shift * j, out=shifted)
+        np.copyto(dst[..., j], shifted, casting="unsafe")
+
+
+# ---------------------------------------------------------------------- compiled kernels
+_kernels: Any = None  # the module, False when numba is missing, None before the first try
+_kernels_lock = threading.Lock()
+
+
+def kernels() -> Any:
+    """:mod:`layout_algebra.pack.copy_kernels` if ``USE_KERNELS`` and ``numba`` imports, else None.
+
+    Imported on first use, so that ``import layout_algebra`` does not load numba.
+    """
+    global _kernels
+    if not USE_KERNELS:
+        return None
+    if _kernels is None:
+        with _kernels_lock:
+            if _kernels is None:
+                try:
+                    from layout_algebra.pack import copy_kernels
+                except ImportError:
+                    _kernels = False
+                else:
+                    _kernels = copy_kernels
+    return _kernels or None
+
+
+def flat_view(a: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
+    """The memory of ``a`` as a 1-D array of its dtype starting at ``a``'s first element, and
+    ``a``'s strides in elements; None if a stride is negative or not a whole number of
+    elements, or if ``a`` is empty.
+
+    >>> x = np.arange(12, dtype=np.uint16).reshape(3, 4)[:, 1::2]
+    >>> flat, strides = flat_view(x)
+    >>> flat.tolist(), strides
+    ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], [4, 2])
+    """
+    size = a.itemsize
+    if not a.size or any(s < 0 or s % size for s in a.strides):
+        return None
+    strides = [s // size for s in a.strides]
+    span = 1 + sum((n - 1) * s for n, s in zip(a.shape, strides, strict=True))
+    flat = np.lib.stride_tricks.as_strided(a, (span,), (size,), writeable=a.flags.writeable)
+    return flat, strides
+
+
+def merged_dims(
+    shape: Sequence[int], *strides: Sequence[int], ndim: int = 4
+) -> tuple[list[int], list[list[int]]] | None:
+    """``shape`` and each of ``strides`` with unit dims dropped and neighbours merged where
+    every array steps evenly across them, left-padded with ones to ``ndim`` dims; None if
+    more than ``ndim`` dims remain.
+
+    >>> merged_dims((2, 1, 3, 4), (12, 99, 4, 1), (24, 0, 8, 2))   # one run of 24, then
+    ([1, 1, 1, 24], [[0, 0, 0, 1], [0, 0, 0, 2]])
+    >>> merged_dims((2, 3), (1, 2), (3, 1))                        # nothing merges
+    ([1, 1, 2, 3], [[0, 0, 1, 2], [0, 0, 3, 1]])
+    """
+    dims: list[int] = []
+    steps: list[list[int]] = [[] for _ in strides]
+    for k, n in enumerate(shape):
+        if n == 1:
+            continue
+        if dims and all(st[-1] == s[k] * n for st, s in zip(steps, strides, strict=True)):
+            dims[-1] *= n
+            for st, s in zip(steps, strides, strict=True):
+                st[-1] = s[k]
+            continue
+        dims.append(n)
+        for st, s in zip(steps, strides, strict=True):
+            st.append(s[k])
+    if len(dims) > ndim:
+        return None
+    pad = ndim - len(dims)
+    return [1] * pad + dims, [[0] * pad + st for st in steps]
+
+
+#: The compiled kernels for words made of parts: (parts per word, bits per part) -> names.
+WORD_KERNELS: dict[tuple[int, int], tuple[str | None, str]] = {
+    (4, 8): ("words_from_bytes", "bytes_from_words"),
+    (8, 4): ("words_from_nibbles", "nibbles_from_words"),
+    (2, 16): ("words_from_halves", "halves_from_words"),
+}
+
+
+def _word_kernel_args(words: np.ndarray, parts: np.ndarray, bits: int) -> tuple[Any, ...] | None:
+    """The arguments of a word kernel for ``words`` (32-bit) and ``parts`` (``words.shape``
+    plus the parts of a word: bytes, or 16-bit halves), or None if no kernel takes them."""
+    if (
+        not np.little_endian  # the nibble kernels write byte k of a word at byte offset k
+        or words.dtype != np.dtype("<u4")
+        or parts.dtype != np.dtype(f"<u{max(1, bits // 8)}")
+        or parts.shape[:-1] != words.shape
+        or (parts.shape[-1], bits) not in WORD_KERNELS
+        or not (words.flags.aligned and words.size)
+    ):
+        return None
+    w, p = flat_view(words), flat_view(parts)
+    if w is None or p is None:
+        return None
+    merged = merged_dims(words.shape, w[1], p[1][:-1])
+    if merged is None:
+        return None
+    shape, (ws, ps) = merged
+    # the outer loops in the order of the parts in memory (the larger side: 2 or 8 bytes per
+    # byte of words), so that they are read, or written, as few sequential streams
+    order = [*sorted(range(3), key=lambda k: -ps[k]), 3]
+    shape, ws, ps = ([v[k] for k in order] for v in (shape, ws, ps))
+    # the words of each i0 visited out of order, but one run: build them in the cache
+    staged = ws[1] < ws[2] and is_dense(shape[1:], ws[1:]) and 4 * math.prod(shape[1:]) <= STAGE_BYTES
+    as_array = np.array
+    return (
+        w[0],
+        as_array(ws, np.int64),
+        p[0],
+        as_array(ps, np.int64),
+        p[1][-1],
+        as_array(shape, np.int64),
+        staged,
+    )
+
+
+def is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether the offsets ``i . strides`` for ``i`` in ``shape`` are ``0 .. prod(shape) - 1``.
+
+    >>> is_dense((8, 64, 128), (128, 1024, 1)), is_dense((8, 64, 128), (128, 2048, 1))
+    (True, False)
+    """
+    expected = 1
+    for stride, n in sorted((s, n) for s, n in zip(strides, shape, strict=True) if n > 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _word_kernel(
+    words: np.ndarray, parts: np.ndarray, bits: int, building: bool
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """The kernel that builds (or splits) ``words`` from (into) ``parts``, and its arguments
+    after the arrays; None if there is none for them. Imports numba only for words of at
+    least ``KERNEL_MIN_BYTES``."""
+    if words.nbytes < KERNEL_MIN_BYTES or (not building and not parts.flags.writeable):
+        return None
+    names = WORD_KERNELS.get((parts.shape[-1], bits)) if parts.ndim else None
+    name = names[0 if building else 1] if names else None
+    k = kernels() if name else None
+    args = _word_kernel_args(words, parts, bits) if k is not None and name else None
+    return None if args is None or name is None else (getattr(k, name), args)
+
+
+def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
+    """``words[...] = sum_j (parts[..., j] & mask) << (bits * j)`` with a compiled kernel
+    (``mask``: the low ``bits``; 32-bit words of 4 bytes, 8 nibbles or 2 halves); False, having done
+    nothing, when no kernel takes it (then use NumPy).
+
+    >>> words = np.zeros(1 << 16, np.uint32)                    # 256 KB of words
+    >>> parts = np.arange(4 << 16, dtype=np.uint32).astype(np.uint8).reshape(-1, 4)
+    >>> done = interleave(words, parts, 8)
+    >>> not done or [hex(w) for w in words[:3]] == ['0x3020100', '0x7060504', '0xb0a0908']
+    True
+    """
+    found = _word_kernel(words, parts, bits, building=True)
+    if found is None:
+        return False
+    kernel, (wf, ws, pf, ps, step, shape, staged) = found
+    if bits in (4, 16) and words.nbytes >= STREAM_MIN_BYTES:
+        kernel(wf, 0, ws, pf, 0, ps, step, shape, staged, True)
+    else:
+        kernel(wf, 0, ws, pf, 0, ps, step, shape, staged)
+    return True
+
+
+def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int) -> bool:
+    """The inverse of :func:`interleave`: ``parts[..., j] = (words >> (bits * j)) & mask``
+    (also for the two 16-bit halves of a word)."""
+    found = _word_kernel(words, parts, bits, building=False)
+    if found is None:
+        return False
+    kernel, (wf, ws, pf, ps, step, shape, staged) = found
+    if bits == 4 and parts.nbytes >= STREAM_MIN_BYTES:
+        kernel(pf, 0, ps, step, wf, 0, ws, shape, staged, True)
+    else:
+        kernel(pf, 0, ps, step, wf, 0, ws, shape, staged)
+    return True
+
+
+def uses_kernel(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether :func:`copy` copies ``src`` into ``dst`` with a compiled word kernel (then
+    the caller need not stage or cut the copy for the cache)."""
+    if dst.size < WORD_MIN_ELEMENTS:
+        return False
+    d, s = dst, src
+    while d.ndim > 1 and d.shape[-1] == 1:
+        d, s = d[..., 0], s[..., 0]
+    if _makes_words(d, s):
+        return _word_kernel(_word_view(d), s, 8 * d.itemsize, building=True) is not None
+    if _makes_words(s, d):
+        return _word_kernel(_word_view(s), d, 8 * s.itemsize, building=False) is not None
+    return False
+
+
+def is_large_transpose(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether :func:`copy` copies ``src`` into ``dst`` block by block."""
+    return dst.nbytes > BLOCK_BYTES and any(
+        d.nbytes > BLOCK_BYTES and is_transposing(d, s) for d, s in peeled(dst, src)
+    )
+
+
+def peeled(dst: np.ndarray, src: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The copies that :func:`copy` makes: ``[(dst, src)]``, or one pair per position of
+    the short minor dims of ``dst`` (when their strides differ from ``src``'s)."""
+    n = dst.ndim
+    peel, count = 0, 1
+    if n >= 2 and dst.shape[-1] < SHORT:
+        while peel < n - 1 and count * dst.shape[n - 1 - peel] <= MAX_PEEL:
+            count *= dst.shape[n - 1 - peel]
+            peel += 1
+    if peel == 0 or dst.strides[n - peel :] == src.strides[n - peel :]:
+        return [(dst, src)]
+    pairs = []
+    for index in itertools.product(*(range(d) for d in dst.shape[n - peel :])):
+        at: tuple[Any, ...] = (Ellipsis, *index)
+        pairs.append((dst[at], src[at]))
+    return pairs
+
+
+def inner_first(a: np.ndarray) -> list[int]:
+    """The dimensions of ``a`` with more than one element, smallest stride first."""
+    return sorted((k for k in range(a.ndim) if a.shape[k] > 1), key=lambda k: abs(a.strides[k]))
+
+
+def is_transposing(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether copying ``src`` into ``dst`` reads ``src`` far apart along ``dst``'s innermost dim.
+
+    >>> x = np.zeros((512, 512), np.float32)
+    >>> is_transposing(np.zeros((512, 512), np.float32), x.T), is_transposing(x.copy(), x)
+    (True, False)
+    """
+    order = inner_first(dst)
+    return bool(order) and order[0] != inner_first(src)[0] and abs(src.strides[order[0]]) > FAR_BYTES
+
+
+def blocked_copy(dst: np.ndarray, src: np.ndarray, limit: int | None = None) -> None:
+    """``np.copyto(dst, src)`` for a transposing copy, block by block through a staging buffer.
+
+    One of the two arrays is *far*: it spans more memory (the logical array, where the
+    other is a chunk of the buffer), and its rows are far apart. The staging buffer is
+    laid out like the far array (:func:`staging_buffer`), so that each block moves between the
+    far array and the staging buffer in long runs, and the transpose happens between the
+    staging buffer, in the cache, and the near array. Blocks have at most ``limit`` bytes
+    (:func:`block_extents`; default ``BLOCK_BYTES``).
+
+    >>> x = np.arange(300 * 200, dtype=np.uint32).reshape(300, 200)
+    >>> y = np.empty((200, 300), np.uint32)
+    >>> blocked_copy(y, x.T, limit=4096); np.array_equal(y, x.T)
+    True
+    """
+    if not dst.size or transpose_compiled(dst, src):
+        return
+    near, far = (dst, src) if span(dst) <= span(src) else (src, dst)
+    near_order, far_order = inner_first(near), inner_first(far)
+    limit = max(1, (limit or BLOCK_BYTES) // dst.itemsize)
+    extents = block_extents(dst.shape, near_order, far_order, limit, dst.itemsize)
+    staging = staging_buffer(extents, near_order, far_order, dst.dtype)
+    for corner in itertools.product(*(range(0, n, e) for n, e in zip(dst.shape, extents, strict=True))):
+        index = tuple(slice(c, c + e) for c, e in zip(corner, extents, strict=True))
+        part = dst[index]
+        stage = staging[tuple(slice(0, n) for n in part.shape)]
+        np.copyto(stage, src[index])
+        np.copyto(part, stage)
+
+
+#: A compiled transposing copy stages at most about this many bytes of the far side (the L2 cache).
+TRANSPOSE_STAGE_BYTES = 1 << 19
+#: ... in rows this many bytes longer than a run, so that the rows do not alias in the cache.
+TRANSPOSE_PAD_BYTES = 64
+#: A compiled transposing copy of at least this many bytes writes by non-temporal stores: its
+#: output will not be read from the cache, and they do not read the lines they fill first.
+TRANSPOSE_STREAM_BYTES = 1 << 21
+_transposer: Any = None  # layout_algebra.pack.transpose_kernels, False when it cannot be imported
+_transpose_stages = threading.local()  # one staging buffer per thread
+
+
+def transpose_kernels() -> Any:
+    """:mod:`layout_algebra.pack.transpose_kernels` when :func:`kernels` are used, else None."""
+    global _transposer
+    if kernels() is None:
+        return None
+    if _transposer is None:
+        with _kernels_lock:
+            if _transposer is None:
+                try:
+                    from layout_algebra.pack import transpose_kernels as module
+                except ImportError:  # pragma: no cover - numba without llvmlite's IR builder
+                    _transposer = False
+                else:
+                    _transposer = module
+    return _transposer or None
+
+
+def transpose_form(dst: np.ndarray, src: np.ndarray, budget: int | None = None) -> tuple[Any, ...] | None:
+    """The canonical form of :mod:`layout_algebra.pack.transpose_kernels` for copying ``src``
+    into ``dst``: ``(writes_far, near, near_strides, far, far_strides, shape, width)`` (flat
+    arrays, strides in elements over ``(o0, o1, a, c, d)``; ``width``: steps of ``a`` per
+    staged run, so that the staging buffer has at most about ``budget`` bytes, default
+    ``TRANSPOSE_STAGE_BYTES``), or None when the copy has no such form.
+
+    ``f32[512,2048]{0,1:T(8,128)}``: a chunk of 8 column tiles ``(a, o1, c, d)`` and the
+    array ``x[o1*128 + d, a*8 + c]`` (the far side, read: ``writes_far`` is False):
+
+    >>> x = np.zeros((512, 2048), np.float32)
+    >>> tiles = np.zeros((8, 4, 8, 128), np.float32)
+    >>> view = x.reshape(4, 128, 256, 8).transpose(2, 0, 3, 1)[:8]
+    >>> form = transpose_form(tiles, view)
+    >>> form[0], form[5].tolist(), form[2].tolist(), form[4].tolist(), form[6]
+    (False, [1, 4, 8, 8, 128], [0, 1024, 4096, 128, 1], [0, 262144, 8, 1, 2048], 8)
+    """
+    if dst.shape != src.shape or dst.dtype != src.dtype or not dst.size:
+        return None
+    dtype = dst.dtype
+    if dtype.kind not in "uif" or dtype.itemsize not in (1, 2, 4, 8) or not dtype.isnative:
+        return None
+    if not (dst.flags.writeable and dst.flags.aligned and src.flags.aligned):
+        return None
+    if np.may_share_memory(dst, src):  # the kernels read and write in their own order
+        return None
+    budget = budget or TRANSPOSE_STAGE_BYTES
+    if span(dst) != span(src):
+        return _canonical(dst, src, span(dst) > span(src), budget)
+    # the same span (a whole array): the far side is the one read across the longer rows
+    forms = [f for f in (_canonical(dst, src, w, budget) for w in (False, True)) if f is not None]
+    return max(forms, key=lambda f: int(f[4][-1]), default=None)
+
+
+def _canonical(dst: np.ndarray, src: np.ndarray, writes_far: bool, budget: int) -> tuple[Any, ...] | None:
+    """:func:`transpose_form` with ``dst`` (``writes_far``) or ``src`` as the far side."""
+    dtype = dst.dtype
+    near, far = (src, dst) if writes_far else (dst, src)
+    n_flat, f_flat = flat_view(near), flat_view(far)
+    if n_flat is None or f_flat is None:
+        return None
+    (near_data, ns), (far_data, fs) = n_flat, f_flat
+    dims = [k for k in range(dst.ndim) if dst.shape[k] > 1]
+    d = [k for k in dims if ns[k] == 1]
+    c = [k for k in dims if fs[k] == 1 and k not in d]
+    if len(d) != 1 or len(c) != 1:
+        return None
+    d_dim, c_dim = d[0], c[0]
+    shape = dst.shape
+    rest = [k for k in dims if k not in (c_dim, d_dim)]
+    runs_on = [k for k in rest if fs[k] == shape[c_dim]]
+    a_dims = runs_on[:1]
+    outer = sorted((k for k in rest if k not in a_dims), key=lambda k: -fs[k])
+    merged = merged_dims([shape[k] for k in outer], [fs[k] for k in outer], [ns[k] for k in outer], ndim=2)
+    if merged is None:
+        return None
+    outer_shape, (outer_fs, outer_ns) = merged
+    a_shape = [shape[k] for k in a_dims] or [1]
+    a_fs, a_ns = [fs[k] for k in a_dims] or [0], [ns[k] for k in a_dims] or [0]
+    nc, nd, size = shape[c_dim], shape[d_dim], dtype.itemsize
+    width = min(a_shape[0], max(1, budget // (nd * nc * size)))
+    if nd * nc * size > 4 * budget:
+        return None  # the run of one row alone would not stay in the cache: NumPy blocks it
+    as_array = np.array
+    return (
+        writes_far,
+        near_data,
+        as_array([*outer_ns, *a_ns, ns[c_dim], 1], np.int64),
+        far_data,
+        as_array([*outer_fs, *a_fs, 1, fs[d_dim]], np.int64),
+        as_array([*outer_shape, *a_shape, nc, nd], np.int64),
+        width,
+    )
+
+
+def transpose_compiled(dst: np.ndarray, src: np.ndarray) -> bool:
+    """``np.copyto(dst, src)`` for a transposing copy by a compiled kernel
+    (:mod:`layout_algebra.pack.transpose_kernels`); False, having done nothing, when none takes
+    it (numba missing, ``USE_KERNELS`` off, fewer than ``KERNEL_MIN_BYTES``, no canonical
+    form: :func:`transpose_form`)."""
+    if dst.nbytes < KERNEL_MIN_BYTES:
+        return False
+    k = transpose_kernels()
+    form = transpose_form(dst, src) if k is not None else None
+    if form is None:
+        return False
+    writes_far, near, ns, far, fs, shape, width = form
+    pad = max(1, TRANSPOSE_PAD_BYTES // dst.itemsize)
+    need = k.staging_size(shape, width, pad)
+    stage = getattr(_transpose_stages, "buffer", None)
+    if stage is None or stage.dtype != dst.dtype or stage.size < need:
+        stage = _transpose_stages.buffer = np.empty(need, dst.dtype)
+    stream = dst.nbytes >= TRANSPOSE_STREAM_BYTES
+    if writes_far:
+        k.scatter_rows(far, 0, fs, near, 0, ns, shape, stage, width, pad, stream)
+    else:
+        stream = stream and all(int(s) % 8 == 0 for s, n in zip(ns[:-1], shape[:-1], strict=True) if n > 1)
+        k.gather_rows(near, 0, ns, far, 0, fs, shape, stage, width, pad, stream)
+    return True
+
+
+def span(a: np.ndarray) -> int:
+    """Bytes between the first and the last element of ``a``, plus one element."""
+    return int(a.itemsize) + sum(int((n - 1) * abs(s)) for n, s in zip(a.shape, a.strides, strict=True))
+
+
+def block_extents(
+    shape: tuple[int, ...], near_order: list[int], far_order: list[int], limit: int, itemsize: int
+) -> list[int]:
+    """Extents of a block of a transposing copy: at most ``limit`` elements in all.
+
+    First the runs: the near array's innermost dims, then the far array's, are given
+    enough elements to make ``RUN_BYTES`` contiguous bytes (a dim cut short ends its
+    run); then the other dims grow, alternating between the two orders, while the block
+    fits.
+
+    >>> block_extents((8192, 8192), [0, 1], [1, 0], 32768, 4)      # a plain transpose
+    [256, 128]
+    >>> block_extents((32, 64, 8, 128), [3, 2, 1, 0], [2, 0, 3, 1], 65536, 4)   # f32 {0,1:T(8,128)}
+    [32, 2, 8, 128]
+    """
+    extents = [1] * len(shape)
+    want = max(1, RUN_BYTES // itemsize)
+
+    def room(k: int) -> int:
+        return max(1, limit // (math.prod(extents) // extents[k]))
+
+    for order in (near_order, far_order):
+        run = 1
+        for k in order:
+            if run >= want:
+                break
+            extents[k] = max(extents[k], min(shape[k], -(-want // run), room(k)))
+            run *= extents[k]
+            if extents[k] < shape[k]:
+                break
+    alternating = [k for pair in itertools.zip_longest(near_order, far_order) for k in pair if k is not None]
+    for k in dict.fromkeys(alternating):
+        extents[k] = max(extents[k], min(shape[k], room(k)))
+    return extents
+
+
+def staging_buffer(
+    extents: list[int], near_order: list[int], far_order: list[int], dtype: np.dtype
+) -> np.ndarray:
+    """A staging buffer for blocks of ``extents``, laid out so that both copies run long.
+
+    Innermost come the dims that the far array holds inside the near array's innermost
+    one (the copy between far array and staging buffer moves them as runs), then the near
+    array's dims from its innermost out. The stride of the near array's innermost dim is
+    padded by ``PAD_BYTES``: the transposing copy steps along it, and at a power-of-two
+    stride its accesses would evict each other from the cache.
+
+    >>> s = staging_buffer([32, 2, 8, 128], [3, 2, 1, 0], [2, 0, 3, 1], np.dtype(np.float32))
+    >>> s.shape, [v // 4 for v in s.strides]        # (tile row, column in tile) inside, rows padded
+    ((32, 2, 8, 128), [8, 34816, 1, 272])
+    """
+    near_inner = near_order[0] if near_order else None
+    inside = far_order[: far_order.index(near_inner)] if near_inner is not None else []
+    layout = inside + [k for k in near_order if k not in inside]
+    layout += [k for k in range(len(extents)) if k not in layout]
+    pad = max(1, PAD_BYTES // dtype.itemsize)
+    strides = [0] * len(extents)
+    step = 1
+    for i, k in enumerate(layout):
+        if i and k == near_inner:
+            step += pad
+        strides[k] = step
+        step *= extents[k]
+    base = np.empty(1 + sum((e - 1) * s for e, s in zip(extents, strides, strict=True)), dtype)
+    return np.lib.stride_tricks.as_strided(
+        base, tuple(extents), tuple(s * dtype.itemsize for s in strides), writeable=True
+    )
+
+
+def lane_mask(bits: int) -> int:
+    """The low ``bits`` of every byte of a 64-bit lane."""
+    return ((1 << bits) - 1) * 0x0101010101010101
+
+
+def pack_lanes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
+    """``out[k] = sum((codes[i, k] & mask) << (bits * i))``: the bytes made of ``8 // bits``
+    rows of codes, computed on 64-bit lanes (8 bytes at a time; masking each code first
+    keeps every shift inside its byte). Row lengths are multiples of 8.
+
+    >>> out = np.empty(8, np.uint8)
+    >>> pack_lanes(np.array([[1, 2, 3, 0xFF, 0, 0, 0, 0], [2, 0, 0xF, 1, 0, 0, 0, 0]], np.uint8), 4, out)
+    >>> [hex(v) for v in out[:4]]
+    ['0x21', '0x2', '0xf3', '0x1f']
+    """
+    mask = lane_mask(bits)
+    lanes, acc = codes.view(np.uint64), out.view(np.uint64)
+    np.bitwise_and(lanes[0], mask, out=acc)
+    shifted = np.empty_like(acc)
+    for i in range(1, codes.shape[0]):
+        np.bitwise_and(lanes[i], mask, out=shifted)
+        np.left_shift(shifted, bits * i, out=shifted)
+        np.bitwise_or(acc, shifted, out=acc)
+
+
+def unpack_lanes(data: np.ndarray, bits: int, codes: np.ndarray) -> None:
+    """The inverse of :func:`pack_lanes`: ``codes[i, k] = (data[k] >> (bits * i)) & mask``.
+
+    >>> codes = np.empty((2, 8), np.uint8)
+    >>> unpack_lanes(np.array([0x21, 0xF3, 0, 0, 0, 0, 0, 0x5A], np.uint8), 4, codes); codes[:, [0, 1, 7]]
+    array([[ 1,  3, 10],
+           [ 2, 15,  5]], dtype=uint8)
+    """
+    mask = lane_mask(bits)
+    lanes = data.view(np.uint64)
+    for i in range(codes.shape[0]):
+        row = codes[i].view(np.uint64)
+        np.right_shift(lanes, bits * i, out=row)
+        np.bitwise_and(row, mask, out=row)
+
+
+def codes_to_bytes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
+    """Pack codes (one per byte, the value in the low ``bits``) little-endian into ``out``.
+
+    >>> out = np.empty(2, np.uint8)
+    >>> codes_to_bytes(np.array([1, 2, 3, 0xFF], np.uint8), 4, out); [hex(v) for v in out]
+    ['0x21', '0xf3']
+    """
+    mask = (1 << bits) - 1
+    np.bitwise_and(codes, mask, out=codes)
+    if bits == 1:
+        out[...] = np.packbits(codes, bitorder="little")
+        return
+    columns = codes.reshape(-1, 8 // bits)
+    np.copyto(out, columns[:, 0])
+    shifted = np.empty_like(out)
+    for i in range(1, columns.shape[1]):
+        np.left_shift(columns[:, i], bits * i, out=shifted)
+        np.bitwise_or(out, shifted, out=out)
+
+
+def bytes_to_codes(data: np.ndarray, bits: int) -> np.ndarray:
+    """Unpack bytes into codes, one per byte (the inverse of :func:`codes_to_bytes`).
+
+    >>> bytes_to_codes(np.array([0x21, 0xF3], np.uint8), 4)
+    array([ 1,  2,  3, 15], dtype=uint8)
+    """
+    if bits == 1:
+        return np.unpackbits(data, bitorder="little")
+    per_byte = 8 // bits
+    codes = np.empty((data.size, per_byte), np.uint8)
+    for i in range(per_byte):
+        np.right_shift(data, bits * i, out=codes[:, i])
+        np.bitwise_and(codes[:, i], (1 << bits) - 1, out=codes[:, i])
+    return codes.reshape(-1)

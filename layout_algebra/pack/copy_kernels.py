@@ -1,0 +1,746 @@
+"""Compiled inner loops for :mod:`layout_algebra.pack.copy_engine` (optional: needs ``numba``).
+
+Importing this module imports ``numba``; :mod:`layout_algebra.pack.copy_engine` imports it on the
+first copy that can use it, and keeps its NumPy code when ``numba`` is not installed
+(``pip install 'layout-algebra[fast]'``). The kernels are plain loops over flat 1-D arrays:
+an element of a strided view is ``flat[offset + sum(i_k * stride_k)]`` with strides counted
+in elements (:func:`~layout_algebra.pack.copy_engine.flat_view` makes ``flat``, the view's memory,
+from any view with non-negative strides), over exactly four dimensions (fewer are padded
+with ones, more are merged where the strides allow). Where both sides step by one element
+along the last dimension, the loop body reads and writes contiguous slices, which LLVM
+turns into vector instructions.
+
+* :func:`words_from_bytes` builds 32-bit words from 4 bytes, byte ``j`` in bits
+  ``[8j, 8j+8)`` (the little-endian order of the 4 ``s8`` of an ``(4,1)`` tile);
+  :func:`words_from_nibbles` from the low 4 bits of 8 bytes, nibble ``j`` in bits
+  ``[4j, 4j+4)`` (the 8 ``s4`` of an ``(8,1)`` tile under ``E(4)``).
+  :func:`bytes_from_words` and :func:`nibbles_from_words` take them apart again;
+  :func:`words_from_halves` builds words from two 16-bit halves (the 2 ``bf16`` of a
+  ``(2,1)`` tile) and :func:`halves_from_words` splits them.
+
+Part ``j`` of the word at ``i`` is ``parts[po + i . ps + j * step]``; the word is
+``words[wo + i . ws]``, for ``i`` in the 4-D ``shape``. Each part of a word has a loop
+statement of its own (not a loop over ``j``): that is what lets LLVM vectorize. With
+``staged``, the words of each ``i0`` (one contiguous run of ``words``, visited out of order
+by the loops) are built in a staging buffer that stays in the cache, and copied out in
+order (or, the other way, copied in first): memory then sees one sequential stream.
+Slicing costs more than moving a short run (``(64,128)(8,1)``: 128 words a run), so where
+the 8 rows of nibbles run on across ``i2`` (``ps[2] == shape[3]``, a whole tile row) they
+are sliced once per ``i1`` (:func:`_runs_on`), not once per run. Staged, such words are
+built in the stage in the order of the rows, one long loop per ``i1``
+(:func:`_build_nibbles`, :func:`_byte_rows_in`), and the stage is copied out in runs in
+the order of the words in memory (:func:`_runs_between`); taken apart the other way round.
+Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first.
+
+Taking nibbles apart writes twice the bytes it reads; a plain store to a line not in the
+cache reads the line first. With ``streamed`` (:func:`nibbles_from_words`; the copy engine
+sets it from 2 MB of parts), the rows' whole 64-byte lines are written with non-temporal
+stores (:func:`_stream_line`, an LLVM ``!nontemporal`` store) from a 512-byte buffer in the
+L1 cache, and a fence at the end makes them visible to other threads. Building words
+(:func:`words_from_nibbles`, from 2 MB of words), unstaged runs are written the same way,
+and the staged words of each ``i0`` (one dense region: the ``(64,128)`` tiles of 64 rows)
+are gathered from the stage in the order of memory into a buffer whose 64-byte lines
+match the region's, every whole line streamed (:func:`_stream_runs_out`; streaming each
+512-byte run alone left two partial lines per run, which cost more than they saved).
+:func:`words_from_halves` streams the same way, building each region's runs straight into
+the buffer (:func:`_stream_halves_out`): with plain stores, the read of every line before
+it is written made a third pass over memory.
+Both gather runs into their buffer at the region's offset within a line, so the buffer's
+stores are misaligned when the region is (NumPy's large arrays start 16 bytes into a
+page); a misaligned store that crosses a page boundary is slow (here, in a VM: 6x for the
+whole kernel), so the buffer lies within one page (:func:`_line_buffer`). Allocated
+anywhere, it crossed one in about a third of the processes, for their whole life.
+
+Nibbles are packed byte by byte: byte ``k`` of a word (byte offset ``k``: little-endian) is
+``(n[2k] & 0xF) | (n[2k+1] << 4)``, computed on 8-bit lanes, and the 4 bytes of each word
+are stored interleaved (``w8[4i + k]``), which LLVM turns into byte shuffles: 64 nibbles
+per AVX-512 instruction instead of 16 on 32-bit lanes. Taking words apart, the low nibble
+is ``b & 0xF`` and the high ``b >> 4``: the codes come out zero-extended, as ``ml_dtypes``
+stores ``int4`` and ``uint4`` (the same bytes for both).
+
+>>> import numpy as np
+>>> parts = np.arange(1, 17, dtype=np.uint8)      # part j of word w: parts[w + 2*j] (step 2)
+>>> words = np.zeros(2, np.uint32)
+>>> shape, strides = np.array([1, 1, 1, 2]), np.array([0, 0, 0, 1])
+>>> words_from_bytes(words, 0, strides, parts, 0, strides, 2, shape, False)
+>>> [hex(w) for w in words]
+['0x7050301', '0x8060402']
+>>> words_from_nibbles(words, 0, strides, parts, 0, strides, 2, shape, True)
+>>> [hex(w) for w in words]      # the low 4 bits of 1, 3, 5, ..., 15 (16 keeps 0)
+['0xfdb97531', '0xeca8642']
+>>> back = np.zeros(16, np.uint8)
+>>> nibbles_from_words(back, 0, strides, 2, words, 0, strides, shape, True); back.tolist()
+[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0]
+
+Each kernel is compiled on its first call for the dtypes it gets, and cached on disk
+(``cache=True``) for the next processes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+__all__ = [
+    "bytes_from_words",
+    "halves_from_words",
+    "nibbles_from_words",
+    "words_from_bytes",
+    "words_from_halves",
+    "words_from_nibbles",
+]
+
+U8 = np.uint8
+U16 = np.uint16
+U32 = np.uint32
+M4 = np.uint32(0xF)
+# shift amounts as 32-bit constants: with Python ints the arithmetic widens to 64 bits
+S4, S8, S12, S16, S20, S24, S28 = (np.uint32(4 * k) for k in range(1, 8))
+# nibbles are packed byte by byte, on 8-bit lanes: the low 4 bits and a shift by 4 as bytes
+L4 = np.uint8(0xF)
+B4 = np.uint8(4)
+#: Bytes in a cache line: non-temporal stores write whole lines.
+LINE = 64
+#: Bytes in a page: a gathering buffer lies within one (:func:`_line_buffer`).
+PAGE = 4096
+
+
+@intrinsic
+def _stream_line(typingctx, dst, dst_at, src, src_at):  # type: ignore[no-untyped-def]
+    """``dst[dst_at : dst_at + 64] = src[src_at : src_at + 64]`` by one non-temporal store
+    (past the cache: no read of the line before it is written). Both addresses must be
+    multiples of 64."""
+    signature = types.void(dst, types.intp, src, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        target = context.make_array(sig.args[0])(context, builder, args[0])
+        source = context.make_array(sig.args[2])(context, builder, args[2])
+        line = ir.VectorType(ir.IntType(8), LINE)
+        at_source = builder.bitcast(builder.gep(source.data, [args[3]]), line.as_pointer())
+        at_target = builder.bitcast(builder.gep(target.data, [args[1]]), line.as_pointer())
+        store = builder.store(builder.load(at_source, align=LINE), at_target, align=LINE)
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def _store_fence(typingctx):  # type: ignore[no-untyped-def]
+    """A memory fence: the non-temporal stores before it are visible to every thread after it."""
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+# --------------------------------------------------------------- one i0: the inner loops
+@njit(nogil=True, cache=True)
+def _bytes_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                a = parts[pb : pb + n]
+                b = parts[pb + step : pb + step + n]
+                c = parts[pb + 2 * step : pb + 2 * step + n]
+                d = parts[pb + 3 * step : pb + 3 * step + n]
+                for i in range(n):
+                    w[i] = U32(a[i]) | (U32(b[i]) << S8) | (U32(c[i]) << S16) | (U32(d[i]) << S24)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    words[wb + i * w3] = (
+                        U32(parts[p])
+                        | (U32(parts[p + step]) << S8)
+                        | (U32(parts[p + 2 * step]) << S16)
+                        | (U32(parts[p + 3 * step]) << S24)
+                    )
+
+
+@njit(nogil=True, cache=True)
+def _bytes_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                a = parts[pb : pb + n]
+                b = parts[pb + step : pb + step + n]
+                c = parts[pb + 2 * step : pb + 2 * step + n]
+                d = parts[pb + 3 * step : pb + 3 * step + n]
+                for i in range(n):
+                    v = w[i]
+                    a[i] = U8(v)
+                    b[i] = U8(v >> S8)
+                    c[i] = U8(v >> S16)
+                    d[i] = U8(v >> S24)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    v = words[wb + i * w3]
+                    parts[p] = U8(v)
+                    parts[p + step] = U8(v >> S8)
+                    parts[p + 2 * step] = U8(v >> S16)
+                    parts[p + 3 * step] = U8(v >> S24)
+
+
+@njit(nogil=True, cache=True)
+def _nibbles_in(words8, wo, ws, parts, po, ps, step, shape, streamed):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words8[4 * wb : 4 * wb + 4 * n]
+                if streamed:
+                    _stream_nibble_words(w, parts, pb, step, n)
+                else:
+                    _build_nibbles(w, parts, pb, step, 0, n)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    q = 4 * (wb + i * w3)
+                    for k in range(4):
+                        low, high = parts[p + 2 * k * step], parts[p + (2 * k + 1) * step]
+                        words8[q + k] = (low & L4) | (high << B4)
+
+
+@njit(nogil=True, cache=True)
+def _nibbles_out(parts, po, ps, step, words8, wo, ws, shape, streamed):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                _nibble_rows_out(parts, pb, step, words8[4 * wb : 4 * wb + 4 * n], n, streamed)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    q = 4 * (wb + i * w3)
+                    for k in range(4):
+                        b = words8[q + k]
+                        parts[p + 2 * k * step] = b & L4
+                        parts[p + (2 * k + 1) * step] = b >> B4
+
+
+@njit(nogil=True, cache=True)
+def _nibbles_in_rows(words8, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+    """:func:`_nibbles_in` where the parts run on across ``i2`` (``ps[2] == shape[3]``,
+    ``ps[3] == 1``) and the words step by one along ``i3``: the 8 rows of parts are sliced
+    once per ``i1`` (one run of ``shape[2] * shape[3]``), not once per short run of
+    ``shape[3]`` (slicing costs more than moving 128 elements)."""
+    n = shape[3]
+    m = shape[2] * n
+    for i1 in range(shape[1]):
+        pb = po + i1 * ps[1]
+        r0 = parts[pb : pb + m]
+        r1 = parts[pb + step : pb + step + m]
+        r2 = parts[pb + 2 * step : pb + 2 * step + m]
+        r3 = parts[pb + 3 * step : pb + 3 * step + m]
+        r4 = parts[pb + 4 * step : pb + 4 * step + m]
+        r5 = parts[pb + 5 * step : pb + 5 * step + m]
+        r6 = parts[pb + 6 * step : pb + 6 * step + m]
+        r7 = parts[pb + 7 * step : pb + 7 * step + m]
+        for i2 in range(shape[2]):
+            wb = 4 * (wo + i1 * ws[1] + i2 * ws[2])
+            w = words8[wb : wb + 4 * n]
+            q0 = i2 * n
+            for i in range(n):
+                q = q0 + i
+                w[4 * i] = (r0[q] & L4) | (r1[q] << B4)
+                w[4 * i + 1] = (r2[q] & L4) | (r3[q] << B4)
+                w[4 * i + 2] = (r4[q] & L4) | (r5[q] << B4)
+                w[4 * i + 3] = (r6[q] & L4) | (r7[q] << B4)
+
+
+@njit(nogil=True, cache=True)
+def _nibbles_out_rows(parts, po, ps, step, words8, wo, ws, shape, line, streamed):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_nibbles_in_rows` (same conditions): the runs of words of each
+    ``i1`` are gathered into ``line``, then split in one long loop."""
+    n = shape[3]
+    m = shape[2] * n
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = 4 * (wo + i1 * ws[1] + i2 * ws[2])
+            w = words8[wb : wb + 4 * n]
+            run = line[4 * i2 * n : 4 * (i2 + 1) * n]
+            for i in range(4 * n):
+                run[i] = w[i]
+        _nibble_rows_out(parts, po + i1 * ps[1], step, line, m, streamed)
+
+
+@njit(nogil=True, cache=True)
+def _build_nibbles(line8, parts, pb, step, lo, hi):  # type: ignore[no-untyped-def]
+    """Words ``lo .. hi-1`` of ``line8`` (bytes) from the 8 rows ``parts[pb + j*step :]``."""
+    m = hi - lo
+    r0 = parts[pb + lo : pb + hi]
+    r1 = parts[pb + step + lo : pb + step + hi]
+    r2 = parts[pb + 2 * step + lo : pb + 2 * step + hi]
+    r3 = parts[pb + 3 * step + lo : pb + 3 * step + hi]
+    r4 = parts[pb + 4 * step + lo : pb + 4 * step + hi]
+    r5 = parts[pb + 5 * step + lo : pb + 5 * step + hi]
+    r6 = parts[pb + 6 * step + lo : pb + 6 * step + hi]
+    r7 = parts[pb + 7 * step + lo : pb + 7 * step + hi]
+    w = line8[4 * lo : 4 * hi]
+    for i in range(m):
+        w[4 * i] = (r0[i] & L4) | (r1[i] << B4)
+        w[4 * i + 1] = (r2[i] & L4) | (r3[i] << B4)
+        w[4 * i + 2] = (r4[i] & L4) | (r5[i] << B4)
+        w[4 * i + 3] = (r6[i] & L4) | (r7[i] << B4)
+
+
+@njit(nogil=True, cache=True)
+def _stream_nibble_words(line8, parts, pb, step, m):  # type: ignore[no-untyped-def]
+    """:func:`_build_nibbles` of words ``0 .. m-1``, their whole 64-byte lines built in a
+    buffer in the L1 cache (allocated here, so that LLVM vectorizes the loop that fills it)
+    and written with non-temporal stores."""
+    raw = np.empty(5 * LINE, U8)
+    at = (-raw.ctypes.data) % LINE
+    buffer = raw[at : at + 4 * LINE]
+    lead = (-line8.ctypes.data) % LINE  # bytes before the first whole line of words
+    done = min(m, lead // 4) if lead % 4 == 0 else m
+    _build_nibbles(line8, parts, pb, step, 0, done)
+    while done + LINE <= m:  # 64 words: 4 lines
+        q = pb + done
+        r0 = parts[q : q + LINE]
+        r1 = parts[q + step : q + step + LINE]
+        r2 = parts[q + 2 * step : q + 2 * step + LINE]
+        r3 = parts[q + 3 * step : q + 3 * step + LINE]
+        r4 = parts[q + 4 * step : q + 4 * step + LINE]
+        r5 = parts[q + 5 * step : q + 5 * step + LINE]
+        r6 = parts[q + 6 * step : q + 6 * step + LINE]
+        r7 = parts[q + 7 * step : q + 7 * step + LINE]
+        for i in range(LINE):
+            buffer[4 * i] = (r0[i] & L4) | (r1[i] << B4)
+            buffer[4 * i + 1] = (r2[i] & L4) | (r3[i] << B4)
+            buffer[4 * i + 2] = (r4[i] & L4) | (r5[i] << B4)
+            buffer[4 * i + 3] = (r6[i] & L4) | (r7[i] << B4)
+        for k in range(4):
+            _stream_line(line8, 4 * done + k * LINE, buffer, k * LINE)
+        done += LINE
+    _build_nibbles(line8, parts, pb, step, done, m)
+
+
+@njit(nogil=True, cache=True)
+def _split_nibbles(parts, pb, step, line8, lo, hi):  # type: ignore[no-untyped-def]
+    """Words ``lo .. hi-1`` of ``line8`` (bytes) into the 8 rows ``parts[pb + j*step :]``."""
+    m = hi - lo
+    r0 = parts[pb + lo : pb + hi]
+    r1 = parts[pb + step + lo : pb + step + hi]
+    r2 = parts[pb + 2 * step + lo : pb + 2 * step + hi]
+    r3 = parts[pb + 3 * step + lo : pb + 3 * step + hi]
+    r4 = parts[pb + 4 * step + lo : pb + 4 * step + hi]
+    r5 = parts[pb + 5 * step + lo : pb + 5 * step + hi]
+    r6 = parts[pb + 6 * step + lo : pb + 6 * step + hi]
+    r7 = parts[pb + 7 * step + lo : pb + 7 * step + hi]
+    w = line8[4 * lo : 4 * hi]
+    for i in range(m):
+        b0, b1, b2, b3 = w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]
+        r0[i] = b0 & L4
+        r1[i] = b0 >> B4
+        r2[i] = b1 & L4
+        r3[i] = b1 >> B4
+        r4[i] = b2 & L4
+        r5[i] = b2 >> B4
+        r6[i] = b3 & L4
+        r7[i] = b3 >> B4
+
+
+@njit(nogil=True, cache=True)
+def _nibble_rows_out(parts, pb, step, line8, m, streamed):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_build_nibbles`. With ``streamed``, where the 8 rows are equally
+    aligned (``step % 64 == 0``), the rows' whole 64-byte lines are split into 8 lines of a
+    buffer in the L1 cache and written out with non-temporal stores: past the cache, without
+    reading each line first (unpacking writes twice the bytes it reads). The buffer is
+    allocated here: LLVM then knows it aliases nothing, and vectorizes the loop that fills it."""
+    done = 0
+    if streamed and step % LINE == 0:
+        raw = np.empty(9 * LINE, U8)
+        at = (-raw.ctypes.data) % LINE
+        lines = raw[at : at + 8 * LINE]
+        done = min(m, (-(parts.ctypes.data + pb)) % LINE)  # up to the first whole line
+        _split_nibbles(parts, pb, step, line8, 0, done)
+        s0, s1, s2, s3 = lines[0:64], lines[64:128], lines[128:192], lines[192:256]
+        s4, s5, s6, s7 = lines[256:320], lines[320:384], lines[384:448], lines[448:512]
+        while done + LINE <= m:
+            w = line8[4 * done : 4 * (done + LINE)]
+            for i in range(LINE):
+                b0, b1, b2, b3 = w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]
+                s0[i] = b0 & L4
+                s1[i] = b0 >> B4
+                s2[i] = b1 & L4
+                s3[i] = b1 >> B4
+                s4[i] = b2 & L4
+                s5[i] = b2 >> B4
+                s6[i] = b3 & L4
+                s7[i] = b3 >> B4
+            for j in range(8):
+                _stream_line(parts, pb + j * step + done, lines, j * LINE)
+            done += LINE
+    _split_nibbles(parts, pb, step, line8, done, m)
+
+
+@njit(nogil=True, cache=True)
+def _byte_rows_in(line8, parts, pb, step, m):  # type: ignore[no-untyped-def]
+    """Words ``0 .. m-1`` of ``line8`` (bytes) from the 4 rows ``parts[pb + j*step :][:m]``."""
+    r0 = parts[pb : pb + m]
+    r1 = parts[pb + step : pb + step + m]
+    r2 = parts[pb + 2 * step : pb + 2 * step + m]
+    r3 = parts[pb + 3 * step : pb + 3 * step + m]
+    w = line8[: 4 * m]
+    for i in range(m):
+        w[4 * i] = r0[i]
+        w[4 * i + 1] = r1[i]
+        w[4 * i + 2] = r2[i]
+        w[4 * i + 3] = r3[i]
+
+
+@njit(nogil=True, cache=True)
+def _byte_rows_out(parts, pb, step, line8, m):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_byte_rows_in`."""
+    r0 = parts[pb : pb + m]
+    r1 = parts[pb + step : pb + step + m]
+    r2 = parts[pb + 2 * step : pb + 2 * step + m]
+    r3 = parts[pb + 3 * step : pb + 3 * step + m]
+    w = line8[: 4 * m]
+    for i in range(m):
+        r0[i] = w[4 * i]
+        r1[i] = w[4 * i + 1]
+        r2[i] = w[4 * i + 2]
+        r3[i] = w[4 * i + 3]
+
+
+@njit(nogil=True, cache=True)
+def _runs_between(words, wo, ws, stage, shape, to_words):  # type: ignore[no-untyped-def]
+    """Copy the runs of ``shape[3]`` words between ``words`` (run ``(i1, i2)`` at
+    ``wo + i1*ws[1] + i2*ws[2]``) and ``stage`` (the runs in the order ``(i1, i2)``), the
+    runs visited in the order of ``words`` in memory (one sequential stream there)."""
+    n = shape[3]
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    for a in range(shape[outer]):
+        for b in range(shape[inner]):
+            i1, i2 = (b, a) if outer == 2 else (a, b)
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            sb = (i1 * shape[2] + i2) * n
+            w = words[wb : wb + n]
+            st = stage[sb : sb + n]
+            if to_words:
+                for i in range(n):
+                    w[i] = st[i]
+            else:
+                for i in range(n):
+                    st[i] = w[i]
+
+
+@njit(nogil=True, cache=True)
+def _line_buffer(size):  # type: ignore[no-untyped-def]
+    """A buffer of ``size`` bytes that starts a page, so that it lies within one page
+    when ``size <= PAGE`` (and starts a cache line)."""
+    raw = np.empty(size + PAGE, U8)
+    at = (-raw.ctypes.data) % PAGE
+    return raw[at : at + size]
+
+
+@njit(nogil=True, cache=True)
+def _stream_runs_out(words8, wb, ws, stage8, shape):  # type: ignore[no-untyped-def]
+    """:func:`_runs_between` into ``words`` (``wb``: the first word's byte offset in
+    ``words8``) where the runs are one dense region (:func:`_is_one_region`): the runs are
+    gathered, in the order of memory, into a buffer in the L1 cache whose lines match the
+    region's, and every whole 64-byte line is written with a non-temporal store; the bytes
+    of the region's first and last partial lines are stored plainly."""
+    n4 = 4 * shape[3]
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    buffer = _line_buffer(n4 + 2 * LINE)  # fill < LINE + n4 after each run
+    lead = (words8.ctypes.data + wb) % LINE  # the region's bytes before its first line start here
+    fill = lead  # bytes in the buffer: buffer[0] lies where the region's first line starts
+    at = wb - lead  # the byte of words8 that buffer[0] goes to
+    first = True
+    for a in range(shape[outer]):
+        for b in range(shape[inner]):
+            i1, i2 = (b, a) if outer == 2 else (a, b)
+            sb = 4 * (i1 * shape[2] + i2) * shape[3]
+            run = stage8[sb : sb + n4]
+            into = buffer[fill : fill + n4]
+            for i in range(n4):
+                into[i] = run[i]
+            fill += n4
+            lines = fill // LINE
+            k = 0
+            if first and lines and lead:  # the region's first line: only its own bytes
+                part = words8[at + lead : at + LINE]
+                for i in range(LINE - lead):
+                    part[i] = buffer[lead + i]
+                k = 1
+            first = first and not lines
+            while k < lines:
+                _stream_line(words8, at + k * LINE, buffer, k * LINE)
+                k += 1
+            rest = fill - lines * LINE
+            for i in range(rest):
+                buffer[i] = buffer[lines * LINE + i]
+            at += lines * LINE
+            fill = rest
+    for i in range(lead if first else 0, fill):  # the last partial line (or the only one)
+        words8[at + i] = buffer[i]
+
+
+@njit(nogil=True, cache=True)
+def _is_one_region(ws, shape):  # type: ignore[no-untyped-def]
+    """Whether the runs of ``shape[3]`` words (``ws[3] == 1``), visited in the order of
+    memory, follow one another without a gap."""
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    return ws[3] == 1 and ws[inner] == shape[3] and ws[outer] == shape[3] * shape[inner]
+
+
+@njit(nogil=True, cache=True)
+def _runs_on(ws, ps, shape):  # type: ignore[no-untyped-def]
+    """Whether the parts run on across ``i2`` and both sides step by one along ``i3``."""
+    return ws[3] == 1 and ps[3] == 1 and shape[2] > 1 and ps[2] == shape[3]
+
+
+@njit(nogil=True, cache=True)
+def _halves_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                a = parts[pb : pb + n]
+                b = parts[pb + step : pb + step + n]
+                for i in range(n):
+                    w[i] = U32(a[i]) | (U32(b[i]) << S16)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    words[wb + i * w3] = U32(parts[p]) | (U32(parts[p + step]) << S16)
+
+
+@njit(nogil=True, cache=True)
+def _stream_halves_out(words8, wb, ws, parts, pb, ps, step, shape):  # type: ignore[no-untyped-def]
+    """:func:`_halves_in` for one ``i0`` whose words are one dense region
+    (:func:`_is_one_region`; ``wb``: its first byte in ``words8``) and whose parts step by
+    one along ``i3``: the runs are built in the order of memory into a buffer in the L1
+    cache whose 64-byte lines match the region's, and every whole line is written with a
+    non-temporal store (the region's first and last partial lines plainly). The writing of
+    the lines repeats :func:`_stream_runs_out`'s on purpose: as a function of its own,
+    called once per run, it made the kernel 2-3x slower (measured)."""
+    n = shape[3]
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    buffer = _line_buffer(4 * n + 2 * LINE)  # fill < LINE + 4n after each run
+    buffer32 = buffer.view(U32)
+    lead = (words8.ctypes.data + wb) % LINE
+    fill = lead
+    at = wb - lead
+    first = True
+    for a_ in range(shape[outer]):
+        for b_ in range(shape[inner]):
+            i1, i2 = (b_, a_) if outer == 2 else (a_, b_)
+            q = pb + i1 * ps[1] + i2 * ps[2]
+            low = parts[q : q + n]
+            high = parts[q + step : q + step + n]
+            w = buffer32[fill // 4 : fill // 4 + n]
+            for i in range(n):
+                w[i] = U32(low[i]) | (U32(high[i]) << S16)
+            fill += 4 * n
+            lines = fill // LINE
+            k = 0
+            if first and lines and lead:  # the region's first line: only its own bytes
+                part = words8[at + lead : at + LINE]
+                for i in range(LINE - lead):
+                    part[i] = buffer[lead + i]
+                k = 1
+            first = first and not lines
+            while k < lines:
+                _stream_line(words8, at + k * LINE, buffer, k * LINE)
+                k += 1
+            rest = fill - lines * LINE
+            for i in range(rest):
+                buffer[i] = buffer[lines * LINE + i]
+            at += lines * LINE
+            fill = rest
+    for i in range(lead if first else 0, fill):  # the last partial line (or the only one)
+        words8[at + i] = buffer[i]
+
+
+@njit(nogil=True, cache=True)
+def _halves_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+    for i1 in range(shape[1]):
+        for i2 in range(shape[2]):
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            pb = po + i1 * ps[1] + i2 * ps[2]
+            n, w3, p3 = shape[3], ws[3], ps[3]
+            if w3 == 1 and p3 == 1:
+                w = words[wb : wb + n]
+                a = parts[pb : pb + n]
+                b = parts[pb + step : pb + step + n]
+                for i in range(n):
+                    v = w[i]
+                    a[i] = U16(v)
+                    b[i] = U16(v >> S16)
+            else:
+                for i in range(n):
+                    p = pb + i * p3
+                    v = words[wb + i * w3]
+                    parts[p] = U16(v)
+                    parts[p + step] = U16(v >> S16)
+
+
+# ------------------------------------------------------------------- the kernels: over i0
+# (each spells its loop over i0: numba cannot cache a kernel that takes a function argument)
+@njit(nogil=True, cache=True)
+def words_from_bytes(words, wo, ws, parts, po, ps, step, shape, staged):  # type: ignore[no-untyped-def]
+    """``words[w] = p0 | p1 << 8 | p2 << 16 | p3 << 24``, the bytes ``pj = parts[p + j*step]``."""
+    rows = _runs_on(ws, ps, shape)
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, words.dtype)
+    stage8 = stage.view(U8)
+    for i0 in range(shape[0]):
+        if staged and rows:  # the stage in the order of the parts, copied out in runs
+            m = shape[2] * shape[3]
+            for i1 in range(shape[1]):
+                _byte_rows_in(stage8[4 * i1 * m :], parts, po + i0 * ps[0] + i1 * ps[1], step, m)
+            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
+        elif staged:
+            _bytes_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
+            out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                out[i] = stage[i]
+        else:
+            _bytes_in(words, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
+
+
+@njit(nogil=True, cache=True)
+def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`words_from_bytes`: ``parts[p + j*step] = words[w] >> 8j`` (a byte)."""
+    rows = _runs_on(ws, ps, shape)
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, np.uint32)
+    stage8 = stage.view(U8)
+    for i0 in range(shape[0]):
+        if staged and rows:  # the runs copied in to the stage in the order of the parts
+            m = shape[2] * shape[3]
+            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, False)
+            for i1 in range(shape[1]):
+                _byte_rows_out(parts, po + i0 * ps[0] + i1 * ps[1], step, stage8[4 * i1 * m :], m)
+        elif staged:
+            run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                stage[i] = run[i]
+            _bytes_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape)
+        else:
+            _bytes_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape)
+
+
+@njit(nogil=True, cache=True)
+def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged, streamed=False):  # type: ignore[no-untyped-def]
+    """``words[w] = sum_j (parts[p + j*step] & 0xF) << 4j`` for ``j < 8``. With ``streamed``,
+    unstaged runs of words are written a whole cache line at a time, non-temporally."""
+    rows = _runs_on(ws, ps, shape)
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, words.dtype)
+    words8, stage8 = words.view(U8), stage.view(U8)
+    for i0 in range(shape[0]):
+        if staged and rows:  # the stage in the order of the parts, copied out in runs
+            m = shape[2] * shape[3]
+            for i1 in range(shape[1]):
+                _build_nibbles(stage8[4 * i1 * m :], parts, po + i0 * ps[0] + i1 * ps[1], step, 0, m)
+            if streamed and _is_one_region(ws, shape):
+                _stream_runs_out(words8, 4 * (wo + i0 * ws[0]), ws, stage8, shape)
+            else:
+                _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
+        elif staged:
+            _nibbles_in(stage8, 0, ws, parts, po + i0 * ps[0], ps, step, shape, False)
+            out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                out[i] = stage[i]
+        else:
+            if rows:
+                _nibbles_in_rows(words8, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
+            else:
+                _nibbles_in(words8, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape, streamed)
+    if streamed:
+        _store_fence()
+
+
+@njit(nogil=True, cache=True)
+def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged, streamed=False):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`words_from_nibbles`: ``parts[p + j*step] = (words[w] >> 4j) & 0xF``.
+    With ``streamed``, whole cache lines of parts are written with non-temporal stores."""
+    rows = _runs_on(ws, ps, shape)
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, np.uint32)
+    words8, stage8 = words.view(U8), stage.view(U8)
+    line = np.empty(4 * shape[2] * shape[3] if rows else 0, U8)
+    for i0 in range(shape[0]):
+        p0, w0 = po + i0 * ps[0], wo + i0 * ws[0]
+        if staged and rows:  # the runs copied in to the stage in the order of the parts
+            m = shape[2] * shape[3]
+            _runs_between(words, w0, ws, stage, shape, False)
+            for i1 in range(shape[1]):
+                _nibble_rows_out(parts, p0 + i1 * ps[1], step, stage8[4 * i1 * m :], m, streamed)
+        elif staged:
+            run = words[w0 : w0 + size]
+            for i in range(size):
+                stage[i] = run[i]
+            _nibbles_out(parts, p0, ps, step, stage8, 0, ws, shape, streamed)
+        elif rows:
+            _nibbles_out_rows(parts, p0, ps, step, words8, w0, ws, shape, line, streamed)
+        else:
+            _nibbles_out(parts, p0, ps, step, words8, w0, ws, shape, streamed)
+    if streamed:
+        _store_fence()
+
+
+@njit(nogil=True, cache=True)
+def words_from_halves(words, wo, ws, parts, po, ps, step, shape, staged, streamed=False):  # type: ignore[no-untyped-def]
+    """``words[w] = p0 | p1 << 16``, the 16-bit halves ``pj = parts[p + j*step]`` (the 2
+    ``bf16`` of a ``(2,1)`` tile). With ``streamed``, where the words of each ``i0`` are one
+    region and the parts step by one along ``i3``, the words are written a whole cache line
+    at a time, non-temporally (:func:`_stream_halves_out`)."""
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, words.dtype)
+    region = streamed and ps[3] == 1 and _is_one_region(ws, shape)
+    words8 = words.view(U8)
+    for i0 in range(shape[0]):
+        if region:
+            _stream_halves_out(words8, 4 * (wo + i0 * ws[0]), ws, parts, po + i0 * ps[0], ps, step, shape)
+        elif staged:
+            _halves_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
+            out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                out[i] = stage[i]
+        else:
+            _halves_in(words, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
+    if region:
+        _store_fence()
+
+
+@njit(nogil=True, cache=True)
+def halves_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
+    """``parts[p] = words[w] & 0xFFFF`` and ``parts[p + step] = words[w] >> 16``: the two
+    16-bit halves of each word (the 2 ``bf16`` of a ``(2,1)`` tile). Only this direction has a
+    kernel: building the words, NumPy's two passes measured as fast."""
+    size = shape[1] * shape[2] * shape[3] if staged else 0
+    stage = np.empty(size, np.uint32)
+    for i0 in range(shape[0]):
+        if staged:
+            run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
+            for i in range(size):
+                stage[i] = run[i]
+            _halves_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape)
+        else:
+            _halves_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape)

@@ -1,0 +1,422 @@
+"""Compiled transposing copies for :mod:`layout_algebra.pack.copy_engine` (optional: needs ``numba``).
+
+A *transposing* copy (:func:`~layout_algebra.pack.copy_engine.is_transposing`) moves a block of
+an array whose rows are far apart (the *far* side: the logical array of ``{0,1:T(8,128)}``,
+rows 32 KB apart) to or from a chunk of a buffer whose minor dimension runs the other way
+(the *near* side: the tiles). Five things make it slow, and each has its fix here:
+
+* *Transposing element by element* (NumPy's loop, or a scalar compiled loop: 4–7 GB/s in
+  the cache). :func:`transpose8` moves an 8x8 block of elements with 8 vector loads, 24
+  ``shufflevector`` instructions (three butterfly stages, each swapping one bit of the row
+  index with the same bit of the column index) and 8 vector stores, written in LLVM IR
+  through numba's ``intrinsic`` (about 40 GB/s in the cache for 4-byte elements).
+* *Reading or writing the far side across its rows* (each row touched 32 bytes at a time:
+  the prefetcher never sees a stream). The far side is copied row by row, in runs of up
+  to ``width * nc`` elements (4 KB for the benchmark), through a staging buffer in the L2
+  cache; the transposes work between the staging buffer and the near side.
+* *One short run after another* (a 4 KB run ends before the prefetcher has ramped up on
+  it). :func:`read_rows` reads ``ROWS_TOGETHER`` (8) far rows, or near tiles, at a time, a
+  64-byte line of each in turn, so that 8 streams are in flight (one thread, the far rows:
+  pack 0.40 -> 0.48 of ``np.copyto``; the tiles: unpack 0.29 -> 0.36). Unpacking then
+  transposes the group of tiles 8 stage rows at a time across the group (whole lines of
+  the stage written at once), from a buffer whose tiles lie a line apart in the cache sets
+  (4 KB apart, all 8 would share the same sets): 0.37 -> 0.46.
+* *Rows a power of two apart evicting each other* (8192 floats: every row maps to the same
+  cache sets). The staging buffer's rows are ``pad`` elements longer than a run.
+* *Reading each line of the output before writing it* (a store to a line not in the cache
+  reads it first: 3 passes over memory where ``np.copyto`` of a large array makes 2). With
+  ``stream``, the output is written by non-temporal stores (:func:`transpose8_stream`,
+  :func:`stream_line`) in whole 64-byte lines where it can, and a fence ends the kernel.
+
+The copy, in canonical form: five dimensions ``(o0, o1, a, c, d)`` with
+
+* ``d``: the near side's innermost dim (stride 1 there), the far side's rows;
+* ``c``: the far side's innermost dim (stride 1 there);
+* ``a``: continues ``c``'s run in the far side (far stride ``nc``), so that each row of
+  the far side is read, or written, as one run over ``a`` and ``c``;
+* ``o0``, ``o1``: everything else, outer loops.
+
+``near[no + i . ns] = far[fo + i . fs]`` (the far side read: :func:`gather_rows`; written:
+:func:`scatter_rows`), strides in elements, as in :mod:`layout_algebra.pack.copy_kernels`.
+``f32[16,16]{0,1:T(8,8)}``-style tiles of a 16x16 array: near ``(a, o1, c, d)`` is the tile
+``(a, o1)``, row ``c``, column ``d``; far ``x[o1 * 8 + d, a * 8 + c]``:
+
+>>> import numpy as np
+>>> x = np.arange(256, dtype=np.float32).reshape(16, 16)
+>>> tiles = np.zeros((2, 2, 8, 8), np.float32)            # (a, o1, c, d)
+>>> shape = np.array([1, 2, 2, 8, 8])                      # (o0, o1, a, c, d)
+>>> near_strides = np.array([0, 64, 128, 8, 1])            # tiles[a, o1, c, d]
+>>> far_strides = np.array([0, 128, 8, 1, 16])             # x[o1*8 + d, a*8 + c]
+>>> stage = np.empty(staging_size(shape, 2, 4), np.float32)
+>>> gather_rows(tiles.ravel(), 0, near_strides, x.ravel(), 0, far_strides, shape, stage, 2, 4, True)
+>>> np.array_equal(tiles, x.reshape(2, 8, 2, 8).transpose(2, 0, 3, 1))
+True
+>>> y = np.zeros_like(x)
+>>> scatter_rows(y.ravel(), 0, far_strides, tiles.ravel(), 0, near_strides, shape, stage, 2, 4, True)
+>>> np.array_equal(y, x)
+True
+
+Each kernel is compiled on its first call for the dtypes it gets (unsigned and signed
+integers, floats: 1, 2, 4 or 8 bytes), and cached on disk (``cache=True``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core.extending import intrinsic
+
+__all__ = [
+    "address",
+    "copy_line",
+    "gather_rows",
+    "read_rows",
+    "scatter_rows",
+    "staging_size",
+    "store_fence",
+    "stream_line",
+    "transpose8",
+    "transpose8_stream",
+    "transpose_block",
+    "write_run",
+]
+
+
+def butterfly_masks() -> list[tuple[int, list[int], list[int]]]:
+    """The three stages of an 8x8 transpose as ``shufflevector`` masks.
+
+    Stage ``k`` swaps bit ``k`` of the row index with bit ``k`` of the column index. Rows
+    ``i`` and ``i + s`` (``s = 2**k``, bit ``k`` of ``i`` clear) become, from the 16
+    elements of the two rows (the second row's numbered from 8): row ``i`` takes its own
+    element ``j`` where bit ``k`` of ``j`` is clear, else the other row's ``j - s``; row
+    ``i + s`` takes the first row's ``j + s`` where it is clear, else its own ``j``.
+
+    >>> butterfly_masks()[0]
+    (1, [0, 8, 2, 10, 4, 12, 6, 14], [1, 9, 3, 11, 5, 13, 7, 15])
+    """
+    stages = []
+    for k in range(3):
+        s = 1 << k
+        low = [8 + j - s if j & s else j for j in range(8)]
+        high = [8 + j if j & s else j + s for j in range(8)]
+        stages.append((s, low, high))
+    return stages
+
+
+_I32, _I64 = ir.IntType(32), ir.IntType(64)
+
+
+def _transpose8_codegen(pieces: int):  # type: ignore[no-untyped-def]
+    """The LLVM IR of :func:`transpose8` (``pieces == 0``), or of :func:`transpose8_stream`
+    (each row of 8 stored non-temporally in ``pieces`` aligned parts)."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        dst_type, _, _, src_type, _, _ = signature.args
+        d, q, dr, s, p, sr = args
+        dst_data = context.make_array(dst_type)(context, builder, d).data
+        src_data = context.make_array(src_type)(context, builder, s).data
+        vector = ir.VectorType(context.get_data_type(src_type.dtype), 8)
+        align = max(1, src_type.dtype.bitwidth // 8)
+
+        def at(data, base, step, k):  # type: ignore[no-untyped-def]
+            index = builder.add(base, builder.mul(step, ir.Constant(_I64, k)))
+            return builder.bitcast(builder.gep(data, [index]), vector.as_pointer())
+
+        rows = [builder.load(at(src_data, p, sr, b), align=align) for b in range(8)]
+        for s_, low, high in butterfly_masks():
+            new = list(rows)
+            for i in range(8):
+                if not i & s_:
+                    first, second = rows[i], rows[i + s_]
+                    new[i] = builder.shuffle_vector(first, second, ir.Constant(ir.VectorType(_I32, 8), low))
+                    new[i + s_] = builder.shuffle_vector(
+                        first, second, ir.Constant(ir.VectorType(_I32, 8), high)
+                    )
+            rows = new
+        for a in range(8):
+            if not pieces:
+                builder.store(rows[a], at(dst_data, q, dr, a), align=align)
+                continue
+            # aligned parts of the row (the caller checked), stored past the caches
+            part = ir.VectorType(vector.element, 8 // pieces)
+            row = builder.bitcast(at(dst_data, q, dr, a), part.as_pointer())
+            for k in range(pieces):
+                lanes = ir.Constant(
+                    ir.VectorType(_I32, part.count), list(range(k * part.count, (k + 1) * part.count))
+                )
+                value = builder.shuffle_vector(rows[a], rows[a], lanes)
+                store = builder.store(
+                    value, builder.gep(row, [ir.Constant(_I64, k)]), align=part.count * align
+                )
+                store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _transpose8_signature(dst, src):  # type: ignore[no-untyped-def]
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+        return None
+    return types.void(dst, types.int64, types.int64, src, types.int64, types.int64)
+
+
+@intrinsic
+def transpose8(typingctx, dst, q, dr, src, p, sr):  # type: ignore[no-untyped-def]
+    """``dst[q + a * dr + b] = src[p + a + b * sr]`` for ``a, b < 8``: an 8x8 block, in registers.
+
+    Both arrays 1-D with the same element type; no bounds checks (the callers' loops keep
+    inside the arrays)."""
+    sig = _transpose8_signature(dst, src)
+    return None if sig is None else (sig, _transpose8_codegen(0))
+
+
+@intrinsic
+def transpose8_stream(typingctx, dst, q, dr, src, p, sr):  # type: ignore[no-untyped-def]
+    """:func:`transpose8` with non-temporal stores (written to memory, not kept in the
+    caches: a copy much larger than the caches then does not read the destination's lines
+    first). Each row of 8 elements stored must be aligned to its size."""
+    sig = _transpose8_signature(dst, src)
+    return None if sig is None else (sig, _transpose8_codegen(1))
+
+
+def _line_signature(dst, src):  # type: ignore[no-untyped-def]
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+        return None
+    return types.void(dst, types.int64, src, types.int64)
+
+
+def _line_codegen(streamed: bool):  # type: ignore[no-untyped-def]
+    """One 64-byte vector load and store; ``streamed``: the store aligned and non-temporal."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        dst_type, _, src_type, _ = signature.args
+        d, q, s, p = args
+        size = max(1, src_type.dtype.bitwidth // 8)
+        vector = ir.VectorType(context.get_data_type(src_type.dtype), 64 // size)
+        src_data = context.make_array(src_type)(context, builder, s).data
+        dst_data = context.make_array(dst_type)(context, builder, d).data
+        value = builder.load(builder.bitcast(builder.gep(src_data, [p]), vector.as_pointer()), align=size)
+        store = builder.store(
+            value,
+            builder.bitcast(builder.gep(dst_data, [q]), vector.as_pointer()),
+            align=64 if streamed else size,
+        )
+        if streamed:
+            store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
+        return context.get_dummy_value()
+
+    return codegen
+
+
+@intrinsic
+def stream_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
+    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes, stored
+    non-temporally: ``dst[q]`` must be 64-byte aligned (:func:`address`)."""
+    sig = _line_signature(dst, src)
+    return None if sig is None else (sig, _line_codegen(True))
+
+
+@intrinsic
+def address(typingctx, a, k):  # type: ignore[no-untyped-def]
+    """The address of ``a[k]`` (a 1-D array), as an integer."""
+    if not isinstance(a, types.Array):
+        return None
+    sig = types.int64(a, types.int64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.ptrtoint(builder.gep(data, [args[1]]), _I64)
+
+    return sig, codegen
+
+
+@intrinsic
+def store_fence(typingctx):  # type: ignore[no-untyped-def]
+    """A fence after non-temporal stores: they are weakly ordered, and another thread must
+    see them once the kernel has returned."""
+    sig = types.void()
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(nogil=True, cache=True)
+def transpose_block(dst, q, dr, src, p, sr, n, m, stream):  # type: ignore[no-untyped-def]
+    """``dst[q + a * dr + b] = src[p + a + b * sr]`` for ``a < n``, ``b < m``: 8x8 blocks
+    in registers (:func:`transpose8`), the edges element by element. With ``stream``
+    (``dr`` a multiple of 8), by :func:`transpose8_stream`, the blocks' columns starting
+    where ``dst``'s rows of 8 are aligned (NumPy's large arrays start 16 bytes past a page).
+
+    >>> src = np.arange(30, dtype=np.uint16)             # a 3x10 matrix, rows 10 apart
+    >>> dst = np.zeros(30, np.uint16)
+    >>> transpose_block(dst, 0, 3, src, 0, 10, 10, 3, False)    # its transpose: 10x3
+    >>> dst.reshape(10, 3)[:3].tolist()
+    [[0, 10, 20], [1, 11, 21], [2, 12, 22]]
+    """
+    size = dst.itemsize
+    b0 = min(m, (-address(dst, q) % (8 * size)) // size) if stream else 0
+    n8, m8 = n - n % 8, (m - b0) - (m - b0) % 8
+    for a in range(0, n8, 8):
+        for b in range(b0, b0 + m8, 8):
+            if stream:
+                transpose8_stream(dst, q + a * dr + b, dr, src, p + a + b * sr, sr)
+            else:
+                transpose8(dst, q + a * dr + b, dr, src, p + a + b * sr, sr)
+    for a in range(n):
+        if a < n8:
+            for b in range(b0):
+                dst[q + a * dr + b] = src[p + a + b * sr]
+        for b in range(b0 + m8 if a < n8 else 0, m):
+            dst[q + a * dr + b] = src[p + a + b * sr]
+
+
+@njit(nogil=True, cache=True)
+def write_run(dst, q, src, p, n, stream):  # type: ignore[no-untyped-def]
+    """``dst[q : q + n] = src[p : p + n]``; with ``stream``, the 64-byte lines of ``dst``
+    inside the run are stored non-temporally (:func:`stream_line`)."""
+    k = 0
+    if stream:
+        line = 64 // dst.itemsize
+        while k < n and address(dst, q + k) % 64:
+            dst[q + k] = src[p + k]
+            k += 1
+        while k + line <= n:
+            stream_line(dst, q + k, src, p + k)
+            k += line
+    out = dst[q + k : q + n]
+    run = src[p + k : p + n]
+    for i in range(n - k):
+        out[i] = run[i]
+
+
+def staging_size(shape: Any, width: int, pad: int) -> int:
+    """Elements of the staging buffer for runs of ``width`` steps of ``a``: ``nd`` rows of
+    ``width * nc`` elements, each followed by ``pad``."""
+    return int(shape[4]) * (width * int(shape[3]) + pad)
+
+
+#: Far rows (or near tiles) read this many at a time, a 64-byte line of each in turn, so
+#: that several streams are in flight instead of one run ramping up after another (both
+#: constants are read when the kernels compile).
+ROWS_TOGETHER = 8
+#: Tiles read together (:func:`scatter_rows`) take at most this many bytes: the L1 cache.
+TILES_TOGETHER_BYTES = 1 << 15
+
+
+@intrinsic
+def copy_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
+    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes: one vector
+    load and one vector store, neither aligned."""
+    sig = _line_signature(dst, src)
+    return None if sig is None else (sig, _line_codegen(False))
+
+
+@njit(nogil=True, cache=True)
+def read_rows(dst, pitch, src, start, step, rows, run, together):  # type: ignore[no-untyped-def]
+    """``dst[r * pitch : r * pitch + run] = src[start + r * step : ... + run]`` for ``r <
+    rows``, reading ``together`` rows at a time a 64-byte line of each in turn (the ends of
+    the runs shorter than a line element by element).
+
+    >>> src = np.arange(40, dtype=np.uint8)               # 4 rows 10 apart, runs of 3
+    >>> dst = np.zeros(16, np.uint8)
+    >>> read_rows(dst, 4, src, 1, 10, 4, 3, 2)
+    >>> dst.reshape(4, 4).tolist()
+    [[1, 2, 3, 0], [11, 12, 13, 0], [21, 22, 23, 0], [31, 32, 33, 0]]
+    """
+    line = 64 // src.itemsize
+    whole = run - run % line
+    for r0 in range(0, rows, together):
+        count = min(together, rows - r0)
+        for k in range(0, whole, line):
+            for r in range(r0, r0 + count):
+                copy_line(dst, r * pitch + k, src, start + r * step + k)
+        for r in range(r0, r0 + count):
+            out = dst[r * pitch + whole : r * pitch + run]
+            tail = src[start + r * step + whole : start + r * step + run]
+            for k in range(run - whole):
+                out[k] = tail[k]
+
+
+@njit(nogil=True, cache=True)
+def gather_rows(near, no, ns, far, fo, fs, shape, stage, width, pad, stream):  # type: ignore[no-untyped-def]
+    """``near[no + i . ns] = far[fo + i . fs]`` for ``i`` in the 5-D ``shape`` (canonical
+    form: module docstring); the far side is read into ``stage``, ``ROWS_TOGETHER`` rows at
+    a time (:func:`read_rows`). With ``stream``, ``near`` is written by non-temporal
+    stores: where the rows ``c`` of one ``a`` make one run of ``near`` (a tile), each is
+    transposed in the cache and written by :func:`write_run` (every 64-byte line filled at
+    once), else by :func:`transpose_block`."""
+    n0, n1, na, nc, nd = shape[0], shape[1], shape[2], shape[3], shape[4]
+    row = fs[4]
+    pitch = width * nc + pad
+    whole = stream and ns[3] == nd  # the rows c of one a make one run of near
+    tile = np.empty(nc * nd if whole else 1, near.dtype)
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for a0 in range(0, na, width):
+                run = (min(na, a0 + width) - a0) * nc
+                start = fo + i0 * fs[0] + i1 * fs[1] + a0 * fs[2]
+                read_rows(stage, pitch, far, start, row, nd, run, ROWS_TOGETHER)
+                base = no + i0 * ns[0] + i1 * ns[1]
+                for a in range(a0, min(na, a0 + width)):
+                    if whole:  # a tile in the cache, then streamed: every line filled at once
+                        transpose_block(tile, 0, nd, stage, (a - a0) * nc, pitch, nc, nd, False)
+                        write_run(near, base + a * ns[2], tile, 0, nc * nd, True)
+                    else:
+                        transpose_block(
+                            near, base + a * ns[2], ns[3], stage, (a - a0) * nc, pitch, nc, nd, stream
+                        )
+    if stream:
+        store_fence()
+
+
+@njit(nogil=True, cache=True)
+def scatter_rows(far, fo, fs, near, no, ns, shape, stage, width, pad, stream):  # type: ignore[no-untyped-def]
+    """``far[fo + i . fs] = near[no + i . ns]``, the inverse of :func:`gather_rows`: the
+    transposes fill ``stage``, which is written to the far side row by row (with
+    ``stream``, by non-temporal stores: :func:`write_run`). Where each ``a`` is one run of
+    ``near`` (a tile), up to ``ROWS_TOGETHER`` tiles (at most ``TILES_TOGETHER_BYTES``)
+    are first read together into the L1 cache (:func:`read_rows`) and transposed from there."""
+    n0, n1, na, nc, nd = shape[0], shape[1], shape[2], shape[3], shape[4]
+    row = fs[4]
+    pitch = width * nc + pad
+    size = nc * nd
+    group = min(ROWS_TOGETHER, TILES_TOGETHER_BYTES // (size * near.itemsize)) if ns[3] == nd else 1
+    gap = size + 64 // near.itemsize  # tiles a line apart in the cache sets: no conflicts
+    tiles = np.empty(group * gap if group > 1 else 1, near.dtype)
+    blocks = nc == 8 and nd % 8 == 0
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for a0 in range(0, na, width):
+                a1 = min(na, a0 + width)
+                run = (a1 - a0) * nc
+                base = no + i0 * ns[0] + i1 * ns[1]
+                if group > 1:
+                    for g in range(a0, a1, group):
+                        count = min(group, a1 - g)
+                        read_rows(tiles, gap, near, base + g * ns[2], ns[2], count, size, count)
+                        if blocks:  # 8 rows of the stage at a time, across the group: whole lines
+                            for d0 in range(0, nd, 8):
+                                at = (g - a0) * nc + d0 * pitch
+                                for t in range(count):
+                                    transpose8(stage, at + t * 8, pitch, tiles, t * gap + d0, nd)
+                        else:
+                            for t in range(count):
+                                transpose_block(
+                                    stage, (g + t - a0) * nc, pitch, tiles, t * gap, nd, nd, nc, False
+                                )
+                else:
+                    for a in range(a0, a1):
+                        transpose_block(
+                            stage, (a - a0) * nc, pitch, near, base + a * ns[2], ns[3], nd, nc, False
+                        )
+                start = fo + i0 * fs[0] + i1 * fs[1] + a0 * fs[2]
+                for d in range(nd):
+                    write_run(far, start + d * row, stage, d * pitch, run, stream)
+    if stream:
+        store_fence()
