@@ -38,8 +38,8 @@ import sympy
 from layout_algebra.decide import bitcast
 from layout_algebra.decide.bitcast import reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.meaning.layout_map import SYMPY_ARITHMETIC, index_symbols, layout_map
-from layout_algebra.model.syntax import parse_shape
 from layout_algebra.meaning.stages import pipeline
+from layout_algebra.model.syntax import parse_shape
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "tpu"
 ISL_TIMEOUT_S = 10.0
@@ -62,7 +62,9 @@ def decide(kind: str, row: dict):
 
 def cold() -> None:
     bitcast._decided.cache_clear()
-    sys.modules["layout_algebra.meaning.layout_map"]._layout_map.cache_clear()  # the package re-exports the function
+    sys.modules[
+        "layout_algebra.meaning.layout_map"
+    ]._layout_map.cache_clear()  # the package re-exports the function
     pipeline._layout_steps.cache_clear()
     bitcast._is_separable.cache_clear()
 

@@ -1,6 +1,6 @@
 """Speed of the generated C against a hand-written formula, compiled together with ``cc -O2``.
 
-For each layout, one C program holds the function ``codegen(shape, "c", "forward", "byte")``
+For each layout, one C program holds the function ``generate_code(shape, "c", "forward", "byte")``
 prints, the same function with the old ``int64_t`` signature (the expression text is the
 same), and a formula written by hand as a C programmer would (``uint64_t``, tile number
 times tile size plus the place in the tile). Each computes the byte offset of every element
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from layout_algebra.codegen import codegen
+from layout_algebra.codegen import generate_code
 
 #: (shape, hand-written byte offset of element (i, j)) — uint64_t i, j.
 CASES = (
@@ -93,7 +93,7 @@ int main(void) {
 
 
 def program(shape: str, hand: str) -> str:
-    generated = codegen(shape, "c", "forward", "byte", "gen").text
+    generated = generate_code(shape, "c", "forward", "byte", "gen").text
     old = generated.replace("uint64_t", "int64_t").replace("int64_t gen(", "int64_t old(")
     rows, cols = (int(d) for d in shape[shape.index("[") + 1 : shape.index("]")].split(","))
     return (

@@ -1,7 +1,7 @@
 """Operation counts of generated C for the standard TPU layouts; writes benchmarks/codegen.md.
 
 For each layout: the forward map (logical index -> byte offset) and the inverse (byte offset
--> logical index) as ``codegen(..., "c")`` prints them, next to the straightforward
+-> logical index) as ``generate_code(..., "c")`` prints them, next to the straightforward
 expression (the stages composed as written: a floor and a remainder per tile level, the
 row-major linearization expanded, nothing removed). Operations are counted as
 :func:`layout_algebra.codegen.expr.ops` defines them (every ``+``, ``*`` by a coefficient
@@ -20,7 +20,7 @@ import platform
 import sys
 from pathlib import Path
 
-from layout_algebra.codegen import codegen
+from layout_algebra.codegen import generate_code
 
 #: (what it is, shape) — TPU's default tiles by element width (xla-facts.md §5.5).
 FORMATS = (
@@ -57,21 +57,21 @@ def report() -> str:
     rows = []
     examples = []
     for what, shape in FORMATS:
-        fwd = codegen(shape, "c", "forward", "byte")
-        inv = codegen(shape, "c", "inverse", "byte")
+        fwd = generate_code(shape, "c", "forward", "byte")
+        inv = generate_code(shape, "c", "inverse", "byte")
         rows.append(
             f"| {what} | `{shape}` | {_cell(fwd)} | {sum(fwd.unsimplified_op_counts)} "
             f"| {_cell(inv)} | {sum(inv.unsimplified_op_counts)} | {_status(fwd, inv)} |"
         )
         if what in ("bf16, (8,128)(2,1)", "s4 E(4), (64,128)(8,1)", "f32, (8,128), symbolic"):
-            raw_fwd = codegen(shape, "c", "forward", "byte", simplified=False, check=False)
-            raw_inv = codegen(shape, "c", "inverse", "byte", simplified=False, check=False)
+            raw_fwd = generate_code(shape, "c", "forward", "byte", simplified=False, check=False)
+            raw_inv = generate_code(shape, "c", "inverse", "byte", simplified=False, check=False)
             examples.append((shape, fwd, raw_fwd, inv, raw_inv))
     lines = [
         "# Generated index code: operation counts",
         "",
         "Written by `benchmarks/codegen_ops.py` (run it to refresh). For each standard TPU layout:",
-        "the C that `codegen(shape, 'c', direction, unit='byte')` prints, forward (logical index ->",
+        "the C that `generate_code(shape, 'c', direction, unit='byte')` prints, forward (logical index ->",
         "byte offset) and inverse (byte offset -> logical index, one expression per dimension),",
         "against the *straightforward* expression: the stages composed as defined — a floor and a",
         "remainder per tile level, the row-major linearization multiplied out, the unit",

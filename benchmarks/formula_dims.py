@@ -41,8 +41,7 @@ os.environ["LAYOUT_ALGEBRA_LEMMA_CACHE"] = "0"  # every round proves again
 import z3
 
 from layout_algebra import prove
-from layout_algebra.decide import bitcast
-from layout_algebra.decide import conditions
+from layout_algebra.decide import bitcast, conditions
 from layout_algebra.decide.bitcast import reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.prove import core
 from layout_algebra.prove.encode import IntArithmetic

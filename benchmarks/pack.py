@@ -54,9 +54,7 @@ from types import ModuleType
 import ml_dtypes
 import numpy as np
 
-from layout_algebra.pack import copy_engine
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 from layout_algebra.meaning.stages.stages import (
     AlignTail,
     Combine,
@@ -67,6 +65,8 @@ from layout_algebra.meaning.stages.stages import (
     ToBits,
     Transpose,
 )
+from layout_algebra.pack import copy_engine
+from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 
 CASES = [
     "f32[8192,8192]{1,0:T(8,128)}",

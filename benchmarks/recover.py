@@ -44,6 +44,7 @@ from types import ModuleType
 
 from layout_algebra.interop import NotExpressible
 from layout_algebra.meaning import recover as current
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.recover import (
     _found_layouts,
     _normal,
@@ -52,7 +53,6 @@ from layout_algebra.meaning.recover import (
     strided_positions,
     unpadded_tilings,
 )
-from layout_algebra.meaning.layout_map import layout_map
 
 Digits = list[tuple[int, int, int | None, int]]
 Case = tuple[tuple[int, ...], Digits]

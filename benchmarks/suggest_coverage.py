@@ -21,8 +21,8 @@ from datetime import date
 from pathlib import Path
 
 from layout_algebra.decide.bitcast import reshape_is_bitcast
-from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape
 from layout_algebra.decide.views import suggest_bitcast_layout
+from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape
 
 DATA = (
     Path(__file__).resolve().parents[1] / "tests" / "data" / "ground_truth" / "tpu" / "reshape_bitcast.jsonl"

@@ -21,9 +21,9 @@ m = la.layout_map(text)
 if m.is_symbolic:
     sys.exit(f"{text}: give concrete sizes to compile and check (codegen itself accepts symbolic ones)")
 
-forward = la.codegen(text, "c", "forward", unit="byte")
-inverse = la.codegen(text, "c", "inverse", unit="byte")
-padding = la.codegen(text, "c", "padding", unit="byte")
+forward = la.generate_code(text, "c", "forward", unit="byte")
+inverse = la.generate_code(text, "c", "inverse", unit="byte")
+padding = la.generate_code(text, "c", "padding", unit="byte")
 for code in (forward, inverse, padding):
     print(code.text + code.comment() + "\n")
 

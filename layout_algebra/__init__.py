@@ -28,8 +28,6 @@ quirks kept apart in ``xla``, and the command line ``cli`` on top.
 """
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING
 
 # first: the moment before any other module of the package is read (prove.lemma_cache)
@@ -58,6 +56,7 @@ from layout_algebra.model import (
     questions,
     validate,
 )
+from layout_algebra.model.version import VERSION
 
 #: Public names loaded on first use (module ``__getattr__``), so that ``import layout_algebra``
 #: stays fast: SymPy, Z3, NumPy and matplotlib are imported only when something asks for them.
@@ -70,9 +69,9 @@ _LAZY: dict[str, str] = {
     "xla": "layout_algebra.xla",
     "bitcast_is_valid": "layout_algebra.decide.bitcast",
     "reshape_is_bitcast": "layout_algebra.decide.bitcast",
-    "suggest_bitcast_layout": "layout_algebra.decide.bitcast",
+    "suggest_bitcast_layout": "layout_algebra.decide.views",
     "transpose_is_bitcast": "layout_algebra.decide.bitcast",
-    "codegen": "layout_algebra.codegen",
+    "generate_code": "layout_algebra.codegen.generate",
     "draw": "layout_algebra.teach.draw",
     "explain": "layout_algebra.teach.explain",
     "LayoutMap": "layout_algebra.meaning.layout_map",
@@ -110,24 +109,6 @@ def __getattr__(name: str) -> object:
     return value
 
 
-class _Package(types.ModuleType):
-    """This package's module object: a sub-module never hides the function of its name.
-
-    ``layout_algebra.teach.draw`` is the function :func:`~layout_algebra.teach.draw.draw`, not the module
-    ``layout_algebra/teach/draw.py``; the import system would rebind the name to the module when
-    that module is first imported (``from layout_algebra.teach.draw import ...``), so such
-    bindings are ignored here and the name keeps resolving through ``__getattr__``.
-    """
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if isinstance(value, types.ModuleType) and name in _LAZY and name not in _SUBPACKAGES:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
-
 def _find_condition(question: questions.Question) -> object:
     """``result.condition`` of every decision (see ``model/questions.py``): the package
     installs this finder because only this layer may import both the decisions' condition
@@ -150,21 +131,16 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not run __getattr__
     from layout_algebra import hlo, interop, prove, xla
-    from layout_algebra.decide import conditions
-    from layout_algebra.target import tpu
-    from layout_algebra.decide import views
+    from layout_algebra.codegen.generate import generate_code
+    from layout_algebra.decide import conditions, views
     from layout_algebra.decide.bitcast import (
         bitcast_is_valid,
         reshape_is_bitcast,
-        suggest_bitcast_layout,
         transpose_is_bitcast,
     )
-    from layout_algebra.codegen import codegen
-    from layout_algebra.teach.draw import draw
-    from layout_algebra.teach.explain import explain
-    from layout_algebra.meaning.layout_map import LayoutMap, delinearize, layout_map, linear_index
     from layout_algebra.decide.normal_form import normal_form
-    from layout_algebra.pack.numpy_eval import pack, unpack
+    from layout_algebra.decide.views import suggest_bitcast_layout
+    from layout_algebra.meaning.layout_map import LayoutMap, delinearize, layout_map, linear_index
     from layout_algebra.meaning.sizes import (
         SizeReport,
         physical_size_in_bits,
@@ -172,8 +148,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not
         size_report,
         tiled_dimensions,
     )
+    from layout_algebra.pack.numpy_eval import pack, unpack
+    from layout_algebra.target import tpu
+    from layout_algebra.teach.draw import draw
+    from layout_algebra.teach.explain import explain
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 __all__ = [
     "COMBINE_DIMENSION",
@@ -197,11 +177,11 @@ __all__ = [
     "algebra",
     "as_shape",
     "bitcast_is_valid",
-    "codegen",
     "conditions",
     "delinearize",
     "draw",
     "explain",
+    "generate_code",
     "hlo",
     "interop",
     "layout_map",

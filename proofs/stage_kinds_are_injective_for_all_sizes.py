@@ -12,7 +12,6 @@ general stage and that the boxes chain; no solver call per layout (``prove.injec
 import itertools
 
 from layout_algebra import prove
-from layout_algebra.prove.general import generalize
 from layout_algebra.meaning.stages.stages import (
     AlignTail,
     Combine,
@@ -22,6 +21,7 @@ from layout_algebra.meaning.stages.stages import (
     Split,
     Transpose,
 )
+from layout_algebra.prove.general import generalize
 
 CLAIM = "every stage kind is injective and in bounds for all sizes (ranks 1-3)"
 

@@ -682,15 +682,10 @@ class Outcome:
 
 
 def verify(case: Case):
-    """The rewrite verifier on ``case``: ``layout_algebra.prove.rewrite`` (mode-less if it has no ``mode``)."""
-    from layout_algebra import prove
+    """The rewrite verifier on ``case``: ``layout_algebra.hlo.verify_rewrite``."""
+    from layout_algebra.hlo import verify_rewrite
 
-    try:
-        return prove.rewrite(case.before, case.after, mode=case.mode, assume=case.assume)
-    except TypeError as err:
-        if "mode" not in str(err):
-            raise
-        return prove.rewrite(case.before, case.after, assume=case.assume)
+    return verify_rewrite(case.before, case.after, mode=case.mode, assume=case.assume)
 
 
 def check_case(case: Case, *, trials: int = 4, seed: int = 0) -> Outcome:

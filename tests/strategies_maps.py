@@ -13,9 +13,9 @@ import math
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from layout_algebra.meaning.sizes import tiled_dimensions
 from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Layout, Tile
-from layout_algebra.meaning.sizes import tiled_dimensions
 
 #: (element type, E(n)) pairs: each packing case the layout map must get right.
 ELEMENT_CASES = (

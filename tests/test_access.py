@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.target.access import (
     dimension_access,
     dimension_offsets,
@@ -23,7 +24,6 @@ from layout_algebra.target.access import (
     word_elements,
     word_of,
 )
-from layout_algebra.meaning.layout_map import layout_map
 
 TYPES = {"f32": "", "bf16": "", "s8": "", "s4": "E(4)", "pred": ""}
 

@@ -1,22 +1,19 @@
-"""The package's layers, enforced: imports point down, never up, and form no cycle.
+"""The package's layers, enforced: folders are layers, imports point down, and form no cycle.
 
 ``docs/architecture.md`` draws the picture. Every ``import`` statement of every module
 counts, function-level and ``TYPE_CHECKING`` ones included (they are dependencies all
-the same; a function-level import only hides a cycle until the function runs).
+the same; a function-level import only hides a cycle until the function runs). There are
+no exemptions: no allowed upward import, no known cycle.
 
 The layers, lowest first (a module may import its own layer and the ones below)::
 
-    0 model          data model, text syntax, validation, shape checks
-    1 stages         the small index maps and the pipeline that defines a layout
-    2 interpreters   layout_map, references, logical_ops, sizes, prove, bitcast, conditions,
-                     numpy_eval, copy_engine, codegen, draw, explain, tpu, xla
-    3 applications   hlo, interop, proofs (the catalog runner)
-    4 package API    layout_algebra/__init__.py (re-exports)
-    5 command line   cli, __main__
-
-Today's violations are listed in ``KNOWN_*`` below. The lists must only shrink: a test
-fails when a violation not listed appears, and also when a listed one is gone (delete
-it from the list then), so the lists always say exactly what is left to fix.
+    0 model                  plain data and text: shapes, layouts, syntax, validation
+    1 meaning, xla           the stage pipeline and its first readers; XLA's C++ helpers
+    2 prove, pack, target    Z3 front end; NumPy packing; TPU defaults and kernel queries
+    3 decide, codegen        bitcasts, normal form, views, conditions; certified index code
+    4 hlo, interop, teach    HLO modules; other libraries' layouts; explanations and figures
+    5 cli, __main__          the command line
+    6 the package root       ``layout_algebra/__init__.py``: the public names, loaded lazily
 """
 
 from __future__ import annotations
@@ -33,62 +30,32 @@ import layout_algebra
 PACKAGE = "layout_algebra"
 PACKAGE_DIR = Path(layout_algebra.__file__).parent
 
-#: Layer of each top-level module or sub-package (the first component after the package).
+#: Layer of each top-level folder (the first component after the package).
 LAYERS: dict[str, int] = {
     "model": 0,
-    "_loaded": 0,  # the package's first import time, read by prove.lemma_cache
-    "stages": 1,
-    "layout_map": 2,
-    "references": 2,
-    "logical_ops": 2,
-    "sizes": 2,
+    "meaning": 1,
+    "xla": 1,
     "prove": 2,
-    "bitcast": 2,
-    "conditions": 2,
-    "numpy_eval": 2,
-    "copy_engine": 2,
-    "copy_kernels": 2,  # numba kernels, imported by copy_engine on first use
-    "transpose_kernels": 2,  # numba kernels for transposing copies, the same
-    "codegen": 2,
-    "draw": 2,
-    "explorer": 2,
-    "explain": 2,
-    "tpu": 2,
-    "xla": 2,
-    "access": 2,
-    "hlo": 3,
-    "interop": 3,
-    "algebra": 3,
-    "proofs": 3,
-    "normal_form": 3,  # reads bitcast; read by interop's from_cute/from_mlir
-    "views": 3,  # reads recover (interop) to name the layout a view is
-    "": 4,  # the package's own __init__: re-exports everything below the command line
+    "pack": 2,
+    "target": 2,
+    "decide": 3,
+    "codegen": 3,
+    "hlo": 4,
+    "interop": 4,
+    "teach": 4,
     "cli": 5,
     "__main__": 5,
+    "": 6,  # the package's own __init__: re-exports the public names of every layer
 }
-LAYER_NAMES = {0: "model", 1: "stages", 2: "interpreters", 3: "applications", 4: "package API", 5: "CLI"}
-
-#: The documented exceptions: names that moved up a layer stay importable from their old home
-#: for old callers, as lazy aliases (the package's module ``__getattr__``, run on first use):
-#: ``prove.rewrite`` (the rewrite verifier, now ``hlo.verify``) and ``codegen.to_cute`` & co.
-#: (the CuTe export, now ``interop.cute`` beside the import).
-ALLOWED_UPWARD: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("layout_algebra.prove", "layout_algebra.hlo.verify"),
-        ("layout_algebra.codegen", "layout_algebra.interop.cute.export"),
-        ("layout_algebra.interop.cute.export", "layout_algebra.interop.cute.export"),  # the old module path
-        ("layout_algebra.decide.bitcast", "layout_algebra.decide.views"),  # suggest_bitcast_layout reads a view
-    }
-)
-
-#: Imports that go up a layer today (importer, imported). Must shrink.
-KNOWN_UPWARD: frozenset[tuple[str, str]] = frozenset()
-
-#: Import cycles today, each as the set of modules of one strongly connected component.
-KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
-
-#: Private names (``_x``) imported from another module (importer, module, name). Must shrink.
-KNOWN_PRIVATE: frozenset[tuple[str, str, str]] = frozenset()
+LAYER_NAMES = {
+    0: "model",
+    1: "meaning/xla",
+    2: "prove/pack/target",
+    3: "decide/codegen",
+    4: "hlo/interop/teach",
+    5: "CLI",
+    6: "package root",
+}
 
 
 @dataclass(frozen=True)
@@ -159,11 +126,27 @@ def layer(module: str) -> int:
 
 
 def graph() -> dict[str, set[str]]:
-    """Module -> modules it imports (the allowed alias left out)."""
+    """Module -> modules it imports (every import, no exemption)."""
     edges: dict[str, set[str]] = {m: set() for m in MODULES}
     for imp in ALL_IMPORTS:
-        if (imp.importer, imp.imported) not in ALLOWED_UPWARD and imp.imported in MODULES:
+        if imp.imported in MODULES:
             edges[imp.importer].add(imp.imported)
+    return edges
+
+
+def folder(module: str) -> str:
+    """``layout_algebra.decide.views`` -> ``decide`` (the root package is ``""``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def folder_graph() -> dict[str, set[str]]:
+    """Top-level folder -> the folders its modules import (a folder's own imports left out)."""
+    edges: dict[str, set[str]] = {folder(m): set() for m in MODULES}
+    for importer, imported in graph().items():
+        for module in imported:
+            if folder(module) != folder(importer):
+                edges[folder(importer)].add(folder(module))
     return edges
 
 
@@ -228,10 +211,12 @@ def test_imports_are_found_wherever_they_are_written(tmp_path):
         "if TYPE_CHECKING:\n"
         "    from layout_algebra.hlo import ir\n"
         "def f():\n"
-        "    from ..model.shapes import Tile, _private\n"
+        "    from ...model.shapes import Tile, _private\n"
         "    return Tile\n"
     )
-    path = PACKAGE_DIR / "stages" / "example.py"  # only its name is used; the text is read from tmp
+    path = (
+        PACKAGE_DIR / "meaning" / "stages" / "example.py"
+    )  # only its name is used; the text is read from tmp
     fake = tmp_path / "example.py"
     fake.write_text(source)
     found = {(i.imported, i.names) for i in imports_of(module_name(path), fake)}
@@ -247,47 +232,46 @@ def test_every_module_has_a_layer():
 
 
 # ------------------------------------------------------------------- the package's rules
-def upward_imports() -> set[tuple[str, str]]:
-    return {
-        (i.importer, i.imported)
-        for i in ALL_IMPORTS
-        if layer(i.imported) > layer(i.importer) and (i.importer, i.imported) not in ALLOWED_UPWARD
-    }
-
-
 def test_imports_point_down_the_layers():
-    found = upward_imports()
-    new = sorted(found - KNOWN_UPWARD)
     where = [
         f"{i.importer} (line {i.line}, layer {LAYER_NAMES[layer(i.importer)]}) imports {i.imported} "
         f"(layer {LAYER_NAMES[layer(i.imported)]})"
         for i in ALL_IMPORTS
-        if (i.importer, i.imported) in new
+        if layer(i.imported) > layer(i.importer)
     ]
-    assert not new, "imports going up a layer:\n" + "\n".join(where)
-    fixed = sorted(KNOWN_UPWARD - found)
-    assert not fixed, f"fixed, so delete from KNOWN_UPWARD: {fixed}"
+    assert not where, "imports going up a layer:\n" + "\n".join(where)
 
 
-def test_no_import_cycles():
-    found = {frozenset(c) for c in strongly_connected_components(graph())}
-    new = [sorted(c) for c in found - KNOWN_CYCLES]
-    assert not new, f"import cycles (function-level imports included): {new}"
-    fixed = [sorted(c) for c in KNOWN_CYCLES - found]
-    assert not fixed, f"gone or changed, so update KNOWN_CYCLES: {fixed}"
+def test_no_import_cycles_between_modules():
+    found = [sorted(c) for c in strongly_connected_components(graph())]
+    assert not found, f"import cycles (function-level imports included): {found}"
+
+
+def test_no_import_cycles_between_folders():
+    found = [sorted(c) for c in strongly_connected_components(folder_graph())]
+    assert not found, f"folders that import each other (every import counted): {found}"
+
+
+def test_the_root_holds_only_the_layers():
+    entries = sorted(p.name for p in PACKAGE_DIR.iterdir() if p.name != "__pycache__")
+    folders = {p.name for p in PACKAGE_DIR.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == set(LAYERS) - {"", "__main__"}, entries
+    assert len(entries) <= 16, entries
+
+
+def test_no_module_is_over_a_thousand_lines():
+    long = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1000}
+    assert not long, f"split these along their seams: {long}"
 
 
 def test_no_private_names_imported_from_other_modules():
-    found = {
+    found = sorted(
         (i.importer, i.imported, name)
         for i in ALL_IMPORTS
         for name in i.names
         if name.startswith("_") and not name.startswith("__")
-    }
-    new = sorted(found - KNOWN_PRIVATE)
-    assert not new, f"private names imported from another module (make them public or move them): {new}"
-    fixed = sorted(KNOWN_PRIVATE - found)
-    assert not fixed, f"fixed, so delete from KNOWN_PRIVATE: {fixed}"
+    )
+    assert not found, f"private names imported from another module (make them public or move them): {found}"
 
 
 # ------------------------------------------------------------------------ start-up cost
@@ -328,7 +312,7 @@ def test_every_public_name_resolves_and_functions_are_not_shadowed_by_their_modu
         "import layout_algebra as la\n"
         "assert all(getattr(la, name) is not None for name in la.__all__)\n"
         "assert set(la.__all__) <= set(dir(la))\n"
-        "for name in ('draw', 'explain', 'layout_map', 'codegen'):\n"
+        "for name in ('draw', 'explain', 'layout_map', 'generate_code', 'normal_form'):\n"
         "    assert callable(getattr(la, name)), name\n"
         "from layout_algebra import hlo, xla\n"
         "assert hlo.__name__ == 'layout_algebra.hlo' and la.xla is xla\n"

@@ -26,10 +26,10 @@ from layout_algebra.decide import bitcast
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast
 from layout_algebra.hlo import parse_module
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.stages import offset_form
 from layout_algebra.model.shapes import ArrayShape
 from layout_algebra.model.syntax import parse_shape
 from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
-from layout_algebra.meaning.stages import offset_form
 
 FAST = "same physical arrangement (no solver)"
 

@@ -25,8 +25,8 @@ import pytest
 from explorer_cases import FIVE
 
 from layout_algebra import delinearize, linear_index
-from layout_algebra.teach.draw import draw, explorer_panel
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.teach.draw import draw, explorer_panel
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 CHROMEDRIVER = shutil.which("chromedriver")

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 import layout_algebra as la
 from layout_algebra.cli import main
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.sizes import physical_size_in_bytes
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import ParseError, divisibility_conditions, parse_shape
-from layout_algebra.meaning.sizes import physical_size_in_bytes
 
 NAMES = ("N", "M")
 

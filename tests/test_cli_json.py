@@ -11,8 +11,8 @@ import pytest
 
 import layout_algebra as la
 from layout_algebra.cli import main
-from layout_algebra.teach.explain import explain
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.teach.explain import explain
 
 BAD = "f32[2,3]{1,0"  # no closing brace
 SHAPES = ["f32[3,5]{1,0:T(2,2)}", "bf16[16,256]{1,0:T(8,128)(2,1)}", "s4[9,7]{0,1:T(8,128)(8,1)E(4)}"]

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 from layout_algebra.cli import main
-from layout_algebra.codegen import LANGUAGES, certify, codegen
+from layout_algebra.codegen import LANGUAGES, certify, generate_code
 from layout_algebra.codegen import printers as printers_module
 from layout_algebra.codegen import simplify as simplify_module
 from layout_algebra.codegen.certify import evaluate
@@ -47,8 +47,8 @@ from layout_algebra.codegen.readback import read_back
 from layout_algebra.codegen.simplify import RULES, Bounds, factor_strides, simplify
 from layout_algebra.interop.cute.export import NotExpressible, cute_expr, cute_layout, to_cute
 from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, layout_map
-from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.meaning.stages import Pad
+from layout_algebra.model.symbols import dim_symbol
 
 CC = shutil.which("cc") or shutil.which("gcc")
 C_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O0"]
@@ -100,9 +100,9 @@ def _c_batch(shapes, rng: random.Random, units=("element", "byte", "bit")):
         m = layout_map(shape)
         for unit in units:
             tag = f"l{n}_{unit}"
-            fwd = codegen(shape, "c", "forward", unit, f"{tag}_fwd")
-            inv = codegen(shape, "c", "inverse", unit, f"{tag}_inv")
-            pad = codegen(shape, "c", "padding", unit, f"{tag}_pad")
+            fwd = generate_code(shape, "c", "forward", unit, f"{tag}_fwd")
+            inv = generate_code(shape, "c", "inverse", unit, f"{tag}_inv")
+            pad = generate_code(shape, "c", "padding", unit, f"{tag}_pad")
             for g in (fwd, inv, pad):
                 assert g.certification.status == "proved", (str(shape), g.direction, unit, g.certification)
                 functions.append(g.text)
@@ -173,7 +173,7 @@ def test_c_for_standard_tpu_formats_agrees_on_every_element(tmp_path) -> None:
     functions, calls, expected = [], [], []
     for n, shape in enumerate(TPU_FORMATS):
         m = layout_map(shape)
-        g = codegen(shape, "c", "forward", "byte", f"t{n}")
+        g = generate_code(shape, "c", "forward", "byte", f"t{n}")
         functions.append(g.text)
         loops = " ".join(
             f"for (int64_t i{k} = 0; i{k} < {d}; ++i{k})" for k, d in enumerate(m.shape.dimensions)
@@ -214,12 +214,12 @@ def test_c_with_symbolic_sizes_takes_them_as_parameters(tmp_path) -> None:
         )
         for unit in ("element", "byte"):
             for direction in ("forward", "inverse", "padding"):
-                g = codegen(shape, "c", direction, unit, f"s{n}_{direction}_{unit}", check=False)
+                g = generate_code(shape, "c", direction, unit, f"s{n}_{direction}_{unit}", check=False)
                 assert g.parameters[-len(names) :] == tuple(n for n in g.parameters if n in names)
                 functions.append(g.text)
         for sizes in ({k: v for k, v in zip(names, (3, 130, 5), strict=False)}, dict.fromkeys(names, 9)):
             m = generic.specialize(sizes)
-            order = [str(x) for x in codegen(shape, "c", check=False).parameters if x in names]
+            order = [str(x) for x in generate_code(shape, "c", check=False).parameters if x in names]
             size_args = ", ".join(str(sizes[x]) for x in order)
             for unit in ("element", "byte"):
                 tag = f"s{n}_{{}}_{unit}"
@@ -255,9 +255,9 @@ _C_OPERATOR = re.compile(r"\|\||>=|[-+*/%]")
     st.sampled_from(["element", "byte"]),
 )
 def test_op_count_is_the_number_of_operators_in_the_c_text(shape, direction, unit) -> None:
-    g = codegen(shape, "c", direction, unit, check=False)
+    g = generate_code(shape, "c", direction, unit, check=False)
     assert g.op_counts == tuple(len(_C_OPERATOR.findall(t)) for t in g.expression_texts)
-    raw = codegen(shape, "c", direction, unit, simplified=False, check=False)
+    raw = generate_code(shape, "c", direction, unit, simplified=False, check=False)
     assert raw.op_counts == tuple(len(_C_OPERATOR.findall(t)) for t in raw.expression_texts)
     assert g.op_count <= raw.op_count
 
@@ -265,7 +265,7 @@ def test_op_count_is_the_number_of_operators_in_the_c_text(shape, direction, uni
 @pytest.mark.parametrize("shape", SYMBOLIC)
 def test_op_count_counts_ceiling_divisions_of_sizes_as_c_does(shape) -> None:
     for direction in ("forward", "inverse"):
-        g = codegen(shape, "c", direction, check=False)
+        g = generate_code(shape, "c", direction, check=False)
         assert g.op_counts == tuple(len(_C_OPERATOR.findall(t)) for t in g.expression_texts)
 
 
@@ -285,9 +285,9 @@ def test_python_and_numpy_code_agree_with_the_layout_map_everywhere(shape, unit)
     offsets = np.arange(size, dtype=np.int64)
     expected_padding = np.array([m.is_padding(int(p), unit) for p in offsets], dtype=bool)
     for lang in ("python", "numpy"):
-        fwd = _load(codegen(shape, lang, "forward", unit).text, f"{unit}_offset")
-        inv = _load(codegen(shape, lang, "inverse", unit).text, "logical_index")
-        pad = _load(codegen(shape, lang, "padding", unit).text, "is_padding")
+        fwd = _load(generate_code(shape, lang, "forward", unit).text, f"{unit}_offset")
+        inv = _load(generate_code(shape, lang, "inverse", unit).text, "logical_index")
+        pad = _load(generate_code(shape, lang, "padding", unit).text, "is_padding")
         if lang == "python":
             assert [fwd(*e) for e in elements] == [m.forward(e, unit) for e in elements]
             assert [bool(pad(int(p))) for p in offsets] == list(expected_padding)
@@ -308,7 +308,7 @@ def test_python_and_numpy_code_agree_with_the_layout_map_everywhere(shape, unit)
 
 
 def test_numpy_code_broadcasts_index_arrays() -> None:
-    f = _load(codegen("bf16[16,256]{1,0:T(8,128)(2,1)}", "numpy").text, "element_offset")
+    f = _load(generate_code("bf16[16,256]{1,0:T(8,128)(2,1)}", "numpy").text, "element_offset")
     m = layout_map("bf16[16,256]{1,0:T(8,128)(2,1)}")
     rows, cols = np.arange(16)[:, None], np.arange(256)[None, :]
     out = f(rows, cols)
@@ -393,7 +393,7 @@ MLIR_GOLDENS = [
 
 @pytest.mark.parametrize(("shape", "direction", "unit", "golden"), MLIR_GOLDENS)
 def test_mlir_goldens_written_by_hand(shape, direction, unit, golden) -> None:
-    g = codegen(shape, "mlir", direction, unit, check=not layout_map(shape).is_symbolic)
+    g = generate_code(shape, "mlir", direction, unit, check=not layout_map(shape).is_symbolic)
     assert g.text.splitlines()[-1] == f"#{g.name} = {golden}"
     assert g.certification.status == ("proved" if not layout_map(shape).is_symbolic else "unknown")
 
@@ -498,7 +498,7 @@ def test_the_affine_grammar_check_rejects_what_mlir_rejects() -> None:
     st.sampled_from(["element", "byte"]),
 )
 def test_mlir_output_follows_the_affine_grammar(shape, direction, unit) -> None:
-    g = codegen(shape, "mlir", direction, unit, check=False)
+    g = generate_code(shape, "mlir", direction, unit, check=False)
     grammar = _AffineGrammar(g.text.splitlines()[-1])
     grammar.check()
     assert grammar.kind == ("affine_set" if direction == "padding" else "affine_map")
@@ -508,7 +508,7 @@ def test_mlir_output_follows_the_affine_grammar(shape, direction, unit) -> None:
 @pytest.mark.parametrize("shape", SYMBOLIC)
 @pytest.mark.parametrize("direction", ["forward", "inverse", "padding"])
 def test_mlir_with_symbolic_sizes_is_semi_affine(shape, direction) -> None:
-    g = codegen(shape, "mlir", direction, check=False)
+    g = generate_code(shape, "mlir", direction, check=False)
     grammar = _AffineGrammar(g.text.splitlines()[-1])
     grammar.check()
     assert grammar.symbols
@@ -527,17 +527,17 @@ def _balanced(text: str) -> bool:
 @settings(max_examples=40, deadline=None)
 @given(small_layout_shapes(), st.sampled_from(["forward", "inverse", "padding"]))
 def test_latex_is_well_formed_and_reads_back(shape, direction) -> None:
-    g = codegen(shape, "latex", direction)
+    g = generate_code(shape, "latex", direction)
     assert _balanced(g.text), g.text
     assert "\n" not in g.text.strip()
     assert g.certification.status == "proved"  # the LaTeX itself was read back and checked
 
 
 def test_latex_of_symbolic_sizes_names_them() -> None:
-    g = codegen("f32[rows,M]{1,0:T(8,128)}", "latex", check=False)
+    g = generate_code("f32[rows,M]{1,0:T(8,128)}", "latex", check=False)
     assert "\\mathit{rows}" not in g.text  # rows does not occur in the forward map...
     assert "\\left\\lceil \\frac{M}{128} \\right\\rceil" in g.text
-    g = codegen("f32[rows,M]{1,0:T(8,128)}", "latex", "padding", check=False)
+    g = generate_code("f32[rows,M]{1,0:T(8,128)}", "latex", "padding", check=False)
     assert "\\mathit{rows}" in g.text and _balanced(g.text)
 
 
@@ -674,7 +674,7 @@ def test_simplified_equals_unsimplified_on_every_point_of_small_layouts(shape, d
 # ----------------------------------------------------------------------------- certification
 def test_a_wrong_forward_expression_is_refuted_with_a_counterexample() -> None:
     m = layout_map("bf16[16,256]{1,0:T(8,128)(2,1)}")
-    right = codegen(m.shape, "python").read_back
+    right = generate_code(m.shape, "python").read_back
     wrong = right.subs(sympy.Integer(256), sympy.Integer(255))
     assert certify(m, "forward", "element", right).status == "proved"
     r = certify(m, "forward", "element", wrong)
@@ -685,7 +685,7 @@ def test_a_wrong_forward_expression_is_refuted_with_a_counterexample() -> None:
 
 def test_a_wrong_inverse_or_padding_predicate_is_refuted() -> None:
     m = layout_map("f32[3,5]{1,0:T(2,2)}")
-    inverse = codegen(m.shape, "python", "inverse").read_back
+    inverse = generate_code(m.shape, "python", "inverse").read_back
     swapped = (inverse[1], inverse[0])
     r = certify(m, "inverse", "element", swapped)
     assert r.status == "refuted" and m.inverse(r.counterexample["p"]) == r.counterexample["expected"]
@@ -695,16 +695,16 @@ def test_a_wrong_inverse_or_padding_predicate_is_refuted() -> None:
 
 def test_a_wrong_expression_for_a_large_shape_is_refuted_by_the_prover() -> None:
     m = layout_map("f32[1280,16384]{1,0:T(8,128)}")
-    right = codegen(m.shape, "python").read_back
+    right = generate_code(m.shape, "python").read_back
     r = certify(m, "forward", "element", right + sympy.floor(m.index_symbols[1] / 16000))
     assert r.method == "prover" and r.status == "refuted"
     assert r.counterexample["i1"] >= 16000
-    assert codegen(m.shape, "python").certification.status == "proved"
+    assert generate_code(m.shape, "python").certification.status == "proved"
 
 
 def test_a_printer_bug_is_caught_by_reading_the_text_back(monkeypatch) -> None:
     monkeypatch.setattr(printers_module.CPrinter, "mod", " / ")
-    g = codegen("f32[16,256]{1,0:T(8,128)}", "c")
+    g = generate_code("f32[16,256]{1,0:T(8,128)}", "c")
     assert g.certification.status == "refuted"
     assert g.certification.counterexample is not None
 
@@ -714,14 +714,14 @@ def test_an_unsound_rewrite_rule_is_caught(monkeypatch) -> None:
         return e.num if isinstance(e, Mod) else None
 
     monkeypatch.setattr(simplify_module, "RULES", (*RULES, drop_every_mod))
-    g = codegen("f32[16,256]{1,0:T(8,128)}", "python")
+    g = generate_code("f32[16,256]{1,0:T(8,128)}", "python")
     assert "%" not in g.expression_texts[0]
     assert g.certification.status == "refuted"
 
 
 def test_symbolic_sizes_without_a_proof_are_checked_at_sample_sizes() -> None:
     m = layout_map("f32[N,M]{1,0:T(8,128)}")
-    g = codegen("f32[N,M]{1,0:T(8,128)}", "c", "inverse")
+    g = generate_code("f32[N,M]{1,0:T(8,128)}", "c", "inverse")
     r = certify(m, "inverse", "element", g.read_back, use_prover=False)
     assert (r.status, r.method) == ("unknown", "samples") and "N=130, M=130" in r.detail
     wrong = tuple(e + sympy.floor(OFFSET_SYMBOL / 4000) for e in g.read_back)
@@ -747,14 +747,14 @@ SYMBOLIC_OFFSET_SHAPES = (
 @pytest.mark.parametrize("unit", ["element", "byte", "bit"])
 def test_symbolic_code_is_proved_in_every_direction(shape, unit) -> None:
     for direction in ("forward", "inverse", "padding"):
-        g = codegen(shape, "python", direction, unit)
+        g = generate_code(shape, "python", direction, unit)
         assert (g.certification.status, g.certification.method) == ("proved", "prover"), g.certification
 
 
 def test_wrong_symbolic_forward_maps_are_refuted_with_real_counterexamples() -> None:
     shape = "bf16[N,M]{1,0:T(8,128)(2,1)}"
     m = layout_map(shape)
-    good = codegen(shape, "python").read_back
+    good = generate_code(shape, "python").read_back
     i0, i1 = m.index_symbols
     for wrong in (good + sympy.floor(i0 / 1000), good.subs(2, 4), good.subs(sympy.Rational(127, 128), 0)):
         r = certify(m, "forward", "element", wrong)
@@ -776,7 +776,7 @@ def test_wrong_symbolic_forward_maps_are_refuted_with_real_counterexamples() -> 
 )
 def test_wrong_symbolic_inverses_are_refuted_with_real_counterexamples(change) -> None:
     m = layout_map("f32[N,M]{1,0:T(8,128)}")
-    good = codegen("f32[N,M]{1,0:T(8,128)}", "python", "inverse").read_back
+    good = generate_code("f32[N,M]{1,0:T(8,128)}", "python", "inverse").read_back
     wrong = tuple(change(sympy.sympify(e)) for e in good)
     assert wrong != tuple(good)
     r = certify(m, "inverse", "element", wrong)
@@ -790,7 +790,7 @@ def test_wrong_symbolic_inverses_are_refuted_with_real_counterexamples(change) -
 
 
 def test_symbolic_forward_maps_are_proved() -> None:
-    g = codegen("f32[N,M]{1,0:T(8,128)}", "c", timeout_ms=10_000)
+    g = generate_code("f32[N,M]{1,0:T(8,128)}", "c", timeout_ms=10_000)
     assert (g.certification.status, g.certification.method) == ("proved", "prover")
 
 
@@ -798,8 +798,8 @@ def test_symbolic_forward_maps_are_proved() -> None:
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_language_reads_back_to_the_same_value(lang) -> None:
     shape = "bf16[24,260]{1,0:T(8,128)(2,1)}"
-    reference = codegen(shape, "python", "inverse").read_back
-    g = codegen(shape, lang, "inverse")
+    reference = generate_code(shape, "python", "inverse").read_back
+    g = generate_code(shape, lang, "inverse")
     env = {OFFSET_SYMBOL: np.arange(0, 6000, 7)}
     for a, b in zip(g.read_back, reference, strict=True):
         assert np.array_equal(evaluate(a, env), evaluate(b, env))
@@ -830,7 +830,7 @@ def test_c_reads_back_with_c_precedence() -> None:
 )
 def test_errors_are_clear(args, message) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
-        codegen(*args)
+        generate_code(*args)
 
 
 def test_certify_rejects_an_unknown_direction() -> None:
@@ -975,8 +975,8 @@ def test_the_latex_rendered_in_the_docs_is_what_codegen_prints() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "codegen.md").read_text(encoding="utf-8")
     rendered = re.findall(r"^\$\$(.*)\$\$$", doc, flags=re.MULTILINE)
     assert rendered == [
-        codegen("f32[3,5]{1,0:T(2,2)}", "latex").text,
-        codegen("bf16[16,256]{1,0:T(8,128)(2,1)}", "latex", "inverse").text,
+        generate_code("f32[3,5]{1,0:T(2,2)}", "latex").text,
+        generate_code("bf16[16,256]{1,0:T(8,128)(2,1)}", "latex", "inverse").text,
     ]
 
 
@@ -993,7 +993,7 @@ def test_sympy_mod_of_a_product_with_a_mod_is_not_trusted() -> None:
 def test_a_layout_whose_closed_form_meets_that_sympy_bug_is_certified() -> None:
     shape = "u4[4,6,6]{0,2,1:T(*,3,4,4)(1,3,3)(1,*,2)E(4)}"  # found by the C test
     for lang in LANGUAGES:
-        g = codegen(shape, lang, "inverse", "byte")
+        g = generate_code(shape, lang, "inverse", "byte")
         assert g.certification.status == "proved", (lang, g.certification)
 
 
@@ -1023,7 +1023,7 @@ UNSIGNED_CASES = [
 def test_c_uses_unsigned_arithmetic_only(shape: str, direction: str) -> None:
     # signed 64-bit division by a power of two needs sign fix-ups that the compiler cannot
     # drop unless it knows the sign: the hand formula's speed needs uint64_t throughout
-    text = codegen(shape, "c", direction, "byte").text
+    text = generate_code(shape, "c", direction, "byte").text
     signature = next(line for line in text.splitlines() if "(" in line and line.endswith("{"))
     assert "uint64_t" in signature or signature.startswith("bool")
     assert "int64_t" not in text.replace("uint64_t", "")
@@ -1036,8 +1036,8 @@ def test_unsigned_c_is_warning_free_under_sign_conversion_warnings_and_exact_at_
     assert CC, "no C compiler"
     shape = "f32[65536,65536]{0,1:T(8,128)}"
     m = layout_map(shape)
-    fwd = codegen(shape, "c", "forward", "byte", "fwd")
-    inv = codegen(shape, "c", "inverse", "byte", "inv")
+    fwd = generate_code(shape, "c", "forward", "byte", "fwd")
+    inv = generate_code(shape, "c", "inverse", "byte", "inv")
     rng = random.Random(7)
     calls, expected = [], []
     for _ in range(20):

@@ -28,7 +28,7 @@ from strategies_maps import small_layout_shapes
 
 from layout_algebra import delinearize, linear_index
 from layout_algebra.cli import main
-from layout_algebra.codegen import certify, codegen
+from layout_algebra.codegen import certify, generate_code
 from layout_algebra.codegen.certify import evaluate
 from layout_algebra.codegen.readback import ReadBackError, read_back
 from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, UNITS, layout_map
@@ -131,7 +131,7 @@ def _check_all_points(shapes, units=UNITS) -> int:
                 continue
             names = [f"f{n}_{unit}", f"i{n}_{unit}", f"p{n}_{unit}"]
             for direction, name in zip(("forward", "inverse", "padding"), names, strict=True):
-                g = codegen(shape, "js", direction, unit, name)
+                g = generate_code(shape, "js", direction, unit, name)
                 assert g.certification.status == "proved", (str(shape), direction, unit, g.certification)
                 functions.append(g.text)
             bodies.append(
@@ -188,8 +188,8 @@ def test_js_agrees_with_linear_index_and_delinearize() -> None:
     functions, calls, expected = [], [], []
     for n, shape in enumerate(TPU_FORMATS):
         m = layout_map(shape)
-        functions += [codegen(shape, "js", "forward", name=f"f{n}").text]
-        functions += [codegen(shape, "js", "inverse", name=f"i{n}").text]
+        functions += [generate_code(shape, "js", "forward", name=f"f{n}").text]
+        functions += [generate_code(shape, "js", "inverse", name=f"i{n}").text]
         for index in rng.sample(list(m.elements()), 20):
             calls.append(f"f{n}({', '.join(map(str, index))})")
             expected.append(linear_index(shape, index))
@@ -204,10 +204,10 @@ def test_js_agrees_with_linear_index_and_delinearize() -> None:
 def test_number_code_is_exact_up_to_2_to_53_and_bigint_takes_over_beyond() -> None:
     below = "u8[1125899906842624]{0}"  # 2^50 bytes: bit offsets up to 2^53 - 8
     above = "u8[1125899906842625]{0}"  # one more: the last bit offset is 2^53
-    fwd_below = codegen(below, "js", "forward", "bit", "fb")
-    inv_below = codegen(below, "js", "inverse", "bit", "ib")
-    fwd_above = codegen(above, "js", "forward", "bit", "fa")
-    inv_above = codegen(above, "js", "inverse", "bit", "ia")
+    fwd_below = generate_code(below, "js", "forward", "bit", "fb")
+    inv_below = generate_code(below, "js", "inverse", "bit", "ib")
+    fwd_above = generate_code(above, "js", "forward", "bit", "fa")
+    inv_above = generate_code(above, "js", "inverse", "bit", "ia")
     assert "Number arithmetic" in fwd_below.text and "n" not in fwd_below.expression_texts[0]
     assert "BigInt arithmetic" in fwd_above.text and "8n" in fwd_above.expression_texts[0]
     assert "BigInt" in inv_above.text
@@ -225,8 +225,8 @@ def test_number_code_is_exact_up_to_2_to_53_and_bigint_takes_over_beyond() -> No
 def test_bigint_code_for_a_huge_tiled_shape_agrees_on_samples() -> None:
     shape = "s4[4000000,4000000,4000]{2,1,0:T(8,128)E(4)}"
     m = layout_map(shape)
-    fwd = codegen(shape, "js", "forward", "bit", "f")
-    inv = codegen(shape, "js", "inverse", "bit", "g")
+    fwd = generate_code(shape, "js", "forward", "bit", "f")
+    inv = generate_code(shape, "js", "inverse", "bit", "g")
     assert "BigInt" in fwd.text and fwd.certification.status == "proved"
     rng = random.Random(5)
     indices = [tuple(rng.randrange(int(d)) for d in m.shape.dimensions) for _ in range(50)]
@@ -258,7 +258,7 @@ def test_math_floor_of_a_quotient_is_floor_division_below_2_to_53() -> None:
 def test_printed_js_equals_its_read_back_value_on_every_point() -> None:
     shape = "bf16[24,260]{1,0:T(8,128)(2,1)}"
     m = layout_map(shape)
-    g = codegen(shape, "js", "inverse", "byte", "inv")
+    g = generate_code(shape, "js", "inverse", "byte", "inv")
     size = int(m.size_in("byte"))
     got = np.asarray(run_node([g.text], f"out = Array.from({{length: {size}}}, (_, p) => inv(p));"))
     env = {OFFSET_SYMBOL: np.arange(size)}
@@ -268,7 +268,7 @@ def test_printed_js_equals_its_read_back_value_on_every_point() -> None:
 
 def test_a_wrong_js_expression_is_refuted() -> None:
     shape = "f32[3,5]{1,0:T(2,2)}"
-    g = codegen(shape, "js")
+    g = generate_code(shape, "js")
     wrong = g.expression_texts[0].replace("Math.floor(i0 / 2)", "Math.floor(i0 / 3)")
     assert wrong != g.expression_texts[0]
     r = certify(shape, "forward", "element", read_back("js", wrong, rank=2))
@@ -303,14 +303,14 @@ def test_js_read_back_reads_both_arithmetics() -> None:
 
 def test_js_refuses_reserved_names() -> None:
     with pytest.raises(ValueError, match="'delete' is a reserved word"):
-        codegen("f32[2]", "js", name="delete")
+        generate_code("f32[2]", "js", name="delete")
     with pytest.raises(ValueError, match="'Math' is a reserved word"):
-        codegen("f32[Math]", "js")
+        generate_code("f32[Math]", "js")
 
 
 def test_symbolic_js_takes_sizes_as_parameters_and_states_its_range() -> None:
     shape = "f32[N,M]{1,0:T(8,128)}"
-    g = codegen(shape, "js", "forward", "byte")
+    g = generate_code(shape, "js", "forward", "byte")
     assert g.parameters == ("i0", "i1", "N", "M")
     assert "exact while every value computed stays below 2^53" in g.text
     assert g.certification.status == "proved", g.certification
@@ -358,7 +358,7 @@ def test_the_largest_value_bound_holds_on_every_point(shape, unit, direction) ->
     from layout_algebra.codegen.printers import largest_value
 
     m = layout_map(shape)
-    g = codegen(shape, "js", direction, unit, check=False)
+    g = generate_code(shape, "js", direction, unit, check=False)
     if direction == "forward":
         dims = tuple(int(d) for d in m.shape.dimensions)
         count = int(np.prod(dims, dtype=np.int64))

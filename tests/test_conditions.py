@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from layout_algebra.decide import conditions
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.sizes import size_report
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.meaning.sizes import size_report
 
 N, M, A, B = (dim_symbol(x) for x in "NMAB")
 

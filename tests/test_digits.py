@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from layout_algebra.interop.cute.export import _digits_of_layout
 from layout_algebra.meaning.digits import Digit, digit_expr, digit_of
-from layout_algebra.meaning.recover import NotExpressible, Position, positions_of
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.recover import NotExpressible, Position, positions_of
 
 
 def values(d: Digit, dims: tuple[int, ...]) -> tuple:

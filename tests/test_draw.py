@@ -21,8 +21,8 @@ from strategies_maps import small_layout_shapes
 
 import layout_algebra as la
 from layout_algebra.cli import main
-from layout_algebra.teach.draw import draw
 from layout_algebra.meaning.references import by_formula
+from layout_algebra.teach.draw import draw
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -30,9 +30,9 @@ from layout_algebra import prove
 from layout_algebra.decide.bitcast import reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.decide.conditions import when_no_padding, when_reshape_is_bitcast
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.sizes import size_report
 from layout_algebra.model.syntax import parse_shape
 from layout_algebra.prove.assumptions import parse_condition, residue_of
-from layout_algebra.meaning.sizes import size_report
 
 #: One-symbol dimension formulas: exact divisions, a multiple of one, an offset one, a floor
 #: division (a size at every N), a difference (a size from N = 2 on), N itself.

@@ -23,15 +23,15 @@ from strategies_algebra import cute_text, leaves, nested_shape_strides
 from strategies_maps import small_layout_shapes
 
 from layout_algebra import interop, prove
-from layout_algebra.interop.cute import algebra
-from layout_algebra.codegen import codegen
+from layout_algebra.codegen import generate_code
 from layout_algebra.codegen.readback import read_back
-from layout_algebra.interop import NotExpressible
-from layout_algebra.interop.cute.export import CuteTextError, cute_expr, parse_cute
-from layout_algebra.meaning.recover import _solutions, positions_of
-from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape, primitive_type
 from layout_algebra.decide.normal_form import same_layout
+from layout_algebra.interop import NotExpressible
+from layout_algebra.interop.cute import algebra
+from layout_algebra.interop.cute.export import CuteTextError, cute_expr, parse_cute
+from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.recover import _solutions, positions_of
+from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape, primitive_type
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -502,7 +502,7 @@ def test_mlir_maps_equal_the_layout_and_read_back_never_wrong(shape: ArrayShape)
 def test_codegen_offset_maps_read_back(text: str) -> None:
     """``codegen``'s simplified offset map (one result) is read as strides times digits."""
     shape = parse_shape(text)
-    mlir = codegen(shape, "mlir").text
+    mlir = generate_code(shape, "mlir").text
     back = interop.from_mlir_affine_map(mlir, shape.element_type.text, shape.dimensions)
     assert str(back) == text
 

@@ -21,10 +21,10 @@ from strategies_maps import small_layout_shapes
 
 from layout_algebra import prove
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.prove import core, lemma_cache
-from layout_algebra.prove.general import GeneralStage, generalize, instance_of
 from layout_algebra.meaning.stages.arith import ARITHMETIC
 from layout_algebra.meaning.stages.stages import AlignTail, Pad, Split
+from layout_algebra.prove import core, lemma_cache
+from layout_algebra.prove.general import GeneralStage, generalize, instance_of
 
 CACHED = "read from the lemma cache"
 

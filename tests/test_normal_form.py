@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from strategies_maps import small_layout_shapes
 
 from layout_algebra import interop
-from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.model import ArrayShape, parse_shape
 from layout_algebra.decide.normal_form import normal_form, normal_form_with_proof, same_layout, simplicity
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.references import by_pad_reshape_transpose
 from layout_algebra.meaning.sizes import size_report
+from layout_algebra.model import ArrayShape, parse_shape
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 

@@ -22,10 +22,9 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 import layout_algebra as la
-from layout_algebra.pack import copy_engine
-from layout_algebra.pack import numpy_eval
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
+from layout_algebra.pack import copy_engine, numpy_eval
 from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 
 #: Every element type with a NumPy dtype, stored in whole bytes (no E(n)).

@@ -19,8 +19,8 @@ from strategies_maps import small_layout_shapes
 
 from layout_algebra import prove
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.model.syntax import parse_shape
 from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.model.syntax import parse_shape
 
 
 def positions(m: prove.IndexMap) -> dict[tuple, int]:

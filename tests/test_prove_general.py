@@ -19,6 +19,17 @@ from strategies_maps import small_layout_shapes
 
 from layout_algebra import prove
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.meaning.stages.stages import (
+    AlignTail,
+    Combine,
+    Linearize,
+    Pad,
+    PrependUnitDims,
+    Split,
+    Stage,
+    Transpose,
+)
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.prove import core, lemma_cache
 from layout_algebra.prove.general import (
@@ -32,17 +43,6 @@ from layout_algebra.prove.general import (
     specialize_stage,
 )
 from layout_algebra.prove.maps import position_stages
-from layout_algebra.meaning.stages.arith import ARITHMETIC
-from layout_algebra.meaning.stages.stages import (
-    AlignTail,
-    Combine,
-    Linearize,
-    Pad,
-    PrependUnitDims,
-    Split,
-    Stage,
-    Transpose,
-)
 
 
 @pytest.fixture

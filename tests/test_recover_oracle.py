@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from layout_algebra.interop import NotExpressible
-from layout_algebra.meaning.recover import layout_shape, recover_layout, strided_positions, unpadded_tilings
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.recover import layout_shape, recover_layout, strided_positions, unpadded_tilings
 from layout_algebra.model import ArrayShape
 from layout_algebra.pack.numpy_eval import pack
 

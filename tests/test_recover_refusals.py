@@ -18,10 +18,10 @@ import itertools
 
 import pytest
 
-from layout_algebra import codegen, layout_map
+from layout_algebra import generate_code, layout_map
 from layout_algebra.interop import NotExpressible, from_cute, from_mlir_affine_map, to_cute
-from layout_algebra.meaning.recover import positions_of
 from layout_algebra.interop.triton import LinearLayout, from_linear_layout
+from layout_algebra.meaning.recover import positions_of
 
 
 def assert_honest(err: NotExpressible, quoted: str) -> None:
@@ -58,7 +58,9 @@ def test_from_mlir_refuses_honestly_where_a_layout_exists() -> None:
     offset_map = (
         "affine_map<(d0, d1) -> ((d0 floordiv 3) * 48 + (d1 floordiv 2) * 12 + (d0 mod 3) * 4 + d1 mod 2)>"
     )
-    assert f"#element_offset = {offset_map}" in codegen(shape, "mlir").text  # certified equal to the layout
+    assert (
+        f"#element_offset = {offset_map}" in generate_code(shape, "mlir").text
+    )  # certified equal to the layout
     try:
         back = from_mlir_affine_map(offset_map, "f32", (4, 8))
     except NotExpressible as err:

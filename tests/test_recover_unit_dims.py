@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.codegen import codegen
+from layout_algebra.codegen import generate_code
 from layout_algebra.interop import NotExpressible
 from layout_algebra.interop.cute.export import from_cute, to_cute
 from layout_algebra.interop.mlir import from_mlir_affine_map, to_mlir_affine_map, to_mlir_strided
-from layout_algebra.meaning.recover import layout_shape
 from layout_algebra.interop.triton import from_linear_layout, to_linear_layout
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.recover import layout_shape
 from layout_algebra.model import ArrayShape, parse_shape
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
@@ -167,7 +167,7 @@ def test_mlir_round_trip_with_unit_dims(shape: ArrayShape) -> None:
 @example(parse_shape("f32[1,1,4,8]{0,3,1,2:T(2,2,4,8)}"))
 def test_mlir_offset_map_round_trip_with_unit_dims(shape: ArrayShape) -> None:
     """One result (an element offset, as ``codegen`` prints it) is read without unit positions."""
-    mlir = codegen(shape, "mlir").text
+    mlir = generate_code(shape, "mlir").text
     try:
         back = from_mlir_affine_map(mlir, shape.element_type.text, shape.dimensions)
     except NotExpressible as err:

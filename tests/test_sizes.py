@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from oracles import nested_linear_index
 
 import layout_algebra as la
-from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.meaning.sizes import first_tile_dimensions, size_report, tiled_dimensions
+from layout_algebra.model.symbols import dim_symbol
 
 EXCEPTIONS_FILE = TEST_DATA / "tpu_size_exceptions.tsv"
 

@@ -31,7 +31,12 @@ from hypothesis import strategies as st
 
 import layout_algebra as la
 from layout_algebra import prove
-from layout_algebra.decide.bitcast import bitcast_is_valid, decide_movement, reshape_is_bitcast, transpose_is_bitcast
+from layout_algebra.decide.bitcast import (
+    bitcast_is_valid,
+    decide_movement,
+    reshape_is_bitcast,
+    transpose_is_bitcast,
+)
 from layout_algebra.hlo.verify import verify_rewrite
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.symbols import dim_symbol

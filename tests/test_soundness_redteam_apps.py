@@ -343,8 +343,8 @@ def test_normal_form_places_every_element_where_the_layout_does(text: str) -> No
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts(), st.data())
 def test_a_view_proved_to_be_a_layout_is_that_layout_on_every_element(text: str, data) -> None:
-    from layout_algebra.model.syntax import as_shape
     from layout_algebra.decide.views import Reverse, Slice, Transpose, view
+    from layout_algebra.model.syntax import as_shape
 
     base = as_shape(text)
     dims = [int(d) for d in base.dimensions]
@@ -403,13 +403,13 @@ def test_from_cute_of_a_mutated_export_places_elements_as_the_cute_text_says(tex
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts(element="u16", most=128))
 def test_certified_python_code_is_the_layout_on_every_index_and_offset(text: str) -> None:
-    from layout_algebra.codegen import codegen
+    from layout_algebra.codegen import generate_code
 
     where = slots(text)
     occupied = set(where.ravel().tolist())
     run = {}
     for direction in ("forward", "inverse", "padding"):
-        generated = codegen(text, "python", direction)
+        generated = generate_code(text, "python", direction)
         assert generated.certification.status == "proved", generated.certification
         namespace: dict = {}
         exec(compile(generated.text, "<generated>", "exec"), namespace)  # our own generated code
@@ -425,9 +425,9 @@ def test_certified_python_code_is_the_layout_on_every_index_and_offset(text: str
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts(), st.data())
 def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text: str, data) -> None:
-    from layout_algebra.model.syntax import as_shape
-    from layout_algebra.meaning.sizes import size_report
     from layout_algebra.decide.views import suggest_bitcast_layout
+    from layout_algebra.meaning.sizes import size_report
+    from layout_algebra.model.syntax import as_shape
 
     n = int(np.prod([int(d) for d in as_shape(text).dimensions]))
     a = data.draw(st.sampled_from([f for f in range(1, n + 1) if n % f == 0]))
@@ -440,8 +440,8 @@ def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text:
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from((1, 2, 4, 8)), min_size=1, max_size=3), st.randoms(use_true_random=False))
 def test_from_linear_layout_of_a_bit_permutation_is_that_permutation(dims, rng) -> None:
-    from layout_algebra.meaning.recover import NotExpressible
     from layout_algebra.interop.triton import LinearLayout, from_linear_layout
+    from layout_algebra.meaning.recover import NotExpressible
 
     widths = [d.bit_length() - 1 for d in dims]
     bits = list(range(sum(widths)))

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_numpy_eval import random_array, raw_bytes, reference_pack
 
-from layout_algebra.pack import copy_engine
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.pack import copy_engine
 from layout_algebra.pack.numpy_eval import pack, unpack
 
 numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")

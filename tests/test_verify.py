@@ -13,7 +13,6 @@ import re
 
 import pytest
 
-from layout_algebra import prove
 from layout_algebra.hlo import InvalidHlo, UnsupportedHlo, verify_rewrite
 from layout_algebra.hlo.execute import InvalidHloError, compare
 from layout_algebra.meaning.layout_map import layout_map
@@ -169,11 +168,6 @@ def test_exhaustive_agreement_on_small_transposes() -> None:
                 for j in out.elements()
             )
             assert verify_rewrite(before, after).status == ("proved" if truth else "refuted")
-
-
-def test_prove_rewrite_is_the_same_function() -> None:
-    assert prove.rewrite is verify_rewrite
-    assert "reverse" in prove.SUPPORTED_OPCODES
 
 
 # ------------------------------------------------------------ issue 15, item 1: memory spaces

@@ -14,11 +14,6 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 from layout_algebra.decide.bitcast import reshape_is_bitcast
-from layout_algebra.decide.bitcast import suggest_bitcast_layout as suggest_from_bitcast
-from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.model import ArrayShape, parse_shape
-from layout_algebra.meaning.references import by_pad_reshape_transpose
-from layout_algebra.meaning.sizes import size_report
 from layout_algebra.decide.views import (
     Bitcast,
     Broadcast,
@@ -30,6 +25,11 @@ from layout_algebra.decide.views import (
     suggest_bitcast_layout,
     view,
 )
+from layout_algebra.decide.views import suggest_bitcast_layout as suggest_from_bitcast
+from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.references import by_pad_reshape_transpose
+from layout_algebra.meaning.sizes import size_report
+from layout_algebra.model import ArrayShape, parse_shape
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 

@@ -19,7 +19,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from layout_algebra import __version__
+from layout_algebra.model.version import VERSION as __version__
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

@@ -40,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from layout_algebra.interop import NotExpressible
+    from layout_algebra.interop.triton import to_linear_layout
     from layout_algebra.target.access import (
         dimension_access,
         separable_map,
@@ -48,8 +50,6 @@ def run(args: argparse.Namespace) -> int:
         word_elements,
         word_of,
     )
-    from layout_algebra.interop import NotExpressible
-    from layout_algebra.interop.triton import to_linear_layout
 
     m = separable_map(args.shape)
     dims = args.dim if args.dim is not None else list(range(m.rank))

@@ -39,10 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.codegen import codegen
+    from layout_algebra.codegen import generate_code
 
     direction = "inverse" if args.inverse else "padding" if args.padding else "forward"
-    code = codegen(args.shape, args.lang, direction, args.unit, args.name)
+    code = generate_code(args.shape, args.lang, direction, args.unit, args.name)
     if args.json:
         from layout_algebra.cli._batch import print_json
 

@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from layout_algebra.cli._batch import each, error_record, print_json, report_error
-from layout_algebra.teach.explain import number_text
 from layout_algebra.meaning.sizes import SizeReport, size_report
+from layout_algebra.teach.explain import number_text
 
 __all__ = ["register", "run"]
 

@@ -2,14 +2,14 @@
 
 A code generator that reads or writes a tiled array needs the layout's index arithmetic
 as code: where logical element ``(i0, i1)`` lives (*forward*), which element lives at
-offset ``p`` (*inverse*), and whether ``p`` is padding. :func:`codegen` prints these in C,
+offset ``p`` (*inverse*), and whether ``p`` is padding. :func:`generate_code` prints these in C,
 Python, NumPy, MLIR, LaTeX or JavaScript, simplified the way a person would simplify them, and
 *certifies* the printed text equal to the layout map.
 
 The tiled-layout document's Figure 1, ``f32[3,5]`` in 2x2 tiles (element (2,3) is at 17):
 
->>> from layout_algebra.codegen import codegen
->>> g = codegen("f32[3,5]{1,0:T(2,2)}", "c")
+>>> from layout_algebra.codegen import generate_code
+>>> g = generate_code("f32[3,5]{1,0:T(2,2)}", "c")
 >>> print(g.text)
 #include <stdint.h>
 <BLANKLINE>
@@ -44,7 +44,7 @@ How it works, and where each part lives:
 The inverse of bf16's TPU layout, as an MLIR map, and its operation counts before and
 after simplification:
 
->>> g = codegen("bf16[16,256]{1,0:T(8,128)(2,1)}", "mlir", "inverse")
+>>> g = generate_code("bf16[16,256]{1,0:T(8,128)(2,1)}", "mlir", "inverse")
 >>> print(g.text.splitlines()[1])
 #logical_index = affine_map<(d0) -> ((d0 floordiv 2048) * 8 + ((d0 floordiv 256) mod 4) * 2 + d0 mod 2, ((d0 floordiv 1024) mod 2) * 128 + (d0 floordiv 2) mod 128)>
 >>> g.op_counts, g.unsimplified_op_counts, g.certification.status
@@ -52,7 +52,7 @@ after simplification:
 
 Symbolic sizes become parameters; the padding predicate asks whether a byte holds data:
 
->>> print(codegen("f32[N,M]{1,0:T(8,128)}", "python", "padding", unit="byte").text, end="")
+>>> print(generate_code("f32[N,M]{1,0:T(8,128)}", "python", "padding", unit="byte").text, end="")
 def is_padding(p, N, M):
     \"\"\"Whether byte offset p of f32[N,M]{1,0:T(8,128)} is padding (holds no element), for 0 <= p < 4096*ceiling(M/128)*ceiling(N/8).\"\"\"
     return (8*(p // (4096*((M + 127) // 128))) + (p // 512) % 8 >= N) | (128*((p // 4096) % ((M + 127) // 128)) + (p // 4) % 128 >= M)
@@ -66,9 +66,6 @@ interop, :mod:`layout_algebra.interop.cute.export` (``to_cute``, ``cute_layout``
 '((8,2),(128,3)):((128,3072),(1,1024))'
 """
 
-import sys
-import types
-
 from layout_algebra.codegen.certify import (
     DIRECTIONS,
     EXHAUSTIVE_LIMIT,
@@ -76,7 +73,7 @@ from layout_algebra.codegen.certify import (
     Certification,
     certify,
 )
-from layout_algebra.codegen.generate import GeneratedCode, codegen
+from layout_algebra.codegen.generate import GeneratedCode, generate_code
 from layout_algebra.codegen.printers import LANGUAGES
 
 __all__ = [
@@ -87,44 +84,5 @@ __all__ = [
     "Certification",
     "GeneratedCode",
     "certify",
-    "codegen",
+    "generate_code",
 ]
-
-#: CuTe export moved to interop (it converts to another library's layouts); these names stay
-#: importable from here for old callers, loaded on first use (``codegen`` itself never needs them).
-_MOVED_TO_INTEROP = ("CuteLayout", "NotExpressible", "cute_layout", "to_cute")
-
-
-def __getattr__(name: str) -> object:
-    if name in _MOVED_TO_INTEROP:
-        from layout_algebra.interop.cute import export as cute
-
-        return getattr(cute, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class _Package(types.ModuleType):
-    """This package's module object: its sub-modules are also attributes of :func:`codegen`.
-
-    ``layout_algebra.codegen`` is the *function* (the top-level package exports it under
-    this name), and ``import layout_algebra.codegen.simplify as s`` looks ``simplify`` up on
-    whatever that name is. So every sub-module the import system binds here is bound on the
-    function too: the import works, and ``la.codegen(...)`` stays the function.
-    """
-
-    def __setattr__(self, name: str, value: object) -> None:
-        super().__setattr__(name, value)
-        if isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}":
-            setattr(codegen, name, value)
-
-
-def _bind_submodules_on_the_function() -> None:
-    """The sub-modules imported before this module's class was set (the imports above)."""
-    prefix = f"{__name__}."
-    for name, module in list(sys.modules.items()):
-        if name.startswith(prefix) and "." not in name[len(prefix) :]:
-            setattr(codegen, name[len(prefix) :], module)
-
-
-_bind_submodules_on_the_function()
-sys.modules[__name__].__class__ = _Package

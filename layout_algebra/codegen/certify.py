@@ -47,12 +47,12 @@ import numpy as np
 import sympy
 
 from layout_algebra.meaning.layout_map import LayoutMap, layout_map
-from layout_algebra.model.shapes import Shape
-from layout_algebra.model.symbols import as_sympy
-from layout_algebra.prove.result import json_value
 from layout_algebra.meaning.stages.pipeline import TILE
 from layout_algebra.meaning.stages.stages import Combine, Linearize, PrependUnitDims, Split
 from layout_algebra.meaning.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMETIC
+from layout_algebra.model.shapes import Shape
+from layout_algebra.model.symbols import as_sympy
+from layout_algebra.prove.result import json_value
 
 __all__ = ["DIRECTIONS", "EXHAUSTIVE_LIMIT", "PROVER_TIMEOUT_MS", "Certification", "certify", "evaluate"]
 

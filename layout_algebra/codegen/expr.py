@@ -51,9 +51,9 @@ from typing import Any
 import sympy
 
 from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, index_symbols
-from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.meaning.stages.arith import Arithmetic
 from layout_algebra.meaning.stages.symbolic import safe_mod
+from layout_algebra.model.symbols import as_sympy, dim_symbol
 
 __all__ = [
     "FALSE",

@@ -1,6 +1,6 @@
 """Build, simplify, print, read back and certify one closed form: :func:`codegen`.
 
-The steps, for ``codegen(shape, lang, direction, unit)``:
+The steps, for ``generate_code(shape, lang, direction, unit)``:
 
 1. **build**: run the layout's stages on expression trees (``TreeArithmetic``): the
    forward map from the index variables ``i0, i1, ...``; the inverse and the padding
@@ -75,7 +75,7 @@ from layout_algebra.codegen.simplify import Bounds, factor_strides, simplify
 from layout_algebra.meaning.layout_map import UNITS, LayoutMap, layout_map
 from layout_algebra.model.shapes import Shape
 
-__all__ = ["GeneratedCode", "build_expressions", "codegen"]
+__all__ = ["GeneratedCode", "build_expressions", "generate_code"]
 
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if inline int long "
@@ -217,7 +217,7 @@ def _check_names(m: LayoutMap, name: str, sizes: Sequence[str], lang: str = "c")
 
 
 # ------------------------------------------------------------------------------ the entry point
-def codegen(
+def generate_code(
     shape: Shape | str,
     lang: str,
     direction: str = "forward",
@@ -238,7 +238,7 @@ def codegen(
     the stages' expression as built; ``check=False`` skips certification; ``timeout_ms``
     bounds each prover query (only shapes too large to enumerate, or symbolic, need one).
 
-    >>> print(codegen("f32[3,5]{1,0:T(2,2)}", "python").text, end="")
+    >>> print(generate_code("f32[3,5]{1,0:T(2,2)}", "python").text, end="")
     def element_offset(i0, i1):
         \"\"\"Element offset of f32[3,5]{1,0:T(2,2)} at logical index (i0, i1), for 0 <= i0 < 3, 0 <= i1 < 5.\"\"\"
         return 12*(i0 // 2) + 4*(i1 // 2) + 2*(i0 % 2) + i1 % 2

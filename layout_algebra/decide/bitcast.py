@@ -76,7 +76,15 @@ import numpy as np
 import sympy
 
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.meaning.logical_ops import reshape_source_index, transpose_result_index, transpose_source_index
+from layout_algebra.meaning.logical_ops import (
+    reshape_source_index,
+    transpose_result_index,
+    transpose_source_index,
+)
+from layout_algebra.meaning.sizes import meaningful_array, size_report, xla_shape_size
+from layout_algebra.meaning.stages import same_offset_form
+from layout_algebra.meaning.stages.arith import ARITHMETIC as _INT
+from layout_algebra.meaning.stages.arith import Arithmetic
 from layout_algebra.model.questions import AnswersQuestion, Question
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy
@@ -86,10 +94,6 @@ from layout_algebra.prove.assumptions import assumptions_hold
 from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, admitted_assumptions, for_all_sizes
 from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.prove.result import json_value
-from layout_algebra.meaning.sizes import meaningful_array, size_report, xla_shape_size
-from layout_algebra.meaning.stages import same_offset_form
-from layout_algebra.meaning.stages.arith import ARITHMETIC as _INT
-from layout_algebra.meaning.stages.arith import Arithmetic
 
 __all__ = [
     "BITCAST",
@@ -103,7 +107,6 @@ __all__ = [
     "decide_movement",
     "memory_space_reason",
     "reshape_is_bitcast",
-    "suggest_bitcast_layout",  # noqa: F822 - a lazy alias, see __getattr__
     "transpose_is_bitcast",
 ]
 
@@ -1192,15 +1195,3 @@ def _op_candidates(operation: str, a: ArrayShape, b: ArrayShape) -> tuple[Corres
         perm = tuple(int(x) for x in operation[len("transpose") :].strip(" []").split(",") if x.strip())
         return (_transpose(perm, b),)
     return (_reshape(a, b),)
-
-
-# --------------------------------------------------------------------------- suggest
-def __getattr__(name: str) -> Any:
-    """``suggest_bitcast_layout`` and its ``Suggestion``, kept here for callers: they read
-    the reshape's *view* back as an XLA layout (``layout_algebra.decide.views``, an application
-    above this module, as the interop's layout recovery is), so they load on first use."""
-    if name in ("suggest_bitcast_layout", "Suggestion"):
-        from layout_algebra.decide import views
-
-        return getattr(views, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -73,6 +73,9 @@ from layout_algebra.decide.bitcast import (
     transpose_is_bitcast,
 )
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.sizes import meaningful_array, size_report
+from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.meaning.stages.symbolic import SYMPY_ARITHMETIC
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
@@ -80,9 +83,6 @@ from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, holds
 from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes, condition_holds, condition_text
 from layout_algebra.prove.core import shape_facts
-from layout_algebra.meaning.sizes import meaningful_array, size_report
-from layout_algebra.meaning.stages.arith import ARITHMETIC
-from layout_algebra.meaning.stages.symbolic import SYMPY_ARITHMETIC
 
 __all__ = [
     "Budget",

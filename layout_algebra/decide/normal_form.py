@@ -64,9 +64,9 @@ import numpy as np
 
 from layout_algebra.decide.bitcast import BitcastVerdict, reshape_is_bitcast
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.sizes import meaningful_array, size_report
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Layout, Shape, Tile
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.meaning.sizes import meaningful_array, size_report
 
 __all__ = [
     "LayoutEquality",

@@ -71,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from layout_algebra.meaning.recover import NotExpressible, Position, recover_layout, strided_positions
+from layout_algebra.decide.normal_form import normal_form, simplicity
 from layout_algebra.meaning.layout_map import LayoutMap, layout_map
 from layout_algebra.meaning.logical_ops import (
     broadcast_maps_dimensions,
@@ -88,11 +88,11 @@ from layout_algebra.meaning.logical_ops import (
     transpose_result_index,
     transpose_source_index,
 )
-from layout_algebra.model.shapes import ArrayShape, Dim, Shape
-from layout_algebra.model.syntax import as_shape
-from layout_algebra.decide.normal_form import normal_form, simplicity
+from layout_algebra.meaning.recover import NotExpressible, Position, recover_layout, strided_positions
 from layout_algebra.meaning.sizes import meaningful_array, size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.model.shapes import ArrayShape, Dim, Shape
+from layout_algebra.model.syntax import as_shape
 
 __all__ = [
     "Bitcast",

@@ -81,9 +81,9 @@ from typing import Any
 from layout_algebra.decide.bitcast import BitcastVerdict, decide_movement, memory_space_reason
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import NATIVE_START_OPCODES, HloModuleStream
+from layout_algebra.meaning.sizes import LayoutSemanticsError, SizeReport, size_report
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.validation import layout_problems
-from layout_algebra.meaning.sizes import LayoutSemanticsError, SizeReport, size_report
 
 __all__ = [
     "ALIASING_OPCODES",

@@ -44,8 +44,8 @@ True
 
 from __future__ import annotations
 
-from layout_algebra.model.shapes import ArrayShape, Dim
 from layout_algebra.meaning.sizes import meaningful_array, xla_shape_size
+from layout_algebra.model.shapes import ArrayShape, Dim
 
 __all__ = [
     "HOST_MEMORY_SPACE",

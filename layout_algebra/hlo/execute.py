@@ -132,11 +132,11 @@ from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes, bitcast_size_pr
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import parse_module
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.sizes import size_report
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.model.validation import layout_problems
 from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
-from layout_algebra.meaning.sizes import size_report
 
 __all__ = [
     "ELEMENTWISE_OPCODES",

@@ -66,14 +66,14 @@ from layout_algebra.hlo.verify import (
     verify_rewrite,
 )
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.sizes import size_report
+from layout_algebra.meaning.stages.arith import ARITHMETIC
 from layout_algebra.model.shapes import ArrayShape, TupleShape
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove.assumptions import assumption_terms, condition_term, parse_assumptions
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
 from layout_algebra.prove.query import as_bool, in_box, model_int, side_conditions, solver_for
 from layout_algebra.prove.result import ProofResult
-from layout_algebra.meaning.sizes import size_report
-from layout_algebra.meaning.stages.arith import ARITHMETIC
 
 __all__ = ["REWRITE_BOUNDS", "WITNESS_OPCODES", "rewrite_claim", "substitute_module", "when_rewrite_is_safe"]
 

@@ -151,6 +151,8 @@ from layout_algebra.meaning.logical_ops import (
     slice_source_index,
     transpose_source_index,
 )
+from layout_algebra.meaning.sizes import size_report
+from layout_algebra.meaning.stages.arith import ARITHMETIC
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
@@ -173,8 +175,6 @@ from layout_algebra.prove.query import (
     solver_for,
 )
 from layout_algebra.prove.result import ProofResult
-from layout_algebra.meaning.sizes import size_report
-from layout_algebra.meaning.stages.arith import ARITHMETIC
 
 __all__ = [
     "ELEMENTWISE_OPCODES",

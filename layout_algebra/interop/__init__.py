@@ -29,7 +29,6 @@ the tiling backwards. What has no exact counterpart raises :class:`NotExpressibl
 """
 
 from layout_algebra.interop.cute.export import CuteTextError, cute_modes, from_cute, parse_cute, to_cute
-from layout_algebra.meaning.digits import Digit
 from layout_algebra.interop.jax_layouts import (
     MEMORY_KINDS,
     JaxLayoutFields,
@@ -50,8 +49,9 @@ from layout_algebra.interop.mlir import (
     to_mlir_memref,
     to_mlir_strided,
 )
-from layout_algebra.meaning.recover import NotExpressible, Position, positions_of, recover_layout
 from layout_algebra.interop.triton import LinearLayout, from_linear_layout, to_linear_layout
+from layout_algebra.meaning.digits import Digit
+from layout_algebra.meaning.recover import NotExpressible, Position, positions_of, recover_layout
 
 __all__ = [
     "MEMORY_KINDS",

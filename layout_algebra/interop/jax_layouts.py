@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from layout_algebra.meaning.recover import NotExpressible
+from layout_algebra.meaning.sizes import meaningful_array
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
 from layout_algebra.model.syntax import as_shape, parse_shape
-from layout_algebra.meaning.sizes import meaningful_array
 
 __all__ = [
     "MEMORY_KINDS",

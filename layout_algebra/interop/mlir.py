@@ -29,7 +29,7 @@ the dimensions when its strides are dense; MLIR's ``strided<[...]>`` says the sa
 >>> str(from_mlir_affine_map("strided<[1, 4]>", "f32", (4, 6)))
 'f32[4,6]{0,1}'
 
-A tiled offset map, like :func:`layout_algebra.codegen.codegen` prints, is read by
+A tiled offset map, like :func:`layout_algebra.codegen.generate_code` prints, is read by
 taking it apart into digits ``stride * (⌊d_k / w⌋ mod m)``:
 
 >>> str(from_mlir_affine_map(
@@ -67,14 +67,14 @@ from typing import Any
 import sympy
 
 from layout_algebra.codegen.readback import ReadBackError, read_back
+from layout_algebra.decide.normal_form import normal_form
 from layout_algebra.meaning.digits import Digit, digit_expr, digit_of
-from layout_algebra.meaning.recover import NotExpressible, recover_layout, strided_positions
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.recover import NotExpressible, recover_layout, strided_positions
+from layout_algebra.meaning.stages.stages import Linearize, ceil_div
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import Shape
 from layout_algebra.model.symbols import as_sympy
-from layout_algebra.decide.normal_form import normal_form
-from layout_algebra.meaning.stages.stages import Linearize, ceil_div
 
 __all__ = [
     "from_mlir_affine_map",

@@ -85,11 +85,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from layout_algebra.target.access import dimension_offsets, separable_map
-from layout_algebra.meaning.recover import NotExpressible, layout_shape, recover_layout, strided_positions
-from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.decide.normal_form import normal_form
+from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.recover import NotExpressible, layout_shape, recover_layout, strided_positions
+from layout_algebra.model.shapes import ArrayShape, Shape
+from layout_algebra.target.access import dimension_offsets, separable_map
 
 __all__ = [
     "OFFSET_UNITS",

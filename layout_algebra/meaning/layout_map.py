@@ -55,12 +55,12 @@ from functools import cached_property, lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from layout_algebra.model.meaning import meaningful_array
-from layout_algebra.model.shapes import ArrayShape, Dim, Shape
-from layout_algebra.model.syntax import as_shape
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
 from layout_algebra.meaning.stages.pipeline import Step, layout_steps
 from layout_algebra.meaning.stages.stages import Linearize, Stage, ToBits, Transpose, ceil_div
+from layout_algebra.model.meaning import meaningful_array
+from layout_algebra.model.shapes import ArrayShape, Dim, Shape
+from layout_algebra.model.syntax import as_shape
 
 if TYPE_CHECKING:  # pragma: no cover - loaded lazily by __getattr__ below
     import sympy

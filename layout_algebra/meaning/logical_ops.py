@@ -126,9 +126,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from layout_algebra.model.shapes import Dim
 from layout_algebra.meaning.references import delinearize_row_major, linear_index_row_major
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.model.shapes import Dim
 
 __all__ = [
     "broadcast_maps_dimensions",

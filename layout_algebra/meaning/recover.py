@@ -109,10 +109,10 @@ from typing import Any
 
 from layout_algebra.meaning.digits import Digit, digit_expr, digit_of
 from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.stages.stages import ceil_div
 from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
 from layout_algebra.model.symbols import as_sympy
-from layout_algebra.meaning.stages.stages import ceil_div
 
 __all__ = [
     "NotExpressible",

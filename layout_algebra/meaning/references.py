@@ -38,9 +38,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
 
 __all__ = [
     "by_formula",

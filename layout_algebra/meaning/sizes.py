@@ -58,8 +58,6 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from layout_algebra.model.meaning import LayoutSemanticsError, element_size_in_bits, meaningful_array
-from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
 from layout_algebra.meaning.stages.pipeline import (
     LINEARIZE,
     PHYSICAL_ORDER,
@@ -71,6 +69,8 @@ from layout_algebra.meaning.stages.pipeline import (
     tile_stages,
 )
 from layout_algebra.meaning.stages.stages import Combine, ceil_div, round_up_size
+from layout_algebra.model.meaning import LayoutSemanticsError, element_size_in_bits, meaningful_array
+from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
 
 __all__ = [
     "LayoutSemanticsError",

@@ -1,2 +1,1 @@
-"""Layer 2: packing real arrays into a layout's exact bytes, and back (NumPy, numba).
-"""
+"""Layer 2: packing real arrays into a layout's exact bytes, and back (NumPy, numba)."""

@@ -177,10 +177,7 @@ from typing import Any
 
 import numpy as np
 
-from layout_algebra.pack import copy_engine as engine
 from layout_algebra.meaning.layout_map import LayoutMap, layout_map
-from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
-from layout_algebra.model.shapes import Shape
 from layout_algebra.meaning.stages.stages import (
     AlignTail,
     Combine,
@@ -192,6 +189,9 @@ from layout_algebra.meaning.stages.stages import (
     ToBits,
     Transpose,
 )
+from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
+from layout_algebra.model.shapes import Shape
+from layout_algebra.pack import copy_engine as engine
 
 __all__ = ["numpy_dtype", "pack", "unpack"]
 

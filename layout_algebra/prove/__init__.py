@@ -43,7 +43,6 @@ from layout_algebra.prove.result import ProofResult
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
-    "SUPPORTED_OPCODES",
     "AssumptionError",
     "IndexMap",
     "ProofResult",
@@ -61,17 +60,5 @@ __all__ = [
     "no_padding",
     "pad_reshape_transpose_reference",
     "parse_assumptions",
-    "rewrite",
     "tiling_is_pad_reshape_transpose",
 ]
-
-
-def __getattr__(name: str):
-    """``prove.rewrite`` and ``prove.SUPPORTED_OPCODES``: the HLO rewrite verifier, kept here
-    for old callers. It lives in ``layout_algebra.hlo.verify`` (an application above the
-    prover), so it is imported on first use, not when ``prove`` is."""
-    if name in ("rewrite", "SUPPORTED_OPCODES"):
-        from layout_algebra.hlo import verify
-
-        return verify.verify_rewrite if name == "rewrite" else verify.SUPPORTED_OPCODES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

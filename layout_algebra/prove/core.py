@@ -31,6 +31,9 @@ from typing import Any
 import sympy
 import z3
 
+from layout_algebra.meaning.sizes import size_report
+from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.meaning.stages.stages import Combine, Linearize, Stage
 from layout_algebra.model.questions import Question
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import divisibility_conditions
@@ -80,9 +83,6 @@ from layout_algebra.prove.query import (
     symbol_values,
 )
 from layout_algebra.prove.result import ProofResult
-from layout_algebra.meaning.sizes import size_report
-from layout_algebra.meaning.stages.arith import ARITHMETIC
-from layout_algebra.meaning.stages.stages import Combine, Linearize, Stage
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",

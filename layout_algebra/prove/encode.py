@@ -32,8 +32,8 @@ from typing import Any
 import sympy
 import z3
 
-from layout_algebra.model.symbols import as_sympy
 from layout_algebra.meaning.stages.arith import Arithmetic
+from layout_algebra.model.symbols import as_sympy
 
 __all__ = [
     "BitVecArithmetic",

@@ -58,7 +58,6 @@ from typing import Any
 
 import sympy
 
-from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.meaning.stages.stages import (
     AlignTail,
     Combine,
@@ -69,6 +68,7 @@ from layout_algebra.meaning.stages.stages import (
     Stage,
     Transpose,
 )
+from layout_algebra.model.symbols import as_sympy, dim_symbol
 
 __all__ = ["GeneralStage", "Pattern", "generalize", "instance_of", "is_instance", "specialize_stage"]
 

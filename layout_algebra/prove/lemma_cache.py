@@ -237,7 +237,7 @@ def _capture() -> Iterator[list[str]]:
 
 
 #: The parts of the package whose code builds a general lemma's query.
-_QUERY_CODE = ("prove", "stages", "model")
+_QUERY_CODE = ("prove", "meaning/stages", "model")
 
 
 @cache

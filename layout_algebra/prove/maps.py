@@ -24,12 +24,12 @@ from typing import Any
 import sympy
 
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.model.shapes import ArrayShape, Dim, Shape
-from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.meaning.references import by_formula, by_pad_reshape_transpose
 from layout_algebra.meaning.sizes import meaningful_array
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
 from layout_algebra.meaning.stages.stages import Stage
+from layout_algebra.model.shapes import ArrayShape, Dim, Shape
+from layout_algebra.prove.encode import UnsupportedExpression
 
 __all__ = [
     "IndexMap",

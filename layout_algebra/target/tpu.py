@@ -67,9 +67,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from layout_algebra.meaning.sizes import size_report
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Tile
-from layout_algebra.meaning.sizes import size_report
 
 __all__ = [
     "LANES",

@@ -1,2 +1,1 @@
-"""Layer 4: explanations, figures, the interactive explorer and the proof catalog.
-"""
+"""Layer 4: explanations, figures, the interactive explorer and the proof catalog."""

@@ -77,9 +77,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from layout_algebra.meaning.layout_map import LayoutMap, layout_map
-from layout_algebra.model.shapes import Shape
 from layout_algebra.meaning.stages.pipeline import TILE
 from layout_algebra.meaning.stages.stages import Linearize, Split
+from layout_algebra.model.shapes import Shape
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

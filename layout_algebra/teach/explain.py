@@ -58,13 +58,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from layout_algebra.meaning.sizes import size_report
+from layout_algebra.meaning.stages.pipeline import PHYSICAL_ORDER, TILE, layout_steps
+from layout_algebra.meaning.stages.stages import PrependUnitDims
 from layout_algebra.model.meaning import MEMORY_SPACE_NAMES, LayoutSemanticsError
 from layout_algebra.model.shapes import UNBOUNDED_SIZE, ArrayShape, BufferShape, Dim, Shape, TupleShape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.model.validation import layout_problems
-from layout_algebra.meaning.sizes import size_report
-from layout_algebra.meaning.stages.pipeline import PHYSICAL_ORDER, TILE, layout_steps
-from layout_algebra.meaning.stages.stages import PrependUnitDims
 
 if TYPE_CHECKING:  # pragma: no cover
     from layout_algebra.meaning.layout_map import LayoutMap
@@ -307,10 +307,10 @@ def element_offset_text(m: LayoutMap) -> str:
     >>> element_offset_text(layout_map("bf16[16,256]{1,0:T(8,128)(2,1)}"))
     '2048*(i0 // 8) + 1024*(i1 // 128) + 256*((i0 // 2) % 4) + 2*(i1 % 128) + i0 % 2'
     """
-    from layout_algebra.codegen import codegen
+    from layout_algebra.codegen import generate_code
 
     try:
-        return codegen(m.shape, "python", "forward", "element", check=False).expression_texts[0]
+        return generate_code(m.shape, "python", "forward", "element", check=False).expression_texts[0]
     except ValueError:  # e.g. a dimension named like an index variable: the stages' own form
         return str(m.forward_expr())
 
@@ -319,10 +319,10 @@ def _offset_latex(shape: Shape) -> str | None:
     """The simplified element offset of an array with a meaning, as LaTeX (for notebooks)."""
     if not isinstance(shape, ArrayShape) or not shape.rank or layout_problems(shape):
         return None
-    from layout_algebra.codegen import codegen
+    from layout_algebra.codegen import generate_code
 
     try:
-        formula = codegen(shape, "latex", "forward", "element", check=False).expression_texts[0]
+        formula = generate_code(shape, "latex", "forward", "element", check=False).expression_texts[0]
     except ValueError:  # no meaning, or names the code generator reserves
         return None
     return formula if len(formula) <= 4 * MAX_SHOWN_EXPRESSION else None

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import layout_algebra as la
 from layout_algebra import interop
-from layout_algebra.target import tpu
 from layout_algebra.model import ArrayShape, Layout, parse_shape
+from layout_algebra.target import tpu
 
 COMPILER_ABORT = (
     "libtpu aborted the process (a CHECK failure inside the compiler) on this pinned layout: the compiler "

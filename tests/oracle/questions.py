@@ -10,9 +10,9 @@ from harness import collect, jax_fields, numpy_dtype
 from hypothesis import strategies as st
 from strategies import array_shapes
 
-from layout_algebra.target import tpu
 from layout_algebra.interop import NotExpressible
 from layout_algebra.model import ArrayShape, Layout, Tile, primitive_type
+from layout_algebra.target import tpu
 
 DTYPES = [("f32", 0), ("bf16", 0), ("s8", 0), ("pred", 0), ("s4", 4), ("f16", 0), ("u8", 0), ("s32", 0)]
 TILES_2D = [(8, 128), (4, 128), (2, 128), (1, 128), (16, 128), (32, 128), (8, 256)]

@@ -1,2 +1,1 @@
-"""CuTe's layouts: the algebra (``algebra``) and the export of XLA layouts (``export``).
-"""
+"""CuTe's layouts: the algebra (``algebra``) and the export of XLA layouts (``export``)."""

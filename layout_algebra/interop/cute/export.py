@@ -76,12 +76,10 @@ from typing import Any
 import sympy
 
 from layout_algebra.codegen.certify import Certification, certify
-from layout_algebra.meaning.digits import Digit
-from layout_algebra.meaning.recover import NotExpressible, recover_layout, strided_positions
-from layout_algebra.meaning.layout_map import LayoutMap, index_symbols, layout_map
-from layout_algebra.model.shapes import ArrayShape, Shape
-from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.decide.normal_form import normal_form
+from layout_algebra.meaning.digits import Digit
+from layout_algebra.meaning.layout_map import LayoutMap, index_symbols, layout_map
+from layout_algebra.meaning.recover import NotExpressible, recover_layout, strided_positions
 from layout_algebra.meaning.stages.stages import (
     AlignTail,
     Combine,
@@ -92,6 +90,8 @@ from layout_algebra.meaning.stages.stages import (
     ToBits,
     Transpose,
 )
+from layout_algebra.model.shapes import ArrayShape, Shape
+from layout_algebra.model.symbols import dim_symbol
 
 __all__ = [
     "CuteLayout",

@@ -39,8 +39,6 @@ from functools import lru_cache
 from itertools import zip_longest
 from typing import Any
 
-from layout_algebra.model.meaning import element_size_in_bits, meaningful_array
-from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
 from layout_algebra.meaning.stages.stages import (
     AlignTail,
     Combine,
@@ -53,6 +51,8 @@ from layout_algebra.meaning.stages.stages import (
     Transpose,
     round_up_size,
 )
+from layout_algebra.model.meaning import element_size_in_bits, meaningful_array
+from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
 
 __all__ = [
     "LINEARIZE",

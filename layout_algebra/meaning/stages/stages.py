@@ -61,8 +61,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from layout_algebra.model.shapes import Dim
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.model.shapes import Dim
 
 __all__ = [
     "AlignTail",

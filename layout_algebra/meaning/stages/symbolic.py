@@ -24,8 +24,8 @@ from typing import Any
 
 import sympy
 
-from layout_algebra.model.symbols import as_sympy
 from layout_algebra.meaning.stages.arith import Arithmetic
+from layout_algebra.model.symbols import as_sympy
 
 __all__ = ["OFFSET_SYMBOL", "SYMPY_ARITHMETIC", "SympyArithmetic", "index_symbols", "safe_mod"]
 
