@@ -19,9 +19,9 @@ from layout_algebra.decide import bitcast
 from layout_algebra.decide.bitcast import (
     bitcast_is_valid,
     reshape_is_bitcast,
-    suggest_bitcast_layout,
     transpose_is_bitcast,
 )
+from layout_algebra.decide.views import suggest_bitcast_layout
 from layout_algebra.meaning.layout_map import layout_map, linear_index
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape
 from layout_algebra.model.syntax import parse_shape
