@@ -41,7 +41,7 @@ from layout_algebra.hlo.execute import InvalidHloError, compare
 from layout_algebra.hlo.rewrite_conditions import rewrite_claim
 from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.pack.numpy_eval import pack, unpack
+from layout_algebra.packing.numpy_eval import pack, unpack
 from layout_algebra.prove import assumptions
 from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes
 
