@@ -22,10 +22,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="exit status: 0 no pair refuted, 1 some pair refuted, 2 bad input.\n\n"
         "examples:\n  layout-algebra validate-passes /tmp/dump\n"
-        "  layout-algebra validate-passes /tmp/dump --json --all",
+        "  layout-algebra validate-passes /tmp/dump --json --all\n"
+        "  layout-algebra validate-passes zoo/ --jobs 2 --html report.html   (zoo/<program>/<dump files>)",
     )
-    p.add_argument("directory", metavar="DIR", help="an XLA dump directory")
+    p.add_argument(
+        "directories",
+        metavar="DIR",
+        nargs="+",
+        help="an XLA dump directory, or a directory of them (a model zoo: one program per sub-directory)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument(
+        "--html",
+        metavar="REPORT.html",
+        help="also write one self-contained page: the pipeline as a timeline, each changed pair's difference",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="programs validated at once, in processes (default: all cores; 1: in this process)",
+    )
     p.add_argument("--all", action="store_true", help="also list the unchanged pairs")
     p.add_argument("--timeout-ms", type=int, default=10_000, help="per solver query (default 10000)")
     p.add_argument(
@@ -37,19 +55,143 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def programs_of(directories: list[str]) -> list[tuple[str, str]]:
+    """``(program name, dump directory)`` for each argument: a dump directory is one program; a
+    directory whose sub-directories hold dumps (and that holds none itself) is a zoo of them."""
+    from pathlib import Path
+
+    from layout_algebra.hlo.passes import DumpDirectoryError, read_dump_directory
+
+    found: list[tuple[str, str]] = []
+    for directory in directories:
+        path = Path(directory)
+        if not path.is_dir():
+            raise DumpDirectoryError(f"{directory!r} is not a directory")
+        if read_dump_directory(path)[0]:
+            found.append((path.name or str(path), str(path)))
+            continue
+        inner = [sub for sub in sorted(path.iterdir()) if sub.is_dir() and read_dump_directory(sub)[0]]
+        if not inner:
+            raise DumpDirectoryError(
+                f"{directory!r} holds no per-pass module files and no sub-directory that does "
+                "(module_NNNN.<name>.NNNN.<pipeline>.after_<pass>...txt)"
+            )
+        found.extend((sub.name, str(sub)) for sub in inner)
+    return found
+
+
+def _validate(job: tuple[str, int, bool]):  # a process pool's unit of work: one program
     from layout_algebra.hlo.passes import DEFAULT_FLOAT_RULES, validate_passes
 
-    report = validate_passes(
-        args.directory,
-        timeout_ms=args.timeout_ms,
-        float_rules=() if args.no_float_rules else DEFAULT_FLOAT_RULES,
+    directory, timeout_ms, float_rules = job
+    return validate_passes(
+        directory, timeout_ms=timeout_ms, float_rules=DEFAULT_FLOAT_RULES if float_rules else ()
     )
-    if args.json:
-        print(json.dumps(report.as_json()))
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    programs = programs_of(args.directories)
+    jobs = [(directory, args.timeout_ms, not args.no_float_rules) for _, directory in programs]
+    workers = min(len(jobs), args.jobs if args.jobs > 0 else (os.cpu_count() or 1))
+    if workers <= 1:
+        reports = [_validate(job) for job in jobs]
     else:
-        _print_table(report, show_all=args.all)
-    return 1 if report.counts()["refuted"] else 0
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            reports = list(pool.map(_validate, jobs))
+    if args.html:
+        _write_html(args.html, programs, reports)
+    if args.json:
+        if len(reports) == 1:
+            print(json.dumps(reports[0].as_json()))
+        else:
+            print(
+                json.dumps(
+                    {
+                        "programs": [
+                            {"program": name, **r.as_json()}
+                            for (name, _), r in zip(programs, reports, strict=True)
+                        ],
+                        "summary": _summary(programs, reports),
+                    }
+                )
+            )
+    else:
+        for report in reports:
+            _print_table(report, show_all=args.all)
+        if len(reports) > 1:
+            _print_summary(programs, reports)
+    return 1 if any(r.counts()["refuted"] for r in reports) else 0
+
+
+def _summary(programs: list[tuple[str, str]], reports: list) -> list[dict[str, object]]:
+    rows = []
+    for (name, _), report in zip(programs, reports, strict=True):
+        late = report.counts(after_layout_assignment=True)
+        changed = late["proved"] + late["refuted"] + late["unknown"]
+        rows.append(
+            {
+                "program": name,
+                "pairs": len(report.results),
+                "changed_from_layout_assignment": changed,
+                **{status: late[status] for status in ("proved", "refuted", "unknown")},
+                "seconds": round(sum(r.seconds for r in report.results), 3),
+            }
+        )
+    return rows
+
+
+def _print_summary(programs: list[tuple[str, str]], reports: list) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    rows = _summary(programs, reports)
+    table = Table(title="Programs (changed pairs from layout assignment on)")
+    for column in ("program", "pairs", "changed", "proved", "refuted", "unknown", "proved %", "s"):
+        table.add_column(column, justify="left" if column == "program" else "right")
+    for row in rows:
+        changed = int(row["changed_from_layout_assignment"])  # type: ignore[call-overload]
+        share = f"{100 * int(row['proved']) / changed:.0f}%" if changed else "-"  # type: ignore[call-overload]
+        table.add_row(
+            str(row["program"]),
+            f"{row['pairs']:,}",
+            f"{changed:,}",
+            f"{row['proved']:,}",
+            f"{row['refuted']:,}",
+            f"{row['unknown']:,}",
+            share,
+            f"{row['seconds']:,.1f}",
+        )
+    Console(width=160).print(table)
+
+
+def _write_html(path: str, programs: list[tuple[str, str]], reports: list) -> None:
+    from pathlib import Path
+
+    from layout_algebra.hlo.pass_report import pass_report_html
+    from layout_algebra.hlo.passes import ASSUMPTIONS
+
+    pairs, texts = [], {}
+    for (name, directory), report in zip(programs, reports, strict=True):
+        for pair in report.as_json()["pairs"]:
+            prefix = f"{name}/" if len(programs) > 1 else ""
+            pair = {
+                **pair,
+                "module": f"{prefix}{pair['module']}",
+                "from": f"{prefix}{pair['from']}",
+                "to": f"{prefix}{pair['to']}",
+            }
+            pairs.append(pair)
+            if pair["status"] != "unchanged":
+                for key in ("from", "to"):
+                    file = Path(directory) / pair[key][len(prefix) :]
+                    texts[pair[key]] = file.read_text(encoding="utf-8", errors="replace")
+    title = "XLA passes in " + ", ".join(name for name, _ in programs)
+    page = pass_report_html({"pairs": pairs}, texts=texts, assumption_texts=ASSUMPTIONS, title=title)
+    Path(path).write_text(page, encoding="utf-8")
 
 
 def _print_table(report, show_all: bool) -> None:
