@@ -189,3 +189,39 @@ def test_a_folder_with_no_dumps_anywhere_is_bad_input(
     assert cli_main(["validate-passes", str(tmp_path / "empty")]) == 2
     assert "holds no per-pass module files" in capsys.readouterr().err
     assert cli_main(["validate-passes", str(tmp_path / "missing")]) == 2
+
+
+def test_a_local_dask_cluster_of_two_workers_gives_the_serial_answers(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="the [cluster] extra (Dask distributed) is not installed")
+    from layout_algebra.hlo.pass_programs import programs_of, validate_programs
+
+    zoo = tmp_path / "zoo"
+    write_dump(zoo / "right", [MOVEMENT, RIGHT], program="right")
+    write_dump(zoo / "wrong", [MOVEMENT, WRONG], program="wrong")
+    write_dump(zoo / "same", [MOVEMENT, MOVEMENT, RIGHT], program="same")
+    programs = programs_of([str(zoo)])
+    serial = validate_programs(programs, jobs=1)
+    on_cluster = validate_programs(programs, cluster="local:2")
+
+    def answers(reports) -> list:  # a refutation's element may be another one (each is re-checked)
+        return [
+            (r.module, r.later.after, r.status, r.counterexample is None)
+            for report in reports
+            for r in report.results
+        ]
+
+    assert answers(on_cluster) == answers(serial)
+    assert [r.status for report in serial for r in report.results] == [
+        "proved",
+        "unchanged",
+        "proved",
+        "refuted",
+    ]
+
+
+@pytest.mark.parametrize("address", ["local:0", "local:two"])
+def test_a_malformed_local_cluster_is_bad_input(tmp_path: Path, address: str, capsys) -> None:
+    pytest.importorskip("distributed", reason="the [cluster] extra (Dask distributed) is not installed")
+    write_dump(tmp_path / "d", [MOVEMENT, RIGHT])
+    assert cli_main(["validate-passes", str(tmp_path / "d"), "--cluster", address]) == 2
+    assert "local:N" in capsys.readouterr().err

@@ -44,6 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="programs validated at once, in processes (default: all cores; 1: in this process)",
     )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="validate the programs on a Dask cluster: a scheduler's address (tcp://host:8786), or "
+        "local:N for a local cluster of N worker processes (needs the [cluster] extra)",
+    )
     p.add_argument("--all", action="store_true", help="also list the unchanged pairs")
     p.add_argument("--timeout-ms", type=int, default=10_000, help="per solver query (default 10000)")
     p.add_argument(
@@ -55,100 +61,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
-def programs_of(directories: list[str]) -> list[tuple[str, str]]:
-    """``(program name, dump directory)`` for each argument: a dump directory is one program; a
-    directory whose sub-directories hold dumps (and that holds none itself) is a zoo of them."""
-    from pathlib import Path
-
-    from layout_algebra.hlo.passes import DumpDirectoryError, read_dump_directory
-
-    found: list[tuple[str, str]] = []
-    for directory in directories:
-        path = Path(directory)
-        if not path.is_dir():
-            raise DumpDirectoryError(f"{directory!r} is not a directory")
-        if read_dump_directory(path)[0]:
-            found.append((path.name or str(path), str(path)))
-            continue
-        inner = [sub for sub in sorted(path.iterdir()) if sub.is_dir() and read_dump_directory(sub)[0]]
-        if not inner:
-            raise DumpDirectoryError(
-                f"{directory!r} holds no per-pass module files and no sub-directory that does "
-                "(module_NNNN.<name>.NNNN.<pipeline>.after_<pass>...txt)"
-            )
-        found.extend((sub.name, str(sub)) for sub in inner)
-    return found
-
-
-def _validate(job: tuple[str, int, bool]):  # a process pool's unit of work: one program
-    from layout_algebra.hlo.passes import DEFAULT_FLOAT_RULES, validate_passes
-
-    directory, timeout_ms, float_rules = job
-    return validate_passes(
-        directory, timeout_ms=timeout_ms, float_rules=DEFAULT_FLOAT_RULES if float_rules else ()
-    )
-
-
 def run(args: argparse.Namespace) -> int:
-    import os
+    from layout_algebra.hlo.pass_programs import programs_of, summary_rows, validate_programs
+    from layout_algebra.hlo.passes import DEFAULT_FLOAT_RULES
 
     programs = programs_of(args.directories)
-    jobs = [(directory, args.timeout_ms, not args.no_float_rules) for _, directory in programs]
-    workers = min(len(jobs), args.jobs if args.jobs > 0 else (os.cpu_count() or 1))
-    if workers <= 1:
-        reports = [_validate(job) for job in jobs]
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            reports = list(pool.map(_validate, jobs))
+    reports = validate_programs(
+        programs,
+        timeout_ms=args.timeout_ms,
+        float_rules=() if args.no_float_rules else tuple(DEFAULT_FLOAT_RULES),
+        jobs=args.jobs,
+        cluster=args.cluster,
+    )
     if args.html:
         _write_html(args.html, programs, reports)
     if args.json:
         if len(reports) == 1:
             print(json.dumps(reports[0].as_json()))
         else:
-            print(
-                json.dumps(
-                    {
-                        "programs": [
-                            {"program": name, **r.as_json()}
-                            for (name, _), r in zip(programs, reports, strict=True)
-                        ],
-                        "summary": _summary(programs, reports),
-                    }
-                )
-            )
+            programs_json = [
+                {"program": p.name, **r.as_json()} for p, r in zip(programs, reports, strict=True)
+            ]
+            print(json.dumps({"programs": programs_json, "summary": summary_rows(programs, reports)}))
     else:
         for report in reports:
             _print_table(report, show_all=args.all)
         if len(reports) > 1:
-            _print_summary(programs, reports)
+            _print_summary(summary_rows(programs, reports))
     return 1 if any(r.counts()["refuted"] for r in reports) else 0
 
 
-def _summary(programs: list[tuple[str, str]], reports: list) -> list[dict[str, object]]:
-    rows = []
-    for (name, _), report in zip(programs, reports, strict=True):
-        late = report.counts(after_layout_assignment=True)
-        changed = late["proved"] + late["refuted"] + late["unknown"]
-        rows.append(
-            {
-                "program": name,
-                "pairs": len(report.results),
-                "changed_from_layout_assignment": changed,
-                **{status: late[status] for status in ("proved", "refuted", "unknown")},
-                "seconds": round(sum(r.seconds for r in report.results), 3),
-            }
-        )
-    return rows
-
-
-def _print_summary(programs: list[tuple[str, str]], reports: list) -> None:
+def _print_summary(rows: list[dict[str, object]]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    rows = _summary(programs, reports)
     table = Table(title="Programs (changed pairs from layout assignment on)")
     for column in ("program", "pairs", "changed", "proved", "refuted", "unknown", "proved %", "s"):
         table.add_column(column, justify="left" if column == "program" else "right")
@@ -168,14 +114,15 @@ def _print_summary(programs: list[tuple[str, str]], reports: list) -> None:
     Console(width=160).print(table)
 
 
-def _write_html(path: str, programs: list[tuple[str, str]], reports: list) -> None:
+def _write_html(path: str, programs: list, reports: list) -> None:
     from pathlib import Path
 
     from layout_algebra.hlo.pass_report import pass_report_html
     from layout_algebra.hlo.passes import ASSUMPTIONS
 
     pairs, texts = [], {}
-    for (name, directory), report in zip(programs, reports, strict=True):
+    for program, report in zip(programs, reports, strict=True):
+        name, directory = program.name, program.directory
         for pair in report.as_json()["pairs"]:
             prefix = f"{name}/" if len(programs) > 1 else ""
             pair = {
@@ -189,7 +136,7 @@ def _write_html(path: str, programs: list[tuple[str, str]], reports: list) -> No
                 for key in ("from", "to"):
                     file = Path(directory) / pair[key][len(prefix) :]
                     texts[pair[key]] = file.read_text(encoding="utf-8", errors="replace")
-    title = "XLA passes in " + ", ".join(name for name, _ in programs)
+    title = "XLA passes in " + ", ".join(program.name for program in programs)
     page = pass_report_html({"pairs": pairs}, texts=texts, assumption_texts=ASSUMPTIONS, title=title)
     Path(path).write_text(page, encoding="utf-8")
 
