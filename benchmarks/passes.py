@@ -40,7 +40,8 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     extra = [Path(a) for a in sys.argv[1:]]
-    for directory in sorted(p for p in DUMPS.iterdir() if p.is_dir()) + extra:
+    fixtures = [p for p in DUMPS.iterdir() if p.is_dir() and read_dump_directory(p)[0]]  # not corpus/
+    for directory in sorted(fixtures) + extra:
         modules, _ = read_dump_directory(directory)
         files = [d.path for dumps in modules.values() for d in dumps]
         size = max(parse_module(f.read_text()).instruction_count for f in files)

@@ -1,27 +1,38 @@
-"""Write XLA:TPU's per-pass HLO dumps of four small JAX programs into ``tests/data/pass_dumps``.
+"""Write per-pass HLO dumps of real JAX programs (XLA:TPU and XLA:CPU) into ``tests/data/pass_dumps``.
 
 The dumps are what ``layout_algebra.hlo.validate_passes`` (and ``layout-algebra
 validate-passes``) check: XLA prints the module after every pass that changed it, and the
-validator proves, refutes or leaves unknown each consecutive pair.
+validator proves, refutes or leaves unknown each consecutive pair. The programs are in
+``scripts/pass_dump_programs.py``.
 
 Run it with a Python that has ``jax[tpu]`` installed (libtpu compiles for a TPU topology
-on a CPU-only machine; no TPU is needed)::
+on a CPU-only machine; no TPU is needed; the same Python compiles for XLA:CPU)::
 
     python3 -m venv /tmp/tpu-venv && /tmp/tpu-venv/bin/pip install 'jax[tpu]==0.10.2'
+    # the four test fixtures, uncompressed: tests/data/pass_dumps/<program>/ and its README
     python3 scripts/generate_pass_dumps.py --python /tmp/tpu-venv/bin/python
-    # or: JAX_TPU_PYTHON=/tmp/tpu-venv/bin/python python3 scripts/generate_pass_dumps.py
+    # the corpus: every program, both backends, one .tar.xz each in tests/data/pass_dumps/corpus/
+    python3 scripts/generate_pass_dumps.py --python /tmp/tpu-venv/bin/python --corpus
+    # any programs into a directory of your choice, uncompressed (e.g. for benchmarks)
+    python3 scripts/generate_pass_dumps.py --python PY --out /tmp/dumps --backend cpu scan_rnn
+    # (JAX_TPU_PYTHON=PY may replace --python)
 
 Each program is compiled in its own child process (one libtpu process at a time) with
 ``XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*``. Only the numbered per-pass files
-of the program's main module are kept (plus ``before_optimizations``, so that the reader's
-skipping of non-pass files is tested on a real name); a README records the versions, flags
-and date. CI never runs this script: it reads the files it wrote.
+of the program's main module are kept (the fixtures also keep ``before_optimizations``, so
+that the reader's skipping of non-pass files is tested on a real name); a README records
+the versions, flags and date. CI never runs this script: it reads the files it wrote.
+
+A corpus archive ``<program>.<backend>.tar.xz`` holds one directory ``<program>.<backend>/``
+with every per-pass file of the main module, byte for byte (xz shares the text that
+consecutive passes repeat); :func:`extract` unpacks one for ``validate-passes``.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import io
 import json
 import os
 import pathlib
@@ -29,115 +40,128 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 TOPOLOGY = "v5e:2x2"
+BACKENDS = ("tpu", "cpu")
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "pass_dumps"
+CORPUS = OUT / "corpus"
+CHILD = pathlib.Path(__file__).with_name("pass_dump_programs.py")
 
-# The child program: compiles one of the programs below for the topology's first device.
-CHILD = r"""
-import os, sys, json
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-import jax, jax.numpy as jnp
-from jax.experimental import topologies
-from jax.sharding import SingleDeviceSharding
-
-device = topologies.get_topology_desc(sys.argv[2], "tpu").devices[0]
-sharding = SingleDeviceSharding(device)
-def arg(shape, dtype):
-    return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype), sharding=sharding)
-
-def dense_relu_reshape(x, w):
-    y = jax.nn.relu(x @ w)                                # (256, 512)
-    return y.reshape(128, 2, 512).transpose(1, 2, 0)      # (2, 512, 128)
-
-def mlp_train_step(w1, w2, x, t):
-    def loss(params):
-        a, b = params
-        h = jnp.tanh(x @ a)
-        return jnp.mean((h @ b - t) ** 2)
-    g1, g2 = jax.grad(loss)((w1, w2))
-    return w1 - 0.01 * g1, w2 - 0.01 * g2
-
-def attention_int8(q, k, v):
-    scale = jnp.max(jnp.abs(k)) / 127.0
-    kq = jnp.round(k / scale).astype(jnp.int8)
-    s = jnp.einsum("hqd,hkd->hqk", q, kq.astype(q.dtype) * scale)
-    p = jax.nn.softmax(s / 8.0, axis=-1)
-    return jnp.einsum("hqk,hkd->hqd", p, v)
-
-def conv_block(x, w, b):
-    y = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
-    y = jax.nn.relu(y + b)
-    return jnp.max(y.reshape(y.shape[0], y.shape[1] // 2, 2, y.shape[2] // 2, 2, y.shape[3]), axis=(2, 4))
-
-def transformer_block(x, wq, wk, wv, wo, w1, w2):
-    def layer_norm(h):
-        m = jnp.mean(h, axis=-1, keepdims=True)
-        return (h - m) * jax.lax.rsqrt(jnp.var(h, axis=-1, keepdims=True) + 1e-5)
-    def loss(params):
-        q_, k_, v_, o_, a_, b_ = params
-        h = layer_norm(x)
-        q = (h @ q_).reshape(128, 4, 64).transpose(1, 0, 2)
-        k = (h @ k_).reshape(128, 4, 64).transpose(1, 0, 2)
-        v = (h @ v_).reshape(128, 4, 64).transpose(1, 0, 2)
-        p = jax.nn.softmax(jnp.einsum("hqd,hkd->hqk", q, k) / 8.0, axis=-1)
-        o = jnp.einsum("hqk,hkd->hqd", p, v).transpose(1, 0, 2).reshape(128, 256) @ o_
-        y = x + o
-        y = y + jax.nn.gelu(layer_norm(y) @ a_) @ b_
-        return jnp.sum(y * y)
-    return jax.grad(loss)((wq, wk, wv, wo, w1, w2))
-
-PROGRAMS = {
-    "transformer_block": (transformer_block, [arg((128, 256), "float32")] + [arg((256, 256), "float32")] * 4
-                          + [arg((256, 512), "float32"), arg((512, 256), "float32")]),
-    "dense_relu_reshape": (dense_relu_reshape, [arg((256, 128), "bfloat16"), arg((128, 512), "bfloat16")]),
-    "mlp_train_step": (mlp_train_step, [arg((128, 256), "float32"), arg((256, 128), "float32"),
-                                        arg((128, 128), "float32"), arg((128, 128), "float32")]),
-    "attention_int8": (attention_int8, [arg((2, 128, 64), "bfloat16"), arg((2, 128, 64), "bfloat16"),
-                                        arg((2, 128, 64), "bfloat16")]),
-    "conv_block": (conv_block, [arg((2, 16, 16, 32), "bfloat16"), arg((3, 3, 32, 64), "bfloat16"),
-                                arg((64,), "bfloat16")]),
-}
-f, args = PROGRAMS[sys.argv[1]]
-jax.jit(f).lower(*args).compile()
-print(json.dumps({"jax": jax.__version__, "jaxlib": jax.lib.__version__ if hasattr(jax.lib, "__version__") else "?"}))
-"""
-
-PROGRAMS = ("dense_relu_reshape", "mlp_train_step", "attention_int8", "conv_block")
-# A numbered per-pass module file: module_NNNN.<name>.<id>.NNNN.<pipeline>.after_<p>.before_<q>.txt
-PER_PASS = re.compile(r"^module_\d+\.(?P<name>[^.]+)\..*\.\d{4}\..*after_.*\.txt$")
+#: the test fixtures: uncompressed directories of their XLA:TPU dumps
+FIXTURES = ("dense_relu_reshape", "mlp_train_step", "attention_int8", "conv_block")
+#: the corpus, in the order of the tables
+PROGRAMS = (
+    *FIXTURES,
+    "scan_rnn",
+    "fori_power_iteration",
+    "while_kv_cache",
+    "sort_topk_argsort",
+    "moe_top2",
+    "embedding_layernorm_grad",
+    "decoder_rope_rmsnorm",
+    "int4_matmul",
+    "int8_matmul",
+    "fp8_matmul",
+    "u8_image_preprocess",
+    "conv_strided_dilated_bn_pool",
+    "cumsum_pad_concat_reverse",
+    "transformer_train_adam",
+)
+# A numbered per-pass module file: module_NNNN.<name>[.<id>].NNNN.<pipeline>.after_<p>[.before_<q>].txt
+PER_PASS = re.compile(r"^module_\d+\..+?\.\d{4}\.[^/]*?\.after_.*\.txt$")
 MAX_FILE_BYTES = 200_000
+INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%?[\w.\-]+ = ", re.MULTILINE)
 
 
-def dump(python: str, program: str, out: pathlib.Path = OUT) -> dict:
-    """Compile ``program`` in a child process; copy the kept files into ``out/program``."""
+def compile_with_dumps(python: str, program: str, backend: str, tmp: str) -> dict:
+    """Compile ``program`` for ``backend`` in a child process, XLA dumping into ``tmp``."""
+    env = dict(os.environ, XLA_FLAGS=f"--xla_dump_to={tmp} --xla_dump_hlo_pass_re=.*", JAX_PLATFORMS="cpu")
+    done = subprocess.run(
+        [python, "-c", CHILD.read_text(), program, backend, TOPOLOGY],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{program} ({backend}): the compiler failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main_module_files(tmp: str, program: str) -> list[str]:
+    """The numbered per-pass files of the program's main module, in name order."""
+    return [n for n in sorted(os.listdir(tmp)) if PER_PASS.match(n) and f".jit_{program}." in n]
+
+
+def dump(python: str, program: str, out: pathlib.Path = OUT, backend: str = "tpu") -> dict:
+    """Compile ``program``; copy the kept files (up to MAX_FILE_BYTES each) into ``out/program``."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(
-            os.environ, XLA_FLAGS=f"--xla_dump_to={tmp} --xla_dump_hlo_pass_re=.*", JAX_PLATFORMS="cpu"
-        )
-        done = subprocess.run(
-            [python, "-c", CHILD, program, TOPOLOGY], env=env, capture_output=True, text=True, timeout=900
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"{program}: the compiler failed:\n{done.stderr[-3000:]}")
-        versions = json.loads(done.stdout.strip().splitlines()[-1])
-        names = sorted(os.listdir(tmp))
-        main = [n for n in names if PER_PASS.match(n) and f".jit_{program}." in n]
+        compile_with_dumps(python, program, backend, tmp)
         target = out / program
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
         kept = 0
-        for name in main:
+        for name in main_module_files(tmp, program):
             path = pathlib.Path(tmp, name)
             if path.stat().st_size <= MAX_FILE_BYTES:
                 shutil.copy(path, target / name)
                 kept += 1
-        for name in names:
+        for name in sorted(os.listdir(tmp)):
             if f".jit_{program}." in name and name.endswith("before_optimizations.txt"):
                 shutil.copy(pathlib.Path(tmp, name), target / name)
-        return {"program": program, "files": kept, **versions}
+        return {"program": program, "files": kept}
+
+
+def instruction_count(text: str) -> int:
+    """Instructions of every computation of a module's text (lines ``name = ...``).
+
+    >>> instruction_count("HloModule m\\nENTRY e {\\n  a = f32[] parameter(0)\\n  ROOT b = f32[] negate(a)\\n}")
+    2
+    """
+    return len(INSTRUCTION.findall(text))
+
+
+def archive(python: str, program: str, backend: str, out: pathlib.Path = CORPUS) -> dict:
+    """Compile ``program`` for ``backend``; write every per-pass file of its main module into
+    ``out/<program>.<backend>.tar.xz`` (reproducible: sorted, no owners, time 0)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        compile_with_dumps(python, program, backend, tmp)
+        names = main_module_files(tmp, program)
+        if not names:
+            raise SystemExit(f"{program} ({backend}): XLA wrote no per-pass files into the dump directory")
+        out.mkdir(parents=True, exist_ok=True)
+        target = out / f"{program}.{backend}.tar.xz"
+        raw = 0
+        with tarfile.open(target, "w:xz", preset=9) as tar:
+            for name in names:
+                data = pathlib.Path(tmp, name).read_bytes()
+                raw += len(data)
+                info = tarfile.TarInfo(f"{program}.{backend}/{name}")
+                info.size, info.mtime, info.mode = len(data), 0, 0o644
+                tar.addfile(info, io.BytesIO(data))
+        last = pathlib.Path(tmp, names[-1]).read_text()
+        return {
+            "program": program,
+            "backend": backend,
+            "files": len(names),
+            "instructions": instruction_count(last),
+            "raw_bytes": raw,
+            "xz_bytes": target.stat().st_size,
+        }
+
+
+def extract(archive_path: pathlib.Path, into: pathlib.Path) -> pathlib.Path:
+    """Unpack a corpus archive into ``into``; the dump directory it holds."""
+    with tarfile.open(archive_path, "r:xz") as tar:
+        members = tar.getmembers()
+        tops = {pathlib.PurePosixPath(m.name).parts[0] for m in members}
+        if len(tops) != 1 or any(not m.isfile() for m in members):
+            raise ValueError(f"{archive_path}: expected regular files in one directory, found {sorted(tops)}")
+        tar.extractall(into, filter="data")
+    return into / tops.pop()
 
 
 def versions_of(python: str) -> str:
@@ -145,27 +169,90 @@ def versions_of(python: str) -> str:
     return subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
 
 
+def write_corpus(
+    python: str, programs: list[str], backends: list[str], versions: tuple[str, str, str]
+) -> None:
+    """Archives for every program and backend, one compile at a time, and the corpus README."""
+    rows = []
+    for program in programs:
+        for backend in backends:
+            row = archive(python, program, backend)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    jax_v, jaxlib_v, libtpu_v = versions
+    today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    readme = [
+        "# A corpus of per-pass HLO dumps: XLA:TPU (compile-only) and XLA:CPU",
+        "",
+        f"Written by `scripts/generate_pass_dumps.py --corpus` on {today}: jax {jax_v}, jaxlib {jaxlib_v},",
+        f"libtpu {libtpu_v}. XLA:TPU: topology `{TOPOLOGY}` (first device), no TPU attached. XLA:CPU:",
+        "plain JAX on the CPU of the generating machine (x86_64). Both with",
+        "`XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*`, one child process per compile.",
+        "The programs are in `scripts/pass_dump_programs.py` (run as `python -c TEXT`, so that the",
+        "dumps' `source_file` metadata reads `<string>`).",
+        "",
+        "`<program>.<backend>.tar.xz` holds one directory `<program>.<backend>/` with every numbered",
+        "per-pass file of the program's main module, byte for byte (nothing else XLA wrote: no",
+        "`before_optimizations`, buffer assignment, LLVM IR or object files). Unpack one with",
+        "`tar -xJf` (or `generate_pass_dumps.extract`) and give the directory to `validate-passes`.",
+        "The four test fixtures (`../<program>/`) are the same programs' XLA:TPU dumps, uncompressed.",
+        "",
+        "| archive | per-pass files | instructions (last pass) | text bytes | xz bytes |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    old = {}
+    if (CORPUS / "README.md").exists():  # keep the rows of archives not rewritten this time
+        for line in (CORPUS / "README.md").read_text().splitlines():
+            m = re.match(r"^\| `(\S+)\.tar\.xz` \|", line)
+            if m:
+                old[m[1]] = line
+    for r in rows:
+        old[f"{r['program']}.{r['backend']}"] = (
+            f"| `{r['program']}.{r['backend']}.tar.xz` | {r['files']} | {r['instructions']} | "
+            f"{r['raw_bytes']:,} | {r['xz_bytes']:,} |"
+        )
+    order = {f"{p}.{b}": k for k, (p, b) in enumerate((p, b) for p in PROGRAMS for b in BACKENDS)}
+    readme += [old[k] for k in sorted(old, key=lambda k: order.get(k, len(order)))]
+    (CORPUS / "README.md").write_text("\n".join(readme) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--python", default=os.environ.get("JAX_TPU_PYTHON"), help="a Python with jax[tpu]")
-    parser.add_argument("programs", nargs="*", default=list(PROGRAMS), help=f"default: {' '.join(PROGRAMS)}")
+    parser.add_argument(
+        "programs", nargs="*", help=f"default: the fixtures, or with --corpus: {' '.join(PROGRAMS)}"
+    )
+    parser.add_argument("--corpus", action="store_true", help="write tests/data/pass_dumps/corpus/*.tar.xz")
+    parser.add_argument(
+        "--backend", choices=(*BACKENDS, "both"), default=None, help="default: tpu (--corpus: both)"
+    )
     parser.add_argument(
         "--out",
         type=pathlib.Path,
-        help="write here instead of tests/data/pass_dumps, without a README (e.g. the larger "
-        "transformer_block program that benchmarks/passes.py times: too big to ship)",
+        help="write uncompressed directories here instead of tests/data/pass_dumps, without a README "
+        "(e.g. the larger transformer_block program that benchmarks/passes.py times: too big to ship)",
     )
     args = parser.parse_args()
     if not args.python:
         raise SystemExit("give --python PATH (or JAX_TPU_PYTHON) of a Python with jax[tpu] installed")
-    jax_v, jaxlib_v, libtpu_v = versions_of(args.python).split()
+    unknown = sorted(set(args.programs) - set(PROGRAMS) - {"transformer_block"})
+    if unknown:
+        raise SystemExit(f"unknown program(s) {', '.join(unknown)}: expected some of {' '.join(PROGRAMS)}")
+    versions = tuple(versions_of(args.python).split())
+    backend = args.backend or ("both" if args.corpus else "tpu")
+    backends = list(BACKENDS) if backend == "both" else [backend]
+    if args.corpus:
+        write_corpus(args.python, args.programs or list(PROGRAMS), backends, versions)
+        return
     if args.out is not None:
         for p in args.programs:
-            print(dump(args.python, p, args.out))
+            for b in backends:
+                print(dump(args.python, p, args.out / b if len(backends) > 1 else args.out, b))
         return
-    rows = [dump(args.python, p) for p in args.programs]
+    rows = [dump(args.python, p) for p in args.programs or list(FIXTURES)]
+    jax_v, jaxlib_v, libtpu_v = versions
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     readme = [
         "# Per-pass HLO dumps of XLA:TPU (compile-only)",
@@ -174,10 +261,11 @@ def main() -> None:
         f"libtpu {libtpu_v}, topology `{TOPOLOGY}` (first device), no TPU attached,",
         "`XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*`.",
         f"Kept: the numbered per-pass files of each program's main module up to {MAX_FILE_BYTES} bytes,",
-        "and its `before_optimizations` file. The programs are in the script.",
+        "and its `before_optimizations` file. The programs are in `scripts/pass_dump_programs.py`.",
         "",
     ]
     readme += [f"- `{r['program']}/`: {r['files']} per-pass files" for r in rows]
+    readme += ["", "`corpus/`: more programs, XLA:TPU and XLA:CPU, compressed (its README says how)."]
     (OUT / "README.md").write_text("\n".join(readme) + "\n")
     print("\n".join(readme))
 
