@@ -470,7 +470,8 @@ def test_rewrite_condition_agrees_with_execution(name, texts, mode):
     witness-element necessity proof applies to these data-movement rewrites)."""
     from layout_algebra.hlo.execute import InvalidHloError, compare
     from layout_algebra.hlo.rewrite_conditions import when_rewrite_is_safe
-    from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
+    from layout_algebra.hlo.validity import InvalidHlo
+    from layout_algebra.hlo.verify import verify_rewrite
 
     found = when_rewrite_is_safe(*texts("N"), mode=mode, budget_s=LOADED_BUDGET_S)
     assert found.expr is not None and found.status == "exact", found.details

@@ -24,7 +24,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from layout_algebra.hlo.verify import FLOAT_RULES, float_rules_used, verify_rewrite
+from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
+from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning"),

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from layout_algebra.hlo.execute import compare
-from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
+from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.verify import verify_rewrite
 
 
 def module(body: str, params: str = "f32[4]{0} p") -> str:

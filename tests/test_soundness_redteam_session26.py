@@ -396,7 +396,7 @@ def test_copy_against_copy_then_bitcast_agrees_with_the_executor() -> None:
     at its sizes, invalid HLO refused by the executor too. 40 derandomized pairs (out of
     the suite: 1,300 more, no disagreement)."""
     from layout_algebra.hlo.execute import InvalidHloError
-    from layout_algebra.hlo.verify import InvalidHlo
+    from layout_algebra.hlo.validity import InvalidHlo
 
     rng = np.random.default_rng(7)
     verdicts = set()

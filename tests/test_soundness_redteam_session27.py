@@ -39,7 +39,8 @@ from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, 
 from layout_algebra.decide.conditions import condition_of, when_no_padding, when_reshape_is_bitcast
 from layout_algebra.hlo.execute import InvalidHloError, compare
 from layout_algebra.hlo.rewrite_conditions import rewrite_claim
-from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
+from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.verify import verify_rewrite
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.pack.numpy_eval import pack, unpack
 from layout_algebra.prove import assumptions

@@ -20,7 +20,8 @@ from layout_algebra.hlo import verify_rewrite
 from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes
 from layout_algebra.hlo.execute import InvalidHloError, compare, inferred_sizes, random_array, run
 from layout_algebra.hlo.rewrite_conditions import rewrite_claim
-from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo
+from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.verify_values import UnsupportedHlo
 from layout_algebra.prove import holds
 
 

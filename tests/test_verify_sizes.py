@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from layout_algebra.hlo.execute import InvalidHloError, compare
-from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
+from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.verify import verify_rewrite
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes, assumptions_hold, parse_assumptions

@@ -51,7 +51,9 @@ from layout_algebra.hlo.ir import (
 )
 from layout_algebra.hlo.parser import HloModuleStream, HloParseError, iter_computations, parse_module
 from layout_algebra.hlo.passes import PassResult, ValidationReport, validate_pair, validate_passes
-from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo, verify_rewrite
+from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.verify import verify_rewrite
+from layout_algebra.hlo.verify_values import UnsupportedHlo
 
 __all__ = [
     "AuditReport",

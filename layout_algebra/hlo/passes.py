@@ -81,6 +81,7 @@ from typing import Any
 
 from layout_algebra.hlo.attributes import parse_int_list
 from layout_algebra.hlo.bitcast_rule import bitcast_size_problem
+from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
 from layout_algebra.hlo.ir import (
     COMPUTATION_REFERENCE_ATTRIBUTES,
     HloComputation,
@@ -88,15 +89,10 @@ from layout_algebra.hlo.ir import (
     HloModule,
     HloOperand,
 )
+from layout_algebra.hlo.opcodes import ELEMENTWISE_OPCODES, MOVEMENT_OPCODES
 from layout_algebra.hlo.parser import parse_module
-from layout_algebra.hlo.verify import (
-    ELEMENTWISE_OPCODES,
-    FLOAT_RULES,
-    MOVEMENT_OPCODES,
-    InvalidHlo,
-    float_rules_used,
-    verify_rewrite,
-)
+from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.syntax import parse_shape
 from layout_algebra.prove.result import json_value
