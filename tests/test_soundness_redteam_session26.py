@@ -23,7 +23,7 @@ import pytest
 
 from layout_algebra import prove
 from layout_algebra.hlo.bitcast_rule import xla_shape_size
-from layout_algebra.hlo.execute import compare
+from layout_algebra.hlo.execute_compare import compare
 from layout_algebra.hlo.verify import verify_rewrite
 from layout_algebra.model.symbols import dim_symbol
 
@@ -395,7 +395,6 @@ def test_copy_against_copy_then_bitcast_agrees_with_the_executor() -> None:
     ``4*N`` rows (N = 0 included): a proof is "same" at N = 0..3, a refutation "different"
     at its sizes, invalid HLO refused by the executor too. 40 derandomized pairs (out of
     the suite: 1,300 more, no disagreement)."""
-    from layout_algebra.hlo.execute import InvalidHloError
     from layout_algebra.hlo.validity import InvalidHlo
 
     rng = np.random.default_rng(7)
@@ -419,7 +418,7 @@ def test_copy_against_copy_then_bitcast_agrees_with_the_executor() -> None:
         except InvalidHlo as err:
             verdicts.add("invalid")
             at = re.search(r"at N=(\d+)", str(err))
-            with pytest.raises(InvalidHloError):
+            with pytest.raises(InvalidHlo):
                 compare(before, after, sizes={"N": int(at.group(1))} if at else sizes[-1])
             continue
         verdicts.add(result.status)

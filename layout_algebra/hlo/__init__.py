@@ -41,7 +41,9 @@ from layout_algebra.hlo.audit import (
     audit_stream,
     classify_movement,
 )
-from layout_algebra.hlo.execute import Buffer, Comparison, ExecutionError, compare, run
+from layout_algebra.hlo.execute import Buffer, run
+from layout_algebra.hlo.execute_compare import Comparison, compare
+from layout_algebra.hlo.execute_ops import ExecutionError
 from layout_algebra.hlo.ir import (
     EntryComputationLayout,
     HloComputation,

@@ -989,7 +989,7 @@ def _rechecked_refutation(
 ) -> PassResult:
     """A refutation of the cut modules, run once more by the NumPy executor (an oracle
     independent of the verifier): kept only if running them shows a difference too."""
-    from layout_algebra.hlo.execute import compare  # the executor: an application-level peer
+    from layout_algebra.hlo.execute_compare import compare
 
     before = cuts.module(a, a.root, earlier=True)
     after = cuts.module(b, b.root, earlier=False)

@@ -620,7 +620,7 @@ def _confirm_by_execution(
     ops = ", ".join(_ops_of(cex.get("before", "") + " " + cex.get("after", ""))) or "elementwise ops"
     encoding = "integer + uninterpreted elementwise ops, confirmed by execution"
     try:
-        from layout_algebra.hlo.execute import compare  # the independent NumPy executor
+        from layout_algebra.hlo.execute_compare import compare
     except ImportError:
         return ctx.result(
             "unknown",
