@@ -51,7 +51,8 @@ from layout_algebra.hlo.ir import (
     HloModule,
     HloOperand,
 )
-from layout_algebra.hlo.parser import HloModuleStream, HloParseError, iter_computations, parse_module
+from layout_algebra.hlo.parser import HloModuleStream, iter_computations, parse_module
+from layout_algebra.hlo.parser_scanner import HloParseError
 from layout_algebra.hlo.passes import PassResult, ValidationReport, validate_pair, validate_passes
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.hlo.verify import verify_rewrite

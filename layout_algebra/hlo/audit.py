@@ -79,8 +79,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from layout_algebra.decide.bitcast import BitcastVerdict, decide_movement, memory_space_reason
-from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
-from layout_algebra.hlo.parser import NATIVE_START_OPCODES, HloModuleStream
+from layout_algebra.hlo.ir import NATIVE_START_OPCODES, HloComputation, HloInstruction, HloModule
+from layout_algebra.hlo.parser import HloModuleStream
 from layout_algebra.meaning.sizes import LayoutSemanticsError, SizeReport, size_report
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.validation import layout_problems
