@@ -9,19 +9,15 @@ from typing import Any
 import z3
 
 from layout_algebra.hlo.ir import HloInstruction
-from layout_algebra.hlo.literals import representable
+from layout_algebra.hlo.opcodes import INERT_ATTRIBUTES
 from layout_algebra.hlo.validity import InvalidHlo
-from layout_algebra.hlo.verify_values import App, Choice, Number, dims_equal
+from layout_algebra.hlo.verify_values import App, Choice, Number, dims_equal, representable
 from layout_algebra.model.shapes import ArrayShape
 
 # Elementwise ops whose operands and result all have one element type.
 _SAME_TYPE_OPS = frozenset(
     "add subtract multiply divide maximum minimum power remainder and or xor negate abs "
     "shift-left shift-right-arithmetic shift-right-logical clamp".split()
-)
-# Attributes that do not change what an op computes.
-INERT_ATTRIBUTES = frozenset(
-    {"metadata", "backend_config", "frontend_attributes", "sharding", "statistics", "origin"}
 )
 #: Named float rules the caller may allow (``verify_rewrite(..., float_rules=...)``); a proof
 #: that used one says so in its ``encoding``. Each is a theorem about IEEE-754 rounding, or a

@@ -12,7 +12,6 @@ from layout_algebra.hlo.bitcast_rule import (
     host_memory_problem,
 )
 from layout_algebra.hlo.ir import HloInstruction
-from layout_algebra.hlo.literals import literal_elements
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.hlo.verify_values import (
     App,
@@ -29,6 +28,7 @@ from layout_algebra.hlo.verify_values import (
     digit_of,
     dims_equal,
     instruction_named,
+    literal_elements,
     memory_space_of,
     real_value,
     resized_bitcast_problem,

@@ -10,10 +10,11 @@ from typing import Any
 import sympy
 import z3
 
-from layout_algebra.hlo.evaluate_elementwise import INERT_ATTRIBUTES, ElementwiseOps
+from layout_algebra.hlo.evaluate_elementwise import ElementwiseOps
 from layout_algebra.hlo.evaluate_movement import MovementOps
 from layout_algebra.hlo.ir import COMPUTATION_REFERENCE_ATTRIBUTES, HloInstruction, HloModule
 from layout_algebra.hlo.opcodes import (
+    INERT_ATTRIBUTES,
     MOVEMENT_OPCODES,
     NONDETERMINISTIC_OPCODES,
     OPAQUE_OPCODES,

@@ -129,7 +129,6 @@ import sympy
 
 from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes, bitcast_size_problem, host_memory_problem
 from layout_algebra.hlo.execute_ops import (
-    ELEMENTWISE_SET,
     MOVEMENT_SEMANTICS,
     ArrayValue,
     UnsupportedOpError,
@@ -142,6 +141,7 @@ from layout_algebra.hlo.execute_ops import (
     is_constant_through_copies,
 )
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
+from layout_algebra.hlo.opcodes import EXECUTED_ELEMENTWISE_OPCODES
 from layout_algebra.hlo.parser import parse_module
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.meaning.layout_map import layout_map
@@ -151,34 +151,9 @@ from layout_algebra.model.validation import layout_problems
 from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 
 __all__ = [
-    "MOVEMENT_OPCODES",
     "Buffer",
     "run",
 ]
-
-#: Ops that move data, interpreted exactly.
-MOVEMENT_OPCODES = (
-    "parameter",
-    "constant",
-    "bitcast",
-    "reshape",
-    "transpose",
-    "copy",
-    "slice",
-    "broadcast",
-    "concatenate",
-    "pad",
-    "reverse",
-    "iota",
-    "dynamic-slice",
-    "dynamic-update-slice",
-    "get-tuple-element",
-    "tuple",
-    "select",
-    "bitcast-convert",
-    "fusion",
-    "call",
-)
 
 
 # ---------------------------------------------------------------------------- values
@@ -527,7 +502,7 @@ class _Runner:
             return ArrayValue(shape, data, np.ones(data.shape, bool))
         if op in MOVEMENT_SEMANTICS:
             data, defined = MOVEMENT_SEMANTICS[op](ins, shape, operands)
-        elif op in ELEMENTWISE_SET:
+        elif op in EXECUTED_ELEMENTWISE_OPCODES:
             data, defined = elementwise(ins, shape, operands)
         else:
             raise UnsupportedOpError(

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from layout_algebra.hlo.ir import HloComputation, HloInstruction
+from layout_algebra.hlo.literals import is_tuple_or_complex_literal, literal_entries
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.model.shapes import ArrayShape
 from layout_algebra.pack.numpy_eval import numpy_dtype
@@ -322,80 +323,23 @@ def type_kind(shape: ArrayShape) -> str:
 
 
 # ------------------------------------------------------------- constants and iota
-_LITERAL_TOKEN = re.compile(
-    r"\s*(?:([{}(),])|([-+]?(?:inf|nan|[0-9.]+(?:[eE][-+]?[0-9]+)?)|true|false))", re.I
-)
-
-
-def _literal_values(ins: HloInstruction) -> tuple[list[Any], tuple[int, ...]]:
-    """The flat values and the nesting dimensions of a ``constant``'s literal text (never eval'd)."""
-    text = (ins.literal or "").strip()
-    pos, stack = 0, [[]]
-    while pos < len(text):
-        m = _LITERAL_TOKEN.match(text, pos)
-        if m is None or m.end() == pos:
-            raise InvalidHlo(
-                f"instruction {ins.name!r}: cannot read the literal {text!r} at {text[pos : pos + 10]!r}"
-            )
-        pos = m.end()
-        if m.group(1) in ("(", ")"):
-            raise UnsupportedOpError(
-                "constant", f"instruction {ins.name!r}: tuple or complex literal {text!r}"
-            )
-        if m.group(1) == "{":
-            stack.append([])
-        elif m.group(1) == "}":
-            if len(stack) < 2:
-                raise InvalidHlo(f"instruction {ins.name!r}: unbalanced braces in the literal {text!r}")
-            done = stack.pop()
-            stack[-1].append(done)
-        elif m.group(2) is not None:
-            stack[-1].append(_number(m.group(2)))
-        if text[pos:].strip() == "":
-            break
-    if len(stack) != 1 or len(stack[0]) != 1:
-        raise InvalidHlo(
-            f"instruction {ins.name!r}: the literal {text!r} is not one value or one nested list"
-        )
-    top = stack[0][0]
-    dims: list[int] = []
-    probe = top
-    while isinstance(probe, list):
-        dims.append(len(probe))
-        probe = probe[0] if probe else None
-    flat: list[Any] = []
-
-    def walk(node, depth):
-        if depth == len(dims):
-            if isinstance(node, list):
-                raise InvalidHlo(f"instruction {ins.name!r}: ragged literal {text!r}")
-            flat.append(node)
-            return
-        if not isinstance(node, list) or len(node) != dims[depth]:
-            raise InvalidHlo(f"instruction {ins.name!r}: ragged literal {text!r}")
-        for child in node:
-            walk(child, depth + 1)
-
-    walk(top, 0)
-    return flat, tuple(dims)
-
-
-def _number(token: str) -> Any:
+def _number(token: str, ins: HloInstruction) -> Any:
     low = token.lower()
     if low in ("true", "false"):
         return low == "true"
     if re.fullmatch(r"[-+]?[0-9]+", token):
         return int(token)
+    if not re.fullmatch(r"[-+]?(?:inf|nan|[0-9.]+(?:e[-+]?[0-9]+)?)", low):
+        raise InvalidHlo(f"instruction {ins.name!r}: cannot read the literal entry {token!r}")
     return float(low)
 
 
 def constant_array(ins: HloInstruction, shape: ArrayShape) -> np.ndarray:
-    values, dims = _literal_values(ins)
+    text = (ins.literal or "").strip()
+    if is_tuple_or_complex_literal(text):
+        raise UnsupportedOpError("constant", f"instruction {ins.name!r}: tuple or complex literal {text!r}")
     want = tuple(shape.dimensions)
-    if dims != want and not (math.prod(want) == 0 and not values):
-        raise InvalidHlo(
-            f"instruction {ins.name!r}: the literal has dimensions {list(dims)}, its shape is {shape}"
-        )
+    values = [_number(t, ins) for t in literal_entries(text, want, f"instruction {ins.name!r}")]
     return _from_numbers(values, shape, ins).reshape(want)
 
 
@@ -444,12 +388,6 @@ def iota_array(ins: HloInstruction, shape: ArrayShape) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- elementwise
-ELEMENTWISE_OPCODES = (
-    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and", "or", "xor",
-    "negate", "abs", "sign", "not", "exponential", "exponential-minus-one", "log", "log-plus-one",
-    "tanh", "sine", "cosine", "sqrt", "rsqrt", "floor", "ceil", "convert", "compare", "clamp", "shift-left", "shift-right-arithmetic", "shift-right-logical",
-)  # fmt: skip
-ELEMENTWISE_SET = frozenset(ELEMENTWISE_OPCODES)
 _COMPARE = {
     "EQ": np.equal,
     "NE": np.not_equal,

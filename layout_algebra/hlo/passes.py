@@ -89,7 +89,14 @@ from layout_algebra.hlo.ir import (
     HloModule,
     HloOperand,
 )
-from layout_algebra.hlo.opcodes import ELEMENTWISE_OPCODES, MOVEMENT_OPCODES
+from layout_algebra.hlo.opcodes import (
+    ELEMENTWISE_OPCODES,
+    INERT_ATTRIBUTES,
+    INLINED_OPCODES,
+    LAYOUT_SENSITIVE_OPCODES,
+    MOVEMENT_OPCODES,
+    RANDOM_OPCODES,
+)
 from layout_algebra.hlo.parser import parse_module
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
@@ -124,15 +131,6 @@ CONVOLUTION_AS_DOT = "convolution-as-dot"
 #: The pass whose output is the last one compared logically (its input has no layouts).
 LAYOUT_ASSIGNMENT = "layout-assignment"
 
-# Attributes that do not change what an op computes (as in the rewrite verifier).
-_INERT = frozenset({"metadata", "backend_config", "frontend_attributes", "sharding", "statistics", "origin"})
-# Compute ops whose meaning depends on their operands' layouts or runs other computations
-# on whole buffers: operand and result layouts must match exactly to pair them.
-_LAYOUT_SENSITIVE = frozenset(
-    {"custom-call", "while", "conditional", "async-start", "async-done", "send", "recv", "infeed", "outfeed"}
-)
-# Ops that never give equal results twice.
-_NONDETERMINISTIC = frozenset({"rng", "rng-get-and-update-state"})
 # Ops the rewrite verifier interprets element by element; every other op is a cut point.
 _INTERPRETED = frozenset({*MOVEMENT_OPCODES, *ELEMENTWISE_OPCODES})
 #: The float rules pass validation relies on unless told otherwise: all of them, each named
@@ -150,8 +148,6 @@ ASSUMPTIONS: dict[str, str] = {
     "dimensions, or a base-dilated window pairing output s with input s and kernel s) computes that "
     "dot: the same products, summed alike (XLA's reference evaluator skips dilation holes and padding)",
 }
-# Ops inlined before cutting.
-_INLINED = ("fusion", "call")
 
 
 class DumpDirectoryError(ValueError):
@@ -293,7 +289,7 @@ def _has_layout_sensitive(module: HloModule, name: str, seen: set[str] | None = 
     seen.add(name)
     computation = module.computation(name)
     for i in computation.instructions:
-        if i.opcode == "bitcast" or i.opcode in _LAYOUT_SENSITIVE:
+        if i.opcode == "bitcast" or i.opcode in LAYOUT_SENSITIVE_OPCODES:
             return True
         if any(_has_layout_sensitive(module, c, seen) for c in i.called_computations if _defined(module, c)):
             return True
@@ -346,7 +342,7 @@ def computation_key(
 def _attributes_key(module: HloModule, instr: HloInstruction, memo: dict[tuple[str, bool], str]) -> str:
     parts = []
     for key, value in sorted(instr.attributes.items()):
-        if key in _INERT and not (instr.opcode == "custom-call" and key == "backend_config"):
+        if key in INERT_ATTRIBUTES and not (instr.opcode == "custom-call" and key == "backend_config"):
             continue
         if key in COMPUTATION_REFERENCE_ATTRIBUTES:
             names = re.findall(r"%?([A-Za-z0-9_][\w.\-]*)", value)
@@ -420,7 +416,7 @@ def _flatten(module: HloModule) -> tuple[_Builder, str]:
                     raise _Unsupported(f"parameter {instr.name} of {computation.name} has no operand")
                 local[instr.name] = builder.bind(bindings[n], instr.shape, name)
                 continue
-            if instr.opcode in _INLINED:
+            if instr.opcode in INLINED_OPCODES:
                 callee = instr.calls[0] if instr.calls else instr.to_apply
                 if callee is not None and _defined(module, callee):
                     root = inline(module.computation(callee), name + "/", operands, depth + 1)
@@ -492,7 +488,7 @@ def _convolution_as_dot(instr: HloInstruction) -> HloInstruction:
     dimension with the kernel's ``i`` dimension. Any other convolution is left alone."""
     labels = instr.attributes.get("dim_labels", "")
     m = re.fullmatch(r"([bf]{2})_([io]{2})->bf", labels)
-    other = set(instr.attributes) - {"dim_labels", "precision_config", "operand_precision"} - _INERT
+    other = set(instr.attributes) - {"dim_labels", "precision_config", "operand_precision"} - INERT_ATTRIBUTES
     if m is None or other or len(instr.operands) != 2:
         return instr
     attrs = {k: v for k, v in instr.attributes.items() if k != "dim_labels"}
@@ -578,7 +574,11 @@ def _base_dilated_convolution_as_dot(builder: _Builder, instr: HloInstruction) -
     dot (the dilation holes contribute none), so the same sum. Any other convolution is
     left alone."""
     labels = re.fullmatch(r"([0bf]{3})_([0oi]{3})->([0bf]{3})", instr.attributes.get("dim_labels", ""))
-    other = set(instr.attributes) - {"dim_labels", "window", "precision_config", "operand_precision"} - _INERT
+    other = (
+        set(instr.attributes)
+        - {"dim_labels", "window", "precision_config", "operand_precision"}
+        - INERT_ATTRIBUTES
+    )
     window = parse_window(instr.attributes.get("window", ""))
     if labels is None or other or window is None or len(window) != 1 or len(instr.operands) != 2:
         return instr
@@ -709,7 +709,7 @@ def _signature(side: _Side, instr: HloInstruction) -> str:
         computation, name = side.builder.origin.get(instr.name, ("?", instr.name))
         return f"elided constant {computation}/{name} {_plain(instr.shape)}"
     memo: dict[tuple[str, bool], str] = {}
-    if instr.opcode in _LAYOUT_SENSITIVE:
+    if instr.opcode in LAYOUT_SENSITIVE_OPCODES:
         operand_text = ",".join(str(shapes[o.name]) for o in instr.operands)
         result = str(instr.shape)
     else:
@@ -926,7 +926,7 @@ def validate_pair(
         b_instr = b.by_name[b_name]
         if b_name not in b_cone:
             continue
-        if b_instr.opcode in _NONDETERMINISTIC:
+        if b_instr.opcode in RANDOM_OPCODES:
             reasons.append(f"{b_instr.opcode} {b_name} is nondeterministic: no two are known equal")
             break
         candidates = [n for n in by_signature.get(_signature(b, b_instr), []) if n not in matched_ops]
