@@ -3,7 +3,7 @@
 XLA's layout-sensitive verifier (``ShapeVerifier::HandleBitcast``) requires a bitcast's
 operand and result to have the same size under the backend's size function; on TPU that is
 ``ShapeUtil::ArraySize`` (first-tile padding, ``L(n)``). The rewrite verifier and the NumPy
-executor both refuse a size-changing bitcast (``hlo.bitcast_rule``); before, they read the
+executor both refuse a size-changing bitcast (``hlo.validity``); before, they read the
 bytes past the operand as undefined elements, and the verifier proved a ``copy`` of
 ``f32[N,128]{1,0:T(8,128)}`` into ``f32[N,128]{1,0}`` rewritable into a ``bitcast`` for
 every N. The oracle here is independent of the rule's code: ``layout_algebra.xla.array_size``
@@ -304,7 +304,7 @@ def test_verifier_and_executor_accept_exactly_the_size_keeping_bitcasts(pair) ->
 def test_every_bitcast_in_the_shipped_dumps_keeps_its_size() -> None:
     """XLA:TPU's own HLO (the pass dumps and the ground-truth modules) is valid HLO: the rule
     refuses none of its bitcasts, and the oracle agrees that each keeps its size."""
-    from layout_algebra.hlo.bitcast_rule import bitcast_size_problem
+    from layout_algebra.hlo.validity import bitcast_size_problem
 
     paths = sorted(PASS_DUMPS.rglob("*.txt")) + sorted((GROUND_TRUTH / "hlo").glob("*.hlo"))
     checked = 0

@@ -17,11 +17,10 @@ import sympy
 
 from layout_algebra import parse_shape
 from layout_algebra.hlo import verify_rewrite
-from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes
 from layout_algebra.hlo.execute import inferred_sizes, run
 from layout_algebra.hlo.execute_compare import compare, random_array
 from layout_algebra.hlo.rewrite_conditions import rewrite_claim
-from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.validity import InvalidHlo, bitcast_shape_sizes
 from layout_algebra.hlo.verify_values import UnsupportedHlo
 from layout_algebra.prove import holds
 

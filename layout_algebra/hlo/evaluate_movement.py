@@ -8,11 +8,11 @@ from typing import Any
 import z3
 
 from layout_algebra.hlo.attributes import parse_int_list
-from layout_algebra.hlo.bitcast_rule import (
+from layout_algebra.hlo.ir import HloInstruction
+from layout_algebra.hlo.validity import (
+    InvalidHlo,
     host_memory_problem,
 )
-from layout_algebra.hlo.ir import HloInstruction
-from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.hlo.verify_values import (
     App,
     Inexpressible,
@@ -322,7 +322,7 @@ class MovementOps:
         operand = self.operand(scope, instr, 0)
         source = self.shape_of(scope, operand)
         out, src = layout_map(shape), layout_map(source)
-        # XLA's layout-sensitive verifier (ShapeVerifier::HandleBitcast): hlo.bitcast_rule; the
+        # XLA's layout-sensitive verifier (ShapeVerifier::HandleBitcast): hlo.validity; the
         # shape sizes are checked for every bitcast of the module first (_check_bitcast_sizes)
         host = host_memory_problem(
             memory_space_of(source), memory_space_of(shape), self.is_constant_through_copies(scope, operand)

@@ -11,7 +11,7 @@ produce the same root buffer?" with a proof. This module answers the same questi
   real semantics in NumPy;
 * a ``bitcast`` reads the operand's **bytes** through the result's layout
   (``numpy_eval.unpack``): it is the one op whose meaning depends on layouts. As in XLA's
-  verifier, one that changes the shape size (``hlo.bitcast_rule``) is invalid HLO;
+  verifier, one that changes the shape size (``hlo.validity``) is invalid HLO;
 * the root is packed into its own layout: that buffer is the answer.
 
 Alongside every value runs a *defined* mask: an element read from padding (by a
@@ -127,7 +127,6 @@ from typing import Any
 import numpy as np
 import sympy
 
-from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes, bitcast_size_problem, host_memory_problem
 from layout_algebra.hlo.execute_ops import (
     MOVEMENT_SEMANTICS,
     ArrayValue,
@@ -143,11 +142,16 @@ from layout_algebra.hlo.execute_ops import (
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.opcodes import EXECUTED_ELEMENTWISE_OPCODES
 from layout_algebra.hlo.parser import parse_module
-from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.validity import (
+    InvalidHlo,
+    bitcast_shape_sizes,
+    bitcast_size_problem,
+    host_memory_problem,
+    layout_problem,
+)
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
-from layout_algebra.model.validation import layout_problems
 from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 
 __all__ = [
@@ -240,12 +244,9 @@ def array_shape_at(shape: Shape, sizes: Mapping[str, int], where: str) -> ArrayS
             shape = shape.specialize(sizes)
         except ValueError as err:
             raise InvalidHlo(f"{where}: {err} (sizes {dict(sizes)})") from None
-    problems = layout_problems(shape)
-    e = shape.layout.element_size_in_bits if shape.layout is not None else 0
-    if e and e < shape.element_type.bit_width:
-        problems.append(f"E({e}) cannot hold a {shape.element_type.text} element")
-    if problems:  # XLA's LayoutUtil::ValidateLayoutForShape, on every instruction
-        raise InvalidHlo(f"{where}: the layout of {shape} is invalid: {problems[0]}")
+    problem = layout_problem(shape)
+    if problem is not None:  # XLA's LayoutUtil::ValidateLayoutForShape, on every instruction
+        raise InvalidHlo(f"{where}: the layout of {shape} is invalid: {problem}")
     return shape
 
 
@@ -384,7 +385,7 @@ def _root_buffers(value: Value, rng: np.random.Generator | None) -> Buffer | tup
 
 def check_bitcast_sizes(module: HloModule, sizes: Mapping[str, int]) -> None:
     """XLA's verifier checks every bitcast, run or not: each keeps its shape size
-    (``hlo.bitcast_rule``), else the module is invalid HLO."""
+    (``hlo.validity``), else the module is invalid HLO."""
     for comp, ins in module.instructions():
         if ins.opcode != "bitcast" or len(ins.operand_names) != 1 or ins.operand_names[0] not in comp:
             continue  # a wrong operand is reported where the bitcast runs
@@ -515,7 +516,7 @@ class _Runner:
         self, comp: HloComputation, ins: HloInstruction, shape: ArrayShape, operands: list[Value]
     ) -> ArrayValue:
         (a,) = arity(ins, operands, 1)
-        # XLA's layout-sensitive HloVerifier (ShapeVerifier::HandleBitcast): hlo.bitcast_rule;
+        # XLA's layout-sensitive HloVerifier (ShapeVerifier::HandleBitcast): hlo.validity;
         # the shape sizes were checked for every bitcast of the module (check_bitcast_sizes)
         space_in, space_out = a.shape.effective_layout.memory_space, shape.effective_layout.memory_space
         host = host_memory_problem(

@@ -13,7 +13,7 @@ number, skips every other file of the directory (``before_optimizations``,
   **physically** (the same root buffer, bit for bit) after it;
 * ``refuted``: a root element that differs, with what each module reads there, re-checked
   by evaluation; or a later module that XLA's verifier refuses where the earlier one passes
-  (a ``bitcast`` that changes its shape size, :mod:`layout_algebra.hlo.bitcast_rule`);
+  (a ``bitcast`` that changes its shape size, :mod:`layout_algebra.hlo.validity`);
 * ``unknown``: with the reason (an op whose counterpart the later module lacks, a
   precision change, a solver limit...).
 
@@ -79,7 +79,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from layout_algebra.hlo.bitcast_rule import bitcast_size_problem
 from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
 from layout_algebra.hlo.ir import (
     COMPUTATION_REFERENCE_ATTRIBUTES,
@@ -106,6 +105,7 @@ from layout_algebra.hlo.pass_canonical import (
     defines_computation,
     flatten_module,
 )
+from layout_algebra.hlo.validity import bitcast_size_problem
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.prove.result import json_value

@@ -32,7 +32,7 @@ Deterministic compute ops (``dot``, ``reduce``, ``convolution``, ``gather``, ...
 arrays: equal when their text (operand subgraphs, attributes, called computations) is.
 HLO that XLA's verifier refuses is an error (``InvalidHlo``), for symbolic sizes wherever
 the assumptions allow: among others a ``bitcast`` that changes the shape size
-(:mod:`layout_algebra.hlo.bitcast_rule`; a ``copy`` of ``f32[N,128]{1,0:T(8,128)}`` into
+(:mod:`layout_algebra.hlo.validity`; a ``copy`` of ``f32[N,128]{1,0:T(8,128)}`` into
 ``f32[N,128]{1,0}`` becomes a bitcast only under ``N % 8 == 0``). A size-keeping bitcast that
 changes ``E(n)`` of a sub-byte type (``s4[16]{0:E(4)}`` read as ``s4[8]{0}``) is read bit by
 bit: a result slot may hold the next elements above its value (:class:`SlotBits`), which
@@ -119,15 +119,16 @@ from typing import Any
 import sympy
 import z3
 
-from layout_algebra.hlo.bitcast_rule import (
-    bitcast_shape_sizes,
-    bitcast_size_problem,
-    size_text,
-)
 from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
 from layout_algebra.hlo.evaluator import Evaluator
 from layout_algebra.hlo.ir import HloComputation, HloModule
-from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.validity import (
+    InvalidHlo,
+    bitcast_shape_sizes,
+    bitcast_size_problem,
+    layout_problem,
+    size_text,
+)
 from layout_algebra.hlo.verify_values import (
     Inexpressible,
     Scope,
@@ -280,20 +281,11 @@ def _check_layouts(module: HloModule) -> None:
     """Every array's layout is one XLA accepts (``LayoutUtil::ValidateLayoutForShape``, and an
     ``E(n)`` that holds the element), also where no proof reads it (logical mode): a module
     with ``{2,0}`` on a rank-2 array is invalid HLO, not a rewrite to prove."""
-    from layout_algebra.model.validation import layout_problems
-
     for _, instr in module.instructions():
         for _, leaf in _leaves_any(instr.shape):
-            problems = layout_problems(leaf)
-            e = leaf.layout.element_size_in_bits if leaf.layout is not None else 0
-            if e and e < leaf.element_type.bit_width:
-                problems.append(
-                    f"E({e}) cannot hold a {leaf.element_type.text} element ({leaf.element_type.bit_width} bits)"
-                )
-            if problems:
-                raise InvalidHlo(
-                    f"{instr.opcode} {instr.name}: the layout of {leaf} is invalid: {problems[0]}"
-                )
+            problem = layout_problem(leaf)
+            if problem is not None:
+                raise InvalidHlo(f"{instr.opcode} {instr.name}: the layout of {leaf} is invalid: {problem}")
 
 
 def _leaves_any(shape: Shape) -> list[tuple[tuple, ArrayShape]]:
@@ -437,7 +429,7 @@ def _check_requirements(ctx: _Context, evaluators: Sequence[Evaluator]) -> None:
 
 
 def _check_bitcast_sizes(ctx: _Context) -> str | None:
-    """XLA's rule (``hlo.bitcast_rule``): every ``bitcast`` of both modules keeps its shape
+    """XLA's rule (``hlo.validity``): every ``bitcast`` of both modules keeps its shape
     size, for every size the assumptions allow. A bitcast that changes it is invalid HLO
     (``InvalidHlo``; for symbolic sizes at sizes Z3 finds, re-checked on the shapes at those
     sizes); the reason when that cannot be decided, for an ``unknown`` answer."""
