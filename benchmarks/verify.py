@@ -22,7 +22,7 @@ import sys
 import time
 
 from layout_algebra.hlo import verify_rewrite
-from layout_algebra.hlo.execute import compare
+from layout_algebra.hlo.execute_compare import compare
 
 REPEATS = 5
 

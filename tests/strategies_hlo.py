@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from layout_algebra.hlo.execute import InvalidHloError, compare
+from layout_algebra.hlo.execute_compare import compare
+from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.syntax import parse_shape
 from layout_algebra.xla import array_size
@@ -727,7 +728,7 @@ def check_case(case: Case, *, trials: int = 4, seed: int = 0) -> Outcome:
                     f"SOUNDNESS: the verifier refuted a rewrite that execution confirms at sizes {cex_sizes}: "
                     f"{result.counterexample}\nmode={case.mode}\n--- before\n{case.before}\n--- after\n{case.after}"
                 )
-    except InvalidHloError as err:
+    except InvalidHlo as err:
         assert "changes the shape size" not in str(err) or verdict == "rejected", (
             f"the executor refuses a bitcast the verifier accepted ({verdict}): {err}\n"
             f"--- before\n{case.before}\n--- after\n{case.after}"

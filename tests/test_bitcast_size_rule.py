@@ -3,7 +3,7 @@
 XLA's layout-sensitive verifier (``ShapeVerifier::HandleBitcast``) requires a bitcast's
 operand and result to have the same size under the backend's size function; on TPU that is
 ``ShapeUtil::ArraySize`` (first-tile padding, ``L(n)``). The rewrite verifier and the NumPy
-executor both refuse a size-changing bitcast (``hlo.bitcast_rule``); before, they read the
+executor both refuse a size-changing bitcast (``hlo.validity``); before, they read the
 bytes past the operand as undefined elements, and the verifier proved a ``copy`` of
 ``f32[N,128]{1,0:T(8,128)}`` into ``f32[N,128]{1,0}`` rewritable into a ``bitcast`` for
 every N. The oracle here is independent of the rule's code: ``layout_algebra.xla.array_size``
@@ -23,7 +23,8 @@ from strategies_maps import small_layout_shapes
 
 from layout_algebra import layout_map, parse_shape
 from layout_algebra.hlo import InvalidHlo, parse_module, verify_rewrite
-from layout_algebra.hlo.execute import InvalidHloError, compare, run
+from layout_algebra.hlo.execute import run
+from layout_algebra.hlo.execute_compare import compare
 from layout_algebra.packing.numpy_eval import pack
 from layout_algebra.xla import array_size
 
@@ -64,7 +65,7 @@ def assert_both_refuse(text: str, operand_bytes: int, result_bytes: int) -> None
     sizes = f"takes {operand_bytes} bytes, the result .* {result_bytes} bytes"
     with pytest.raises(InvalidHlo, match=f"bitcast b changes the shape size: .*{sizes}"):
         verify_rewrite(text, text)
-    with pytest.raises(InvalidHloError, match=f"'b': bitcast changes the shape size: .*{sizes}"):
+    with pytest.raises(InvalidHlo, match=f"'b': bitcast changes the shape size: .*{sizes}"):
         compare(text, text, trials=1)
 
 
@@ -84,7 +85,7 @@ def test_copy_to_bitcast_of_partial_tiles_is_not_proved_for_every_n(mode: str) -
     assert f"takes {array_size(f'f32[{n},128]{{1,0:T(8,128)}}')} bytes" in message
     assert f"f32[{n},128]{{1,0}} {512 * n} bytes" in message
     # the executor, at the sizes named, refuses the module too
-    with pytest.raises(InvalidHloError, match="changes the shape size"):
+    with pytest.raises(InvalidHlo, match="changes the shape size"):
         compare(UNTILE, AS_BITCAST, sizes={"N": n}, trials=1)
 
 
@@ -93,9 +94,7 @@ def test_copy_to_bitcast_is_proved_where_whole_tiles_fill_the_rows() -> None:
     for n in (8, 24):
         assert compare(UNTILE, AS_BITCAST, sizes={"N": n}).same is True
     for n in (1, 7, 9):  # the executor refuses the others: 4096*ceil(N/8) against 512*N bytes
-        with pytest.raises(
-            InvalidHloError, match=f"{4096 * -(-n // 8)} bytes, the result .* {512 * n} bytes"
-        ):
+        with pytest.raises(InvalidHlo, match=f"{4096 * -(-n // 8)} bytes, the result .* {512 * n} bytes"):
             run(AS_BITCAST, [np.zeros((n, 128), np.float32)], sizes={"N": n})
 
 
@@ -103,7 +102,7 @@ def test_compare_refuses_before_it_compares_the_roots() -> None:
     # found by the fuzz: compare answered "different root sizes" without running the modules
     before = module("p = f32[2]{0:T(8)} parameter(0)", "ROOT r = f32[2]{0:L(8)} reshape(p)")
     after = before.replace("reshape(p)", "bitcast(p)")
-    with pytest.raises(InvalidHloError, match=r"takes 32 bytes, the result f32\[2\]\{0:L\(8\)\} 8 bytes"):
+    with pytest.raises(InvalidHlo, match=r"takes 32 bytes, the result f32\[2\]\{0:L\(8\)\} 8 bytes"):
         compare(before, after)
     with pytest.raises(InvalidHlo, match="takes 32 bytes"):
         verify_rewrite(before, after)
@@ -118,7 +117,7 @@ def test_a_bitcast_off_the_root_path_is_checked_too() -> None:
     )
     with pytest.raises(InvalidHlo, match=r"bitcast b at N=.* changes the shape size"):
         verify_rewrite(dead, dead)
-    with pytest.raises(InvalidHloError, match="'b': bitcast changes the shape size"):
+    with pytest.raises(InvalidHlo, match="'b': bitcast changes the shape size"):
         compare(dead, dead, sizes={"N": 3}, trials=1)
     assert compare(dead, dead, sizes={"N": 16}).same is True
 
@@ -206,7 +205,7 @@ def test_host_memory_is_refused_for_a_size_keeping_bitcast() -> None:
     text = bitcast_module("f32[8,128]{1,0:T(8,128)}", "f32[1024]{0:S(5)}")
     with pytest.raises(InvalidHlo, match="from memory space S\\(0\\) to S\\(5\\)"):
         verify_rewrite(text, text)
-    with pytest.raises(InvalidHloError, match="from memory space S\\(0\\) to S\\(5\\)"):
+    with pytest.raises(InvalidHlo, match="from memory space S\\(0\\) to S\\(5\\)"):
         compare(text, text, trials=1)
 
 
@@ -305,7 +304,7 @@ def test_verifier_and_executor_accept_exactly_the_size_keeping_bitcasts(pair) ->
 def test_every_bitcast_in_the_shipped_dumps_keeps_its_size() -> None:
     """XLA:TPU's own HLO (the pass dumps and the ground-truth modules) is valid HLO: the rule
     refuses none of its bitcasts, and the oracle agrees that each keeps its size."""
-    from layout_algebra.hlo.bitcast_rule import bitcast_size_problem
+    from layout_algebra.hlo.validity import bitcast_size_problem
 
     paths = sorted(PASS_DUMPS.rglob("*.txt")) + sorted((GROUND_TRUTH / "hlo").glob("*.hlo"))
     checked = 0

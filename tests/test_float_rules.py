@@ -24,7 +24,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from layout_algebra.hlo.verify import FLOAT_RULES, float_rules_used, verify_rewrite
+from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
+from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning"),
@@ -483,7 +484,7 @@ def test_random_programs_computed_in_f32_between_converts() -> None:
     """40 random programs (derandomized): narrowed after every arithmetic op they are proved;
     narrowed at random nodes, every proof is confirmed by the NumPy executor (random inputs,
     specials included), and a program with one op swapped is never proved."""
-    from layout_algebra.hlo.execute import compare
+    from layout_algebra.hlo.execute_compare import compare
 
     rng = random.Random(11)
     proved_random = 0

@@ -20,14 +20,10 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 from layout_algebra import linear_index, parse_shape
-from layout_algebra.hlo.execute import (
-    Comparison,
-    InvalidHloError,
-    UnsupportedOpError,
-    compare,
-    random_array,
-    run,
-)
+from layout_algebra.hlo.execute import run
+from layout_algebra.hlo.execute_compare import Comparison, compare, random_array
+from layout_algebra.hlo.execute_ops import UnsupportedOpError
+from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.packing.numpy_eval import numpy_dtype
 from layout_algebra.xla import array_size
@@ -318,9 +314,7 @@ def test_bitcast_to_flat_buffer_matches_linear_index(shape, seed) -> None:
     if array_size(shape) != array_size(flat):
         # XLA's size pads to the first tile only, and ignores an untiled L(n): the flat buffer
         # of every slot is another size, and XLA's verifier refuses the bitcast
-        with pytest.raises(
-            InvalidHloError, match=f"takes {array_size(shape)} bytes.* {array_size(flat)} bytes"
-        ):
+        with pytest.raises(InvalidHlo, match=f"takes {array_size(shape)} bytes.* {array_size(flat)} bytes"):
             run(text, [x], junk=seed)
         return
     out = run(text, [x], junk=seed)
@@ -389,7 +383,7 @@ def test_compare_symbolic_sizes() -> None:
     )
     c = compare(before, before.replace("transpose(p), dimensions={0,1}", "copy(p)"), sizes={"N": 16})
     assert c.same is True and c.sizes == {"N": 16}
-    with pytest.raises(InvalidHloError, match="N"):
+    with pytest.raises(InvalidHlo, match="N"):
         compare(before, before)
 
 
@@ -453,7 +447,7 @@ def test_unsupported_op_is_none_with_its_name() -> None:
     ],
 )
 def test_invalid_modules_raise_clear_errors(text: str, args: list, message: str) -> None:
-    with pytest.raises(InvalidHloError, match=message) as info:
+    with pytest.raises(InvalidHlo, match=message) as info:
         run(text, args)
     assert isinstance(info.value, ValueError)
 
@@ -490,7 +484,7 @@ def test_broken_modules_give_an_answer_or_a_clear_error(case, line, dims, damage
     broken = "\n".join(lines)
     try:
         compare(case.before, broken, mode="logical")
-    except InvalidHloError as err:
+    except InvalidHlo as err:
         assert "instruction" in str(err) or "parameters" in str(err) or "module" in str(err), str(err)
     except ValueError:
         pass  # a parse error or a layout without meaning: ValueErrors with their own messages
@@ -500,7 +494,7 @@ def test_broken_modules_give_an_answer_or_a_clear_error(case, line, dims, damage
 def test_random_data_collision_entropy_is_at_least_the_bound_compare_uses(element: str) -> None:
     # compare's trial count rests on this bound: two independent elements are equal with
     # probability at most 2**-b (b = 9 for floats of 16 bits or more, the type's bits below).
-    from layout_algebra.hlo.execute import _entropy_bits
+    from layout_algebra.hlo.execute_compare import _entropy_bits
 
     shape = parse_shape(f"{element}[200000]{{0}}")
     a = random_array(shape, np.random.default_rng(11))
@@ -590,5 +584,5 @@ ENTRY e {{
   c = s8[3,5]{layout} copy(p)
   ROOT r = s8[3,5]{{1,0}} copy(c)
 }}"""
-    with pytest.raises(InvalidHloError, match="layout of s8"):
+    with pytest.raises(InvalidHlo, match="layout of s8"):
         run(text, [np.zeros((3, 5), np.int8)])

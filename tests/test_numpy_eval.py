@@ -389,7 +389,8 @@ def test_padded_layouts_in_many_chunks_write_fill_into_every_padding_byte_of_out
 
 
 def test_the_hlo_executor_runs_s4_with_e5_exactly() -> None:
-    from layout_algebra.hlo.execute import compare, run
+    from layout_algebra.hlo.execute import run
+    from layout_algebra.hlo.execute_compare import compare
 
     module = """HloModule m
 ENTRY e {

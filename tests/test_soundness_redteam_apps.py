@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.hlo.execute import compare
-from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
+from layout_algebra.hlo.execute_compare import compare
+from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.verify import verify_rewrite
 
 
 def module(body: str, params: str = "f32[4]{0} p") -> str:
@@ -211,7 +212,8 @@ def _differs_at(before: str, after: str, cex: dict, mode: str) -> bool:
     counterexample names (physical; unspecified bits count as different)? A root element
     the two root layouts place apart is a difference however the bytes compare: the executor
     finds it, and packing element ids into both root layouts shows where it is."""
-    from layout_algebra.hlo.execute import random_array, run
+    from layout_algebra.hlo.execute import run
+    from layout_algebra.hlo.execute_compare import random_array
     from layout_algebra.hlo.parser import parse_module
 
     if mode == "physical" and "placement" in cex:  # slots by packing ids (these layouts pack no pairs)

@@ -1,6 +1,6 @@
 """Red team of session 26's verdict-producing changes: each verdict against an independent oracle.
 
-The changes attacked: XLA's bitcast size rule (``hlo.bitcast_rule``: ``ShapeUtil::ArraySize``
+The changes attacked: XLA's bitcast size rule (``hlo.validity``: ``ShapeUtil::ArraySize``
 with first-tile padding, ``L(n)`` only with tiles, packed ``E(n)`` bytes), sizes >= 0
 everywhere (``N == 0`` admitted), function-map counterexamples re-checked by SymPy
 substitution, physical-mode placement in the rewrite verifier, the bitcast fast path on
@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 from layout_algebra import prove
-from layout_algebra.hlo.bitcast_rule import xla_shape_size
-from layout_algebra.hlo.execute import compare
+from layout_algebra.hlo.execute_compare import compare
 from layout_algebra.hlo.verify import verify_rewrite
+from layout_algebra.meaning.sizes import xla_shape_size
 from layout_algebra.model.symbols import dim_symbol
 
 N = dim_symbol("N")
@@ -229,11 +229,11 @@ def test_the_size_rule_agrees_with_array_size_transcribed_on_random_layouts() ->
 def test_regression_an_untiled_alignment_does_not_make_a_bitcast_xla_rejects() -> None:
     """``f32[5]{0:L(4)}`` -> ``f32[5]{0:T(4)}``: both stage pipelines take 32 bytes, but
     XLA's ``ArraySize`` ignores an untiled ``L(n)`` (20 bytes against 32), so XLA's verifier
-    rejects the bitcast (``hlo.bitcast_rule`` says so). The old ``bitcast_is_valid`` said
+    rejects the bitcast (``hlo.validity`` says so). The old ``bitcast_is_valid`` said
     "bitcast", for ``f32[N]`` "for all sizes", and ``when_reshape_is_bitcast`` "always"."""
     from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast
     from layout_algebra.decide.conditions import when_reshape_is_bitcast
-    from layout_algebra.hlo.bitcast_rule import bitcast_size_problem
+    from layout_algebra.hlo.validity import bitcast_size_problem
 
     src, dst = "f32[5]{0:L(4)}", "f32[5]{0:T(4)}"
     assert _array_size("f32", [5], [0], [], 4, 0) == 20 != _array_size("f32", [5], [0], [(4,)], 1, 0) == 32
@@ -395,8 +395,7 @@ def test_copy_against_copy_then_bitcast_agrees_with_the_executor() -> None:
     ``4*N`` rows (N = 0 included): a proof is "same" at N = 0..3, a refutation "different"
     at its sizes, invalid HLO refused by the executor too. 40 derandomized pairs (out of
     the suite: 1,300 more, no disagreement)."""
-    from layout_algebra.hlo.execute import InvalidHloError
-    from layout_algebra.hlo.verify import InvalidHlo
+    from layout_algebra.hlo.validity import InvalidHlo
 
     rng = np.random.default_rng(7)
     verdicts = set()
@@ -419,7 +418,7 @@ def test_copy_against_copy_then_bitcast_agrees_with_the_executor() -> None:
         except InvalidHlo as err:
             verdicts.add("invalid")
             at = re.search(r"at N=(\d+)", str(err))
-            with pytest.raises(InvalidHloError):
+            with pytest.raises(InvalidHlo):
                 compare(before, after, sizes={"N": int(at.group(1))} if at else sizes[-1])
             continue
         verdicts.add(result.status)

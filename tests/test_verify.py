@@ -14,7 +14,7 @@ import re
 import pytest
 
 from layout_algebra.hlo import InvalidHlo, UnsupportedHlo, verify_rewrite
-from layout_algebra.hlo.execute import InvalidHloError, compare
+from layout_algebra.hlo.execute_compare import compare
 from layout_algebra.meaning.layout_map import layout_map
 
 
@@ -43,7 +43,7 @@ def sizes_in(message: str) -> dict[str, int]:
 
 def assert_executor_refuses(text: str) -> None:
     """The executor, written independently, also refuses the module as invalid HLO."""
-    with pytest.raises(InvalidHloError, match="changes the shape size"):
+    with pytest.raises(InvalidHlo, match="changes the shape size"):
         compare(text, text, trials=1)
 
 

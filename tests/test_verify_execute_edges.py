@@ -17,10 +17,11 @@ import sympy
 
 from layout_algebra import parse_shape
 from layout_algebra.hlo import verify_rewrite
-from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes
-from layout_algebra.hlo.execute import InvalidHloError, compare, inferred_sizes, random_array, run
+from layout_algebra.hlo.execute import inferred_sizes, run
+from layout_algebra.hlo.execute_compare import compare, random_array
 from layout_algebra.hlo.rewrite_conditions import rewrite_claim
-from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo
+from layout_algebra.hlo.validity import InvalidHlo, bitcast_shape_sizes
+from layout_algebra.hlo.verify_values import UnsupportedHlo
 from layout_algebra.prove import holds
 
 
@@ -243,7 +244,7 @@ def test_random_element_size_bitcasts_verifier_agrees_with_executor() -> None:
             try:
                 r = verify_rewrite(before, after, mode=mode)
             except InvalidHlo:
-                with pytest.raises(InvalidHloError):
+                with pytest.raises(InvalidHlo):
                     compare(before, after, mode=mode)
                 verdicts["invalid"] = verdicts.get("invalid", 0) + 1
                 continue
@@ -318,7 +319,7 @@ OFF_PATH = module(  # the bitcast is not on the path to the root, but XLA's veri
 
 
 def test_run_infers_sizes_from_parameters_and_bitcast_sizes() -> None:
-    """Old: InvalidHloError 'no value given for ['N']' although the array says N = 8."""
+    """Old: InvalidHlo 'no value given for ['N']' although the array says N = 8."""
     x = np.arange(16 * 128, dtype=np.float32).reshape(16, 128)
     symbolic = module(
         "p = f32[2*N,128]{1,0} parameter(0)",
@@ -339,7 +340,7 @@ def test_symbol_no_one_determines_is_named_with_its_instruction() -> None:
         "c = f32[8,128]{1,0} copy(p)",
     )
     x = np.zeros((8, 128), np.float32)
-    with pytest.raises(InvalidHloError) as err:
+    with pytest.raises(InvalidHlo) as err:
         run(tiled, [x])
     message = str(err.value)
     assert "instruction 'b' (a bitcast: every one is checked, run or not)" in message
@@ -347,16 +348,14 @@ def test_symbol_no_one_determines_is_named_with_its_instruction() -> None:
     assert "sizes={'K': ...}" in message
     assert run(tiled, [x], sizes={"K": 5}).array.tolist() == x.tolist()
     for bad in ("8", 8.5, True):
-        with pytest.raises(InvalidHloError, match=f"sizes\\['K'\\] is {re.escape(repr(bad))}"):
+        with pytest.raises(InvalidHlo, match=f"sizes\\['K'\\] is {re.escape(repr(bad))}"):
             run(tiled, [x], sizes={"K": bad})
 
 
 def test_a_parameter_of_the_wrong_rank_is_named_before_its_sizes() -> None:
     """Old: 'no value given for ['N']', as if the sizes were missing."""
     copy = module("p = f32[N,128]{1,0} parameter(0)", "c = f32[N,128]{1,0} copy(p)")
-    with pytest.raises(
-        InvalidHloError, match=re.escape("expected an array of rank 2, got one of shape (3,)")
-    ):
+    with pytest.raises(InvalidHlo, match=re.escape("expected an array of rank 2, got one of shape (3,)")):
         run(copy, [np.zeros(3, np.float32)])
 
 

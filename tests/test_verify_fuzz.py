@@ -21,7 +21,7 @@ import strategies_hlo as sh
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.hlo.execute import compare
+from layout_algebra.hlo.execute_compare import compare
 
 
 def fuzz(strategy: st.SearchStrategy[sh.Case], examples: int) -> sh.Tally:

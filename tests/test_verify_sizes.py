@@ -20,8 +20,9 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.hlo.execute import InvalidHloError, compare
-from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
+from layout_algebra.hlo.execute_compare import compare
+from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.verify import verify_rewrite
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes, assumptions_hold, parse_assumptions
@@ -89,7 +90,7 @@ def test_regression_an_intermediate_dimension_formula_must_be_a_size_too() -> No
             verify_rewrite(before, after, assume=assume)
         found = int(re.search(r"at N=(\d+)", str(info.value)).group(1))
         assert found % 8 != 0 and (n is None or found == n)
-        with pytest.raises(InvalidHloError):  # the executor cannot run it there either
+        with pytest.raises(InvalidHlo):  # the executor cannot run it there either
             compare(before, after, sizes={"N": found})
     assert verify_rewrite(before, after, assume="N % 8 == 0").status == "proved"
     assert compare(before, after, sizes={"N": 16}).same is True

@@ -41,7 +41,9 @@ from layout_algebra.hlo.audit import (
     audit_stream,
     classify_movement,
 )
-from layout_algebra.hlo.execute import Buffer, Comparison, ExecutionError, compare, run
+from layout_algebra.hlo.execute import Buffer, run
+from layout_algebra.hlo.execute_compare import Comparison, compare
+from layout_algebra.hlo.execute_ops import ExecutionError
 from layout_algebra.hlo.ir import (
     EntryComputationLayout,
     HloComputation,
@@ -49,9 +51,12 @@ from layout_algebra.hlo.ir import (
     HloModule,
     HloOperand,
 )
-from layout_algebra.hlo.parser import HloModuleStream, HloParseError, iter_computations, parse_module
+from layout_algebra.hlo.parser import HloModuleStream, iter_computations, parse_module
+from layout_algebra.hlo.parser_scanner import HloParseError
 from layout_algebra.hlo.passes import PassResult, ValidationReport, validate_pair, validate_passes
-from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo, verify_rewrite
+from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.hlo.verify import verify_rewrite
+from layout_algebra.hlo.verify_values import UnsupportedHlo
 
 __all__ = [
     "AuditReport",

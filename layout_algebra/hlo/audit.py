@@ -79,15 +79,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from layout_algebra.decide.bitcast import BitcastVerdict, decide_movement, memory_space_reason
-from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
-from layout_algebra.hlo.parser import NATIVE_START_OPCODES, HloModuleStream
+from layout_algebra.hlo.ir import NATIVE_START_OPCODES, HloComputation, HloInstruction, HloModule
+from layout_algebra.hlo.opcodes import ALIASING_OPCODES, AUDITED_MOVEMENT_OPCODES
+from layout_algebra.hlo.parser import HloModuleStream
 from layout_algebra.meaning.sizes import LayoutSemanticsError, SizeReport, size_report
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.validation import layout_problems
 
 __all__ = [
-    "ALIASING_OPCODES",
-    "MOVEMENT_OPCODES",
     "MOVES_DATA",
     "NO_DATA_MOVEMENT",
     "UNKNOWN",
@@ -108,12 +107,6 @@ __all__ = [
 MOVES_DATA = "moves data"
 NO_DATA_MOVEMENT = "no data movement"
 UNKNOWN = "unknown"
-#: The ops whose data movement the audit classifies.
-MOVEMENT_OPCODES = ("bitcast", "reshape", "transpose", "copy")
-#: Ops whose result is storage defined by another instruction (never counted as buffers).
-ALIASING_OPCODES = frozenset(
-    {"bitcast", "get-tuple-element", "tuple", "while", "call", "conditional", "optimization-barrier"}
-)
 _NOT_IMPLEMENTED = (
     "not decided by the exact check (a reshape, transpose or copy keeps its element type, "
     "and a dynamic size has no fixed buffer)"
@@ -191,8 +184,8 @@ def classify_movement(instruction: HloInstruction, operand_shape: Shape | None) 
     'unknown'
     """
     opcode = instruction.opcode
-    if opcode not in MOVEMENT_OPCODES:
-        raise ValueError(f"classify_movement handles {', '.join(MOVEMENT_OPCODES)}; got '{opcode}'")
+    if opcode not in AUDITED_MOVEMENT_OPCODES:
+        raise ValueError(f"classify_movement handles {', '.join(AUDITED_MOVEMENT_OPCODES)}; got '{opcode}'")
     return _classify(opcode, operand_shape, instruction.shape, instruction.dimensions)
 
 
@@ -669,7 +662,7 @@ def _pending_rows(computation: HloComputation, sizes: dict, per_shape: dict, mov
         if facts is None or facts.shape is not instruction.shape:
             facts = per_shape[id(instruction.shape)] = _shape_facts(instruction.shape, sizes)
         movement = None
-        if instruction.opcode in MOVEMENT_OPCODES:
+        if instruction.opcode in AUDITED_MOVEMENT_OPCODES:
             movement = _movement(instruction, shapes, movements)
         items.append((instruction.name, intern(instruction.opcode), facts, movement))
     return _Pending(computation.name, computation.is_entry, items)

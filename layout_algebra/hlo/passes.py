@@ -13,7 +13,7 @@ number, skips every other file of the directory (``before_optimizations``,
   **physically** (the same root buffer, bit for bit) after it;
 * ``refuted``: a root element that differs, with what each module reads there, re-checked
   by evaluation; or a later module that XLA's verifier refuses where the earlier one passes
-  (a ``bitcast`` that changes its shape size, :mod:`layout_algebra.hlo.bitcast_rule`);
+  (a ``bitcast`` that changes its shape size, :mod:`layout_algebra.hlo.validity`);
 * ``unknown``: with the reason (an op whose counterpart the later module lacks, a
   precision change, a solver limit...).
 
@@ -74,13 +74,12 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from layout_algebra.hlo.attributes import parse_int_list
-from layout_algebra.hlo.bitcast_rule import bitcast_size_problem
+from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
 from layout_algebra.hlo.ir import (
     COMPUTATION_REFERENCE_ATTRIBUTES,
     HloComputation,
@@ -88,17 +87,27 @@ from layout_algebra.hlo.ir import (
     HloModule,
     HloOperand,
 )
-from layout_algebra.hlo.parser import parse_module
-from layout_algebra.hlo.verify import (
+from layout_algebra.hlo.opcodes import (
     ELEMENTWISE_OPCODES,
-    FLOAT_RULES,
+    INERT_ATTRIBUTES,
+    LAYOUT_SENSITIVE_OPCODES,
     MOVEMENT_OPCODES,
-    InvalidHlo,
-    float_rules_used,
-    verify_rewrite,
+    RANDOM_OPCODES,
 )
+from layout_algebra.hlo.parser import parse_module
+from layout_algebra.hlo.pass_canonical import (
+    Builder,
+    Unsupported,
+    base_dilated_convolution_as_dot,
+    canonical_dot,
+    canonical_reduce,
+    convolution_as_dot,
+    defines_computation,
+    flatten_module,
+)
+from layout_algebra.hlo.validity import bitcast_size_problem
+from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
-from layout_algebra.model.syntax import parse_shape
 from layout_algebra.prove.result import json_value
 
 __all__ = [
@@ -128,15 +137,6 @@ CONVOLUTION_AS_DOT = "convolution-as-dot"
 #: The pass whose output is the last one compared logically (its input has no layouts).
 LAYOUT_ASSIGNMENT = "layout-assignment"
 
-# Attributes that do not change what an op computes (as in the rewrite verifier).
-_INERT = frozenset({"metadata", "backend_config", "frontend_attributes", "sharding", "statistics", "origin"})
-# Compute ops whose meaning depends on their operands' layouts or runs other computations
-# on whole buffers: operand and result layouts must match exactly to pair them.
-_LAYOUT_SENSITIVE = frozenset(
-    {"custom-call", "while", "conditional", "async-start", "async-done", "send", "recv", "infeed", "outfeed"}
-)
-# Ops that never give equal results twice.
-_NONDETERMINISTIC = frozenset({"rng", "rng-get-and-update-state"})
 # Ops the rewrite verifier interprets element by element; every other op is a cut point.
 _INTERPRETED = frozenset({*MOVEMENT_OPCODES, *ELEMENTWISE_OPCODES})
 #: The float rules pass validation relies on unless told otherwise: all of them, each named
@@ -154,8 +154,6 @@ ASSUMPTIONS: dict[str, str] = {
     "dimensions, or a base-dilated window pairing output s with input s and kernel s) computes that "
     "dot: the same products, summed alike (XLA's reference evaluator skips dilation holes and padding)",
 }
-# Ops inlined before cutting.
-_INLINED = ("fusion", "call")
 
 
 class DumpDirectoryError(ValueError):
@@ -297,15 +295,15 @@ def _has_layout_sensitive(module: HloModule, name: str, seen: set[str] | None = 
     seen.add(name)
     computation = module.computation(name)
     for i in computation.instructions:
-        if i.opcode == "bitcast" or i.opcode in _LAYOUT_SENSITIVE:
+        if i.opcode == "bitcast" or i.opcode in LAYOUT_SENSITIVE_OPCODES:
             return True
-        if any(_has_layout_sensitive(module, c, seen) for c in i.called_computations if _defined(module, c)):
+        if any(
+            _has_layout_sensitive(module, c, seen)
+            for c in i.called_computations
+            if defines_computation(module, c)
+        ):
             return True
     return False
-
-
-def _defined(module: HloModule, name: str) -> bool:
-    return any(c.name == name for c in module.computations)
 
 
 def computation_key(
@@ -350,11 +348,13 @@ def computation_key(
 def _attributes_key(module: HloModule, instr: HloInstruction, memo: dict[tuple[str, bool], str]) -> str:
     parts = []
     for key, value in sorted(instr.attributes.items()):
-        if key in _INERT and not (instr.opcode == "custom-call" and key == "backend_config"):
+        if key in INERT_ATTRIBUTES and not (instr.opcode == "custom-call" and key == "backend_config"):
             continue
         if key in COMPUTATION_REFERENCE_ATTRIBUTES:
             names = re.findall(r"%?([A-Za-z0-9_][\w.\-]*)", value)
-            value = ",".join(computation_key(module, n, memo) if _defined(module, n) else n for n in names)
+            value = ",".join(
+                computation_key(module, n, memo) if defines_computation(module, n) else n for n in names
+            )
         parts.append(f"{key}={value}")
     return ",".join(parts)
 
@@ -367,307 +367,11 @@ def module_key(module: HloModule) -> str:
     return layout + entry
 
 
-# ------------------------------------------------------------------------ flattening
-class _Builder:
-    """A flat list of instructions under fresh names, with the shape of each."""
-
-    def __init__(self) -> None:
-        self.instructions: list[HloInstruction] = []
-        self.shapes: dict[str, Shape] = {}
-        self.count = 0
-        #: flat name -> (the computation that defines it, its name there)
-        self.origin: dict[str, tuple[str, str]] = {}
-
-    def emit(self, instr: HloInstruction) -> str:
-        self.instructions.append(instr)
-        self.shapes[instr.name] = instr.shape
-        return instr.name
-
-    def fresh(self, hint: str) -> str:
-        self.count += 1
-        return f"{hint}.v{self.count}"
-
-    def bind(self, source: str, shape: Shape, hint: str) -> str:
-        """``source`` standing for a value of ``shape`` (a fused parameter, a fusion's result).
-
-        XLA requires the two shapes, layouts included, to be the same: a fused computation
-        reads its operands' buffers as they are. Anything else is not read as a copy (that
-        would hide a layout bug) but left undecided."""
-        if str(self.shapes[source]) == str(shape):
-            return source
-        raise _Unsupported(f"{hint} is {shape} but stands for {source}, which is {self.shapes[source]}")
-
-
-class _Unsupported(Exception):
-    """The pair cannot be decided; the message says why."""
-
-
-def _flatten(module: HloModule) -> tuple[_Builder, str]:
-    """The entry computation with every fusion and call inlined; the name of its root."""
-    builder = _Builder()
-
-    def inline(computation: HloComputation, prefix: str, bindings: Sequence[str] | None, depth: int) -> str:
-        if depth > 50:
-            raise _Unsupported(f"calls nested more than 50 deep at {computation.name}")
-        local: dict[str, str] = {}
-        for instr in computation.instructions:
-            name = prefix + instr.name
-            operands = [local[o.name] for o in instr.operands if o.name in local]
-            if len(operands) != len(instr.operands):
-                missing = [o.name for o in instr.operands if o.name not in local]
-                raise _Unsupported(
-                    f"{instr.name} in {computation.name} uses {missing} before their definition"
-                )
-            if instr.opcode == "parameter" and bindings is not None:
-                n = instr.parameter_number
-                if n is None or n >= len(bindings):
-                    raise _Unsupported(f"parameter {instr.name} of {computation.name} has no operand")
-                local[instr.name] = builder.bind(bindings[n], instr.shape, name)
-                continue
-            if instr.opcode in _INLINED:
-                callee = instr.calls[0] if instr.calls else instr.to_apply
-                if callee is not None and _defined(module, callee):
-                    root = inline(module.computation(callee), name + "/", operands, depth + 1)
-                    local[instr.name] = builder.bind(root, instr.shape, name)
-                    continue
-            local[instr.name] = builder.emit(
-                dataclasses.replace(
-                    instr, name=name, operands=tuple(HloOperand(o) for o in operands), is_root=False
-                )
-            )
-            builder.origin[name] = (computation.name, instr.name)
-        return local[computation.root.name]
-
-    root = inline(module.entry, "", None, 0)
-    return builder, root
-
-
-# ------------------------------------------------------------------------ canonical forms
-def _canonical_dot(builder: _Builder, instr: HloInstruction) -> HloInstruction:
-    """``dot`` with operands transposed to (batch, free, contracting) / (batch, contracting, free).
-
-    The result is unchanged: a dot's element [b.., i.., j..] is the sum over the contracted
-    pairs of lhs x rhs, the dimension numbers only say where each index sits."""
-    attrs = instr.attributes
-    lb = parse_int_list(attrs.get("lhs_batch_dims", "{}"))
-    rb = parse_int_list(attrs.get("rhs_batch_dims", "{}"))
-    lc = parse_int_list(attrs.get("lhs_contracting_dims", "{}"))
-    rc = parse_int_list(attrs.get("rhs_contracting_dims", "{}"))
-    if len(instr.operands) != 2:
-        raise _Unsupported(f"dot {instr.name} has {len(instr.operands)} operands")
-    lhs, rhs = (o.name for o in instr.operands)
-    ls, rs = builder.shapes[lhs], builder.shapes[rhs]
-    if not isinstance(ls, ArrayShape) or not isinstance(rs, ArrayShape):
-        raise _Unsupported(f"dot {instr.name} has a tuple operand")
-    for side, shape, dims in (("lhs", ls, (*lb, *lc)), ("rhs", rs, (*rb, *rc))):
-        if len(set(dims)) != len(dims) or not all(0 <= d < shape.rank for d in dims):
-            raise InvalidHlo(
-                f"dot {instr.name}: the {side} batch and contracting dimensions {list(dims)} are not "
-                f"distinct dimensions of {shape} (rank {shape.rank})"
-            )
-    if len(lb) != len(rb) or len(lc) != len(rc):
-        raise InvalidHlo(
-            f"dot {instr.name}: {len(lb)} lhs and {len(rb)} rhs batch dimensions, "
-            f"{len(lc)} lhs and {len(rc)} rhs contracting dimensions (they pair up one to one)"
-        )
-    lf = [d for d in range(ls.rank) if d not in (*lb, *lc)]
-    rf = [d for d in range(rs.rank) if d not in (*rb, *rc)]
-    lperm, rperm = [*lb, *lf, *lc], [*rb, *rc, *rf]
-    new_lhs = _transposed(builder, lhs, ls, lperm, instr.name + "/lhs")
-    new_rhs = _transposed(builder, rhs, rs, rperm, instr.name + "/rhs")
-    nb, nc = len(lb), len(lc)
-    canonical = dict(attrs)
-    canonical.update(
-        lhs_batch_dims=_int_list(range(nb)),
-        rhs_batch_dims=_int_list(range(nb)),
-        lhs_contracting_dims=_int_list(range(nb + len(lf), nb + len(lf) + nc)),
-        rhs_contracting_dims=_int_list(range(nb, nb + nc)),
-    )
-    canonical = {k: v for k, v in canonical.items() if v != "{}"}
-    return dataclasses.replace(
-        instr, operands=(HloOperand(new_lhs), HloOperand(new_rhs)), attributes=canonical
-    )
-
-
-def _convolution_as_dot(instr: HloInstruction) -> HloInstruction:
-    """A convolution without spatial dimensions (``dim_labels=bf_io->bf``) as the ``dot`` it is.
-
-    out[b, o] = sum_i lhs[.. b .. i ..] x rhs[.. i .. o ..]: lhs contracts its ``f``
-    dimension with the kernel's ``i`` dimension. Any other convolution is left alone."""
-    labels = instr.attributes.get("dim_labels", "")
-    m = re.fullmatch(r"([bf]{2})_([io]{2})->bf", labels)
-    other = set(instr.attributes) - {"dim_labels", "precision_config", "operand_precision"} - _INERT
-    if m is None or other or len(instr.operands) != 2:
-        return instr
-    attrs = {k: v for k, v in instr.attributes.items() if k != "dim_labels"}
-    attrs["lhs_contracting_dims"] = _int_list([m[1].index("f")])
-    attrs["rhs_contracting_dims"] = _int_list([m[2].index("i")])
-    return dataclasses.replace(instr, opcode="dot", attributes=attrs)
-
-
-_WINDOW_KEYS = frozenset({"size", "stride", "pad", "lhs_dilate", "rhs_dilate", "rhs_reversal"})
-
-
-def parse_window(text: str) -> list[dict[str, int | tuple[int, int]]] | None:
-    """A convolution's ``window={size=2x3 pad=1_1x0_0 lhs_dilate=2x1 ...}``, one dict per
-    spatial dimension (defaults filled in), or ``None`` if it holds a field not known here.
-
-    >>> parse_window("{size=2 lhs_dilate=2}")
-    [{'size': 2, 'stride': 1, 'pad': (0, 0), 'lhs_dilate': 2, 'rhs_dilate': 1, 'rhs_reversal': 0}]
-    >>> parse_window("{size=3x3 pad=1_1x0_0}")[1]["pad"]
-    (0, 0)
-    >>> parse_window("{size=2 lhs_dilate=2 frobnicate=1}") is None
-    True
-    """
-    body = text.strip()
-    if not (body.startswith("{") and body.endswith("}")):
-        return None
-    fields: dict[str, list[str]] = {}
-    for item in body[1:-1].split():
-        key, _, value = item.partition("=")
-        if key not in _WINDOW_KEYS or not value:
-            return None
-        fields[key] = value.split("x")
-    sizes = fields.get("size")
-    if sizes is None or any(len(v) != len(sizes) for v in fields.values()):
-        return None
-    dims: list[dict[str, int | tuple[int, int]]] = []
-    try:
-        for d in range(len(sizes)):
-            low, _, high = fields.get("pad", ["0_0"] * len(sizes))[d].partition("_")
-            dims.append(
-                {
-                    "size": int(sizes[d]),
-                    "stride": int(fields.get("stride", ["1"] * len(sizes))[d]),
-                    "pad": (int(low), int(high)),
-                    "lhs_dilate": int(fields.get("lhs_dilate", ["1"] * len(sizes))[d]),
-                    "rhs_dilate": int(fields.get("rhs_dilate", ["1"] * len(sizes))[d]),
-                    "rhs_reversal": int(fields.get("rhs_reversal", ["0"] * len(sizes))[d]),
-                }
-            )
-    except ValueError:
-        return None
-    return dims
-
-
-def window_terms(window: Mapping[str, Any], lhs_size: int, out_size: int) -> set[tuple[int, int, int]]:
-    """The (output position, kernel position, input position) triples that contribute to a
-    convolution along one spatial dimension, by XLA's definition: the input dilated by
-    ``lhs_dilate`` (holes between elements) and padded, a window of ``size`` positions
-    (``rhs_dilate`` apart, every ``stride``) over it; a position in a hole or in the padding
-    contributes no term (XLA's reference evaluator skips it).
-
-    A base-dilated window that picks input ``s`` with kernel ``s`` for output ``s``:
-
-    >>> sorted(window_terms({"size": 2, "stride": 1, "pad": (0, 0), "lhs_dilate": 2,
-    ...                      "rhs_dilate": 1, "rhs_reversal": 0}, lhs_size=2, out_size=2))
-    [(0, 0, 0), (1, 1, 1)]
-    """
-    size, stride, (low, _) = window["size"], window["stride"], window["pad"]
-    dilate, spread, reverse = window["lhs_dilate"], window["rhs_dilate"], window["rhs_reversal"]
-    terms = set()
-    for out in range(out_size):
-        for k in range(size):
-            u = out * stride - low + k * spread
-            if u % dilate == 0 and 0 <= u // dilate < lhs_size:
-                terms.add((out, size - 1 - k if reverse else k, u // dilate))
-    return terms
-
-
-def _base_dilated_convolution_as_dot(builder: _Builder, instr: HloInstruction) -> HloInstruction:
-    """A convolution with one spatial dimension whose window pairs output ``s`` with input
-    ``s`` and kernel ``s`` alone (what XLA writes for a batched dot: ``window={size=B
-    lhs_dilate=B}, dim_labels=0bf_0oi->0bf``) as that batched dot, the spatial dimension
-    its batch: out[s, b, o] = sum_i lhs[s, b, i] x rhs[s, o, i]. The same products as the
-    dot (the dilation holes contribute none), so the same sum. Any other convolution is
-    left alone."""
-    labels = re.fullmatch(r"([0bf]{3})_([0oi]{3})->([0bf]{3})", instr.attributes.get("dim_labels", ""))
-    other = set(instr.attributes) - {"dim_labels", "window", "precision_config", "operand_precision"} - _INERT
-    window = parse_window(instr.attributes.get("window", ""))
-    if labels is None or other or window is None or len(window) != 1 or len(instr.operands) != 2:
-        return instr
-    lhs_labels, rhs_labels, out_labels = labels.groups()
-    if sorted(lhs_labels) != sorted("0bf") or sorted(rhs_labels) != sorted("0oi") or out_labels != "0bf":
-        return instr
-    lhs, rhs = (builder.shapes[o.name] for o in instr.operands)
-    if not (
-        isinstance(lhs, ArrayShape) and isinstance(rhs, ArrayShape) and isinstance(instr.shape, ArrayShape)
-    ):
-        return instr
-    dims = [
-        lhs.dimensions[lhs_labels.index("0")],
-        rhs.dimensions[rhs_labels.index("0")],
-        instr.shape.dimensions[0],
-    ]
-    if not all(isinstance(d, int) for d in dims) or window[0]["size"] != dims[1]:
-        return instr
-    batch = dims[0]
-    if dims != [batch] * 3 or window_terms(window[0], batch, batch) != {(s, s, s) for s in range(batch)}:
-        return instr
-    attrs = {k: v for k, v in instr.attributes.items() if k not in ("dim_labels", "window")}
-    attrs.update(
-        lhs_batch_dims=_int_list([lhs_labels.index("0")]),
-        lhs_contracting_dims=_int_list([lhs_labels.index("f")]),
-        rhs_batch_dims=_int_list([rhs_labels.index("0")]),
-        rhs_contracting_dims=_int_list([rhs_labels.index("i")]),
-    )
-    return dataclasses.replace(instr, opcode="dot", attributes=attrs)
-
-
-def _canonical_reduce(builder: _Builder, instr: HloInstruction) -> HloInstruction:
-    """``reduce`` of arrays transposed to (kept dims, reduced dims): the same result."""
-    dims = instr.dimensions or ()
-    n = len(instr.operands) // 2
-    if n == 0 or len(instr.operands) != 2 * n:
-        raise _Unsupported(f"reduce {instr.name} has {len(instr.operands)} operands")
-    operands = list(instr.operands)
-    for k in range(n):
-        s = builder.shapes[operands[k].name]
-        if not isinstance(s, ArrayShape):
-            raise _Unsupported(f"reduce {instr.name} has a tuple operand")
-        if len(set(dims)) != len(dims) or not all(0 <= d < s.rank for d in dims):
-            raise InvalidHlo(
-                f"reduce {instr.name}: dimensions={{{','.join(map(str, dims))}}} are not distinct "
-                f"dimensions of its operand {s} (rank {s.rank})"
-            )
-        kept = [d for d in range(s.rank) if d not in dims]
-        operands[k] = HloOperand(
-            _transposed(builder, operands[k].name, s, [*kept, *dims], f"{instr.name}/in{k}")
-        )
-    first = builder.shapes[operands[0].name]
-    rank = first.rank if isinstance(first, ArrayShape) else 0
-    new_dims = tuple(range(rank - len(dims), rank))
-    attrs = dict(instr.attributes, dimensions=_int_list(new_dims))
-    return dataclasses.replace(instr, operands=tuple(operands), dimensions=new_dims, attributes=attrs)
-
-
-def _transposed(builder: _Builder, name: str, shape: ArrayShape, perm: Sequence[int], hint: str) -> str:
-    if list(perm) == list(range(shape.rank)):
-        return name
-    dims = [shape.dimensions[p] for p in perm]
-    text = f"{shape.element_type.text}[{','.join(map(str, dims))}]{{{','.join(str(d) for d in reversed(range(len(dims))))}}}"
-    result = parse_shape(text)
-    return builder.emit(
-        HloInstruction(
-            builder.fresh(hint),
-            result,
-            "transpose",
-            (HloOperand(name),),
-            {"dimensions": _int_list(perm)},
-            dimensions=tuple(perm),
-        )
-    )
-
-
-def _int_list(values: Iterable[int]) -> str:
-    return "{" + ",".join(map(str, values)) + "}"
-
-
 # ------------------------------------------------------------------------ one pair
 @dataclass
 class _Side:
     module: HloModule
-    builder: _Builder
+    builder: Builder
     root: str
     by_name: dict[str, HloInstruction]
     opaque: list[str]
@@ -676,21 +380,21 @@ class _Side:
 
     @classmethod
     def of(cls, module: HloModule) -> _Side:
-        builder, root = _flatten(module)
+        builder, root = flatten_module(module)
         instructions = list(builder.instructions)
         builder.instructions = []
         as_dot = set()
         for instr in instructions:
             if instr.opcode == "convolution":
-                instr = _convolution_as_dot(instr)
+                instr = convolution_as_dot(instr)
                 if instr.opcode == "convolution":
-                    instr = _base_dilated_convolution_as_dot(builder, instr)
+                    instr = base_dilated_convolution_as_dot(builder, instr)
                 if instr.opcode == "dot":
                     as_dot.add(instr.name)
             if instr.opcode == "dot":
-                instr = _canonical_dot(builder, instr)
+                instr = canonical_dot(builder, instr)
             elif instr.opcode == "reduce" and instr.dimensions is not None:
-                instr = _canonical_reduce(builder, instr)
+                instr = canonical_reduce(builder, instr)
             builder.emit(instr)
         by_name = {i.name: i for i in builder.instructions}
         opaque = [
@@ -713,7 +417,7 @@ def _signature(side: _Side, instr: HloInstruction) -> str:
         computation, name = side.builder.origin.get(instr.name, ("?", instr.name))
         return f"elided constant {computation}/{name} {_plain(instr.shape)}"
     memo: dict[tuple[str, bool], str] = {}
-    if instr.opcode in _LAYOUT_SENSITIVE:
+    if instr.opcode in LAYOUT_SENSITIVE_OPCODES:
         operand_text = ",".join(str(shapes[o.name]) for o in instr.operands)
         result = str(instr.shape)
     else:
@@ -916,7 +620,7 @@ def validate_pair(
             return answer("unknown", interface)
     try:
         a, b = _Side.of(a_mod), _Side.of(b_mod)
-    except (_Unsupported, KeyError, ValueError) as err:
+    except (Unsupported, KeyError, ValueError) as err:
         return answer("unknown", f"cannot inline the modules: {err}")
     cuts = _Cuts(a, b, frozenset(float_rules))
     used = cuts.used_rules
@@ -930,7 +634,7 @@ def validate_pair(
         b_instr = b.by_name[b_name]
         if b_name not in b_cone:
             continue
-        if b_instr.opcode in _NONDETERMINISTIC:
+        if b_instr.opcode in RANDOM_OPCODES:
             reasons.append(f"{b_instr.opcode} {b_name} is nondeterministic: no two are known equal")
             break
         candidates = [n for n in by_signature.get(_signature(b, b_instr), []) if n not in matched_ops]
@@ -993,7 +697,7 @@ def _rechecked_refutation(
 ) -> PassResult:
     """A refutation of the cut modules, run once more by the NumPy executor (an oracle
     independent of the verifier): kept only if running them shows a difference too."""
-    from layout_algebra.hlo.execute import compare  # the executor: an application-level peer
+    from layout_algebra.hlo.execute_compare import compare
 
     before = cuts.module(a, a.root, earlier=True)
     after = cuts.module(b, b.root, earlier=False)

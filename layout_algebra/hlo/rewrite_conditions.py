@@ -14,7 +14,7 @@ the weakest condition on the size symbols and proves it, as for the layout claim
 * **necessity**: Z3 proves that wherever the condition fails, the two roots differ in a
   buffer property the verifier refutes outright (bytes of the buffer or of XLA's
   allocation, memory space, element size), a ``bitcast`` changes its shape size (invalid
-  HLO, ``hlo.bitcast_rule``), or a **witness element** chosen from the grid
+  HLO, ``hlo.validity``), or a **witness element** chosen from the grid
   (each coordinate ``0``, ``1``, ``d-1`` or ``d//2`` of its dimension ``d``) has different
   values in the verifier's own encoding. The witness proof is trusted only for rewrites
   of pure data movement (:data:`WITNESS_OPCODES`: every value is a parameter element, a
@@ -56,8 +56,8 @@ from layout_algebra.decide.conditions import (
     condition_of,
     substitute,
 )
-from layout_algebra.hlo.bitcast_rule import bitcast_shape_sizes
 from layout_algebra.hlo.ir import HloModule
+from layout_algebra.hlo.validity import bitcast_shape_sizes
 from layout_algebra.hlo.verify import (
     map_array_shapes,
     rewrite_modules,
@@ -136,7 +136,7 @@ def _buffer_failure(a: HloModule, b: HloModule) -> sympy.Basic:
 
 
 def _bitcast_failure(*modules: HloModule) -> sympy.Basic:
-    """Where a ``bitcast`` changes its shape size (``hlo.bitcast_rule``): invalid HLO, which
+    """Where a ``bitcast`` changes its shape size (``hlo.validity``): invalid HLO, which
     the verifier refuses in either mode, so the rewrite is not safe there."""
     failures: list[sympy.Basic] = []
     for m in modules:

@@ -1,9 +1,19 @@
-"""When is a ``bitcast`` instruction valid HLO? XLA's ``ShapeVerifier::HandleBitcast``.
+"""XLA's validity rules for HLO, stated once: what XLA's verifier rejects, and the one error that
+says so (:class:`InvalidHlo`). Read by the audit, the rewrite verifier
+(:mod:`layout_algebra.hlo.verify`), the NumPy executor (:mod:`layout_algebra.hlo.execute`) and pass
+validation, so that all of them refuse the same modules.
 
-One statement of the rule, read by the rewrite verifier (:mod:`layout_algebra.hlo.verify`)
-and the NumPy executor (:mod:`layout_algebra.hlo.execute`), so that the two refuse the
-same modules. A bitcast reinterprets its operand's buffer, so XLA's layout-sensitive
-verifier requires
+**Layouts** (``LayoutUtil::ValidateLayoutForShape``): every array's layout is one XLA accepts, and
+an ``E(n)`` holds the element:
+
+>>> from layout_algebra.model.syntax import parse_shape
+>>> layout_problem(parse_shape("f32[2,3]{1,0}")) is None
+True
+>>> layout_problem(parse_shape("s8[4]{0:E(4)}"))
+'E(4) cannot hold a s8 element (8 bits)'
+
+**Bitcasts** (``ShapeVerifier::HandleBitcast``). A bitcast reinterprets its operand's buffer,
+so XLA's layout-sensitive verifier requires
 
 * **the same shape size**: the backend's size function gives both shapes the same number
   of bytes. On TPU that size pads to the first tile and rounds the element count up to
@@ -46,15 +56,33 @@ from __future__ import annotations
 
 from layout_algebra.meaning.sizes import meaningful_array, xla_shape_size
 from layout_algebra.model.shapes import ArrayShape, Dim
+from layout_algebra.model.validation import layout_problems
 
 __all__ = [
     "HOST_MEMORY_SPACE",
+    "InvalidHlo",
     "bitcast_shape_sizes",
     "bitcast_size_problem",
     "host_memory_problem",
+    "layout_problem",
     "size_text",
-    "xla_shape_size",
 ]
+
+
+class InvalidHlo(ValueError):
+    """HLO that XLA would reject: the message names the instruction and the problem."""
+
+
+def layout_problem(shape: ArrayShape) -> str | None:
+    """What XLA's verifier finds wrong with the layout of ``shape``, else ``None``."""
+    problems = layout_problems(shape)
+    e = shape.layout.element_size_in_bits if shape.layout is not None else 0
+    if e and e < shape.element_type.bit_width:
+        problems.append(
+            f"E({e}) cannot hold a {shape.element_type.text} element ({shape.element_type.bit_width} bits)"
+        )
+    return problems[0] if problems else None
+
 
 #: ``Layout::kHostMemorySpace``: XLA refuses a bitcast in or out of it (but for a constant).
 HOST_MEMORY_SPACE = 5
