@@ -20,7 +20,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.decide import conditions
+from layout_algebra.decide import condition_fit, conditions
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import size_report
@@ -385,7 +385,7 @@ def test_in_bounds_of_xla_allocation_is_exact_by_a_witness_outside():
 def test_a_sparse_grid_sees_the_tile_modulus():
     """Regression: with two symbols the grid is 1..32, where M % 64 and M % 128 look alike
     unless 64 and 128 themselves are on the grid; the fit once chose M % 64 (then refuted)."""
-    values = conditions.grid_values([as_shape("f32[N,M]{1,0:T(8,128)}")], 32, 1024)
+    values = condition_fit.grid_values([as_shape("f32[N,M]{1,0:T(8,128)}")], 32, 1024)
     assert 64 in values and 128 in values and 129 in values
 
 
@@ -513,7 +513,7 @@ def test_rewrite_witness_query_is_not_proved_for_a_too_strong_condition():
 
     claim = rewrite_claim(*REWRITES[0][1]("N"))
     too_strong = sympy.Eq(sympy.Mod(N, 16), 0)
-    table = conditions.sample(claim.decide, claim.symbols, 24)
+    table = condition_fit.sample(claim.decide, claim.symbols, 24)
     ok, why = conditions.prove_necessary(claim, too_strong, table)
     assert not ok, why
     ok, why = conditions.prove_necessary(claim, sympy.Eq(sympy.Mod(N, 8), 0), table)
@@ -657,7 +657,7 @@ def test_bitcast_is_valid_necessity_needs_every_correspondence_to_move():
     assert found.expr == sympy.Eq(sympy.Mod(N, 8), 0) and found.status == "exact", found.details
     assert "every correspondence" in found.details[-1]
     claim = claim_of("bitcast", args)
-    table = conditions.sample(claim.decide, claim.symbols, 32)
+    table = condition_fit.sample(claim.decide, claim.symbols, 32)
     ok, why = conditions.prove_necessary(claim, sympy.Eq(sympy.Mod(N, 16), 0), table)
     assert not ok, why
     assert claim_of("bitcast", ("f32[N,128]{1,0}", "f32[128,N]{0,1}")).all_offsets is None
@@ -665,7 +665,7 @@ def test_bitcast_is_valid_necessity_needs_every_correspondence_to_move():
 
 # ------------------------------------------------------------------ fit matches its table
 _FIT_N, _FIT_M = dim_symbol("N"), dim_symbol("M")
-_FIT_ATOMS = conditions.atoms([as_shape("f32[N,M]{1,0:T(4,8)}")], [_FIT_N, _FIT_M], 12)
+_FIT_ATOMS = condition_fit.atoms([as_shape("f32[N,M]{1,0:T(4,8)}")], [_FIT_N, _FIT_M], 12)
 
 
 @settings(max_examples=60, deadline=None)
@@ -686,15 +686,16 @@ def test_fit_matches_every_row_of_its_table(clauses: list[list[tuple[int, bool]]
     def holds(s: dict) -> bool:
         return all(
             any(
-                conditions.truth(_FIT_ATOMS[i], symbols, (s[_FIT_N], s[_FIT_M])) == want for i, want in clause
+                condition_fit.truth(_FIT_ATOMS[i], symbols, (s[_FIT_N], s[_FIT_M])) == want
+                for i, want in clause
             )
             for clause in clauses
         )
 
-    table = conditions.sample(holds, symbols, 12)
-    formula = conditions.fit(table, symbols, _FIT_ATOMS)
+    table = condition_fit.sample(holds, symbols, 12)
+    formula = condition_fit.fit(table, symbols, _FIT_ATOMS)
     assert formula is not None  # at most four literals, in an and of ors: always fits
-    assert all(conditions.truth(formula, symbols, p) == want for p, want in table.items())
+    assert all(condition_fit.truth(formula, symbols, p) == want for p, want in table.items())
 
 
 def test_rewrite_into_a_tile_that_matches_row_major_only_at_width_8() -> None:
@@ -707,5 +708,5 @@ def test_rewrite_into_a_tile_that_matches_row_major_only_at_width_8() -> None:
     )
     after = before.replace("{1,0:T(4,8)} copy", "{1,0} copy")
     c = conditions.condition_of(rewrite_claim(before, after))
-    assert conditions.truth(c.expr, [_FIT_N, _FIT_M], (4, 8))
-    assert not conditions.truth(c.expr, [_FIT_N, _FIT_M], (4, 16))
+    assert condition_fit.truth(c.expr, [_FIT_N, _FIT_M], (4, 8))
+    assert not condition_fit.truth(c.expr, [_FIT_N, _FIT_M], (4, 16))
