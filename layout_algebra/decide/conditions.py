@@ -77,6 +77,7 @@ from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import meaningful_array, size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
 from layout_algebra.meaning.stages.symbolic import SYMPY_ARITHMETIC
+from layout_algebra.model.internal_names import multiple_size
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
@@ -383,7 +384,7 @@ def _cases(expr: sympy.Basic) -> list[tuple[sympy.Basic, ...]]:
 def _substitutions(
     term: Sequence[sympy.Basic], symbols: Sequence[sympy.Symbol]
 ) -> tuple[list[dict[sympy.Symbol, Any]], tuple[sympy.Basic, ...]] | None:
-    """One and-term as substitutions (``N % 8 == 0`` → ``N = 8*N8``, ``N == 1`` → 1,
+    """One and-term as substitutions (``N % 8 == 0`` → ``N = 8*K``, ``K`` a fresh size of ``model.internal_names``, ``N == 1`` → 1,
     ``N <= 3`` → the cases 1, 2, 3) and the literals left as assumptions; ``None`` when
     there would be too many cases."""
     moduli: dict[sympy.Symbol, int] = {}
@@ -413,7 +414,7 @@ def _substitutions(
         elif s in upper:
             choices.append([(s, v) for v in range(k, upper[s] + 1, k)])
         elif k > 1:
-            choices.append([(s, k * dim_symbol(f"{s}_{k}"))])
+            choices.append([(s, k * multiple_size(s, k))])
     if math.prod(len(c) for c in choices) > MAX_CASES:
         return None
     subs = [dict(c) for c in itertools.product(*choices)]

@@ -153,6 +153,7 @@ from layout_algebra.meaning.logical_ops import (
 )
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.model.internal_names import literal_name, start_name
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
@@ -498,7 +499,7 @@ def _real_value(v: Any) -> Any:
     """A literal value as a Z3 real; nan, infinities and -0 as named constants (left free:
     a proof then holds whatever they are; a difference is re-checked on exact values)."""
     if isinstance(v, str):
-        return z3.Real(f"literal!{v}")
+        return z3.Real(literal_name(v))
     return _real(v)
 
 
@@ -1167,7 +1168,7 @@ class _Evaluator:
             if n not in self.inputs:
                 if not self.symbolic:
                     raise _Inexpressible(f"no value for start-index parameter {n}")
-                self.inputs[n] = z3.Int(f"param{n}!")  # "!": no size has that name
+                self.inputs[n] = z3.Int(start_name(n))  # no size can have that name
             return self.inputs[n]
         raise _Inexpressible(
             f"start index {instr.name} is computed by a {instr.opcode}; only parameters and constants are read"
