@@ -30,8 +30,6 @@ quirks kept apart in ``xla``, and the command line ``cli`` on top.
 import importlib
 from typing import TYPE_CHECKING
 
-# first: the moment before any other module of the package is read (prove.lemma_cache)
-import layout_algebra.model._loaded  # noqa: F401
 from layout_algebra.model import (
     COMBINE_DIMENSION,
     UNBOUNDED_SIZE,

@@ -33,10 +33,10 @@ import z3
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
 from layout_algebra.meaning.stages.stages import Combine, Linearize, Stage
+from layout_algebra.model.internal_names import lemma_names
 from layout_algebra.model.questions import Question
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import divisibility_conditions
-from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.assumptions import (
     Assumptions,
     AssumptionsAdmitNoSizes,
@@ -607,7 +607,7 @@ def mixed_radix_pair_lemma(timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProofResult:
     claim = "(a, b) -> a*D + b is injective on [0,A) x [0,D) and below A*D, for all A, D"
 
     def build():
-        A, D, a1, b1, a2, b2 = z3.Ints("A D a1 b1 a2 b2")
+        A, D, a1, b1, a2, b2 = z3.Ints(lemma_names("A", "D", "a1", "b1", "a2", "b2"))
         s = _lemma_solver(timeout_ms)
         box = [0 <= a1, a1 < A, 0 <= a2, a2 < A, 0 <= b1, b1 < D, 0 <= b2, b2 < D]
         collide = z3.And(a1 * D + b1 == a2 * D + b2, z3.Or(a1 != a2, b1 != b2))
@@ -615,9 +615,7 @@ def mixed_radix_pair_lemma(timeout_ms: int = DEFAULT_TIMEOUT_MS) -> ProofResult:
         s.add(*box, z3.Or(collide, escape))
         return s, lambda model: None
 
-    return lemma_cache.remembered(
-        "mixed-radix pair lemma", lambda: _run(claim, "integer (nonlinear), general sizes", build, cache=True)
-    )
+    return _run(claim, "integer (nonlinear), general sizes", build, cache=True)
 
 
 def _stage_lemma(stage: Stage, assumptions, timeout_ms: int, cache: bool = False) -> ProofResult:
@@ -697,9 +695,7 @@ def general_stage_lemma(general: GeneralStage, timeout_ms: int = DEFAULT_TIMEOUT
     known = _GENERAL_LEMMAS.get(general)
     if known is not None:
         return known
-    lemma = lemma_cache.remembered(
-        lemma_cache.stage_identity(general), lambda: _general_stage_query(general, timeout_ms)
-    )
+    lemma = _general_stage_query(general, timeout_ms)
     if lemma.status != "unknown":
         _GENERAL_LEMMAS[general] = lemma
     return lemma
@@ -719,8 +715,8 @@ def _by_general_lemmas(claim: str, m: IndexMap, slots: int | None, timeout_ms: i
     each stage's range box is exactly the next one's domain box (the first's is the
     array's, the last's is ``(slots,)``), the composition is injective and in bounds.
     ``None`` when some step does not apply (the caller then asks the solver directly).
-    The instance test is on plain integers; a layout whose general stages were all proved
-    before is read from one record of the lemma cache, without SymPy or Z3.
+    The instance test is on plain integers; each general lemma is proved once per process
+    (its unsat answer may come from the lemma cache, keyed by the query's exact text).
     """
     start = time.perf_counter()
     stages = position_stages(m.shape)
@@ -734,17 +730,14 @@ def _by_general_lemmas(claim: str, m: IndexMap, slots: int | None, timeout_ms: i
     patterns = [found for found in map(instance_of, stages) if found is not None]
     if len(patterns) != len(stages):
         return None
-    known = lemma_cache.recorded_layout(patterns)
-    if known is None:
-        lemmas: dict[GeneralStage, ProofResult] = {}
-        for found in patterns:
-            general = general_stage(found)
-            if general not in lemmas:
-                lemmas[general] = general_stage_lemma(general, timeout_ms)
-                if not lemmas[general].proved:
-                    return None
-        known = tuple(lemmas.values())
-        lemma_cache.record_layout(patterns, known)
+    lemmas: dict[GeneralStage, ProofResult] = {}
+    for found in patterns:
+        general = general_stage(found)
+        if general not in lemmas:
+            lemmas[general] = general_stage_lemma(general, timeout_ms)
+            if not lemmas[general].proved:
+                return None
+    known = tuple(lemmas.values())
     return ProofResult(
         "proved",
         claim,
