@@ -421,12 +421,15 @@ def _substitutions(
     return subs, tuple(rest)
 
 
-def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = None) -> tuple[bool, str]:
+def prove_sufficient(
+    claim: Claim, expr: sympy.Basic, budget: Budget | None = None, given: Sequence[Any] = ()
+) -> tuple[bool, str]:
     """Whether the claim is proved under ``expr``: each and-term of its or-form, with
     divisibility and equalities substituted and bounds split into values, is proved by
     the claim's symbolic (or, once concrete, exact) decision for every size ``>= 1``.
     ``budget`` caps each solver query's timeout (:class:`Budget`); a query cut off by it
-    makes the answer "not proved", saying so. Returns (proved, how)."""
+    makes the answer "not proved", saying so. ``given``: the question's assumptions (SymPy
+    relations on the claim's symbols), assumed in every case. Returns (proved, how)."""
     if expr in (sympy.false, False):
         return True, "nothing to prove: the condition is False"
     symbols = claim.symbols
@@ -441,7 +444,7 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = No
             for v in sub.values():
                 free |= getattr(as_sympy(v), "free_symbols", set())
             free |= {s for s in symbols if s not in sub}
-            rest_sub = tuple(as_sympy(r).subs(sub) for r in rest)
+            rest_sub = tuple(as_sympy(r).subs(sub) for r in (*rest, *given))
             if any(r == sympy.false for r in rest_sub):
                 continue  # this case is empty
             if any(as_sympy(fact).subs(sub) == sympy.false for fact in claim.domain):
@@ -509,6 +512,7 @@ def prove_necessary(
     table: Mapping[tuple[int, ...], bool] | None = None,
     record: list[ProofResult] | None = None,
     budget: Budget | None = None,
+    given: Sequence[Any] = (),
 ) -> tuple[bool, str]:
     """Whether Z3 proves that the claim fails wherever ``expr`` does (every size ``>= 1``):
     the element counts or allocations differ, or (reshape/transpose claims) some witness
@@ -516,7 +520,7 @@ def prove_necessary(
     Witnesses are chosen from ``table``'s failing sizes (see :func:`witnesses`). The Z3
     answer that decides (the size query if it is proved, else the witness query) is
     appended to ``record`` when given; ``budget`` caps the queries' timeouts as for
-    :func:`prove_sufficient`."""
+    :func:`prove_sufficient`; ``given`` as there (the claim need fail only where they hold)."""
     record = [] if record is None else record
     if expr in (sympy.true, True):
         return True, "nothing to prove: the condition is True"
@@ -527,7 +531,7 @@ def prove_necessary(
             True,
             "the sizes differ whatever the size symbols are (or memory spaces or element widths differ)",
         )
-    assume = (*(s >= 1 for s in claim.symbols), *claim.domain, sympy.Not(expr))
+    assume = (*(s >= 1 for s in claim.symbols), *claim.domain, *given, sympy.Not(expr))
     try:
         result = holds(
             claim.size_failure, assume=assume, timeout_ms=_timeout(budget, NECESSITY_TIMEOUT_MS)[0]
@@ -668,8 +672,21 @@ class Condition:
     details: tuple[str, ...] = field(default=())
     #: where the claim is asked (:attr:`Claim.domain`): the condition says nothing elsewhere
     domain: tuple[sympy.Basic, ...] = field(default=())
+    #: the question's assumptions the condition was derived under (sizes defined by one,
+    #: ``M == 128*N``, are substituted and are not among :attr:`symbols`)
+    assume: tuple[sympy.Basic, ...] = field(default=())
+    #: the formula that matched every grid size, whether or not it was proved; when it was
+    #: not proved sufficient, ``expr`` is ``None`` and this is evidence, not a condition
+    fitted: sympy.Basic | None = None
+    #: the grid the fit saw: ``(sizes, the exact decision there)`` per point, in :attr:`symbols`
+    grid: tuple[tuple[tuple[int, ...], bool], ...] = field(default=(), repr=False)
 
     def __repr__(self) -> str:
+        if self.expr is None and self.fitted is not None:
+            return (
+                f"Condition(None, {self.status!r}; evidence only: {self.fitted} matched the exact "
+                f"decision at {len(self.grid)} grid sizes, not proved)"
+            )
         return f"Condition({self.expr}, {self.status!r})"
 
     def holds_at(self, sizes: Mapping[object, int]) -> bool:
@@ -695,7 +712,8 @@ class Condition:
         ValueError: N=12 is outside the claim's domain (N % 8 == 0): its arrays have a dimension that is no size there
         """
         if self.expr is None:
-            raise ValueError(f"no condition was found for {self.claim}")
+            seen = f" (a fit matched the grid, not proved: {self.fitted})" if self.fitted is not None else ""
+            raise ValueError(f"no condition was found for {self.claim}{seen}")
         values = {(dim_symbol(k) if isinstance(k, str) else k): v for k, v in sizes.items()}
         for symbol, value in values.items():
             if value < 1:
@@ -721,6 +739,9 @@ class Condition:
             "symbols": [str(s) for s in self.symbols],
             "seconds": round(self.seconds, 3),
             "details": list(self.details),
+            "assume": [str(a) for a in self.assume],
+            "fitted": None if self.fitted is None else str(self.fitted),
+            "grid_points": len(self.grid),
         }
 
 
@@ -731,8 +752,15 @@ def condition_of(
     prove: bool = True,
     budget_s: float = DEFAULT_BUDGET_S,
     cpu_budget_s: float = DEFAULT_CPU_BUDGET_S,
+    assume: Sequence[Any] = (),
 ) -> Condition:
     """Find, then prove, the weakest size condition of ``claim`` (see the module doc).
+
+    ``assume``: assumptions on the claim's symbols (SymPy relations, as
+    :func:`definitions` leaves them): the grid holds only sizes where they hold, and both
+    proofs assume them, so the condition is the claim's truth *under* them. A formula
+    that matches the grid but is not proved sufficient is not returned as the condition
+    (``expr`` is ``None``): it is kept as :attr:`Condition.fitted`, with the grid it saw.
 
     ``prove=False`` only fits (status ``unknown``, "not proved"): the formula that
     matches the exact decision at every grid size. ``budget_s`` (wall clock) and
@@ -747,8 +775,14 @@ def condition_of(
     if bound is None:
         bound = (claim.bounds or DEFAULT_BOUNDS)[len(symbols)]
     values = grid_values(claim.shapes, bound, LARGEST[len(symbols)])
+    given = tuple(as_sympy(a) for a in assume)
+    checked = [a for a in given if getattr(a, "free_symbols", set()) <= set(symbols)]
+
+    def asks_at(sizes: Sizes) -> bool:
+        return claim.asks_at(sizes) and all(condition_holds(a, sizes) for a in checked)
+
     try:
-        table = sample(claim.decide, symbols, values, claim.asks_at)
+        table = sample(claim.decide, symbols, values, asks_at)
     except UndecidedClaim as err:
         return Condition(
             claim.text,
@@ -760,12 +794,13 @@ def condition_of(
             time.perf_counter() - start,
             (f"the concrete decision gives no answer: {err}",),
             claim.domain,
+            given,
         )
     expr = fit(table, symbols, atoms(claim.shapes, symbols, bound))
     more = (
         f" and {len(values) - bound} larger values around the layout's numbers" if len(values) > bound else ""
     )
-    where = f" where {condition_text(claim.domain)}" if claim.domain else ""
+    where = f" where {condition_text((*claim.domain, *given))}" if claim.domain or given else ""
     grid_text = f"decided exactly at {len(table)} sizes (1..{bound} each{more}{where})"
 
     def found(formula: Any, status: str, method: str, *details: str) -> Condition:
@@ -779,17 +814,20 @@ def condition_of(
             time.perf_counter() - start,
             (grid_text, *details),
             claim.domain,
+            given,
+            expr,
+            tuple(table.items()),
         )
 
     if expr is None:
         return found(None, UNKNOWN, "grid fit", "no formula of at most four atoms matches the grid")
     if not prove:
         return found(expr, UNKNOWN, "grid fit", "matches the grid; not proved (prove=False)")
-    sufficient, why_s = prove_sufficient(claim, expr, budget)
-    if not sufficient:
-        return found(expr, UNKNOWN, "grid fit", f"matches the grid; sufficiency not proved: {why_s}")
+    sufficient, why_s = prove_sufficient(claim, expr, budget, given)
+    if not sufficient:  # evidence, not a condition: the fit is kept in ``fitted`` with its grid
+        return found(None, UNKNOWN, "grid fit", f"{expr} matches the grid; sufficiency not proved: {why_s}")
     if symbols:
-        necessary, why_n = prove_necessary(claim, expr, table, budget=budget)
+        necessary, why_n = prove_necessary(claim, expr, table, budget=budget, given=given)
     else:  # no size symbols: the one concrete decision is the whole truth
         necessary, why_n = True, "the shapes are concrete: the exact decision covers every case"
     if necessary:
@@ -802,7 +840,7 @@ def condition_of(
 
 # ----------------------------------------------------------------------- public entry
 def claim_for(question: Question) -> Claim:
-    """The claim a result answers (its ``question``), for ``result.condition``; rewrites
+    """The claim a result answers (its ``question``, its assumptions aside); rewrites
     are built one layer up (``layout_algebra.hlo.rewrite_conditions.rewrite_claim``).
 
     >>> from layout_algebra.model.questions import Question
@@ -811,6 +849,76 @@ def claim_for(question: Question) -> Claim:
     """
     allocation = dict(question.options).get("allocation", "exact")
     return claim_of(question.kind, question.arguments, allocation=allocation)
+
+
+def definitions(
+    assume: Sequence[Any], symbols: Sequence[sympy.Symbol]
+) -> tuple[dict[sympy.Symbol, Any], tuple[sympy.Basic, ...]]:
+    """The assumptions that define a size of ``symbols`` by the others (``M == 128*N``
+    defines ``M``), as substitutions, and the other assumptions with them substituted
+    (those that become true dropped). A claim under ``M == 128*N`` is a claim about ``N``
+    alone: its condition is found over ``N``, not over independent ``N`` and ``M``.
+
+    >>> n, m = dim_symbol("N"), dim_symbol("M")
+    >>> definitions([sympy.Eq(m, 128 * n), m >= 256], [n, m])
+    ({M: 128*N}, (128*N >= 256,))
+    """
+    defined: dict[sympy.Symbol, Any] = {}
+    rest: list[sympy.Basic] = []
+    for a in (as_sympy(x) for x in assume):
+        if isinstance(a, sympy.Eq):
+            chosen = None
+            for s, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
+                e = as_sympy(e).subs(defined)
+                if (
+                    isinstance(s, sympy.Symbol)
+                    and s in symbols
+                    and s not in defined
+                    and s not in e.free_symbols
+                ):
+                    chosen = (s, e)
+                    break
+            if chosen is not None:
+                s, e = chosen
+                defined = {k: as_sympy(v).subs({s: e}) for k, v in defined.items()}
+                defined[s] = e
+                continue
+        rest.append(a)
+    kept = tuple(r for r in (as_sympy(r).subs(defined) for r in rest) if r is not sympy.true)
+    return defined, kept
+
+
+def question_condition(
+    question: Question,
+    bound: int | None = None,
+    *,
+    budget_s: float = DEFAULT_BUDGET_S,
+    cpu_budget_s: float = DEFAULT_CPU_BUDGET_S,
+) -> Condition:
+    """The condition of a layout question (a decision's ``result.question``), derived under
+    the assumptions it was asked under: sizes they define are substituted (:func:`definitions`)
+    and the rest restrict the grid and are assumed by both proofs. Rewrites are one layer up
+    (``layout_algebra.hlo.rewrite_conditions``); ``layout_algebra.condition_of(result)`` picks.
+
+    >>> from layout_algebra.decide.bitcast import reshape_is_bitcast
+    >>> r = reshape_is_bitcast("f32[N,128]{1,0:T(8,128)}", "f32[M]{0}", assume="M == 128*N")
+    >>> c = question_condition(r.question)
+    >>> c.expr, c.status, c.symbols
+    (Eq(Mod(N, 8), 0), 'exact', (N,))
+    """
+    symbols = claim_for(question).symbols
+    defined, given = definitions(question.assume, symbols)
+    arguments = tuple(
+        substitute(as_shape(x), defined) if isinstance(x, (str, ArrayShape)) and defined else x
+        for x in question.arguments
+    )
+    allocation = dict(question.options).get("allocation", "exact")
+    claim = claim_of(question.kind, arguments, allocation=allocation)
+    found = condition_of(claim, bound, budget_s=budget_s, cpu_budget_s=cpu_budget_s, assume=given)
+    if not defined:
+        return found
+    shown = ", ".join(f"{k} = {v}" for k, v in defined.items())
+    return replace(found, details=(f"under the question's assumptions: {shown} substituted", *found.details))
 
 
 def claim_of(kind: str, arguments: Sequence[Any], *, allocation: str = "exact") -> Claim:

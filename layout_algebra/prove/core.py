@@ -420,7 +420,7 @@ def in_bounds(
     if not m.is_layout:  # a map given as a function: no shape whose sizes a condition could be about
         return result
     return dataclasses.replace(
-        result, question=Question("in_bounds", (m.shape,), (("allocation", allocation),))
+        result, question=Question("in_bounds", (m.shape,), (("allocation", allocation),), tuple(assumptions))
     )
 
 

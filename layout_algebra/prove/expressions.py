@@ -283,7 +283,9 @@ def no_padding(
         holds(sympy.Eq(physical, logical), assume=assumptions, timeout_ms=timeout_ms), caveat
     )
     claim = f"{report.shape} adds no padding ({physical} slots for {logical} elements)"
-    return dataclasses.replace(result, claim=claim, question=Question("no_padding", (report.shape,)))
+    return dataclasses.replace(
+        result, claim=claim, question=Question("no_padding", (report.shape,), assume=tuple(assumptions))
+    )
 
 
 def _z3_value(expr: Any, ar: IntArithmetic) -> Any:

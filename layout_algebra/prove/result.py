@@ -79,7 +79,7 @@ class ProofResult(AnswersQuestion):
     counterexample: dict[str, Any] | None = None
     reason: str = ""
     lemmas: tuple[ProofResult, ...] = field(default=())
-    #: the claim answered, where a size condition can be found for it (``condition``)
+    #: the claim answered, where a size condition can be found for it (``layout_algebra.condition_of``)
     question: Question | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
