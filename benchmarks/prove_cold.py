@@ -7,10 +7,11 @@ Each measurement is a new Python process. It imports its library, then times ONE
 * the same, after SymPy has loaded the modules it imports on the first symbolic ``+`` and
   ``*`` (``sympy.matrices.expressions``, ``sympy.tensor``): what is left of that first proof
   once any earlier symbolic work in the process has paid for those imports;
-* the same with the cache filled by the previous process: every later process (it reads
-  the layout's one record, ``*.layout.json``);
-* the same with the layout records deleted first: the lemmas read one general stage at a
-  time (``*.lemma.json``), as before the layout records (the baseline of this change);
+* the same with the cache filled by the previous process: every later process (it builds
+  each lemma's query and reads its answer by the query's exact text);
+* the same with ``*.layout.json`` records deleted first: the package no longer writes such
+  records (the lemma cache is keyed by the query text alone, ``docs/prover.md``), so this
+  cell now measures the same as the previous one;
 * ``isl.Map(text).is_injective()`` (islpy) on the same layout's map, its text built by
   the parent process (``benchmarks/prove.py``'s ``isl_text``).
 

@@ -30,8 +30,6 @@ quirks kept apart in ``xla``, and the command line ``cli`` on top.
 import importlib
 from typing import TYPE_CHECKING
 
-# first: the moment before any other module of the package is read (prove.lemma_cache)
-import layout_algebra.model._loaded  # noqa: F401
 from layout_algebra.model import (
     COMBINE_DIMENSION,
     UNBOUNDED_SIZE,
@@ -53,7 +51,6 @@ from layout_algebra.model import (
     parse_layout,
     parse_shape,
     primitive_type,
-    questions,
     validate,
 )
 from layout_algebra.model.version import VERSION
@@ -65,6 +62,7 @@ _LAZY: dict[str, str] = {
     "interop": "layout_algebra.interop",
     "prove": "layout_algebra.prove",
     "conditions": "layout_algebra.decide.conditions",
+    "condition_of": "layout_algebra.hlo.rewrite_conditions",
     "tpu": "layout_algebra.target.tpu",
     "xla": "layout_algebra.xla",
     "bitcast_is_valid": "layout_algebra.decide.bitcast",
@@ -109,22 +107,6 @@ def __getattr__(name: str) -> object:
     return value
 
 
-def _find_condition(question: questions.Question) -> object:
-    """``result.condition`` of every decision (see ``model/questions.py``): the package
-    installs this finder because only this layer may import both the decisions' condition
-    search (``conditions``) and the rewrite claims (``hlo.rewrite_conditions``)."""
-    from layout_algebra.decide import conditions
-
-    if question.kind == "rewrite":
-        from layout_algebra.hlo.rewrite_conditions import rewrite_claim
-
-        return conditions.condition_of(rewrite_claim(*question.arguments, **dict(question.options)))
-    return conditions.condition_of(conditions.claim_for(question))
-
-
-questions.install_condition_finder(_find_condition)
-
-
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
@@ -140,6 +122,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not
     )
     from layout_algebra.decide.normal_form import normal_form
     from layout_algebra.decide.views import suggest_bitcast_layout
+    from layout_algebra.hlo.rewrite_conditions import condition_of
     from layout_algebra.meaning.layout_map import LayoutMap, delinearize, layout_map, linear_index
     from layout_algebra.meaning.sizes import (
         SizeReport,
@@ -177,6 +160,7 @@ __all__ = [
     "algebra",
     "as_shape",
     "bitcast_is_valid",
+    "condition_of",
     "conditions",
     "delinearize",
     "draw",

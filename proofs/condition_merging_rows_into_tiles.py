@@ -12,7 +12,7 @@ output row's first element ``[2*N - 1, 0]`` is not where its input element is).
 
 import sympy
 
-from layout_algebra.decide import conditions
+from layout_algebra.decide import condition_fit, conditions
 from layout_algebra.decide.bitcast import reshape_is_bitcast
 from layout_algebra.model.symbols import dim_symbol
 
@@ -34,6 +34,6 @@ def prove_claim():
         condition = sympy.Eq(sympy.Mod(n, rows), 0)
         results += reshape_is_bitcast(src, dst, assume=f"N % {rows} == 0").proofs  # sufficient
         claim = conditions.bitcast_claim(src, dst, "reshape")
-        table = conditions.sample(claim.decide, claim.symbols, 64)
+        table = condition_fit.sample(claim.decide, claim.symbols, 64)
         conditions.prove_necessary(claim, condition, table, record=results)  # necessary
     return results

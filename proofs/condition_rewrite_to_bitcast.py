@@ -23,7 +23,7 @@ agree (N = 17..31).
 
 import sympy
 
-from layout_algebra.decide import conditions
+from layout_algebra.decide import condition_fit, conditions
 from layout_algebra.hlo import verify_rewrite
 from layout_algebra.hlo.rewrite_conditions import rewrite_claim
 from layout_algebra.model.symbols import dim_symbol
@@ -62,6 +62,6 @@ def prove_claim():
         before, after = _module(param, root, op), _module(param, root, "bitcast(p)")
         results.append(verify_rewrite(before, after, assume=[N >= 1, condition]))  # sufficient
         claim = rewrite_claim(before, after)
-        table = conditions.sample(claim.decide, claim.symbols, 40)
+        table = condition_fit.sample(claim.decide, claim.symbols, 40)
         conditions.prove_necessary(claim, condition, table, record=results)  # necessary
     return results

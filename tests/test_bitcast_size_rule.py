@@ -16,15 +16,17 @@ import re
 
 import numpy as np
 import pytest
+import sympy
 from conftest import GROUND_TRUTH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
-from layout_algebra import layout_map, parse_shape
+from layout_algebra import condition_of, layout_map, parse_shape
 from layout_algebra.hlo import InvalidHlo, parse_module, verify_rewrite
 from layout_algebra.hlo.execute import run
 from layout_algebra.hlo.execute_compare import compare
+from layout_algebra.hlo.rewrite_conditions import when_rewrite_is_safe
 from layout_algebra.packing.numpy_eval import pack
 from layout_algebra.xla import array_size
 
@@ -94,7 +96,9 @@ def test_copy_to_bitcast_is_proved_where_whole_tiles_fill_the_rows() -> None:
     for n in (8, 24):
         assert compare(UNTILE, AS_BITCAST, sizes={"N": n}).same is True
     for n in (1, 7, 9):  # the executor refuses the others: 4096*ceil(N/8) against 512*N bytes
-        with pytest.raises(InvalidHlo, match=f"{4096 * -(-n // 8)} bytes, the result .* {512 * n} bytes"):
+        with pytest.raises(
+            InvalidHlo, match=f"{4096 * -(-n // 8)} bytes, the result .* {512 * n} bytes"
+        ):
             run(AS_BITCAST, [np.zeros((n, 128), np.float32)], sizes={"N": n})
 
 
@@ -141,7 +145,11 @@ def test_symbolic_sizes_equal_for_every_n_are_no_condition() -> None:
 
 def test_the_size_condition_is_found_by_the_condition_search() -> None:
     # sizes where the module is invalid HLO count as sizes where the rewrite is not safe
-    condition = verify_rewrite(UNTILE, AS_BITCAST, assume="N % 8 == 0").condition
+    # under the question's assumption N % 8 == 0 the rewrite is safe at every size it allows
+    condition = condition_of(verify_rewrite(UNTILE, AS_BITCAST, assume="N % 8 == 0"))
+    assert condition.expr == sympy.true and condition.status == "exact", condition
+    # asked without it (the rewrite's claim alone), the search finds the assumption itself
+    condition = when_rewrite_is_safe(UNTILE, AS_BITCAST)
     assert str(condition.expr) == "Eq(Mod(N, 8), 0)", condition
 
 

@@ -31,7 +31,7 @@ from layout_algebra.meaning.stages.stages import (
     Transpose,
 )
 from layout_algebra.model.symbols import dim_symbol
-from layout_algebra.prove import core, lemma_cache
+from layout_algebra.prove import core
 from layout_algebra.prove.general import (
     GeneralStage,
     general_stage,
@@ -48,14 +48,11 @@ from layout_algebra.prove.maps import position_stages
 @pytest.fixture
 def fresh_lemmas():
     """An empty lemma store for the test, the real one back afterwards."""
-    saved, layouts = dict(core._GENERAL_LEMMAS), dict(lemma_cache._LAYOUTS)
+    saved = dict(core._GENERAL_LEMMAS)
     core._GENERAL_LEMMAS.clear()
-    lemma_cache._LAYOUTS.clear()
     yield core._GENERAL_LEMMAS
     core._GENERAL_LEMMAS.clear()
-    lemma_cache._LAYOUTS.clear()
     core._GENERAL_LEMMAS.update(saved)
-    lemma_cache._LAYOUTS.update(layouts)
 
 
 # ---------------------------------------------------------------- verdicts vs enumeration

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import layout_algebra as la
-from layout_algebra import prove
+from layout_algebra import condition_of, prove
 from layout_algebra.decide.bitcast import (
     bitcast_is_valid,
     decide_movement,
@@ -553,7 +553,7 @@ _OFF_GRID = [*range(1, 20), 63, 64, 65, 72, 100, 127, 128, 129, 136, 250, 256, 2
     ],
 )
 def test_exact_conditions_match_the_bytes_off_the_grid(a, b, op, perm) -> None:
-    c = _decide(a, b, op, perm).condition
+    c = condition_of(_decide(a, b, op, perm))
     assert c.status == "exact"
     for n in _OFF_GRID:
         assert bool(condition_holds(c.expr, {N: n})) == keeps_bits(_at(a, N=n), _at(b, N=n), op, perm), (

@@ -90,7 +90,7 @@ from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, equivalent, function_map, holds
-from layout_algebra.prove.assumptions import assumptions_hold
+from layout_algebra.prove.assumptions import assumptions_hold, parse_assumptions
 from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, admitted_assumptions, for_all_sizes
 from layout_algebra.prove.encode import UnsupportedExpression
 from layout_algebra.prove.result import json_value
@@ -278,7 +278,7 @@ class BitcastVerdict(AnswersQuestion):
     proofs: tuple[ProofResult, ...] = field(default=(), repr=False)
     correspondence: str = ""
     method: str = ""
-    #: the claim answered, for ``condition`` (the sizes for which it holds, found on first use)
+    #: the claim answered, for ``layout_algebra.condition_of`` (the sizes for which it holds)
     question: Question | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -355,7 +355,7 @@ def reshape_is_bitcast(
     count_a, count_b = _count(a), _count(b)
     if isinstance(count_a, int) and isinstance(count_b, int) and count_a != count_b:
         raise ValueError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
-    question = Question("reshape", (a, b))
+    question = Question("reshape", (a, b), assume=tuple(parse_assumptions(assume)))
     return _decided(
         "reshape", a, b, (_reshape(a, b),), *admitted_assumptions(assume, shapes=(a, b)), timeout_ms, question
     )
@@ -387,7 +387,7 @@ def transpose_is_bitcast(
         raise ValueError(
             f"transposing {a} by {list(perm)} gives dimensions {list(expected)}, not those of {b}"
         )
-    question = Question("transpose", (a, b, perm))
+    question = Question("transpose", (a, b, perm), assume=tuple(parse_assumptions(assume)))
     operation = f"transpose {list(perm)}"
     return _decided(
         operation,
@@ -412,7 +412,7 @@ def bitcast_is_valid(
     widths agree.
     """
     a, b = _arrays(src, dst)
-    question = Question("bitcast", (a, b))
+    question = Question("bitcast", (a, b), assume=tuple(parse_assumptions(assume)))
     return _decided(
         "bitcast", a, b, _candidates(a, b), *admitted_assumptions(assume, shapes=(a, b)), timeout_ms, question
     )
@@ -508,7 +508,7 @@ def _decided(
     question: Question | None = None,
 ) -> BitcastVerdict:
     """Memoised: the verdict depends only on these (hashable) arguments; it records
-    ``question`` (the claim, for ``verdict.condition``). ``caveat``: why it is not known
+    ``question`` (the claim, for ``condition_of(verdict)``). ``caveat``: why it is not known
     that some sizes satisfy the assumptions (then a proof is only ``unknown``)."""
     verdict = _decide(operation, a, b, candidates, assumptions, timeout_ms)
     if caveat is not None and verdict.status == "proved":

@@ -59,7 +59,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -72,10 +72,12 @@ from layout_algebra.decide.bitcast import (
     reshape_is_bitcast,
     transpose_is_bitcast,
 )
+from layout_algebra.decide.condition_fit import atoms, fit, grid_values, sample, truth
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import meaningful_array, size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
 from layout_algebra.meaning.stages.symbolic import SYMPY_ARITHMETIC
+from layout_algebra.model.internal_names import multiple_size
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
@@ -89,22 +91,15 @@ __all__ = [
     "Claim",
     "Condition",
     "UndecidedClaim",
-    "atoms",
-    "base_numbers",
     "bitcast_claim",
     "claim_for",
     "claim_of",
     "condition_of",
-    "fit",
-    "grid_values",
     "in_bounds_claim",
     "no_padding_claim",
-    "numbers_of",
     "prove_necessary",
     "prove_sufficient",
-    "sample",
     "substitute",
-    "truth",
     "when_bitcast_is_valid",
     "when_in_bounds",
     "when_no_padding",
@@ -378,240 +373,6 @@ def in_bounds_claim(shape: Shape | str, allocation: str = "xla") -> Claim:
     return Claim(name, (a,), decide, prove, sympy.false, outside=outside)
 
 
-# ------------------------------------------------------------------------------- atoms
-def numbers_of(shapes: Iterable[ArrayShape]) -> tuple[int, ...]:
-    """The numbers a size condition can be made of: tile sizes, ``L(n)``, the packing
-    factor of each tile (elements per 32-bit word), and constant dimensions, with their
-    divisors, pairwise products and lcms (up to 1024).
-
-    >>> numbers_of([as_shape("f32[N,128]{1,0:T(8,128)}")])[:8]
-    (2, 4, 8, 16, 32, 64, 128, 256)
-    """
-    shapes = list(shapes)
-    base = set(base_numbers(shapes))
-    for s in shapes:
-        base |= {int(d) for d in s.dimensions if isinstance(d, int) and d > 1}
-    out: set[int] = set()
-    for n in base:
-        out |= {k for k in range(2, min(n, 1024) + 1) if n % k == 0}
-    for x, y in itertools.combinations_with_replacement(sorted(out), 2):
-        for z in (x * y, math.lcm(x, y)):
-            if z <= 1024:
-                out.add(z)
-    return tuple(sorted(out))
-
-
-@dataclass(frozen=True)
-class Literal:
-    """An atom or its negation, with its truth value at every grid point (a bitmask)."""
-
-    expr: sympy.Basic
-    mask: int
-    cost: int
-
-
-def atoms(shapes: Sequence[ArrayShape], symbols: Sequence[sympy.Symbol], bound: int) -> list[sympy.Basic]:
-    """Candidate atoms: per symbol ``s``, ``Eq(Mod(s, k), 0)`` for each number ``k`` of the
-    layouts, ``Eq(s, 1)`` and ``s <= c`` for those numbers below the grid bound.
-
-    >>> n = dim_symbol("N")
-    >>> atoms([as_shape("f32[N]{0:T(4)}")], [n], 8)
-    [Eq(N, 1), Eq(Mod(N, 2), 0), Eq(Mod(N, 4), 0), Eq(Mod(N, 8), 0), Eq(Mod(N, 16), 0), N <= 2, N <= 4]
-    """
-    numbers = numbers_of(shapes)
-    out: list[sympy.Basic] = []
-    for s in symbols:
-        out.append(sympy.Eq(s, 1))
-        out += [sympy.Eq(sympy.Mod(s, k), 0) for k in numbers]
-        out += [s <= c for c in numbers if c < bound]
-    return out
-
-
-def _negation(atom: sympy.Basic) -> sympy.Basic:
-    if isinstance(atom, sympy.Eq) and atom.lhs.is_Symbol:  # Eq(N, 1) -> N >= 2
-        return atom.lhs >= atom.rhs + 1
-    if isinstance(atom, sympy.Le):
-        return atom.lhs >= atom.rhs + 1
-    return sympy.Ne(atom.lhs, atom.rhs)
-
-
-# ------------------------------------------------------------------------------ sample
-def base_numbers(shapes: Iterable[ArrayShape]) -> tuple[int, ...]:
-    """The numbers written in the layouts: tile sizes and their products, ``L(n)``, packing factors."""
-    base: set[int] = set()
-    for s in shapes:
-        layout = s.effective_layout
-        for tile in layout.tiles:
-            dims = [int(d) for d in tile.dimensions if isinstance(d, int) and d > 0]
-            base |= {d for d in dims if d > 1}
-            if math.prod(dims, start=1) > 1:
-                base.add(math.prod(dims, start=1))
-        if layout.tail_padding_alignment_in_elements:
-            base.add(int(layout.tail_padding_alignment_in_elements))
-        bits = size_report(s).element_bits
-        if bits and bits < 32:
-            base.add(32 // bits)
-    return tuple(sorted(base))
-
-
-def grid_values(shapes: Sequence[ArrayShape], bound: int, largest: int = 2048) -> tuple[int, ...]:
-    """The sizes tried for each symbol: ``1..bound``; each candidate modulus ``k`` above
-    it and ``k+1`` (up to ``largest``); and ``2k, 2k+1, 3k`` for each layout number ``k``.
-    A condition such as ``N % 1024 == 0`` is seen even when ``bound`` is 64.
-
-    >>> grid_values([as_shape("f32[N]{0:T(8)}")], 4)
-    (1, 2, 3, 4, 8, 9, 16, 17, 24, 32, 33, 64, 65)
-    """
-    extra = {v for k in base_numbers(shapes) if k > bound for v in (2 * k, 2 * k + 1, 3 * k)}
-    extra |= {v for k in numbers_of(shapes) if k > bound for v in (k, k + 1)}
-    return tuple(sorted(set(range(1, bound + 1)) | {v for v in extra if v <= largest}))
-
-
-def sample(
-    decide: Callable[[Sizes], bool],
-    symbols: Sequence[sympy.Symbol],
-    values: int | Sequence[int],
-    asks_at: Callable[[Sizes], bool] | None = None,
-) -> dict[tuple[int, ...], bool]:
-    """The truth table of ``decide`` over the grid: each symbol takes ``values``
-    (``1..values`` when an int); points where ``asks_at`` is false (outside the claim's
-    domain) are left out.
-
-    >>> n = dim_symbol("N")
-    >>> sample(lambda s: s[n] % 2 == 0, [n], 4)
-    {(1,): False, (2,): True, (3,): False, (4,): True}
-    >>> sample(lambda s: s[n] % 4 == 0, [n], 6, asks_at=lambda s: s[n] % 2 == 0)
-    {(2,): False, (4,): True, (6,): False}
-    """
-    vals = range(1, values + 1) if isinstance(values, int) else values
-    table = {}
-    for p in itertools.product(vals, repeat=len(symbols)):
-        sizes = dict(zip(symbols, p, strict=True))
-        if asks_at is None or asks_at(sizes):
-            table[p] = bool(decide(sizes))
-    return table
-
-
-def truth(expr: sympy.Basic, symbols: Sequence[sympy.Symbol], sizes: Sequence[int]) -> bool:
-    """The value of a condition at concrete sizes (``True``/``False`` stay themselves).
-
-    >>> n = dim_symbol("N")
-    >>> truth(sympy.Eq(sympy.Mod(n, 8), 0) | (n <= 2), [n], [16]), truth(n >= 3, [n], [2])
-    (True, False)
-    """
-    return condition_holds(expr, dict(zip(symbols, sizes, strict=True)))
-
-
-# --------------------------------------------------------------------------------- fit
-def fit(
-    table: Mapping[tuple[int, ...], bool], symbols: Sequence[sympy.Symbol], candidates: Sequence[sympy.Basic]
-) -> sympy.Basic | None:
-    """The simplest and/or-formula over ``candidates`` (and their negations), at most
-    four literals, that matches every row of ``table``; ``None`` when none does.
-
-    Simplest: fewest literals; among those, the first in the candidates' order.
-
-    >>> n = dim_symbol("N")
-    >>> table = sample(lambda s: s[n] % 4 == 0 or s[n] == 1, [n], 16)
-    >>> fit(table, [n], atoms([as_shape("f32[N]{0:T(4)}")], [n], 16))
-    Eq(N, 1) | Eq(Mod(N, 4), 0)
-    """
-    points = list(table)
-    full = (1 << len(points)) - 1
-    target = sum(1 << k for k, p in enumerate(points) if table[p])
-    if target == full:
-        return sympy.true
-    if target == 0:
-        return sympy.false
-    literals = _literals(points, symbols, candidates, full)
-    dnf = _cover(target, full, literals)
-    # an and of ors: the table's false rows are an or of and-terms of literals, and each
-    # clause is the or of those literals' negations
-    cnf = _cover(full & ~target, full, literals)
-    best = None
-    if dnf is not None:
-        best = (dnf[0], _or_of_ands(dnf[1]))
-    if cnf is not None and (best is None or cnf[0] < best[0]):
-        best = (cnf[0], sympy.And(*[sympy.Or(*[_negation_any(t) for t in term]) for term in cnf[1]]))
-    if best is None:
-        return None
-    # the formula is what the bounded necessity and the proofs rest on: it must match every
-    # row it was fitted to, checked by evaluation, never assumed
-    if any(truth(best[1], symbols, p) != table[p] for p in points):
-        return None  # (a bug if ever reached: tests/test_conditions.py checks fits on random tables)
-    return best[1]
-
-
-def _negation_any(expr: sympy.Basic) -> sympy.Basic:
-    if isinstance(expr, sympy.Ne):
-        return sympy.Eq(expr.lhs, expr.rhs)
-    if isinstance(expr, sympy.Ge) and expr.lhs.is_Symbol:
-        c = expr.rhs - 1
-        return sympy.Eq(expr.lhs, 1) if c == 1 else expr.lhs <= c
-    return _negation(expr)
-
-
-def _or_of_ands(terms: Sequence[tuple[sympy.Basic, ...]]) -> sympy.Basic:
-    return sympy.Or(*[sympy.And(*t) for t in terms])
-
-
-def _literals(
-    points: Sequence[tuple[int, ...]],
-    symbols: Sequence[sympy.Symbol],
-    candidates: Sequence[sympy.Basic],
-    full: int,
-) -> list[Literal]:
-    """Candidates and their negations as bitmasks, one literal per distinct mask (the
-    first, simplest, kept), constants dropped."""
-    seen: set[int] = set()
-    out: list[Literal] = []
-    for cost, atom in enumerate(candidates):
-        mask = sum(1 << k for k, p in enumerate(points) if truth(atom, symbols, p))
-        for expr, m in ((atom, mask), (_negation(atom), full & ~mask)):
-            if m in (0, full) or m in seen:
-                continue
-            seen.add(m)
-            out.append(Literal(expr, m, cost))
-    return out
-
-
-def _cover(
-    target: int, full: int, literals: Sequence[Literal]
-) -> tuple[int, list[tuple[sympy.Basic, ...]]] | None:
-    """At most four literals as an or of ands whose union is exactly ``target``:
-    (number of literals, the and-terms)."""
-    inside = [x for x in literals if x.mask & ~target == 0]  # literals that imply the target
-    terms: list[tuple[int, int, tuple[sympy.Basic, ...]]] = [(1, x.mask, (x.expr,)) for x in inside]
-    for x, y in itertools.combinations(literals, 2):
-        m = x.mask & y.mask
-        if m and m & ~target == 0 and m != x.mask and m != y.mask:
-            terms.append((2, m, (x.expr, y.expr)))
-    # maximal terms only: a term whose mask is inside another's of no more literals adds nothing
-    terms.sort(key=lambda t: t[0])
-    kept: list[tuple[int, int, tuple[sympy.Basic, ...]]] = []
-    masks: dict[int, int] = {}
-    for t in terms:
-        if t[1] not in masks:
-            masks[t[1]] = t[0]
-            kept.append(t)
-    for t in kept:
-        if t[1] == target:
-            return t[0], [t[2]]
-    best = None
-    for t, u in itertools.combinations(kept, 2):
-        if t[1] | u[1] == target and (best is None or t[0] + u[0] < best[0]):
-            best = (t[0] + u[0], [t[2], u[2]])
-            if best[0] == 2:
-                break
-    if best is not None:
-        return best
-    singles = [t for t in kept if t[0] == 1]
-    for t, u, v in itertools.combinations(singles, 3):
-        if t[1] | u[1] | v[1] == target:
-            return 3, [t[2], u[2], v[2]]
-    return None
-
-
 # ----------------------------------------------------------------------------- proofs
 def _cases(expr: sympy.Basic) -> list[tuple[sympy.Basic, ...]]:
     """The condition as an or of and-terms (each a tuple of literals)."""
@@ -623,7 +384,7 @@ def _cases(expr: sympy.Basic) -> list[tuple[sympy.Basic, ...]]:
 def _substitutions(
     term: Sequence[sympy.Basic], symbols: Sequence[sympy.Symbol]
 ) -> tuple[list[dict[sympy.Symbol, Any]], tuple[sympy.Basic, ...]] | None:
-    """One and-term as substitutions (``N % 8 == 0`` → ``N = 8*N8``, ``N == 1`` → 1,
+    """One and-term as substitutions (``N % 8 == 0`` → ``N = 8*K``, ``K`` a fresh size of ``model.internal_names``, ``N == 1`` → 1,
     ``N <= 3`` → the cases 1, 2, 3) and the literals left as assumptions; ``None`` when
     there would be too many cases."""
     moduli: dict[sympy.Symbol, int] = {}
@@ -653,19 +414,22 @@ def _substitutions(
         elif s in upper:
             choices.append([(s, v) for v in range(k, upper[s] + 1, k)])
         elif k > 1:
-            choices.append([(s, k * dim_symbol(f"{s}_{k}"))])
+            choices.append([(s, k * multiple_size(s, k))])
     if math.prod(len(c) for c in choices) > MAX_CASES:
         return None
     subs = [dict(c) for c in itertools.product(*choices)]
     return subs, tuple(rest)
 
 
-def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = None) -> tuple[bool, str]:
+def prove_sufficient(
+    claim: Claim, expr: sympy.Basic, budget: Budget | None = None, given: Sequence[Any] = ()
+) -> tuple[bool, str]:
     """Whether the claim is proved under ``expr``: each and-term of its or-form, with
     divisibility and equalities substituted and bounds split into values, is proved by
     the claim's symbolic (or, once concrete, exact) decision for every size ``>= 1``.
     ``budget`` caps each solver query's timeout (:class:`Budget`); a query cut off by it
-    makes the answer "not proved", saying so. Returns (proved, how)."""
+    makes the answer "not proved", saying so. ``given``: the question's assumptions (SymPy
+    relations on the claim's symbols), assumed in every case. Returns (proved, how)."""
     if expr in (sympy.false, False):
         return True, "nothing to prove: the condition is False"
     symbols = claim.symbols
@@ -680,7 +444,7 @@ def prove_sufficient(claim: Claim, expr: sympy.Basic, budget: Budget | None = No
             for v in sub.values():
                 free |= getattr(as_sympy(v), "free_symbols", set())
             free |= {s for s in symbols if s not in sub}
-            rest_sub = tuple(as_sympy(r).subs(sub) for r in rest)
+            rest_sub = tuple(as_sympy(r).subs(sub) for r in (*rest, *given))
             if any(r == sympy.false for r in rest_sub):
                 continue  # this case is empty
             if any(as_sympy(fact).subs(sub) == sympy.false for fact in claim.domain):
@@ -748,6 +512,7 @@ def prove_necessary(
     table: Mapping[tuple[int, ...], bool] | None = None,
     record: list[ProofResult] | None = None,
     budget: Budget | None = None,
+    given: Sequence[Any] = (),
 ) -> tuple[bool, str]:
     """Whether Z3 proves that the claim fails wherever ``expr`` does (every size ``>= 1``):
     the element counts or allocations differ, or (reshape/transpose claims) some witness
@@ -755,7 +520,7 @@ def prove_necessary(
     Witnesses are chosen from ``table``'s failing sizes (see :func:`witnesses`). The Z3
     answer that decides (the size query if it is proved, else the witness query) is
     appended to ``record`` when given; ``budget`` caps the queries' timeouts as for
-    :func:`prove_sufficient`."""
+    :func:`prove_sufficient`; ``given`` as there (the claim need fail only where they hold)."""
     record = [] if record is None else record
     if expr in (sympy.true, True):
         return True, "nothing to prove: the condition is True"
@@ -766,7 +531,7 @@ def prove_necessary(
             True,
             "the sizes differ whatever the size symbols are (or memory spaces or element widths differ)",
         )
-    assume = (*(s >= 1 for s in claim.symbols), *claim.domain, sympy.Not(expr))
+    assume = (*(s >= 1 for s in claim.symbols), *claim.domain, *given, sympy.Not(expr))
     try:
         result = holds(
             claim.size_failure, assume=assume, timeout_ms=_timeout(budget, NECESSITY_TIMEOUT_MS)[0]
@@ -907,8 +672,21 @@ class Condition:
     details: tuple[str, ...] = field(default=())
     #: where the claim is asked (:attr:`Claim.domain`): the condition says nothing elsewhere
     domain: tuple[sympy.Basic, ...] = field(default=())
+    #: the question's assumptions the condition was derived under (sizes defined by one,
+    #: ``M == 128*N``, are substituted and are not among :attr:`symbols`)
+    assume: tuple[sympy.Basic, ...] = field(default=())
+    #: the formula that matched every grid size, whether or not it was proved; when it was
+    #: not proved sufficient, ``expr`` is ``None`` and this is evidence, not a condition
+    fitted: sympy.Basic | None = None
+    #: the grid the fit saw: ``(sizes, the exact decision there)`` per point, in :attr:`symbols`
+    grid: tuple[tuple[tuple[int, ...], bool], ...] = field(default=(), repr=False)
 
     def __repr__(self) -> str:
+        if self.expr is None and self.fitted is not None:
+            return (
+                f"Condition(None, {self.status!r}; evidence only: {self.fitted} matched the exact "
+                f"decision at {len(self.grid)} grid sizes, not proved)"
+            )
         return f"Condition({self.expr}, {self.status!r})"
 
     def holds_at(self, sizes: Mapping[object, int]) -> bool:
@@ -934,7 +712,8 @@ class Condition:
         ValueError: N=12 is outside the claim's domain (N % 8 == 0): its arrays have a dimension that is no size there
         """
         if self.expr is None:
-            raise ValueError(f"no condition was found for {self.claim}")
+            seen = f" (a fit matched the grid, not proved: {self.fitted})" if self.fitted is not None else ""
+            raise ValueError(f"no condition was found for {self.claim}{seen}")
         values = {(dim_symbol(k) if isinstance(k, str) else k): v for k, v in sizes.items()}
         for symbol, value in values.items():
             if value < 1:
@@ -960,6 +739,9 @@ class Condition:
             "symbols": [str(s) for s in self.symbols],
             "seconds": round(self.seconds, 3),
             "details": list(self.details),
+            "assume": [str(a) for a in self.assume],
+            "fitted": None if self.fitted is None else str(self.fitted),
+            "grid_points": len(self.grid),
         }
 
 
@@ -970,8 +752,15 @@ def condition_of(
     prove: bool = True,
     budget_s: float = DEFAULT_BUDGET_S,
     cpu_budget_s: float = DEFAULT_CPU_BUDGET_S,
+    assume: Sequence[Any] = (),
 ) -> Condition:
     """Find, then prove, the weakest size condition of ``claim`` (see the module doc).
+
+    ``assume``: assumptions on the claim's symbols (SymPy relations, as
+    :func:`definitions` leaves them): the grid holds only sizes where they hold, and both
+    proofs assume them, so the condition is the claim's truth *under* them. A formula
+    that matches the grid but is not proved sufficient is not returned as the condition
+    (``expr`` is ``None``): it is kept as :attr:`Condition.fitted`, with the grid it saw.
 
     ``prove=False`` only fits (status ``unknown``, "not proved"): the formula that
     matches the exact decision at every grid size. ``budget_s`` (wall clock) and
@@ -986,8 +775,14 @@ def condition_of(
     if bound is None:
         bound = (claim.bounds or DEFAULT_BOUNDS)[len(symbols)]
     values = grid_values(claim.shapes, bound, LARGEST[len(symbols)])
+    given = tuple(as_sympy(a) for a in assume)
+    checked = [a for a in given if getattr(a, "free_symbols", set()) <= set(symbols)]
+
+    def asks_at(sizes: Sizes) -> bool:
+        return claim.asks_at(sizes) and all(condition_holds(a, sizes) for a in checked)
+
     try:
-        table = sample(claim.decide, symbols, values, claim.asks_at)
+        table = sample(claim.decide, symbols, values, asks_at)
     except UndecidedClaim as err:
         return Condition(
             claim.text,
@@ -999,12 +794,13 @@ def condition_of(
             time.perf_counter() - start,
             (f"the concrete decision gives no answer: {err}",),
             claim.domain,
+            given,
         )
     expr = fit(table, symbols, atoms(claim.shapes, symbols, bound))
     more = (
         f" and {len(values) - bound} larger values around the layout's numbers" if len(values) > bound else ""
     )
-    where = f" where {condition_text(claim.domain)}" if claim.domain else ""
+    where = f" where {condition_text((*claim.domain, *given))}" if claim.domain or given else ""
     grid_text = f"decided exactly at {len(table)} sizes (1..{bound} each{more}{where})"
 
     def found(formula: Any, status: str, method: str, *details: str) -> Condition:
@@ -1018,17 +814,20 @@ def condition_of(
             time.perf_counter() - start,
             (grid_text, *details),
             claim.domain,
+            given,
+            expr,
+            tuple(table.items()),
         )
 
     if expr is None:
         return found(None, UNKNOWN, "grid fit", "no formula of at most four atoms matches the grid")
     if not prove:
         return found(expr, UNKNOWN, "grid fit", "matches the grid; not proved (prove=False)")
-    sufficient, why_s = prove_sufficient(claim, expr, budget)
-    if not sufficient:
-        return found(expr, UNKNOWN, "grid fit", f"matches the grid; sufficiency not proved: {why_s}")
+    sufficient, why_s = prove_sufficient(claim, expr, budget, given)
+    if not sufficient:  # evidence, not a condition: the fit is kept in ``fitted`` with its grid
+        return found(None, UNKNOWN, "grid fit", f"{expr} matches the grid; sufficiency not proved: {why_s}")
     if symbols:
-        necessary, why_n = prove_necessary(claim, expr, table, budget=budget)
+        necessary, why_n = prove_necessary(claim, expr, table, budget=budget, given=given)
     else:  # no size symbols: the one concrete decision is the whole truth
         necessary, why_n = True, "the shapes are concrete: the exact decision covers every case"
     if necessary:
@@ -1041,7 +840,7 @@ def condition_of(
 
 # ----------------------------------------------------------------------- public entry
 def claim_for(question: Question) -> Claim:
-    """The claim a result answers (its ``question``), for ``result.condition``; rewrites
+    """The claim a result answers (its ``question``, its assumptions aside); rewrites
     are built one layer up (``layout_algebra.hlo.rewrite_conditions.rewrite_claim``).
 
     >>> from layout_algebra.model.questions import Question
@@ -1050,6 +849,76 @@ def claim_for(question: Question) -> Claim:
     """
     allocation = dict(question.options).get("allocation", "exact")
     return claim_of(question.kind, question.arguments, allocation=allocation)
+
+
+def definitions(
+    assume: Sequence[Any], symbols: Sequence[sympy.Symbol]
+) -> tuple[dict[sympy.Symbol, Any], tuple[sympy.Basic, ...]]:
+    """The assumptions that define a size of ``symbols`` by the others (``M == 128*N``
+    defines ``M``), as substitutions, and the other assumptions with them substituted
+    (those that become true dropped). A claim under ``M == 128*N`` is a claim about ``N``
+    alone: its condition is found over ``N``, not over independent ``N`` and ``M``.
+
+    >>> n, m = dim_symbol("N"), dim_symbol("M")
+    >>> definitions([sympy.Eq(m, 128 * n), m >= 256], [n, m])
+    ({M: 128*N}, (128*N >= 256,))
+    """
+    defined: dict[sympy.Symbol, Any] = {}
+    rest: list[sympy.Basic] = []
+    for a in (as_sympy(x) for x in assume):
+        if isinstance(a, sympy.Eq):
+            chosen = None
+            for s, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
+                e = as_sympy(e).subs(defined)
+                if (
+                    isinstance(s, sympy.Symbol)
+                    and s in symbols
+                    and s not in defined
+                    and s not in e.free_symbols
+                ):
+                    chosen = (s, e)
+                    break
+            if chosen is not None:
+                s, e = chosen
+                defined = {k: as_sympy(v).subs({s: e}) for k, v in defined.items()}
+                defined[s] = e
+                continue
+        rest.append(a)
+    kept = tuple(r for r in (as_sympy(r).subs(defined) for r in rest) if r is not sympy.true)
+    return defined, kept
+
+
+def question_condition(
+    question: Question,
+    bound: int | None = None,
+    *,
+    budget_s: float = DEFAULT_BUDGET_S,
+    cpu_budget_s: float = DEFAULT_CPU_BUDGET_S,
+) -> Condition:
+    """The condition of a layout question (a decision's ``result.question``), derived under
+    the assumptions it was asked under: sizes they define are substituted (:func:`definitions`)
+    and the rest restrict the grid and are assumed by both proofs. Rewrites are one layer up
+    (``layout_algebra.hlo.rewrite_conditions``); ``layout_algebra.condition_of(result)`` picks.
+
+    >>> from layout_algebra.decide.bitcast import reshape_is_bitcast
+    >>> r = reshape_is_bitcast("f32[N,128]{1,0:T(8,128)}", "f32[M]{0}", assume="M == 128*N")
+    >>> c = question_condition(r.question)
+    >>> c.expr, c.status, c.symbols
+    (Eq(Mod(N, 8), 0), 'exact', (N,))
+    """
+    symbols = claim_for(question).symbols
+    defined, given = definitions(question.assume, symbols)
+    arguments = tuple(
+        substitute(as_shape(x), defined) if isinstance(x, (str, ArrayShape)) and defined else x
+        for x in question.arguments
+    )
+    allocation = dict(question.options).get("allocation", "exact")
+    claim = claim_of(question.kind, arguments, allocation=allocation)
+    found = condition_of(claim, bound, budget_s=budget_s, cpu_budget_s=cpu_budget_s, assume=given)
+    if not defined:
+        return found
+    shown = ", ".join(f"{k} = {v}" for k, v in defined.items())
+    return replace(found, details=(f"under the question's assumptions: {shown} substituted", *found.details))
 
 
 def claim_of(kind: str, arguments: Sequence[Any], *, allocation: str = "exact") -> Claim:

@@ -55,6 +55,7 @@ from layout_algebra.meaning.logical_ops import (
     slice_source_index,
     transpose_source_index,
 )
+from layout_algebra.model.internal_names import start_name
 
 
 class MovementOps:
@@ -268,7 +269,7 @@ class MovementOps:
             if n not in self.inputs:
                 if not self.symbolic:
                     raise Inexpressible(f"no value for start-index parameter {n}")
-                self.inputs[n] = z3.Int(f"param{n}!")  # "!": no size has that name
+                self.inputs[n] = z3.Int(start_name(n))  # no size can have that name
             return self.inputs[n]
         raise Inexpressible(
             f"start index {instr.name} is computed by a {instr.opcode}; only parameters and constants are read"

@@ -22,13 +22,13 @@ the weakest condition on the size symbols and proves it, as for the layout claim
   same root layout on both sides; for others necessity is checked only on the grid and
   the status says ``sufficient, necessary up to N<=B``.
 
->>> from layout_algebra.decide.conditions import condition_of
+>>> from layout_algebra.decide import conditions
 >>> before = '''HloModule m
 ... ENTRY e {
 ...   p = f32[2,N,128]{2,1,0:T(8,128)} parameter(0)
 ...   ROOT r = f32[2*N,128]{1,0:T(8,128)} reshape(p)
 ... }'''
->>> c = condition_of(rewrite_claim(before, before.replace("reshape(p)", "bitcast(p)")))
+>>> c = conditions.condition_of(rewrite_claim(before, before.replace("reshape(p)", "bitcast(p)")))
 >>> c.expr, c.status
 (Eq(Mod(N, 8), 0), 'exact')
 >>> c.details[-1]
@@ -42,18 +42,21 @@ than for layout claims: 1..64 for one symbol, 1..12 for two, 1..6 for three.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import sympy
 import z3
 
+from layout_algebra.decide import conditions
 from layout_algebra.decide.conditions import (
     DEFAULT_BUDGET_S,
     Claim,
     Condition,
     UndecidedClaim,
-    condition_of,
+    definitions,
+    question_condition,
     substitute,
 )
 from layout_algebra.hlo.ir import HloModule
@@ -68,6 +71,7 @@ from layout_algebra.hlo.verify import (
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, TupleShape
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove.assumptions import assumption_terms, condition_term, parse_assumptions
@@ -75,7 +79,14 @@ from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sy
 from layout_algebra.prove.query import as_bool, in_box, model_int, side_conditions, solver_for
 from layout_algebra.prove.result import ProofResult
 
-__all__ = ["REWRITE_BOUNDS", "WITNESS_OPCODES", "rewrite_claim", "substitute_module", "when_rewrite_is_safe"]
+__all__ = [
+    "REWRITE_BOUNDS",
+    "WITNESS_OPCODES",
+    "condition_of",
+    "rewrite_claim",
+    "substitute_module",
+    "when_rewrite_is_safe",
+]
 
 #: Grid bound per number of symbols for rewrite claims (the verifier is the slow decision).
 REWRITE_BOUNDS: Mapping[int, int] = {0: 1, 1: 64, 2: 12, 3: 6}
@@ -324,4 +335,48 @@ def when_rewrite_is_safe(
 ) -> Condition:
     """For which sizes rewriting ``before`` into ``after`` is safe (``verify_rewrite`` proves
     it); ``bound`` and ``budget_s`` as for :func:`~layout_algebra.decide.conditions.condition_of`."""
-    return condition_of(rewrite_claim(before, after, mode=mode), bound, budget_s=budget_s)
+    return conditions.condition_of(rewrite_claim(before, after, mode=mode), bound, budget_s=budget_s)
+
+
+def condition_of(result: Any, bound: int | None = None, *, budget_s: float = DEFAULT_BUDGET_S) -> Condition:
+    """The weakest size condition under which ``result``'s claim holds, derived under the
+    assumptions the result was asked under (``layout_algebra.condition_of``).
+
+    ``result``: what a decision returned (``reshape_is_bitcast``, ``transpose_is_bitcast``,
+    ``bitcast_is_valid``, ``prove.in_bounds``, ``prove.no_padding``, ``verify_rewrite``),
+    which records its question. Sizes an assumption defines (``M == 128*N``) are substituted,
+    the other assumptions restrict the grid and are assumed by both proofs
+    (``decide.conditions.question_condition``). This function lives here, in the layer
+    that can build both kinds of claim, so that no result has to reach up for it. The
+    answer is kept per question (asked again, it is not recomputed).
+
+    >>> from layout_algebra.decide.bitcast import reshape_is_bitcast
+    >>> r = reshape_is_bitcast("f32[N,128]{1,0:T(8,128)}", "f32[M]{0}", assume="M == 128*N")
+    >>> condition_of(r)
+    Condition(Eq(Mod(N, 8), 0), 'exact')
+    """
+    question = getattr(result, "question", None)
+    if question is None:
+        raise ValueError("this result does not record the claim it answers, so it has no size condition")
+    try:
+        return _kept_condition(question, bound, budget_s)
+    except TypeError:  # a question that cannot be a key (unhashable arguments): found afresh
+        return _question_condition(question, bound, budget_s)
+
+
+@functools.lru_cache(maxsize=256)
+def _kept_condition(question: Question, bound: int | None, budget_s: float) -> Condition:
+    return _question_condition(question, bound, budget_s)
+
+
+def _question_condition(question: Question, bound: int | None, budget_s: float) -> Condition:
+    if question.kind != "rewrite":
+        return question_condition(question, bound, budget_s=budget_s)
+    options = dict(question.options)
+    a, b = rewrite_modules(*question.arguments, options.get("mode", "physical"))
+    symbols = sorted({s for shape in _array_shapes(a, b) for s in shape.size_symbols}, key=str)
+    defined, given = definitions(question.assume, symbols)
+    if defined:
+        a, b = substitute_module(a, defined), substitute_module(b, defined)
+    claim = rewrite_claim(a, b, **options)
+    return conditions.condition_of(claim, bound, budget_s=budget_s, assume=given)

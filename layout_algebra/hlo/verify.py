@@ -155,6 +155,7 @@ from layout_algebra.prove.assumptions import (
     assumption_terms,
     assumptions_hold,
     condition_text,
+    parse_assumptions,
 )
 from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, admitted_assumptions, shape_facts, unless_vacuous
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression, sympy_to_z3
@@ -727,7 +728,8 @@ def _answering_rewrite(verify: Callable[..., ProofResult]) -> Callable[..., Proo
     @functools.wraps(verify)
     def answered(before: str | HloModule, after: str | HloModule, **options: Any) -> ProofResult:
         result = verify(before, after, **options)
-        question = Question("rewrite", (before, after), (("mode", options.get("mode", "physical")),))
+        mode = (("mode", options.get("mode", "physical")),)
+        question = Question("rewrite", (before, after), mode, tuple(parse_assumptions(options.get("assume"))))
         return dataclasses.replace(result, question=question)
 
     return answered

@@ -17,6 +17,7 @@ import z3
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.literals import is_tuple_or_complex_literal, literal_entries
 from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.model.internal_names import literal_name
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.symbols import as_sympy
@@ -203,7 +204,7 @@ def real_value(v: Any) -> Any:
     """A literal value as a Z3 real; nan, infinities and -0 as named constants (left free:
     a proof then holds whatever they are; a difference is re-checked on exact values)."""
     if isinstance(v, str):
-        return z3.Real(f"literal!{v}")
+        return z3.Real(literal_name(v))
     return _real(v)
 
 
@@ -428,7 +429,9 @@ def representable(value: Fraction, type_text: str) -> bool:
 
 def _float_dtype(type_text: str):
     """The NumPy (or ``ml_dtypes``) scalar type that rounds like ``type_text``, or None if none does."""
-    from layout_algebra.packing.numpy_eval import numpy_dtype  # lazily: NumPy only when a float literal is read
+    from layout_algebra.packing.numpy_eval import (
+        numpy_dtype,  # lazily: NumPy only when a float literal is read
+    )
 
     try:
         return numpy_dtype(type_text).type

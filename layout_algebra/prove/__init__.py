@@ -22,15 +22,13 @@ from layout_algebra.prove.assumptions import AssumptionError, parse_assumptions
 from layout_algebra.prove.core import (
     DEFAULT_TIMEOUT_MS,
     equivalent,
-    expressions_equal,
     general_stage_lemma,
-    holds,
     in_bounds,
     injective,
     mixed_radix_pair_lemma,
-    no_padding,
     tiling_is_pad_reshape_transpose,
 )
+from layout_algebra.prove.expressions import expressions_equal, holds, no_padding
 from layout_algebra.prove.maps import (
     IndexMap,
     as_index_map,

@@ -33,6 +33,7 @@ import sympy
 import z3
 
 from layout_algebra.meaning.stages.arith import Arithmetic
+from layout_algebra.model.internal_names import division_names, index_variable, quotient_symbol
 from layout_algebra.model.symbols import as_sympy
 
 __all__ = [
@@ -183,7 +184,7 @@ class BitVecArithmetic(Arithmetic):
         self._fresh = 0
 
     def variable(self, name: str) -> Any:
-        return z3.BitVec(name, self.width)
+        return z3.BitVec(index_variable(name), self.width)
 
     def const(self, value: int) -> Any:
         return z3.BitVecVal(value, self.width)
@@ -208,8 +209,9 @@ class BitVecArithmetic(Arithmetic):
             result = (z3.LShR(a_bv, shift), a_bv & (b - 1))
         else:
             self._fresh += 1
-            q = z3.BitVec(f"q!{self._fresh}", self.width)
-            r = z3.BitVec(f"r!{self._fresh}", self.width)
+            q_name, r_name = division_names(self._fresh)
+            q = z3.BitVec(q_name, self.width)
+            r = z3.BitVec(r_name, self.width)
             # The width leaves room for q*b + r <= a*b + b (interval-sized), so nothing wraps.
             self.side.append(
                 z3.If(
@@ -280,7 +282,7 @@ class IntArithmetic(Arithmetic):
         """An index variable (an integer >= 0). Its Z3 name ends in '!', which no size name
         has: Z3 knows a constant by its name, and a size named ``x0`` must not be the index
         ``x0`` (the box ``0 <= x0 < x0`` would be empty and every claim vacuously proved)."""
-        v = z3.Int(f"{name}!")
+        v = z3.Int(index_variable(name))
         self.side.append(v >= 0)
         return v
 
@@ -305,7 +307,7 @@ class IntArithmetic(Arithmetic):
         """
         if s in self.residues or modulus <= 1:
             return
-        k = sympy.Symbol(f"{s}!{modulus}", integer=True)  # '!' is in no size name: no clash
+        k = quotient_symbol(s, modulus)  # no size name can be it (model.internal_names)
         self._quotients[k] = z3.Int(str(k))
         self.residues[s] = modulus * k + residue
         term = modulus * self._quotients[k] + residue
@@ -480,8 +482,9 @@ class IntArithmetic(Arithmetic):
         if key in self._divisions:
             return self._divisions[key]
         self._fresh += 1
-        q = z3.Int(f"q!{self._fresh}")
-        r = z3.Int(f"r!{self._fresh}")
+        q_name, r_name = division_names(self._fresh)
+        q = z3.Int(q_name)
+        r = z3.Int(r_name)
         if isinstance(b, int):
             if b <= 0:
                 raise UnsupportedExpression(f"division by {b}")

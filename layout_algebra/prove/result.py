@@ -32,6 +32,8 @@ True
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -77,7 +79,7 @@ class ProofResult(AnswersQuestion):
     counterexample: dict[str, Any] | None = None
     reason: str = ""
     lemmas: tuple[ProofResult, ...] = field(default=())
-    #: the claim answered, where a size condition can be found for it (``condition``)
+    #: the claim answered, where a size condition can be found for it (``layout_algebra.condition_of``)
     question: Question | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -156,3 +158,21 @@ def json_value(value: Any) -> Any:
     except (TypeError, ValueError):
         return str(value)
     return as_int if as_int == value else str(value)
+
+
+def combined_lemmas(claim: str, lemmas: Sequence[ProofResult], start: float) -> ProofResult:
+    """One result for ``claim`` from its lemmas (started at ``start``, a ``perf_counter``
+    reading): refuted by the first refuted lemma (its counterexample), unknown if any
+    lemma is, proved only when every lemma is."""
+    elapsed = time.perf_counter() - start
+    encoding = "lemmas: " + "; ".join(sorted({lemma.encoding for lemma in lemmas}))
+    refuted = [lemma for lemma in lemmas if lemma.status == "refuted"]
+    if refuted:
+        return ProofResult(
+            "refuted", claim, elapsed, encoding, refuted[0].counterexample, lemmas=tuple(lemmas)
+        )
+    unknown = [lemma for lemma in lemmas if lemma.status == "unknown"]
+    if unknown:
+        reason = f"{len(unknown)} of {len(lemmas)} lemmas unknown: {unknown[0].claim}: {unknown[0].reason}"
+        return ProofResult("unknown", claim, elapsed, encoding, reason=reason, lemmas=tuple(lemmas))
+    return ProofResult("proved", claim, elapsed, encoding, lemmas=tuple(lemmas))
