@@ -469,9 +469,10 @@ def test_rewrite_condition_agrees_with_execution(name, texts, mode):
     N in 1..64, with running both modules on random bytes (the NumPy executor, not the
     verifier), and with the verifier itself at that size; its status is exact (the
     witness-element necessity proof applies to these data-movement rewrites)."""
-    from layout_algebra.hlo.execute import InvalidHloError, compare
+    from layout_algebra.hlo.execute_compare import compare
     from layout_algebra.hlo.rewrite_conditions import when_rewrite_is_safe
-    from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
+    from layout_algebra.hlo.validity import InvalidHlo
+    from layout_algebra.hlo.verify import verify_rewrite
 
     found = when_rewrite_is_safe(*texts("N"), mode=mode, budget_s=LOADED_BUDGET_S)
     assert found.expr is not None and found.status == "exact", found.details
@@ -479,7 +480,7 @@ def test_rewrite_condition_agrees_with_execution(name, texts, mode):
         before, after = texts(n)
         try:
             executed = compare(before, after, mode=mode, trials=1)
-        except InvalidHloError as err:  # a bitcast that changes the shape size: XLA refuses it
+        except InvalidHlo as err:  # a bitcast that changes the shape size: XLA refuses it
             invalid, safe, detail = True, False, str(err)
         else:
             assert executed.same is not None, executed.reason
