@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 from layout_algebra.decide.bitcast import reshape_is_bitcast
+from layout_algebra.decide.suggest import suggest_bitcast_layout
 from layout_algebra.decide.views import (
     Bitcast,
     Broadcast,
@@ -22,10 +23,8 @@ from layout_algebra.decide.views import (
     Slice,
     Transpose,
     ViewError,
-    suggest_bitcast_layout,
     view,
 )
-from layout_algebra.decide.views import suggest_bitcast_layout as suggest_from_bitcast
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.references import by_pad_reshape_transpose
 from layout_algebra.meaning.sizes import size_report
@@ -304,11 +303,11 @@ def test_suggest_finds_a_layout_for_every_tpu_reshape_that_has_one() -> None:
 
 
 def test_suggest_is_importable_from_bitcast_and_finds_the_issue_layout() -> None:
-    s = suggest_from_bitcast("f32[16,256]{1,0:T(8,128)}", (4096,))
+    s = suggest_bitcast_layout("f32[16,256]{1,0:T(8,128)}", (4096,))
     assert str(s.shape) == "f32[4096]{0:T(256)(8,128)}"
-    assert suggest_from_bitcast("pred[32,128]{1,0:T(32,128)(4,1)}", (4096,))  # missed before issue 21
+    assert suggest_bitcast_layout("pred[32,128]{1,0:T(32,128)(4,1)}", (4096,))  # missed before issue 21
     # each element padded to a whole (8,128) tile: the minor unit dimension takes the padding
-    padded = suggest_from_bitcast("f32[16,33,1,1]{3,2,1,0:T(8,128)}", (16, 33, 1))
+    padded = suggest_bitcast_layout("f32[16,33,1,1]{3,2,1,0:T(8,128)}", (16, 33, 1))
     assert str(padded.shape) == "f32[16,33,1]{2,1,0:T(1024)}"
 
 
