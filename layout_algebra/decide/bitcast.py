@@ -114,6 +114,7 @@ __all__ = [
     "decide_movement",
     "memory_space_reason",
     "reshape_is_bitcast",
+    "same_allocation",
     "transpose_is_bitcast",
 ]
 
@@ -527,6 +528,21 @@ def _allocations(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any, str]:
             "ShapeUtil::ArraySize ignores L(n) when there are no tiles)"
         )
     return ra.first_tile_bytes, rb.first_tile_bytes, note
+
+
+def same_allocation(a: ArrayShape, b: ArrayShape) -> bool:
+    """Whether XLA allocates the same bytes for both arrays, by the rule a bitcast must keep
+    (concrete sizes): the first tile's padding and ``L(n)`` (what XLA:TPU allocates), and
+    ``ShapeUtil::ArraySize``, which ignores an untiled ``L(n)``.
+
+    >>> same_allocation(as_shape("f32[5]{0:T(1)L(4)}"), as_shape("f32[5]{0:L(4)}"))  # 32 vs 20 bytes
+    False
+    >>> same_allocation(as_shape("f32[6,128]{1,0:T(8,128)}"), as_shape("f32[768]{0:T(1024)}"))
+    True
+    """
+    alloc_a, alloc_b, _ = _allocations(a, b)
+    xla_a, xla_b = _xla_array_sizes(a, b)
+    return bool(alloc_a == alloc_b and xla_a == xla_b)
 
 
 def _xla_array_sizes(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any]:
