@@ -9,7 +9,11 @@ then the row-major number of the index in the final shape.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 
 def nested_tiling(
@@ -111,3 +115,55 @@ def xla_array_size(
         n *= dims[minor_to_major[p]]
     n = -(-n // tail_alignment) * tail_alignment
     return -(-n * slot_bits // 8)
+
+
+# ------------------------------------------- the same, read off a package ArrayShape
+#: Bits of one element of each type drawn, and the slot XLA gives it without ``E(n)`` (a byte at least).
+TYPE_BITS = {"s32": 32, "u32": 32, "f32": 32, "bf16": 16, "s8": 8, "s4": 4, "pred": 8}
+
+
+def slot_bits(shape: Any) -> int:
+    e = shape.effective_layout.element_size_in_bits
+    return e if e else max(8, TYPE_BITS[shape.element_type.text])
+
+
+def tiles_of(shape: Any) -> list[list[int | None]]:
+    return [[None if d < 0 else int(d) for d in tile.dimensions] for tile in shape.effective_layout.tiles]
+
+
+def oracle_slots(shape: Any) -> tuple[np.ndarray, int]:
+    """The element slot of every element (an array of the logical shape), and the slots the
+    buffer has (tiles' padding, then ``L(n)``), by XLA's semantics written out."""
+    dims = tuple(int(d) for d in shape.dimensions)
+    layout = shape.effective_layout
+    out = np.zeros(dims, dtype=np.int64)
+    tiled_shape: tuple[int, ...] = ()
+    for index in np.ndindex(*dims):
+        out[index], tiled_shape = combined_nested_tiling(dims, layout.minor_to_major, tiles_of(shape), index)
+    if not tiled_shape:
+        _, tiled_shape = combined_nested_tiling(
+            dims, layout.minor_to_major, tiles_of(shape), (0,) * len(dims)
+        )
+    slots = math.prod(tiled_shape, start=1)
+    alignment = layout.tail_padding_alignment_in_elements
+    return out, -(-slots // alignment) * alignment
+
+
+def tiled_shape_slots(shape: Any) -> int:
+    """The slots of the tiled shape alone (every tile level's padding, no ``L(n)``)."""
+    dims = tuple(int(d) for d in shape.dimensions)
+    layout = shape.effective_layout
+    _, tiled_shape = combined_nested_tiling(dims, layout.minor_to_major, tiles_of(shape), (0,) * len(dims))
+    return math.prod(tiled_shape, start=1)
+
+
+def xla_allocation(shape: Any) -> int | None:
+    """``ShapeUtil::ArraySize`` by the oracle (``None`` with ``*``, which it does not define)."""
+    tiles = tiles_of(shape)
+    if any(d is None for tile in tiles for d in tile):
+        return None
+    layout = shape.effective_layout
+    dims = [int(d) for d in shape.dimensions]
+    return xla_array_size(
+        dims, layout.minor_to_major, tiles, layout.tail_padding_alignment_in_elements, slot_bits(shape)
+    )  # type: ignore[arg-type]

@@ -24,46 +24,16 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from oracles import combined_nested_tiling, xla_array_size
+from oracles import oracle_slots, slot_bits, xla_allocation
+from strategies import small_concrete_layouts
 
 from layout_algebra.decide.bitcast import same_allocation
 from layout_algebra.decide.suggest import suggest_bitcast_layout
 from layout_algebra.decide.views import Bitcast, Broadcast, Reshape, Reverse, Slice, Transpose, View, view
-from layout_algebra.model.shapes import ArrayShape
 from layout_algebra.model.syntax import as_shape
 from layout_algebra.pack.numpy_eval import unpack
 
 SETTINGS = settings(max_examples=150, suppress_health_check=list(HealthCheck))
-
-#: Bits of one element of each type drawn, and the slot XLA gives it without ``E(n)`` (a byte at least).
-TYPE_BITS = {"s32": 32, "u32": 32, "f32": 32, "bf16": 16, "s8": 8, "s4": 4, "pred": 8}
-
-
-def slot_bits(shape: ArrayShape) -> int:
-    e = shape.effective_layout.element_size_in_bits
-    return e if e else max(8, TYPE_BITS[shape.element_type.text])
-
-
-def tiles_of(shape: ArrayShape) -> list[list[int | None]]:
-    return [[None if d < 0 else int(d) for d in tile.dimensions] for tile in shape.effective_layout.tiles]
-
-
-def oracle_slots(shape: ArrayShape) -> tuple[np.ndarray, int]:
-    """The element slot of every element (an array of the logical shape), and the slots the
-    buffer has (tiles' padding, then ``L(n)``), by XLA's semantics written out."""
-    dims = tuple(int(d) for d in shape.dimensions)
-    layout = shape.effective_layout
-    out = np.zeros(dims, dtype=np.int64)
-    tiled_shape: tuple[int, ...] = ()
-    for index in np.ndindex(*dims):
-        out[index], tiled_shape = combined_nested_tiling(dims, layout.minor_to_major, tiles_of(shape), index)
-    if not tiled_shape:
-        _, tiled_shape = combined_nested_tiling(
-            dims, layout.minor_to_major, tiles_of(shape), (0,) * len(dims)
-        )
-    slots = math.prod(tiled_shape, start=1)
-    alignment = layout.tail_padding_alignment_in_elements
-    return out, -(-slots // alignment) * alignment
 
 
 def oracle_view(v: View) -> np.ndarray:
@@ -92,58 +62,7 @@ def oracle_view(v: View) -> np.ndarray:
     return np.asarray(slots)
 
 
-def xla_allocation(shape: ArrayShape) -> int | None:
-    """``ShapeUtil::ArraySize`` by the oracle (``None`` with ``*``, which it does not define)."""
-    tiles = tiles_of(shape)
-    if any(d is None for tile in tiles for d in tile):
-        return None
-    layout = shape.effective_layout
-    dims = [int(d) for d in shape.dimensions]
-    return xla_array_size(
-        dims, layout.minor_to_major, tiles, layout.tail_padding_alignment_in_elements, slot_bits(shape)
-    )  # type: ignore[arg-type]
-
-
 # ------------------------------------------------------------------------ random views
-ENTRIES = st.sampled_from([1, 2, 3, 4, None])
-
-
-@st.composite
-def small_layouts(draw: st.DrawFn, element_type: str | None = None, rank: int | None = None) -> ArrayShape:
-    """A small concrete array: rank 0-3, tiles of 1-3 levels (entries 1-4 or ``*``, a level
-    sometimes repeated), sometimes ``L(n)``, ``E(n)`` and ``S(n)``."""
-    etype = element_type or draw(st.sampled_from(sorted(TYPE_BITS)))
-    rank = draw(st.integers(0, 3)) if rank is None else rank
-    dims = [draw(st.integers(1, 5)) for _ in range(rank)]
-    order = draw(st.permutations(range(rank)))
-    levels: list[str] = []
-    for _ in range(draw(st.integers(0, 3))):
-        if levels and draw(st.integers(0, 3)) == 0:
-            levels.append(levels[-1])  # a repeated tile
-            continue
-        entries = draw(st.lists(ENTRIES, min_size=1, max_size=max(rank, 1)))
-        levels.append("(" + ",".join("*" if e is None else str(e) for e in entries) + ")")
-    parts = ("T" + "".join(levels)) if levels else ""
-    if draw(st.booleans()):
-        parts += f"L({draw(st.sampled_from([2, 3, 4, 8]))})"
-    bits = TYPE_BITS[etype]
-    e_choices = [bits, 8] if bits < 8 else [bits]
-    if draw(st.booleans()):
-        parts += f"E({draw(st.sampled_from(e_choices))})"
-    if draw(st.integers(0, 3)) == 0:
-        parts += f"S({draw(st.sampled_from([1, 5]))})"
-    text = f"{etype}[{','.join(map(str, dims))}]{{{','.join(map(str, order))}{':' + parts if parts else ''}}}"
-    try:
-        shape = as_shape(text)
-        v = view(shape)
-        _, slots = oracle_slots(shape)
-    except ValueError:
-        assume(False)
-        raise
-    assume(slots <= 2048 and v.rank == rank)
-    return shape
-
-
 @st.composite
 def ops_on(draw: st.DrawFn, dims: tuple[int, ...]) -> list[object]:
     """0-2 ops that apply to an array of ``dims`` (the dimensions after each op drawn in turn)."""
@@ -180,10 +99,10 @@ def ops_on(draw: st.DrawFn, dims: tuple[int, ...]) -> list[object]:
 
 @st.composite
 def random_views(draw: st.DrawFn, element_type: str | None = None) -> View:
-    base = draw(small_layouts(element_type))
+    base = draw(small_concrete_layouts(element_type))
     ops: list[object] = []
     if draw(st.integers(0, 2)) == 0:  # a bitcast first: a layout of the same element width that fits
-        to = draw(small_layouts(base.element_type.text))
+        to = draw(small_concrete_layouts(base.element_type.text))
         assume(slot_bits(to) == slot_bits(base))
         assume(oracle_slots(to)[1] <= oracle_slots(base)[1])
         assume(to.effective_layout.memory_space == base.effective_layout.memory_space)

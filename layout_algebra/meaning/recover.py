@@ -118,6 +118,7 @@ from layout_algebra.meaning.peels import (
     loose_peels,
     normal_position,
 )
+from layout_algebra.meaning.sizes import size_report, xla_shape_size
 from layout_algebra.meaning.stages.stages import ceil_div
 from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
@@ -706,7 +707,10 @@ def _recover(
 
     room, found = solutions if solutions is not None else _search(dims, positions, exact, wide, depth)
     found = sorted(found, key=lambda s: (s.key[:2], inversions(s.order), s.key[2:]))
+    first: ArrayShape | None = None
     for solution in found:
+        if first is not None and len(solution.tiles) > len(first.effective_layout.tiles):
+            break
         if any(len(t) == 0 for t in solution.tiles):
             continue
         order = solution.order if exact else full_order(solution.order, len(dims))
@@ -723,8 +727,19 @@ def _recover(
         for tiles in (t for t in candidates if t is not None):
             shape = layout_shape(dtype, dims, m2m, tiles, element_size_in_bits)
             if _has_positions(shape, wanted, dims, exact=exact):
-                return shape
-    return None
+                if _allocated_whole(shape):
+                    return shape
+                first = first or shape  # a simplest answer; one as simple that XLA allocates whole is better
+    return first
+
+
+def _allocated_whole(shape: ArrayShape) -> bool:
+    """Whether XLA allocates the layout's whole exact buffer (no later tile pads past the
+    first one, no untiled ``L(n)``): between layouts with the same positions, the one whose
+    allocation is what the positions span (what MLIR's normalized memref allocates, and where
+    a CuTe layout or a Triton linear layout ends)."""
+    report = size_report(shape)
+    return bool(report.physical_bytes == report.first_tile_bytes == xla_shape_size(shape))
 
 
 def _search(
