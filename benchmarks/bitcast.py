@@ -35,7 +35,7 @@ from pathlib import Path
 
 import sympy
 
-from layout_algebra.decide import bitcast
+from layout_algebra.decide import bitcast, correspondence
 from layout_algebra.decide.bitcast import reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.meaning.layout_map import SYMPY_ARITHMETIC, index_symbols, layout_map
 from layout_algebra.meaning.stages import pipeline
@@ -66,7 +66,7 @@ def cold() -> None:
         "layout_algebra.meaning.layout_map"
     ]._layout_map.cache_clear()  # the package re-exports the function
     pipeline._layout_steps.cache_clear()
-    bitcast._is_separable.cache_clear()
+    correspondence.is_separable.cache_clear()
 
 
 # ------------------------------------------------- A/B: the solver-free rule, before and after
@@ -75,7 +75,7 @@ def _previous_physical_form(shape) -> tuple:
     more major than the first tile dropped (unless a later tile reaches them), the tiles as
     written, the element size."""
     layout = shape.effective_layout
-    order = bitcast._major_to_minor(shape)
+    order = correspondence._major_to_minor(shape)
     first = len(layout.tiles[0].dimensions) if layout.tiles else 0
     reaches = False
     if layout.tiles:
@@ -93,16 +93,23 @@ def _previous_physical_form(shape) -> tuple:
 
 
 def _previous_rule(a, b, corr) -> bool:
-    if bitcast._reading_order(a, corr.src_order) != bitcast._reading_order(a, bitcast._major_to_minor(a)):
+    if correspondence._reading_order(a, corr.src_order) != correspondence._reading_order(
+        a, correspondence._major_to_minor(a)
+    ):
         return False
-    if bitcast._reading_order(b, corr.dst_order) != bitcast._reading_order(b, bitcast._major_to_minor(b)):
+    if correspondence._reading_order(b, corr.dst_order) != correspondence._reading_order(
+        b, correspondence._major_to_minor(b)
+    ):
         return False
     return _previous_physical_form(a) == _previous_physical_form(b)
 
 
 def ab(rounds: int) -> int:
     data = rows()
-    rules = {"stage form (shipped)": bitcast._same_physical_arrangement, "previous rule": _previous_rule}
+    rules = {
+        "stage form (shipped)": correspondence.same_physical_arrangement,
+        "previous rule": _previous_rule,
+    }
     wall: dict[str, list[float]] = {name: [] for name in rules}
     cpu: dict[str, list[float]] = {name: [] for name in rules}
     fired: dict[str, int] = {}
@@ -110,7 +117,7 @@ def ab(rounds: int) -> int:
         for r in range(rounds):
             names = list(rules) if r % 2 == 0 else list(reversed(rules))
             for name in names:
-                bitcast._same_physical_arrangement = rules[name]
+                bitcast.same_physical_arrangement = rules[name]
                 count, w, c = 0, 0.0, 0.0
                 for kind, row in data:
                     cold()
@@ -126,7 +133,7 @@ def ab(rounds: int) -> int:
                 cpu[name].append(c)
                 fired[name] = count
     finally:
-        bitcast._same_physical_arrangement = rules["stage form (shipped)"]
+        bitcast.same_physical_arrangement = rules["stage form (shipped)"]
     print(f"python {platform.python_version()} on {platform.machine()}, {len(data)} rows, {rounds} rounds")
     for name in rules:
         print(
@@ -157,9 +164,13 @@ def isl_text(expr: sympy.Expr) -> str:
 def isl_maps(kind: str, row: dict) -> tuple[str, str]:
     """The two offset maps of the question, as isl text, over the output's index box."""
     a, b = parse_shape(row["src"]), parse_shape(row["dst"])
-    corr = bitcast._reshape(a, b) if kind == "reshape" else bitcast._transpose(tuple(row["permutation"]), b)
+    corr = (
+        correspondence.reshape_correspondence(a, b)
+        if kind == "reshape"
+        else correspondence.transpose_correspondence(tuple(row["permutation"]), b)
+    )
     j = index_symbols(b.rank)
-    i = bitcast._input_index(corr, a, b)(j, SYMPY_ARITHMETIC)
+    i = correspondence.input_index_of(corr, a, b)(j, SYMPY_ARITHMETIC)
     ma, mb = layout_map(a), layout_map(b)
     dst = mb.forward_expr()
     src = ma.forward_expr().subs(dict(zip(index_symbols(a.rank), i, strict=True)), simultaneous=True)

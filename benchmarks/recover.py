@@ -10,7 +10,7 @@ permutations each way recovers:
 - ``wide``: narrow, then the wider unit-number peels where it found nothing (the search
   before the deep one was added);
 - ``deep``: :func:`~layout_algebra.meaning.recover.recover_layout` as shipped (narrow, wide,
-  then every riffle up to :data:`~layout_algebra.meaning.recover.DEEP_LEVELS` levels, fewest
+  then every riffle up to :data:`~layout_algebra.meaning.peels.DEEP_LEVELS` levels, fewest
   levels first).
 
 The same-run baseline is the brute force the deep search replaces for the 4x4 array:

@@ -21,7 +21,7 @@ from datetime import date
 from pathlib import Path
 
 from layout_algebra.decide.bitcast import reshape_is_bitcast
-from layout_algebra.decide.views import suggest_bitcast_layout
+from layout_algebra.decide.suggest import suggest_bitcast_layout
 from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape
 
 DATA = (

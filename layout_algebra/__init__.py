@@ -67,7 +67,7 @@ _LAZY: dict[str, str] = {
     "xla": "layout_algebra.xla",
     "bitcast_is_valid": "layout_algebra.decide.bitcast",
     "reshape_is_bitcast": "layout_algebra.decide.bitcast",
-    "suggest_bitcast_layout": "layout_algebra.decide.views",
+    "suggest_bitcast_layout": "layout_algebra.decide.suggest",
     "transpose_is_bitcast": "layout_algebra.decide.bitcast",
     "generate_code": "layout_algebra.codegen.generate",
     "draw": "layout_algebra.teach.draw",
@@ -121,7 +121,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not
         transpose_is_bitcast,
     )
     from layout_algebra.decide.normal_form import normal_form
-    from layout_algebra.decide.views import suggest_bitcast_layout
+    from layout_algebra.decide.suggest import suggest_bitcast_layout
     from layout_algebra.hlo.rewrite_conditions import condition_of
     from layout_algebra.meaning.layout_map import LayoutMap, delinearize, layout_map, linear_index
     from layout_algebra.meaning.sizes import (

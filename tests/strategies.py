@@ -17,8 +17,12 @@ tests that enumerate elements stay fast; pass larger bounds where only text matt
 
 from __future__ import annotations
 
+from hypothesis import assume
 from hypothesis import strategies as st
+from oracles import TYPE_BITS, oracle_slots
 
+from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.sizes import meaningful_array
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import (
     COMBINE_DIMENSION,
@@ -33,6 +37,7 @@ from layout_algebra.model.shapes import (
     TokenShape,
     TupleShape,
 )
+from layout_algebra.model.syntax import as_shape
 
 __all__ = [
     "ARRAY_ELEMENT_TYPES",
@@ -223,3 +228,44 @@ def shapes(*, max_leaves: int = 10, **array_kwargs: object) -> st.SearchStrategy
         buffer_shapes(**array_kwargs),
     )
     return st.recursive(leaves, lambda inner: tuple_shapes(inner), max_leaves=max_leaves)
+
+
+ENTRIES = st.sampled_from([1, 2, 3, 4, None])
+
+
+@st.composite
+def small_concrete_layouts(
+    draw: st.DrawFn, element_type: str | None = None, rank: int | None = None
+) -> ArrayShape:
+    """A small concrete array: rank 0-3, tiles of 1-3 levels (entries 1-4 or ``*``, a level
+    sometimes repeated), sometimes ``L(n)``, ``E(n)`` and ``S(n)``."""
+    etype = element_type or draw(st.sampled_from(sorted(TYPE_BITS)))
+    rank = draw(st.integers(0, 3)) if rank is None else rank
+    dims = [draw(st.integers(1, 5)) for _ in range(rank)]
+    order = draw(st.permutations(range(rank)))
+    levels: list[str] = []
+    for _ in range(draw(st.integers(0, 3))):
+        if levels and draw(st.integers(0, 3)) == 0:
+            levels.append(levels[-1])  # a repeated tile
+            continue
+        entries = draw(st.lists(ENTRIES, min_size=1, max_size=max(rank, 1)))
+        levels.append("(" + ",".join("*" if e is None else str(e) for e in entries) + ")")
+    parts = ("T" + "".join(levels)) if levels else ""
+    if draw(st.booleans()):
+        parts += f"L({draw(st.sampled_from([2, 3, 4, 8]))})"
+    bits = TYPE_BITS[etype]
+    e_choices = [bits, 8] if bits < 8 else [bits]
+    if draw(st.booleans()):
+        parts += f"E({draw(st.sampled_from(e_choices))})"
+    if draw(st.integers(0, 3)) == 0:
+        parts += f"S({draw(st.sampled_from([1, 5]))})"
+    text = f"{etype}[{','.join(map(str, dims))}]{{{','.join(map(str, order))}{':' + parts if parts else ''}}}"
+    try:
+        shape = meaningful_array(as_shape(text))
+        layout_map(shape)
+        _, slots = oracle_slots(shape)
+    except ValueError:
+        assume(False)
+        raise
+    assume(slots <= 2048)
+    return shape

@@ -15,13 +15,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
-from layout_algebra.decide import bitcast
+from layout_algebra.decide import bitcast, correspondence
 from layout_algebra.decide.bitcast import (
     bitcast_is_valid,
     reshape_is_bitcast,
     transpose_is_bitcast,
 )
-from layout_algebra.decide.views import suggest_bitcast_layout
+from layout_algebra.decide.suggest import suggest_bitcast_layout
 from layout_algebra.meaning.layout_map import layout_map, linear_index
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape
 from layout_algebra.model.syntax import parse_shape
@@ -403,7 +403,7 @@ def test_solver_free_fast_path_is_exact(pair) -> None:
     """Whenever the same-physical-arrangement shortcut fires, enumeration agrees."""
     src, dst = pair
     for corr in bitcast._candidates(src, dst):
-        if bitcast._same_physical_arrangement(src, dst, corr):
+        if correspondence.same_physical_arrangement(src, dst, corr):
             assert bitcast._first_difference(src, dst, corr, None) is None, (str(src), str(dst), corr)
 
 
@@ -616,9 +616,9 @@ def test_grouped_enumeration_is_exact(pair) -> None:
 
 
 def test_separability_is_decided_on_the_stages() -> None:
-    assert bitcast._is_separable(parse_shape("bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}"))
-    assert bitcast._is_separable(parse_shape("f32[8,8]{1,0:T(2,4)(2,1,1,1)}"))
-    assert not bitcast._is_separable(parse_shape("f32[6,10]{1,0:T(*,4)}"))  # 10*i0 + i1 tiled by 4
+    assert correspondence.is_separable(parse_shape("bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}"))
+    assert correspondence.is_separable(parse_shape("f32[8,8]{1,0:T(2,4)(2,1,1,1)}"))
+    assert not correspondence.is_separable(parse_shape("f32[6,10]{1,0:T(*,4)}"))  # 10*i0 + i1 tiled by 4
 
 
 def test_a_formula_dimension_is_exact_where_the_question_is_asked() -> None:

@@ -22,7 +22,7 @@ from conftest import GROUND_TRUTH, TEST_DATA, ground_truth_file
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.decide import bitcast
+from layout_algebra.decide import bitcast, correspondence
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast
 from layout_algebra.hlo import parse_module
 from layout_algebra.meaning.layout_map import layout_map
@@ -42,7 +42,7 @@ def _correspondence_numbers(shape: ArrayShape, order: tuple[int, ...]) -> np.nda
     return read.transpose(np.argsort(order)) if order else read.reshape(())
 
 
-def keeps_every_element(a: ArrayShape, b: ArrayShape, corr: bitcast.Correspondence) -> bool:
+def keeps_every_element(a: ArrayShape, b: ArrayShape, corr: correspondence.Correspondence) -> bool:
     """Pack numbered elements into ``a``, read the bytes as ``b``: is each element where
     ``corr`` says? (``b``'s buffer is ``a``'s, cut or zero-extended to ``b``'s size.)"""
     numbers_a = _correspondence_numbers(a, corr.src_order) + 1
@@ -63,12 +63,12 @@ def keeps_every_element(a: ArrayShape, b: ArrayShape, corr: bitcast.Corresponden
 def test_the_oracle_sees_a_moved_element() -> None:
     """The oracle itself: the transposed layout moves data, the matching one does not."""
     a = parse_shape("f32[8,128]{1,0:T(8,128)}")
-    corr = bitcast._transpose((1, 0), parse_shape("f32[128,8]{0,1:T(8,128)}"))
+    corr = correspondence.transpose_correspondence((1, 0), parse_shape("f32[128,8]{0,1:T(8,128)}"))
     assert keeps_every_element(a, parse_shape("f32[128,8]{0,1:T(8,128)}"), corr)
     assert not keeps_every_element(a, parse_shape("f32[128,8]{1,0:T(8,128)}"), corr)
     # a unit dimension that the later tile pads (the old false proof): the oracle says no
     s, d = parse_shape("s8[2,2]{1,0:T(2)(2,1,1)}"), parse_shape("s8[2,1,2]{2,1,0:T(2)(2,1,1)}")
-    assert not keeps_every_element(s, d, bitcast._reshape(s, d))
+    assert not keeps_every_element(s, d, correspondence.reshape_correspondence(s, d))
 
 
 # ------------------------------------------------------------------------ regressions
@@ -83,8 +83,8 @@ RED_TEAM_UNIT_DIMS = [
 @pytest.mark.parametrize(("src", "dst"), RED_TEAM_UNIT_DIMS)
 def test_a_unit_dimension_a_later_tile_pads_is_not_dropped(src: str, dst: str) -> None:
     a, b = parse_shape(src), parse_shape(dst)
-    corr = bitcast._reshape(a, b)
-    assert not bitcast._same_physical_arrangement(a, b, corr)
+    corr = correspondence.reshape_correspondence(a, b)
+    assert not correspondence.same_physical_arrangement(a, b, corr)
     bitcast._decided.cache_clear()
     verdict = reshape_is_bitcast(src, dst)
     assert verdict.method != FAST
@@ -117,8 +117,8 @@ def test_the_t2_211_case_is_refuted_with_a_real_counterexample() -> None:
 )
 def test_the_path_fires_where_the_stages_agree(src: str, dst: str) -> None:
     a, b = parse_shape(src), parse_shape(dst)
-    corr = bitcast._physical(a, b)
-    assert bitcast._same_physical_arrangement(a, b, corr)
+    corr = correspondence.physical_correspondence(a, b)
+    assert correspondence.same_physical_arrangement(a, b, corr)
     assert keeps_every_element(a, b, corr)
 
 
@@ -203,7 +203,7 @@ def arrangement_pairs(draw) -> tuple[ArrayShape, ArrayShape]:
 def test_whenever_the_path_fires_the_packed_bytes_agree(pair) -> None:
     src, dst = pair
     for corr in bitcast._candidates(src, dst):
-        if bitcast._same_physical_arrangement(src, dst, corr):
+        if correspondence.same_physical_arrangement(src, dst, corr):
             assert keeps_every_element(src, dst, corr), (str(src), str(dst), str(corr))
 
 
@@ -231,7 +231,7 @@ def test_the_random_pairs_exercise_the_path() -> None:
     def collect(pair) -> None:
         src, dst = pair
         for corr in bitcast._candidates(src, dst):
-            if bitcast._same_physical_arrangement(src, dst, corr):
+            if correspondence.same_physical_arrangement(src, dst, corr):
                 fired.append((src, dst, corr))
 
     collect()
@@ -292,16 +292,18 @@ def test_the_path_fires_on_the_real_rows_as_often_as_before() -> None:
     assert tpu_rows == 92
     for k, (kind, src, dst, perm) in enumerate(rows):
         if kind == "transpose":
-            candidates = (bitcast._transpose(perm, dst),)
+            candidates = (correspondence.transpose_correspondence(perm, dst),)
         elif kind == "reshape":
-            candidates = (bitcast._reshape(src, dst),)
+            candidates = (correspondence.reshape_correspondence(src, dst),)
         else:
             candidates = bitcast._candidates(src, dst)
         for corr in candidates:
-            if bitcast._same_physical_arrangement(src, dst, corr):
+            if correspondence.same_physical_arrangement(src, dst, corr):
                 fired["rows" if k < tpu_rows else "dumps"] += 1
                 n = bitcast._count(src)
                 # every element up to 2**17 of them; past that (up to 56 M) a probe set
-                positions = None if n <= bitcast.ENUMERATION_LIMIT else bitcast._probes(dst, corr, n)
+                positions = (
+                    None if n <= bitcast.ENUMERATION_LIMIT else correspondence.probe_positions(dst, corr, n)
+                )
                 assert bitcast._first_difference(src, dst, corr, positions) is None, (str(src), str(dst))
     assert fired["rows"] >= 10 and fired["dumps"] >= 35, fired

@@ -1,6 +1,6 @@
 """The symbolic bitcast decision on merges and splits of dimensions, against packed bytes.
 
-The symbolic decision reshapes group by group (``bitcast._input_index_by_groups``): where
+The symbolic decision reshapes group by group (``correspondence.input_index_by_groups``): where
 both row-major readings split at the same place, each group of dimensions is reshaped on
 its own, so the solver divides by ``B`` rather than by ``B*128``. These tests check
 
@@ -31,7 +31,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from layout_algebra.decide import bitcast
+from layout_algebra.decide import bitcast, correspondence
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast
 from layout_algebra.meaning.stages.arith import Arithmetic
 from layout_algebra.model.symbols import as_sympy
@@ -154,7 +154,7 @@ def regroupings(draw):
         dst.insert(draw(st.integers(0, len(dst))), 1)
     src_order = tuple(draw(st.permutations(range(len(src)))))
     dst_order = tuple(draw(st.permutations(range(len(dst)))))
-    return src, dst, bitcast.Correspondence("transpose-reshape-transpose", src_order, dst_order)
+    return src, dst, correspondence.Correspondence("transpose-reshape-transpose", src_order, dst_order)
 
 
 @settings(max_examples=120, deadline=None, derandomize=True)
@@ -163,7 +163,7 @@ def test_grouped_input_index_is_the_reshape_on_every_element(case) -> None:
     src, dst, corr = case
     a = as_shape(f"f32[{','.join(map(str, src))}]")
     b = as_shape(f"f32[{','.join(map(str, dst))}]")
-    grouped = bitcast._input_index_by_groups(corr, a, b)
+    grouped = correspondence.input_index_by_groups(corr, a, b)
     for j in itertools.product(*(range(d) for d in dst)):
         assert [int(x) for x in grouped(list(j), bitcast._INT)] == _expected_input_index(corr, src, dst, j)
 
@@ -181,9 +181,9 @@ def test_grouped_input_index_is_the_reshape_on_every_element(case) -> None:
 )
 def test_symbolic_groups_and_their_index_at_sizes(src, dst, cuts) -> None:
     a, b = as_shape(src), as_shape(dst)
-    corr = bitcast._reshape(a, b)
-    assert bitcast._row_major_cuts(tuple(a.dimensions), tuple(b.dimensions)) == cuts
-    grouped = bitcast._input_index_by_groups(corr, a, b)
+    corr = correspondence.reshape_correspondence(a, b)
+    assert correspondence._row_major_cuts(tuple(a.dimensions), tuple(b.dimensions)) == cuts
+    grouped = correspondence.input_index_by_groups(corr, a, b)
     for sizes in ({"A": 1, "B": 1}, {"A": 2, "B": 3}, {"A": 3, "B": 1}, {"A": 1, "B": 4}):
         ca, cb = a.specialize(sizes), b.specialize(sizes)
         if math.prod(ca.dimensions) != math.prod(cb.dimensions):
@@ -366,5 +366,5 @@ def test_the_grouping_is_used_only_where_products_agree_as_formulas() -> None:
     """``f32[N,8,128] -> f32[M,128]`` with ``M == 8*N``: the counts agree only under the
     assumption, so the decision reshapes the whole (no groups) and still proves it."""
     a, b = as_shape("f32[N,8,128]{2,1,0:T(8,128)}"), as_shape("f32[M,128]{1,0:T(8,128)}")
-    assert bitcast._row_major_cuts(tuple(a.dimensions), tuple(b.dimensions)) is None
+    assert correspondence._row_major_cuts(tuple(a.dimensions), tuple(b.dimensions)) is None
     assert reshape_is_bitcast(a, b, assume="M == 8*N").status == "proved"

@@ -475,7 +475,9 @@ def test_mlir_maps_equal_the_layout_and_read_back_never_wrong(shape: ArrayShape)
     try:
         mlir = interop.to_mlir_affine_map(shape)
     except NotExpressible as err:
-        assert "padding only" in str(err) or "spans" in str(err), str(err)
+        assert "padding only" in str(err) or "spans" in str(err) or "keeps XLA's allocation" in str(err), str(
+            err
+        )
         return
     assert_proved_equal(shape, mlir_tiled_function(mlir, shape.dimensions), f"MLIR {mlir}")
     e = shape.effective_layout.element_size_in_bits

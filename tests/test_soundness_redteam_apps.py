@@ -427,7 +427,7 @@ def test_certified_python_code_is_the_layout_on_every_index_and_offset(text: str
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts(), st.data())
 def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text: str, data) -> None:
-    from layout_algebra.decide.views import suggest_bitcast_layout
+    from layout_algebra.decide.suggest import suggest_bitcast_layout
     from layout_algebra.meaning.sizes import size_report
     from layout_algebra.model.syntax import as_shape
 

@@ -3,7 +3,7 @@
 The changes attacked:
 
 * the symbolic bitcast decision reshapes group by group where both row-major readings
-  split at the same place (``bitcast._row_major_cuts`` / ``_input_index_by_groups``);
+  split at the same place (``correspondence._row_major_cuts`` / ``input_index_by_groups``);
 * a shape's dimension formulas are the question's domain (``f32[N/8]`` asks every ``N``
   divisible by 8), and a divisibility of the context is a residue: ``N`` is the term
   ``8*k`` for Z3 (``IntArithmetic.know_residue``), next to other facts about ``N``

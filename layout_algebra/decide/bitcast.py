@@ -75,14 +75,22 @@ from typing import Any
 import numpy as np
 import sympy
 
-from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.meaning.logical_ops import (
-    reshape_source_index,
-    transpose_result_index,
-    transpose_source_index,
+from layout_algebra.decide.correspondence import (
+    Correspondence,
+    equal_product_groups,
+    input_index_by_groups,
+    input_index_of,
+    is_separable,
+    offsets_at,
+    physical_correspondence,
+    probe_positions,
+    reading_indices,
+    reshape_correspondence,
+    same_physical_arrangement,
+    transpose_correspondence,
 )
+from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import meaningful_array, size_report, xla_shape_size
-from layout_algebra.meaning.stages import same_offset_form
 from layout_algebra.meaning.stages.arith import ARITHMETIC as _INT
 from layout_algebra.meaning.stages.arith import Arithmetic
 from layout_algebra.model.questions import AnswersQuestion, Question
@@ -100,13 +108,13 @@ __all__ = [
     "NOT_A_BITCAST",
     "UNKNOWN",
     "BitcastVerdict",
-    "Correspondence",
     "bit_offsets",
     "bitcast_is_valid",
     "correspondence_bit_offsets",
     "decide_movement",
     "memory_space_reason",
     "reshape_is_bitcast",
+    "same_allocation",
     "transpose_is_bitcast",
 ]
 
@@ -128,132 +136,6 @@ def memory_space_reason(src_space: int, dst_space: int) -> str:
     'different memory spaces S(0) → S(1): a copy between memories'
     """
     return f"different memory spaces S({src_space}) → S({dst_space}): a copy between memories"
-
-
-# ------------------------------------------------------------------ correspondences
-@dataclass(frozen=True)
-class Correspondence:
-    """Which input element each output element is: read the input's dimensions in the
-    order ``src_order`` and the output's in ``dst_order``, each row-major; elements with
-    the same position correspond.
-
-    * reshape: both orders are the identity;
-    * transpose ``p``: ``src_order = p`` (output dimension ``k`` is input dimension ``p[k]``);
-    * transpose-reshape-transpose: each side's physical order, major to minor.
-    """
-
-    kind: str
-    src_order: tuple[int, ...]
-    dst_order: tuple[int, ...]
-
-    def __str__(self) -> str:
-        if self.kind == "transpose":
-            return f"transpose {list(self.src_order)}"
-        return self.kind
-
-
-def _reshape(a: ArrayShape, b: ArrayShape) -> Correspondence:
-    return Correspondence("reshape", tuple(range(a.rank)), tuple(range(b.rank)))
-
-
-def _transpose(perm: Sequence[int], b: ArrayShape) -> Correspondence:
-    return Correspondence("transpose", tuple(perm), tuple(range(b.rank)))
-
-
-def _major_to_minor(shape: ArrayShape) -> tuple[int, ...]:
-    return tuple(reversed(shape.effective_layout.minor_to_major))
-
-
-def _physical(a: ArrayShape, b: ArrayShape) -> Correspondence:
-    return Correspondence("transpose-reshape-transpose", _major_to_minor(a), _major_to_minor(b))
-
-
-def _input_index(corr: Correspondence, a: ArrayShape, b: ArrayShape) -> Callable[[Any, Any], list[Any]]:
-    """``j, ar -> i``: the input index of output element ``j`` (any arithmetic).
-
-    Transpose the output by ``dst_order``, reshape to the input read in ``src_order``,
-    transpose that back (:mod:`layout_algebra.meaning.logical_ops`, the one definition of each).
-    """
-    src_dims = tuple(a.dimensions[d] for d in corr.src_order)
-    dst_dims = tuple(b.dimensions[d] for d in corr.dst_order)
-
-    def input_index(j: Any, ar: Any) -> list[Any]:
-        t = transpose_result_index(j, corr.dst_order)
-        s = reshape_source_index(t, dst_dims, src_dims, ar)
-        return list(transpose_source_index(s, corr.src_order))
-
-    return input_index
-
-
-def _same_formula(x: Any, y: Any) -> bool:
-    """Whether two size formulas are the same polynomial (equal for every value of their symbols)."""
-    return sympy.expand(as_sympy(x) - as_sympy(y)) == 0
-
-
-def _row_major_cuts(src_dims: Sequence[Any], dst_dims: Sequence[Any]) -> list[tuple[int, int]] | None:
-    """Where both row-major readings split at the same place, whatever the sizes: pairs
-    ``(k, l)`` from ``(0, 0)`` to ``(len(src_dims), len(dst_dims))``, each past the one
-    before in both lists, with ``prod(src_dims[:k]) == prod(dst_dims[:l])`` and
-    ``prod(src_dims[k:]) == prod(dst_dims[l:])`` as formulas. ``None`` when the whole
-    products are not the same formula (equal counts only under assumptions).
-
-    >>> import sympy
-    >>> A, B = sympy.symbols("A B", integer=True, nonnegative=True)
-    >>> _row_major_cuts((A, B, 128), (A * B, 128))
-    [(0, 0), (2, 1), (3, 2)]
-    >>> _row_major_cuts((A, 128), (B, 128)) is None
-    True
-    """
-    ns, nd = len(src_dims), len(dst_dims)
-    if not _same_formula(math.prod(src_dims, start=1), math.prod(dst_dims, start=1)):
-        return None
-    cuts, last = [(0, 0)], 0
-    for k in range(1, ns):
-        for m in range(last + 1, nd):
-            if _same_formula(math.prod(src_dims[:k], start=1), math.prod(dst_dims[:m], start=1)) and (
-                _same_formula(math.prod(src_dims[k:], start=1), math.prod(dst_dims[m:], start=1))
-            ):
-                cuts.append((k, m))
-                last = m
-                break
-    cuts.append((ns, nd))
-    return cuts
-
-
-def _input_index_by_groups(
-    corr: Correspondence, a: ArrayShape, b: ArrayShape
-) -> Callable[[Any, Any], list[Any]]:
-    """:func:`_input_index` for every index in the output's box, each group of dimensions
-    between two :func:`_row_major_cuts` reshaped on its own: the symbolic decision's form.
-
-    Why it is the same element: at a cut ``(k, l)`` the row-major position is ``H*S + L``
-    on both sides, with ``S`` the (same) product after the cut, ``H`` the number of the
-    digits before it and ``0 <= L < S`` that of the digits after it. Unravelling by the
-    input's dimensions, a digit after ``k`` has a stride ``T`` dividing ``S`` and
-    ``H*S/T`` is a multiple of its dimension, so it depends on ``L`` only; a digit before
-    ``k`` has a stride ``T*S`` and ``⌊(H*S + L)/(T*S)⌋ = ⌊H/T⌋`` as ``L < S``, so it depends
-    on ``H`` only. An empty box (a size 0) has no index: nothing to agree on.
-
-    Why: the reshape of ``[A*B, 128]`` to ``[A, B, 128]`` as a whole divides the position
-    by ``B*128``, which the solver must then prove positive and multiply out (nonlinear);
-    by groups it divides ``j0`` by ``B`` alone. The two ``A x B`` merges of
-    ``benchmarks/conditions.py`` went from a 30 s timeout to under a second.
-    """
-    src_dims = tuple(a.dimensions[d] for d in corr.src_order)
-    dst_dims = tuple(b.dimensions[d] for d in corr.dst_order)
-    cuts = _row_major_cuts(src_dims, dst_dims)
-    if cuts is None or len(cuts) <= 2:  # one group: the whole reshape
-        return _input_index(corr, a, b)
-    groups = list(itertools.pairwise(cuts))
-
-    def input_index(j: Any, ar: Any) -> list[Any]:
-        t = transpose_result_index(j, corr.dst_order)
-        s: list[Any] = []
-        for (k0, m0), (k1, m1) in groups:
-            s += reshape_source_index(t[m0:m1], dst_dims[m0:m1], src_dims[k0:k1], ar)
-        return list(transpose_source_index(s, corr.src_order))
-
-    return input_index
 
 
 # ------------------------------------------------------------------------- verdict
@@ -357,7 +239,13 @@ def reshape_is_bitcast(
         raise ValueError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
     question = Question("reshape", (a, b), assume=tuple(parse_assumptions(assume)))
     return _decided(
-        "reshape", a, b, (_reshape(a, b),), *admitted_assumptions(assume, shapes=(a, b)), timeout_ms, question
+        "reshape",
+        a,
+        b,
+        (reshape_correspondence(a, b),),
+        *admitted_assumptions(assume, shapes=(a, b)),
+        timeout_ms,
+        question,
     )
 
 
@@ -393,7 +281,7 @@ def transpose_is_bitcast(
         operation,
         a,
         b,
-        (_transpose(perm, b),),
+        (transpose_correspondence(perm, b),),
         *admitted_assumptions(assume, shapes=(a, b)),
         timeout_ms,
         question,
@@ -459,9 +347,13 @@ def bit_offsets(
     (32, 256)
     """
     a, b = _arrays(src, dst)
-    corr = _reshape(a, b) if permutation is None else _transpose(tuple(permutation), b)
+    corr = (
+        reshape_correspondence(a, b)
+        if permutation is None
+        else transpose_correspondence(tuple(permutation), b)
+    )
     j = list(element)
-    return _bit_position(a)(_input_index(corr, a, b)(j, ar), ar), _bit_position(b)(j, ar)
+    return _bit_position(a)(input_index_of(corr, a, b)(j, ar), ar), _bit_position(b)(j, ar)
 
 
 def correspondence_bit_offsets(
@@ -478,17 +370,17 @@ def correspondence_bit_offsets(
     j = list(element)
     dst_bit = _bit_position(b)(j, ar)
     return tuple(
-        (str(c), _bit_position(a)(_input_index(c, a, b)(j, ar), ar), dst_bit) for c in _candidates(a, b)
+        (str(c), _bit_position(a)(input_index_of(c, a, b)(j, ar), ar), dst_bit) for c in _candidates(a, b)
     )
 
 
 def _candidates(a: ArrayShape, b: ArrayShape) -> tuple[Correspondence, ...]:
-    out = [_reshape(a, b)]
+    out = [reshape_correspondence(a, b)]
     if a.rank == b.rank and a.rank <= 6:
         for perm in itertools.permutations(range(a.rank)):
             if perm != tuple(range(a.rank)) and tuple(a.dimensions[p] for p in perm) == tuple(b.dimensions):
-                out.append(_transpose(perm, b))
-    out.append(_physical(a, b))
+                out.append(transpose_correspondence(perm, b))
+    out.append(physical_correspondence(a, b))
     unique: dict[tuple, Correspondence] = {}
     for c in out:
         unique.setdefault((c.src_order, c.dst_order), c)
@@ -638,6 +530,21 @@ def _allocations(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any, str]:
     return ra.first_tile_bytes, rb.first_tile_bytes, note
 
 
+def same_allocation(a: ArrayShape, b: ArrayShape) -> bool:
+    """Whether XLA allocates the same bytes for both arrays, by the rule a bitcast must keep
+    (concrete sizes): the first tile's padding and ``L(n)`` (what XLA:TPU allocates), and
+    ``ShapeUtil::ArraySize``, which ignores an untiled ``L(n)``.
+
+    >>> same_allocation(as_shape("f32[5]{0:T(1)L(4)}"), as_shape("f32[5]{0:L(4)}"))  # 32 vs 20 bytes
+    False
+    >>> same_allocation(as_shape("f32[6,128]{1,0:T(8,128)}"), as_shape("f32[768]{0:T(1024)}"))
+    True
+    """
+    alloc_a, alloc_b, _ = _allocations(a, b)
+    xla_a, xla_b = _xla_array_sizes(a, b)
+    return bool(alloc_a == alloc_b and xla_a == xla_b)
+
+
 def _xla_array_sizes(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any]:
     """``ShapeUtil::ArraySize`` of each side: the first tile's padding and ``L(n)`` with tiles,
     the elements' bytes without (``L(n)`` ignored). It differs from :func:`_allocations` only
@@ -743,7 +650,7 @@ def _offsets_concrete(
     proved_reason = (
         f"{name}: every element keeps its bit offset; {_allocator(a, b)} {_bytes(allocated)} for both{note}"
     )
-    if _same_physical_arrangement(a, b, corr):
+    if same_physical_arrangement(a, b, corr):
         return BitcastVerdict(
             "proved", operation, a, b, proved_reason, None, (), name, "same physical arrangement (no solver)"
         )
@@ -766,11 +673,11 @@ def _offsets_concrete(
                 "proved", operation, a, b, proved_reason, None, (), name, f"enumerating all {n:,} elements"
             )
         return _difference(operation, a, b, corr, k, f"enumerating all {n:,} elements")
-    k = _first_difference(a, b, corr, _probes(b, corr, n)) if vectorised else None
+    k = _first_difference(a, b, corr, probe_positions(b, corr, n)) if vectorised else None
     if k is not None:
         return _difference(operation, a, b, corr, k, "evaluating sampled elements")
     src_bit, dst_bit = _bit_position(a), _bit_position(b)
-    input_index = _input_index(corr, a, b)
+    input_index = input_index_of(corr, a, b)
 
     def through_input(j, ar):
         return src_bit(input_index(j, ar), ar)
@@ -822,87 +729,6 @@ def _bit_position(shape: ArrayShape) -> Callable[[Any, Any], Any]:
 
 
 # ------------------------------------------------------- separable offsets, by groups
-class _Dependence:
-    """An abstract value: the set of its additive terms, each named by the logical
-    dimensions it depends on. Constants have no terms; a sum keeps its terms apart; a
-    product of two non-constants, a floor or a remainder merges them into one term."""
-
-    __slots__ = ("terms",)
-
-    def __init__(self, terms) -> None:
-        self.terms = frozenset(terms)
-
-    def __add__(self, other: Any) -> _Dependence:
-        return _Dependence(self.terms | _terms_of(other))
-
-    __radd__ = __add__
-
-    def __mul__(self, other: Any) -> _Dependence:
-        theirs = _terms_of(other)
-        if not theirs:
-            return self
-        if not self.terms:
-            return _Dependence(theirs)
-        return _Dependence({frozenset().union(*self.terms, *theirs)})
-
-    __rmul__ = __mul__
-
-
-def _terms_of(value: Any) -> frozenset:
-    if isinstance(value, _Dependence):
-        return value.terms
-    if isinstance(value, int):
-        return frozenset()
-    raise TypeError(f"no dependence for {value!r}")
-
-
-class _DependenceArithmetic(Arithmetic):
-    """Runs a layout's stages on ``_Dependence`` values (anything else raises)."""
-
-    def lift(self, size: Any) -> Any:
-        if not isinstance(size, int):
-            raise TypeError("symbolic size")
-        return size
-
-    def floordiv(self, a: Any, b: Any) -> Any:
-        return _Dependence({frozenset().union(*_terms_of(a), *_terms_of(b))} if _terms_of(a) else ())
-
-    mod = floordiv
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_separable(shape: ArrayShape) -> bool:
-    """Whether the offset is ``c + sum_d g_d(index[d])``: each additive term of the stage
-    pipeline's offset depends on one logical dimension at most (no ``*`` combine mixing
-    two of them). Decided on the stages themselves; anything unexpected says no."""
-    m = layout_map(shape)
-    index = [_Dependence({frozenset({d})}) for d in range(m.rank)]
-    try:
-        (offset,) = m.apply(index, _DependenceArithmetic(), through=len(m.stages) - 1)
-        return all(len(term) <= 1 for term in _terms_of(offset))
-    except (TypeError, AttributeError, ValueError, NotImplementedError):
-        return False
-
-
-def _groups(src_dims: Sequence[int], dst_dims: Sequence[int]) -> list[tuple[int, int, int, int]]:
-    """Consecutive runs ``src_dims[s0:s1]``, ``dst_dims[d0:d1]`` of equal products, as
-    short as possible (the digits of a row-major position split at the same places)."""
-    out, s0, d0, s, d = [], 0, 0, 0, 0
-    while s < len(src_dims) or d < len(dst_dims):
-        ps = math.prod(src_dims[s0:s], start=1)
-        pd = math.prod(dst_dims[d0:d], start=1)
-        if s > s0 and d > d0 and ps == pd:
-            out.append((s0, s, d0, d))
-            s0, d0 = s, d
-        elif (ps <= pd and s < len(src_dims)) or d == len(dst_dims):
-            s += 1
-        else:
-            d += 1
-    if s0 < len(src_dims) or d0 < len(dst_dims):
-        out.append((s0, len(src_dims), d0, len(dst_dims)))
-    return out
-
-
 def _difference_by_groups(
     a: ArrayShape, b: ArrayShape, corr: Correspondence
 ) -> tuple[int, int | None] | None:
@@ -910,13 +736,13 @@ def _difference_by_groups(
     group of dimensions with the other groups' indices at 0 (the sums are independent).
     Returns (elements checked, first differing position or ``None``), or ``None`` when
     the shortcut does not apply (a layout that is not separable, groups too large)."""
-    if not (_is_separable(a) and _is_separable(b)):
+    if not (is_separable(a) and is_separable(b)):
         return None
     sd = [int(a.dimensions[d]) for d in corr.src_order]
     dd = [int(b.dimensions[d]) for d in corr.dst_order]
     if 0 in sd:
         return None
-    groups = _groups(sd, dd)
+    groups = equal_product_groups(sd, dd)
     sizes = [math.prod(sd[s0:s1], start=1) for s0, s1, _, _ in groups]
     if sum(sizes) > ENUMERATION_LIMIT:
         return None
@@ -933,41 +759,6 @@ def _difference_by_groups(
     return checked, None
 
 
-def _reading_order(shape: ArrayShape, order: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(d for d in order if shape.dimensions[d] != 1)
-
-
-def _same_physical_arrangement(a: ArrayShape, b: ArrayShape, corr: Correspondence) -> bool:
-    """A sufficient condition, decided without a solver: the correspondence reads both
-    sides in their physical order (unit dimensions aside), so it pairs elements with the
-    same physical index, and both stage pipelines take a physical index to the same bit
-    offset (:func:`~layout_algebra.meaning.stages.offset_form`: the stages' own account, with the
-    unit dimensions no stage pads left out). When it says no, the exact paths decide."""
-    if _reading_order(a, corr.src_order) != _reading_order(a, _major_to_minor(a)):
-        return False
-    if _reading_order(b, corr.dst_order) != _reading_order(b, _major_to_minor(b)):
-        return False
-    return same_offset_form(a, b)
-
-
-def _offsets_at(shape: ArrayShape, index: tuple[np.ndarray, ...]) -> np.ndarray:
-    m = layout_map(shape)
-    if m.rank == 0:
-        return np.full(len(index[0]) if index else 1, m.forward(()) * m.element_bits, dtype=np.int64)
-    return np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64) * m.element_bits
-
-
-def _indices(shape: ArrayShape, order: tuple[int, ...], flat: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The logical indices of the elements at row-major positions ``flat`` when the
-    dimensions are read in ``order``."""
-    dims = tuple(int(shape.dimensions[d]) for d in order)
-    index: list[np.ndarray] = [np.zeros_like(flat)] * shape.rank
-    if dims:
-        for d, coordinate in zip(order, np.unravel_index(flat, dims), strict=True):
-            index[d] = coordinate.astype(np.int64)
-    return tuple(index)
-
-
 def _first_difference(
     a: ArrayShape, b: ArrayShape, corr: Correspondence, flat: np.ndarray | None
 ) -> int | None:
@@ -977,31 +768,16 @@ def _first_difference(
         flat = np.arange(_count(a), dtype=np.int64)
     if flat.size == 0:
         return None
-    src = _offsets_at(a, _indices(a, corr.src_order, flat))
-    dst = _offsets_at(b, _indices(b, corr.dst_order, flat))
+    src = offsets_at(a, reading_indices(a, corr.src_order, flat))
+    dst = offsets_at(b, reading_indices(b, corr.dst_order, flat))
     bad = np.flatnonzero(src != dst)
     return int(flat[bad[0]]) if bad.size else None
-
-
-def _probes(b: ArrayShape, corr: Correspondence, n: int) -> np.ndarray:
-    """Positions worth checking first: the ends, every unit step and last index of each
-    output dimension, and a fixed pseudo-random sample."""
-    dims = [int(b.dimensions[d]) for d in corr.dst_order]
-    strides = [math.prod(dims[k + 1 :]) for k in range(len(dims))]
-    picks = {0, n - 1}
-    for d, s in zip(dims, strides, strict=True):
-        for x in (1, 2, d - 1, d // 2):
-            if 0 < x < d:
-                picks.add(x * s)
-    rng = np.random.default_rng(n)
-    sample = rng.integers(0, n, size=512, dtype=np.int64)
-    return np.unique(np.concatenate([np.fromiter(picks, dtype=np.int64), sample]))
 
 
 def _difference(
     operation: str, a: ArrayShape, b: ArrayShape, corr: Correspondence, k: int, method: str
 ) -> BitcastVerdict:
-    j = tuple(int(x[0]) for x in _indices(b, corr.dst_order, np.array([k], dtype=np.int64)))
+    j = tuple(int(x[0]) for x in reading_indices(b, corr.dst_order, np.array([k], dtype=np.int64)))
     verdict = _checked_difference(operation, a, b, corr, j, method, ())
     if verdict is None:  # the vector and scalar evaluations disagree: a bug, never a verdict
         raise AssertionError(
@@ -1014,7 +790,7 @@ def _checked_difference(
     operation, a, b, corr, j: tuple[int, ...], method: str, proofs
 ) -> BitcastVerdict | None:
     """A refutation at output element ``j``, re-evaluated one element at a time."""
-    i = tuple(int(x) for x in _input_index(corr, a, b)(j, _INT))
+    i = tuple(int(x) for x in input_index_of(corr, a, b)(j, _INT))
     src_bit = layout_map(a).forward(i, unit="bit")
     dst_bit = layout_map(b).forward(j, unit="bit")
     if src_bit == dst_bit:
@@ -1069,7 +845,7 @@ def _decide_symbolic(
     tried: list[BitcastVerdict] = []
     for corr in candidates:
         src_bit, dst_bit = _bit_position(a), _bit_position(b)
-        input_index = _input_index_by_groups(corr, a, b)
+        input_index = input_index_by_groups(corr, a, b)
 
         def through_input(j, ar, src_bit=src_bit, input_index=input_index):
             return src_bit(input_index(j, ar), ar)
@@ -1193,5 +969,5 @@ def _concrete_at(operation: str, a: ArrayShape, b: ArrayShape, corr: Corresponde
 def _op_candidates(operation: str, a: ArrayShape, b: ArrayShape) -> tuple[Correspondence, ...]:
     if operation.startswith("transpose"):
         perm = tuple(int(x) for x in operation[len("transpose") :].strip(" []").split(",") if x.strip())
-        return (_transpose(perm, b),)
-    return (_reshape(a, b),)
+        return (transpose_correspondence(perm, b),)
+    return (reshape_correspondence(a, b),)

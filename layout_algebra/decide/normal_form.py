@@ -64,13 +64,15 @@ import numpy as np
 
 from layout_algebra.decide.bitcast import BitcastVerdict, reshape_is_bitcast
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.meaning.sizes import meaningful_array, size_report
+from layout_algebra.meaning.sizes import meaningful_array, size_report, xla_shape_size
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Layout, Shape, Tile
 from layout_algebra.model.syntax import as_shape
 
 __all__ = [
     "LayoutEquality",
     "NormalForm",
+    "allocates_its_buffer",
+    "allocating_its_buffer",
     "normal_form",
     "normal_form_with_proof",
     "same_layout",
@@ -350,3 +352,83 @@ def normal_form_with_proof(shape: Shape | str, *, extra: tuple[Shape | str, ...]
 def normal_form(shape: Shape | str) -> ArrayShape:
     """The simplest layout proved to be the same layout as ``shape`` (see the module docstring)."""
     return normal_form_with_proof(shape).shape
+
+
+# ------------------------------------------------------ XLA allocating the whole buffer
+def allocates_its_buffer(shape: Shape | str) -> bool:
+    """Whether XLA allocates exactly the layout's exact buffer (every tile level's padding
+    and ``L(n)``): its allocation counts the first tile only (``ShapeUtil::ArraySize``, and
+    XLA:TPU's), so a later tile that pads beyond the first makes the buffer larger than
+    what XLA allocates; an untiled ``L(n)`` is not counted by ``ArraySize`` either.
+    Concrete sizes.
+
+    >>> allocates_its_buffer("s8[2,2]{0,1:T(4,128)(4,1)}"), allocates_its_buffer("s8[2,2]{0,1:T(2,128)(4,1)}")
+    (True, False)
+    >>> allocates_its_buffer("f32[5]{0:L(4)}"), allocates_its_buffer("f32[5]{0:T(1)L(4)}")
+    (False, True)
+    """
+    report = size_report(as_shape(shape))
+    return bool(report.physical_bytes == report.first_tile_bytes == xla_shape_size(as_shape(shape)))
+
+
+def allocating_its_buffer(shape: Shape | str) -> ArrayShape:
+    """A layout that stores every element where ``shape`` does, in an exact buffer of the
+    same size, and that XLA allocates whole (:func:`allocates_its_buffer`): the first
+    tile's entries raised to the padding a later tile adds (or the first tile made one of
+    the later tiles). The shape itself when XLA
+    already allocates its whole buffer, or when no such layout is found.
+
+    The layouts read back from other libraries' formats need it: an MLIR map, a CuTe
+    layout or a Triton linear layout says where each element is and how far the buffer
+    reaches, never what XLA allocates, and of two layouts with one map the simplest may
+    be the one XLA allocates less for. ``s8[2,2]{0,1:T(2,128)(4,1)}`` and
+    ``T(4,128)(4,1)`` put every element at the same place in 512 bytes; XLA allocates
+    256 bytes for the first (its ``(4,1)`` pads the first entry 2 to 4, past the first
+    tile) and 512 for the second:
+
+    >>> str(allocating_its_buffer("s8[2,2]{0,1:T(2,128)(4,1)}"))
+    's8[2,2]{0,1:T(4,128)(4,1)}'
+    """
+    a = meaningful_array(as_shape(shape))
+    layout = a.effective_layout
+    if a.is_symbolic or not layout.tiles or allocates_its_buffer(a):
+        return a
+    first, *later = (tuple(t.dimensions) for t in layout.tiles)
+    if COMBINE_DIMENSION in first:
+        return a
+    raised = {d for tile in later for d in tile if d != COMBINE_DIMENSION}
+    options = [sorted({t} | {e for e in raised if e > t}) for t in first]
+    firsts = {*itertools.product(*options), *(tile for tile in later if COMBINE_DIMENSION not in tile)}
+    values = sorted({1, *raised, *first, *(int(d) for d in size_report(a).tiled_dimensions)})
+    longest = max(len(tile) for tile in (first, *later))
+    if len(values) ** longest <= 4096:  # then any first tile of those entries, shortest first
+        for k in range(1, longest + 1):
+            firsts |= set(itertools.product(values, repeat=k))
+    dims = tuple(int(d) for d in a.dimensions)
+    if math.prod(dims, start=1) > 1 << 20:
+        return a
+    index = (
+        tuple(np.asarray(c, dtype=np.int64) for c in np.indices(dims).reshape(len(dims), -1)) if dims else ()
+    )
+    wanted = _offsets(a, index)
+    exact = size_report(a).physical_bytes
+    for entries in sorted(firsts, key=lambda tile: (len(tile) != len(first), sum(tile), len(tile), tile)):
+        candidate_layout = _with_tiles(layout, [entries, *later])
+        if candidate_layout is None:
+            continue
+        candidate = replace(a, layout=candidate_layout)
+        try:
+            if size_report(candidate).physical_bytes != exact or not allocates_its_buffer(candidate):
+                continue
+            if np.array_equal(_offsets(candidate, index), wanted):
+                return candidate
+        except (ValueError, TypeError):
+            continue
+    return a
+
+
+def _offsets(a: ArrayShape, index: tuple[np.ndarray, ...]) -> np.ndarray:
+    m = layout_map(a)
+    if m.rank == 0:
+        return np.array([m.forward(())], dtype=np.int64)
+    return np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64)

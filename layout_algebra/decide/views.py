@@ -32,8 +32,8 @@ layout is a bitcast). Rows 8 to 15 of the array are one row of tiles:
 >>> a.status, str(a.shape), a.offset_bits, a.same_buffer
 ('proved', 'f32[8,256]{1,0:T(8,128)}', 65536, False)
 
-A slice that starts inside a tile, a reverse (an XLA layout stores element 0 first, and
-index 1 of a dimension after index 0) and a broadcast (two elements at one place) are not XLA layouts;
+A slice that starts inside a tile, a reverse (an XLA layout stores element 0 first) and a
+broadcast (two elements at one place) are not XLA layouts;
 the answer says why, with a witness where it is a refutation:
 
 >>> a = view("f32[16,256]{1,0:T(8,128)}", Slice((3, 0), (11, 256))).as_layout()
@@ -71,6 +71,7 @@ from typing import Any
 
 import numpy as np
 
+from layout_algebra.decide.bitcast import same_allocation
 from layout_algebra.decide.normal_form import normal_form, simplicity
 from layout_algebra.meaning.layout_map import LayoutMap, layout_map
 from layout_algebra.meaning.logical_ops import (
@@ -89,7 +90,7 @@ from layout_algebra.meaning.logical_ops import (
     transpose_source_index,
 )
 from layout_algebra.meaning.recover import NotExpressible, Position, recover_layout, strided_positions
-from layout_algebra.meaning.sizes import meaningful_array, size_report
+from layout_algebra.meaning.sizes import meaningful_array, size_report, xla_shape_size
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
@@ -385,24 +386,30 @@ class View:
     def _map(self) -> LayoutMap:
         return layout_map(self.base)
 
-    def source_index(self, j: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> tuple[Any, ...]:
-        """The element of ``base`` that result element ``j`` is (any arithmetic)."""
+    def read_index(self, j: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> tuple[Any, ...]:
+        """The index, in the array the buffer is read as (``base``, or the bitcast's
+        layout), that result element ``j`` reads: the ops undone, last op first."""
         index = tuple(j)
         for op, dims in zip(reversed(self.ops), reversed(self._dims[:-1]), strict=True):
             index = op.source(index, dims, ar)
+        return index
+
+    def source_index(self, j: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> tuple[Any, ...]:
+        """The element of ``base`` that result element ``j`` is (any arithmetic).
+
+        After a bitcast, the element of ``base`` whose slot the bitcast's layout reads (a
+        slot that is padding of ``base`` has no element: :meth:`position` is the answer there).
+        """
+        index = self.read_index(j, ar)
         if self.bitcast_to is not None:
-            m = layout_map(self.bitcast_to)
-            (position,) = m.apply(index, ar, through=len(m.stages) - 1)
-            index, _ = self._map.unapply((position,), ar, start=len(self._map.stages) - 1)
+            index, _ = self._map.unapply((self.position(j, ar),), ar, start=len(self._map.stages) - 1)
         return index
 
     def position(self, j: Sequence[Any], ar: Arithmetic = ARITHMETIC) -> Any:
-        """The element slot of result element ``j`` in the buffer (any arithmetic)."""
-        if self.bitcast_to is not None and not self.ops:
-            m = layout_map(self.bitcast_to)
-            return m.apply(tuple(j), ar, through=len(m.stages) - 1)[0]
-        m = self._map
-        return m.apply(self.source_index(j, ar), ar, through=len(m.stages) - 1)[0]
+        """The element slot of result element ``j`` in the buffer (any arithmetic): the
+        layout the buffer is read as (the bitcast's, else ``base``'s) at :meth:`read_index`."""
+        m = self._map if self.bitcast_to is None else layout_map(self.bitcast_to)
+        return m.apply(self.read_index(j, ar), ar, through=len(m.stages) - 1)[0]
 
     def offset(self, j: Sequence[int], unit: str = "bit") -> int:
         """The offset (``element`` slot, ``bit`` or ``byte``) of result element ``j``, checked."""
@@ -417,7 +424,7 @@ class View:
         dims = self._sizes("enumerate offsets")
         count = math.prod(dims, start=1)
         flat = np.arange(count, dtype=np.int64)
-        index = tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, dims))
+        index = _unravel(flat, dims)
         position = np.asarray(self.position(index), dtype=np.int64) + np.zeros(count, dtype=np.int64)
         return np.asarray(self._map.offset_of_position(position, unit)).reshape(dims)
 
@@ -473,6 +480,18 @@ class View:
         return _as_symbolic_layout(self, at, assume)
 
 
+def _unravel(flat: np.ndarray, dims: Sequence[Any]) -> tuple[np.ndarray, ...]:
+    """The logical indices of the row-major positions ``flat`` in ``dims`` (a scalar, rank 0,
+    has none: its one element is ``()``).
+
+    >>> [c.tolist() for c in _unravel(np.arange(4), (2, 2))], _unravel(np.arange(1), ())
+    ([[0, 0, 1, 1], [0, 1, 0, 1]], ())
+    """
+    if not dims:
+        return ()
+    return tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, tuple(int(d) for d in dims)))
+
+
 def _refuted_at_small_sizes(v: View, target: ArrayShape, proof: Any) -> Any:
     """With no assumptions, one size where the two differ refutes "for every size": look
     for it by enumeration at small sizes (every symbol the same value), else keep ``proof``."""
@@ -497,7 +516,7 @@ def _refuted_at_small_sizes(v: View, target: ArrayShape, proof: Any) -> Any:
             continue
         m = layout_map(shape)
         flat = np.arange(mine.size, dtype=np.int64)
-        index = tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, concrete.dimensions))
+        index = _unravel(flat, concrete.dimensions)
         theirs = np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64) * m.element_bits
         bad = np.flatnonzero(theirs != mine)
         if bad.size:
@@ -586,7 +605,8 @@ class ViewLayout:
 
     ``proved``: ``shape`` stores every result element at ``offset_bits`` plus its offset
     in ``shape`` (checked on every element), and fits in the buffer; ``same_buffer`` when
-    ``offset_bits`` is 0 and XLA allocates the same bytes for ``shape`` as for the base.
+    ``offset_bits`` is 0 and XLA allocates the same bytes for ``shape`` as for the base
+    (:func:`~layout_algebra.decide.bitcast.same_allocation`, the bitcast decision's rule).
     ``refuted``: no XLA layout can (``witness``: two elements that show it). ``unknown``:
     none was found (``reason`` says where the search stopped).
     """
@@ -660,10 +680,13 @@ def _as_symbolic_layout(v: View, at: Mapping[object, int], assume: Any) -> ViewL
             general,
             method="Z3 (symbolic sizes)",
         )
-    same = holds(
-        sympy.Eq(
-            as_sympy(size_report(general).first_tile_bytes),
-            as_sympy(size_report(v.base).first_tile_bytes),
+    same = holds(  # the allocation rule of the bitcast decision (bitcast.same_allocation), as a formula
+        sympy.And(
+            sympy.Eq(
+                as_sympy(size_report(general).first_tile_bytes),
+                as_sympy(size_report(v.base).first_tile_bytes),
+            ),
+            sympy.Eq(as_sympy(xla_shape_size(general)), as_sympy(xla_shape_size(v.base))),
         ),
         assume=assume,
     )
@@ -690,8 +713,38 @@ def _as_layout(v: View) -> ViewLayout:
     refutation = _necessary_conditions(v, offsets)
     if refutation is not None:
         return refutation
-    bits = layout_map(v.base).element_bits
     k = int(offsets.min())
+    own = [_checked(v, s, offsets, k, method) for s in _own_layouts(v, offsets, k)]
+    answers = [*own, *_recovered(v, offsets, k, method)]
+    proved = [(a, a.shape) for a in answers if a.status == "proved" and a.shape is not None]
+    if not proved:
+        return answers[len(own)]
+    return min(proved, key=lambda pair: (not pair[0].same_buffer, simplicity(pair[1])))[0]
+
+
+def _own_layouts(v: View, offsets: np.ndarray, k: int) -> list[ArrayShape]:
+    """The layouts the view is read through, where they store every element where the view
+    does: the view of a layout through no op (or ops that change nothing) is that layout,
+    and so is a bitcast with no op after it — whatever its tiles, ``*`` combines included,
+    which the digit search does not cover. Each is offered with its normal form."""
+    bits = layout_map(v.base).element_bits
+    same = _fast_offsets(v, ((offsets.ravel() - k) // bits).astype(np.int64))
+    out: list[ArrayShape] = []
+    for shape in (v.base, v.bitcast_to):
+        if shape is None or tuple(shape.dimensions) != tuple(v.dimensions) or not same(shape):
+            continue
+        out.append(shape)
+        try:
+            out.append(normal_form(shape))
+        except ValueError:
+            continue
+    return list(dict.fromkeys(out))
+
+
+def _recovered(v: View, offsets: np.ndarray, k: int, method: str) -> list[ViewLayout]:
+    """The layouts read back from the view's digits (mixed-radix per dimension), each
+    checked on every element; or one ``unknown`` saying where the reading stopped."""
+    bits = layout_map(v.base).element_bits
     rel = (offsets - k) // bits
     profiles = [_profile(rel, d) for d in range(v.rank)]
     separable = (
@@ -700,24 +753,28 @@ def _as_layout(v: View) -> ViewLayout:
         else np.zeros((), dtype=np.int64)
     )
     if not np.array_equal(separable, rel):
-        return ViewLayout(
-            "unknown",
-            v,
-            "the offsets are not a sum of one term per dimension; only layouts with '*' (combined "
-            "dimensions) store elements so, and they are not searched",
-            method=method,
-        )
+        return [
+            ViewLayout(
+                "unknown",
+                v,
+                "the offsets are not a sum of one term per dimension; only layouts with '*' (combined "
+                "dimensions) store elements so, and they are not searched",
+                method=method,
+            )
+        ]
     digits = []
     for d, p in enumerate(profiles):
         found = _digits(p)
         if found is None:
-            return ViewLayout(
-                "unknown",
-                v,
-                f"along dimension {d} the offsets (in elements) {_show(p)} are not mixed-radix digits "
-                f"⌊j/w⌋ mod m times strides",
-                method=method,
-            )
+            return [
+                ViewLayout(
+                    "unknown",
+                    v,
+                    f"along dimension {d} the offsets (in elements) {_show(p)} are not mixed-radix digits "
+                    f"⌊j/w⌋ mod m times strides",
+                    method=method,
+                )
+            ]
         for n, (weight, size, stride) in enumerate(found):
             digits.append((d, weight, None if n == len(found) - 1 else size, stride))
     dtype = v.base.element_type.text
@@ -729,14 +786,10 @@ def _as_layout(v: View) -> ViewLayout:
         hint = ""
         if any(isinstance(op, Slice) for op in v.ops):
             hint = " (as when a slice starts or stops inside a tile)"
-        return ViewLayout("unknown", v, f"{_digits_text(digits)}: {err}{hint}", method=method)
-    answers = [
+        return [ViewLayout("unknown", v, f"{_digits_text(digits)}: {err}{hint}", method=method)]
+    return [
         _checked(v, normal_form(c), offsets, k, method) for c in _seeds(v, _with_space(recovered, v.base))
     ]
-    proved = [(a, a.shape) for a in answers if a.status == "proved" and a.shape is not None]
-    if not proved:
-        return answers[0]
-    return min(proved, key=lambda pair: (not pair[0].same_buffer, simplicity(pair[1])))[0]
 
 
 def _seeds(v: View, recovered: ArrayShape) -> list[ArrayShape]:
@@ -768,8 +821,10 @@ def _fast_offsets(v: View, target: np.ndarray) -> Any:
 
     def at(candidate: ArrayShape, flat: np.ndarray) -> np.ndarray:
         m = layout_map(meaningful_array(candidate))
-        index = tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, v.dimensions))
-        return np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64)
+        index = _unravel(flat, v.dimensions)
+        return np.broadcast_to(
+            np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64), flat.shape
+        )
 
     def same(candidate: ArrayShape) -> bool:
         if not np.array_equal(at(candidate, probes), target[probes]):
@@ -807,9 +862,11 @@ def _checked(v: View, shape: ArrayShape, offsets: np.ndarray, k: int, method: st
     m = layout_map(shape)
     count = offsets.size
     flat = np.arange(count, dtype=np.int64)
-    index = tuple(np.asarray(c, dtype=np.int64) for c in np.unravel_index(flat, v.dimensions))
+    index = _unravel(flat, v.dimensions)
     mine = np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64) * m.element_bits
-    if not np.array_equal(mine + k, offsets.ravel()):  # pragma: no cover - recover checks its answer
+    if not np.array_equal(
+        np.broadcast_to(mine, flat.shape) + k, offsets.ravel()
+    ):  # pragma: no cover - recover checks its answer
         return ViewLayout(
             "unknown", v, f"{shape} was recovered but does not match every element", method=method
         )
@@ -823,7 +880,7 @@ def _checked(v: View, shape: ArrayShape, offsets: np.ndarray, k: int, method: st
             k,
             method=method,
         )
-    same = k == 0 and size_report(shape).first_tile_bytes == size_report(v.base).first_tile_bytes
+    same = k == 0 and same_allocation(shape, v.base)
     where = (
         "at the start of the buffer"
         if k == 0
@@ -845,19 +902,21 @@ def _necessary_conditions(v: View, offsets: np.ndarray) -> ViewLayout | None:
     """Facts of every XLA layout, each refuted by a pair of elements.
 
     * No two elements share a place (a layout is injective).
-    * Element ``(0, ..., 0)`` comes first, and a step from index 0 to 1 in any dimension
-      moves forward: every stage (pad, split ``x ↦ (⌊x/t⌋, x mod t)``, transpose, combine
-      ``c·D + x``) maps 0 to zeros and 1 to values ``≥ 0`` with one of them ``1``, so the
-      row-major position grows. (Later steps need not: ``T(256)(8,128)`` on a vector
-      stores element 256 before element 255.)
+    * Element ``(0, ..., 0)`` comes first: every stage (pad, split ``x ↦ (⌊x/t⌋, x mod t)``,
+      transpose, combine ``c·D + x``) maps the zero index to zeros, so its row-major
+      position is 0, and no offset is below it.
+
+    Not a fact: "index 1 of a dimension comes after index 0" (whatever the other indices).
+    It holds where each dimension's offsets add up independently, but a ``*`` combine
+    followed by another tile mixes dimensions: ``f32[2,2]{1,0:T(*,3)(2,1)}`` stores
+    element ``(1, 1)`` before ``(0, 1)``.
     """
     flat = offsets.ravel()
     order = np.argsort(flat, kind="stable")
     same = np.flatnonzero(flat[order][1:] == flat[order][:-1])
     if same.size:
         a, b = (
-            tuple(int(x) for x in np.unravel_index(int(order[s]), v.dimensions))
-            for s in (same[0], same[0] + 1)
+            tuple(int(x[0]) for x in _unravel(order[s : s + 1], v.dimensions)) for s in (same[0], same[0] + 1)
         )
         return ViewLayout(
             "refuted",
@@ -870,7 +929,7 @@ def _necessary_conditions(v: View, offsets: np.ndarray) -> ViewLayout | None:
     origin = (0,) * v.rank
     first = int(offsets[origin]) if v.rank else int(flat[0])
     if int(flat.min()) < first:
-        low = tuple(int(x) for x in np.unravel_index(int(order[0]), v.dimensions))
+        low = tuple(int(x[0]) for x in _unravel(order[:1], v.dimensions))
         return ViewLayout(
             "refuted",
             v,
@@ -879,24 +938,6 @@ def _necessary_conditions(v: View, offsets: np.ndarray) -> ViewLayout | None:
             witness={"elements": [origin, low], "bits": [first, int(flat.min())]},
             method="enumerating every element",
         )
-    for d in range(v.rank):
-        if v.dimensions[d] < 2:
-            continue
-        step = np.take(offsets, 1, axis=d) - np.take(offsets, 0, axis=d)
-        bad = np.argwhere(step <= 0)
-        if bad.size:
-            rest = [int(x) for x in bad[0]]
-            lower = tuple([*rest[:d], 0, *rest[d:]])
-            upper = tuple([*rest[:d], 1, *rest[d:]])
-            lo, hi = int(offsets[lower]), int(offsets[upper])
-            return ViewLayout(
-                "refuted",
-                v,
-                f"element {upper} is stored before element {lower} (bit {hi:,} < bit {lo:,}): in every XLA "
-                "layout index 1 of a dimension comes after index 0",
-                witness={"elements": [lower, upper], "bits": [lo, hi]},
-                method="enumerating every element",
-            )
     return None
 
 
@@ -944,118 +985,3 @@ def _digit(d: int, w: int, m: int | None) -> str:
 def _show(p: np.ndarray) -> str:
     values = p.tolist()
     return str(values) if len(values) <= 8 else str(values[:8])[:-1] + ", ...]"
-
-
-# ------------------------------------------------------------- suggest a bitcast layout
-@dataclass(frozen=True)
-class Suggestion:
-    """A layout for the reshape's result that makes it a bitcast, or why none was found.
-
-    ``shape`` is the best proved candidate (least padding, then simplest by
-    :func:`~layout_algebra.decide.normal_form.simplicity`), ``verdict`` its bitcast proof (or the
-    last refutation), ``others`` the other proved candidates in rank order.
-    """
-
-    shape: ArrayShape | None
-    verdict: Any
-    reason: str
-    others: tuple[ArrayShape, ...] = ()
-
-    def __bool__(self) -> bool:
-        return self.shape is not None
-
-
-def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggestion:
-    """A layout for ``reshape(src) -> dst_dims`` under which the reshape moves no data.
-
-    Candidates, each decided by :func:`~layout_algebra.decide.bitcast.reshape_is_bitcast` (the
-    exact decision): the layout the reshape *view* of ``src`` is (its digits read back
-    as an XLA layout — this finds multi-level tilings), the same with ``L(n)`` to match
-    the input's allocation, XLA's ``AlignLayouts`` order, and every ``minor_to_major``
-    (rank ≤ 5) with the input's tiles and with none. The proved ones are ranked by
-    padding (exact buffer bytes), then simplicity.
-
-    >>> s = suggest_bitcast_layout("bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}", (256, 24, 200))
-    >>> str(s.shape)
-    'bf16[256,24,200]{2,1,0:T(8,128)(2,1)}'
-    >>> str(suggest_bitcast_layout("f32[16,256]{1,0:T(8,128)}", (4096,)).shape)
-    'f32[4096]{0:T(256)(8,128)}'
-    >>> str(suggest_bitcast_layout("f32[6,256]{1,0:T(8,128)}", (1536,)).shape)  # rows padded to 8: L(n)
-    'f32[1536]{0:T(256)(8,128)L(2048)}'
-    >>> str(suggest_bitcast_layout("f32[16,256]{1,0:T(8,128)}", (32, 128)).shape)  # row pairs: a second level
-    'f32[32,128]{1,0:T(2,128)(8,1,1,128)}'
-    >>> print(suggest_bitcast_layout("f32[3,100]{1,0:T(2,128)}", (6, 50)).reason)  # doctest: +ELLIPSIS
-    no layout ... makes the reshape a bitcast: ...
-    """
-    from layout_algebra.decide.bitcast import reshape_is_bitcast
-
-    a = meaningful_array(as_shape(src))
-    if a.is_symbolic:
-        raise ValueError(f"{a}: suggesting a layout needs concrete dimensions")
-    try:
-        dims = tuple(int(d) for d in dst_dims)
-    except (TypeError, ValueError):
-        raise ValueError(f"output dimensions {dst_dims!r} must be integers like 256,24,200") from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"output dimensions {list(dims)} must not be negative")
-    if math.prod(dims, start=1) != math.prod(a.dimensions, start=1):
-        raise ValueError(
-            f"{a} has {math.prod(a.dimensions, start=1):,} elements; {list(dims)} has "
-            f"{math.prod(dims, start=1):,}: not a reshape"
-        )
-    if a.layout is None:
-        a = replace(a, layout=a.effective_layout)
-    proved: dict[ArrayShape, Any] = {}
-    last = None
-    for candidate in _reshape_candidates(a, dims):
-        try:
-            verdict = reshape_is_bitcast(a, candidate)
-        except ValueError:
-            continue
-        if verdict:
-            proved.setdefault(candidate, verdict)
-        else:
-            last = verdict
-    if not proved:
-        why = last.reason if last is not None else "no candidate layout applies"
-        return Suggestion(
-            None,
-            last,
-            "no layout read from the reshape's view, with the input's tiles or without tiles makes the "
-            f"reshape a bitcast: {why}",
-        )
-    ranked = sorted(proved, key=lambda s: (size_report(s).physical_bytes, simplicity(s)))
-    best = ranked[0]
-    return Suggestion(best, proved[best], f"{best} keeps every element of {a} in place", tuple(ranked[1:]))
-
-
-def _reshape_candidates(a: ArrayShape, dims: tuple[Dim, ...]) -> list[ArrayShape]:
-    layout = a.effective_layout
-    out: list[ArrayShape] = []
-    if 0 < math.prod(dims, start=1) <= ENUMERATION_LIMIT:
-        answer = view(a, Reshape(dims)).as_layout()
-        if answer.status == "proved" and answer.offset_bits == 0 and answer.shape is not None:
-            found = answer.shape
-            out.append(found)
-            wanted = size_report(a).first_tile_elements
-            if size_report(found).first_tile_elements != wanted:
-                padded = replace(found.effective_layout, tail_padding_alignment_in_elements=int(wanted))
-                out.append(replace(found, layout=padded))
-    orders: list[tuple[int, ...]] = []
-    try:
-        from layout_algebra.xla import align_layouts
-
-        aligned = align_layouts(a, dims)
-        if aligned is not None:
-            orders.append(tuple(aligned.minor_to_major))
-    except (ImportError, ValueError):
-        pass
-    if len(dims) <= 5:
-        orders += [tuple(p) for p in itertools.permutations(range(len(dims)))]
-    else:
-        orders.append(tuple(reversed(range(len(dims)))))
-    for tiles in (layout.tiles, ()):
-        for order in dict.fromkeys(orders):
-            candidate = replace(layout, minor_to_major=order, tiles=tiles)
-            out.append(ArrayShape(a.element_type, dims, (False,) * len(dims), candidate))
-    return list(dict.fromkeys(out))

@@ -51,8 +51,21 @@ What has no exact counterpart says so (:class:`NotExpressible`, a ``ValueError``
 ...     print(e)
 affine_map<(d0, d1) -> (d0 * 5 + d1)> on f32[4, 6]: the digit i1 takes 6 values but the next stride leaves room for 5: elements would overlap
 
-What is lost: an affine map has no ``L(n)``, ``E(n)`` or memory space (``to_mlir_memref``
-puts ``S(n)`` in the memref's memory-space slot); a position of the tiled shape that is
+What is lost: an affine map has no ``E(n)`` or memory space (``to_mlir_memref`` puts
+``S(n)`` in the memref's memory-space slot). It has no ``L(n)`` either, and the memref MLIR
+normalizes from it allocates the whole tiled shape, so a layout that XLA allocates
+differently (an ``L(n)`` that pads, a later tile padding past the first) is
+``NotExpressible``; read back, a map is the layout XLA allocates whole
+(:func:`~layout_algebra.decide.normal_form.allocating_its_buffer`):
+
+>>> to_mlir_affine_map("s8[2,2]{0,1:T(2,128)(4,1)}")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+layout_algebra.meaning.recover.NotExpressible: s8[2,2]{0,1:T(2,128)(4,1)}: the buffer takes 512 bytes ... XLA allocates 256 ...
+>>> str(from_mlir_affine_map(to_mlir_affine_map("s8[2,2]{0,1:T(4,128)(4,1)}"), "s8", (2, 2)))
+'s8[2,2]{0,1:T(4,128)(4,1)}'
+
+A position of the tiled shape that is
 padding only (a size-1 dimension padded by a tile, ``f32[5]{0:T(2,4)}``) has no result
 that spans it, so such layouts are ``NotExpressible``; maps whose results mix dimensions
 (XLA's ``*``) are written but not read back.
@@ -60,6 +73,7 @@ that spans it, so such layouts are ``NotExpressible``; maps whose results mix di
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -67,10 +81,11 @@ from typing import Any
 import sympy
 
 from layout_algebra.codegen.readback import ReadBackError, read_back
-from layout_algebra.decide.normal_form import normal_form
+from layout_algebra.decide.normal_form import allocates_its_buffer, allocating_its_buffer, normal_form
 from layout_algebra.meaning.digits import Digit, digit_expr, digit_of
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.recover import NotExpressible, recover_layout, strided_positions
+from layout_algebra.meaning.sizes import size_report, xla_shape_size
 from layout_algebra.meaning.stages.stages import Linearize, ceil_div
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import Shape
@@ -179,12 +194,24 @@ def _span(e: Any, dims: Sequence[int]) -> int:
 def to_mlir_affine_map(shape: Shape | str) -> str:
     """The layout as an MLIR tiled-layout ``affine_map``: one result per position of the tiled shape.
 
-    Raises ``NotExpressible`` for symbolic sizes and for a tiled position MLIR would size
-    differently (one that is padding only, or padded more than its result reaches).
+    Raises ``NotExpressible`` for symbolic sizes, for a tiled position MLIR would size
+    differently (one that is padding only, or padded more than its result reaches), and
+    for a layout XLA allocates differently from the tiled shape (a later tile padding past
+    the first, or an ``L(n)`` that pads): the memref MLIR normalizes from the map allocates
+    the whole tiled shape, so no map keeps XLA's allocation.
     """
     m = layout_map(shape)
     if m.is_symbolic:
         raise NotExpressible(f"{m.shape}: symbolic sizes; an MLIR tiled map needs the memref's sizes")
+    spanned = ceil_div(math.prod(m.physical_dimensions, start=1) * m.element_bits, 8)
+    report = size_report(m.shape)
+    if not allocates_its_buffer(m.shape) or spanned != report.first_tile_bytes:
+        raise NotExpressible(
+            f"{m.shape}: the buffer takes {report.physical_bytes:,} bytes (every tile level and L(n)) and "
+            f"XLA allocates {xla_shape_size(m.shape):,} (ShapeUtil::ArraySize), but the memref MLIR "
+            f"normalizes from a tiled map allocates the whole tiled shape {list(m.physical_dimensions)}, "
+            f"{spanned:,} bytes: no affine map keeps XLA's allocation"
+        )
     dims = tuple(m.shape.dimensions)
     symbols = m.index_symbols
     names = {s: f"d{k}" for k, s in enumerate(symbols)}
@@ -296,7 +323,7 @@ def from_mlir_affine_map(
         recovered = recover_layout(dtype, dims, positions, element_size_in_bits=element_size_in_bits)
     except NotExpressible as err:
         raise NotExpressible(f"{where}: {err}") from None
-    return normal_form(recovered)
+    return normal_form(allocating_its_buffer(recovered))
 
 
 def _recover_strided(
@@ -313,4 +340,4 @@ def _recover_strided(
         )
     except NotExpressible as err:
         raise NotExpressible(f"{where}: {err}") from None
-    return normal_form(recovered)
+    return normal_form(allocating_its_buffer(recovered))

@@ -76,7 +76,7 @@ from typing import Any
 import sympy
 
 from layout_algebra.codegen.certification import Certification, certify
-from layout_algebra.decide.normal_form import normal_form
+from layout_algebra.decide.normal_form import allocating_its_buffer, normal_form
 from layout_algebra.meaning.digits import Digit
 from layout_algebra.meaning.layout_map import LayoutMap, index_symbols, layout_map
 from layout_algebra.meaning.recover import NotExpressible, recover_layout, strided_positions
@@ -552,4 +552,4 @@ def from_cute(text: str, dtype: str, *, element_size_in_bits: int = 0, rank: int
         )
     except NotExpressible as err:
         raise NotExpressible(f"{text}: {err}") from None
-    return normal_form(recovered)
+    return normal_form(allocating_its_buffer(recovered))
