@@ -40,7 +40,7 @@ def bitcast_module(source: str, result: str) -> str:
 
 def logical_input(shape: str, seed: int = 0) -> np.ndarray:
     """Random logical values for ``shape`` (small integers fit every type used here)."""
-    from layout_algebra.pack.numpy_eval import numpy_dtype
+    from layout_algebra.pack.formats import numpy_dtype
 
     s = parse_shape(shape)
     values = np.random.default_rng(seed).integers(0, 2, tuple(s.dimensions))

@@ -29,7 +29,7 @@ from layout_algebra.hlo.execute import (
     run,
 )
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.pack.numpy_eval import numpy_dtype
+from layout_algebra.pack.formats import numpy_dtype
 from layout_algebra.xla import array_size
 
 

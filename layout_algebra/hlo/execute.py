@@ -68,7 +68,7 @@ False
 Parameters and results
 ----------------------
 :func:`run` takes the entry parameters as **logical** arrays (dtype exactly
-``numpy_eval.numpy_dtype`` of the element type) in parameter-number order, and returns a
+``formats.numpy_dtype`` of the element type) in parameter-number order, and returns a
 :class:`Buffer`: the root's packed bytes, the bits of those bytes that hold defined
 elements, and the root's logical array with its defined mask (a tuple root gives a tuple of
 :class:`Buffer`). :func:`compare` runs both modules on the same random parameters and says
@@ -136,7 +136,8 @@ from layout_algebra.meaning.sizes import size_report
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.model.validation import layout_problems
-from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.pack.formats import numpy_dtype
+from layout_algebra.pack.numpy_eval import pack, unpack
 
 __all__ = [
     "ELEMENTWISE_OPCODES",
