@@ -680,7 +680,8 @@ def test_pack_and_unpack_on_several_threads_match_the_index_map(shape, seed, thr
         "pred[3001,1500]{0,1:T(32,128)(32,1)E(1)}",
     ],
 )
-def test_threaded_results_equal_the_single_threaded_ones_on_large_arrays(text: str) -> None:
+def test_threaded_results_equal_the_single_threaded_ones_on_large_arrays(text: str, monkeypatch) -> None:
+    monkeypatch.setattr(copy_engine, "PARALLEL_MIN_BYTES", 1 << 22)  # threads by default from 4 MB
     m = layout_map(text)
     x = random_array(m, np.random.default_rng(11))
     one = pack(x, text, fill=1, threads=1)
@@ -797,3 +798,52 @@ def test_sub_byte_words_with_chunks_smaller_than_a_word(text: str, chunk: int) -
         back = unpack(buf, text, threads=2)
     np.testing.assert_array_equal(buf, reference_pack(x, text, fill=1))
     np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x))
+
+
+# ------------------------------------------------------------------------ kept recipes
+@settings(max_examples=120, deadline=None)
+@given(shape=packable_shapes(), seed=st.integers(0, 2**32 - 1), kernels=st.booleans())
+def test_a_second_call_on_new_arrays_matches_the_reference(shape, seed, kernels) -> None:
+    # the first call keeps the recipe (the walk as places in the array); later calls on other
+    # arrays, given or allocated, C-contiguous or not, must give the reference bytes again
+    text = str(shape)
+    m = layout_map(text)
+    rng = np.random.default_rng(seed)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copy_engine, "USE_KERNELS", kernels)
+        patch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
+        first = random_array(m, rng)
+        pack(first, text, fill=1)
+        unpack(pack(first, text), text)
+        for _ in range(2):
+            x = random_array(m, rng)
+            expected = reference_pack(x, text, fill=1)
+            np.testing.assert_array_equal(pack(x, text, fill=1), expected, err_msg=text)
+            out = np.full(expected.size, 0x5A, np.uint8)
+            np.testing.assert_array_equal(pack(x, text, fill=1, out=out), expected, err_msg=text)
+            np.testing.assert_array_equal(raw_bytes(unpack(expected, text)), raw_bytes(x), err_msg=text)
+            y = np.empty_like(x)
+            unpack(expected, text, out=y)
+            np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=text)
+        if x.ndim >= 2 and x.size:
+            flipped = np.ascontiguousarray(x[::-1])[::-1]  # the same values, negative strides
+            np.testing.assert_array_equal(pack(flipped, text, fill=1), expected, err_msg=text)
+            wide = np.empty((*x.shape[:-1], 2 * x.shape[-1]), x.dtype)[..., ::2]
+            unpack(expected, text, out=wide)  # a strided out: walked again, not relocated
+            np.testing.assert_array_equal(raw_bytes(wide), raw_bytes(x), err_msg=text)
+
+
+def test_a_kept_recipe_still_checks_the_array() -> None:
+    text = "f32[8,128]{0,1:T(8,128)}"
+    pack(np.zeros((8, 128), np.float32), text)
+    with pytest.raises(ValueError, match=r"dimensions \[8, 127\]"):
+        pack(np.zeros((8, 127), np.float32), text)
+    with pytest.raises(ValueError, match="dtype float64"):
+        pack(np.zeros((8, 128)), text)
+    with pytest.raises(ValueError, match="fill 256"):
+        pack(np.zeros((8, 128), np.float32), text, fill=256)
+    with pytest.raises(ValueError, match="out has 4 bytes"):
+        pack(np.zeros((8, 128), np.float32), text, out=np.zeros(4, np.uint8))
+    unpack(np.zeros(layout_map(text).size_in_bytes, np.uint8), text)
+    with pytest.raises(ValueError, match="has 4 bytes"):
+        unpack(np.zeros(4, np.uint8), text)

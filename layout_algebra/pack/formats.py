@@ -40,6 +40,7 @@ __all__ = [
     "checked_out",
     "layout_format",
     "numpy_dtype",
+    "packable_map",
     "thread_count",
 ]
 
@@ -153,12 +154,37 @@ class Format:
         return self.bits != 8 * self.dtype.itemsize and not (self.bits < 8 and self.bits == self.type_bits)
 
 
-def layout_format(shape: Shape | str) -> tuple[LayoutMap, Format]:
+#: The concrete layout maps of the shapes packed so far, by the shape as given (text or
+#: ``Shape``): reading the text again costs more than a small copy.
+_MAPS: dict[Shape | str, LayoutMap] = {}
+#: At most this many are kept (then the table starts again).
+MAPS_KEPT = 1024
+
+
+def packable_map(shape: Shape | str) -> LayoutMap:
+    """The layout map of ``shape`` if it can be packed (concrete sizes, a little-endian host);
+    kept, so that packing the same shape again does not read its text again."""
+    try:
+        m = _MAPS.get(shape)
+        keep = True
+    except TypeError:  # an unhashable Shape: not kept
+        m, keep = None, False
+    if m is not None:
+        return m
     m = layout_map(shape)  # raises for tuples, tokens, '?', split configs, bad tiles
     if m.is_symbolic:
         raise ValueError(f"{m.shape}: cannot pack a shape with symbolic dimensions; specialize() it first")
     if sys.byteorder != "little":  # pragma: no cover - every supported host is little-endian
         raise ValueError(f"{m.shape}: packing needs a little-endian host")
+    if keep:
+        if len(_MAPS) >= MAPS_KEPT:
+            _MAPS.clear()
+        _MAPS[shape] = m
+    return m
+
+
+def layout_format(shape: Shape | str) -> tuple[LayoutMap, Format]:
+    m = packable_map(shape)
     t = m.shape.element_type
     try:
         dtype = _dtype(t)

@@ -161,10 +161,12 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from layout_algebra.meaning.layout_map import LayoutMap
 from layout_algebra.model.shapes import Shape
 from layout_algebra.pack import copy_engine as engine
 from layout_algebra.pack import stage_walk
@@ -178,7 +180,17 @@ from layout_algebra.pack.formats import (
     thread_count,
 )
 from layout_algebra.pack.odd_slots import pack_odd_slots, unpack_odd_slots
-from layout_algebra.pack.stage_walk import Plan, box_difference, chunk_index, chunks, overlap, walk
+from layout_algebra.pack.stage_walk import (
+    Plan,
+    Skeleton,
+    box_difference,
+    chunk_index,
+    chunk_list,
+    overlap,
+    relocated,
+    skeleton,
+    walk,
+)
 from layout_algebra.pack.words import pack_words, unpack_words, word_dims
 
 __all__ = ["pack", "unpack"]
@@ -197,7 +209,7 @@ def pack(
     sub-byte ones. With ``out`` (a 1-D ``uint8`` array of that size) the bytes are written
     there, every byte of it, and ``out`` is returned: a runtime can reuse one staging
     buffer. ``threads``: how many threads copy (chunks of the output are independent, and
-    NumPy copies release the GIL); ``None`` uses every CPU for buffers of 4 MB or more, ``1``
+    NumPy copies release the GIL); ``None`` uses every CPU for buffers of 16 MB or more, ``1``
     keeps to the calling thread. The bytes do not depend on it. Raises ``ValueError``
     (quoting the shape) for anything else.
 
@@ -205,11 +217,21 @@ def pack(
     >>> pack(np.arange(4, dtype=np.uint8).reshape(2, 2), "u8[2,2]{0,1:L(3)}", fill=9)
     array([0, 2, 1, 3, 9, 9], dtype=uint8)
     """
-    m, fmt = layout_format(shape)
-    arr = checked_array(array, m, fmt)
+    arr = array if type(array) is np.ndarray else np.asarray(array)
+    recipe = _kept((shape, True, arr.dtype, arr.shape))
+    if recipe is None or not arr.flags.c_contiguous:
+        m, fmt = layout_format(shape)
+        checked = checked_array(arr, m, fmt)
+        base = checked.view(fmt.bits_dtype)
+        plan = walk(m, base, None)
+        if checked is arr and arr.flags.c_contiguous:  # not converted: the plan serves the next call
+            _keep((shape, True, arr.dtype, arr.shape), Recipe(m, fmt, skeleton(plan, base)))
+    else:
+        m, fmt = recipe.m, recipe.fmt
+        base = arr.view(fmt.bits_dtype)
+        plan = walk(m, base, None) if recipe.skeleton is None else relocated(recipe.skeleton, base)
     fill = checked_fill(fill, m, fmt)
     threads = thread_count(threads, m)
-    plan = walk(m, arr.view(fmt.bits_dtype), None)
     if out is None:
         out = np.empty(m.size_in_bytes, np.uint8)
     else:
@@ -240,7 +262,8 @@ def unpack(
     array([[0, 1],
            [2, 3]], dtype=uint8)
     """
-    m, fmt = layout_format(shape)
+    recipe = _kept((shape, False))
+    m, fmt = layout_format(shape) if recipe is None else (recipe.m, recipe.fmt)
     buf = checked_buffer(buffer, m)
     threads = thread_count(threads, m)
     if out is None:
@@ -248,7 +271,13 @@ def unpack(
     else:
         result = checked_out(out, m, fmt)
     writebacks: list[tuple[np.ndarray, np.ndarray]] = []
-    plan = walk(m, result.view(fmt.bits_dtype), writebacks)
+    base = result.view(fmt.bits_dtype)
+    if recipe is not None and recipe.skeleton is not None and base.flags.c_contiguous:
+        plan = relocated(recipe.skeleton, base)
+    else:
+        plan = walk(m, base, writebacks)
+        if recipe is None and base.flags.c_contiguous:  # the plan serves the next call
+            _keep((shape, False), Recipe(m, fmt, None if writebacks else skeleton(plan, base)))
     if fmt.odd_size:
         unpack_odd_slots(plan, buf, fmt, threads)
     elif fmt.sub_byte:
@@ -258,6 +287,41 @@ def unpack(
     for view, merged in reversed(writebacks):
         np.copyto(view, merged.reshape(view.shape))
     return result
+
+
+# --------------------------------------------------------------------- recipes
+@dataclass(frozen=True)
+class Recipe:
+    """What packing (or unpacking) a shape derives before moving any data, kept for the
+    next call: the layout map, the element format, and the walk of the stages as places in
+    the logical array (None: walk them on every call, as when a ``*`` merge copies)."""
+
+    m: LayoutMap
+    fmt: Format
+    skeleton: Skeleton | None
+
+
+#: Recipes by (shape as given, packing?, and for packing the array's dtype and dims).
+_RECIPES: dict[tuple[Any, ...], Recipe] = {}
+#: At most this many recipes are kept (then the table starts again).
+RECIPES_KEPT = 512
+
+
+def _kept(key: tuple[Any, ...]) -> Recipe | None:
+    try:
+        return _RECIPES.get(key)
+    except TypeError:  # an unhashable shape: nothing kept
+        return None
+
+
+def _keep(key: tuple[Any, ...], recipe: Recipe) -> None:
+    try:
+        hash(key)
+    except TypeError:
+        return
+    if len(_RECIPES) >= RECIPES_KEPT:
+        _RECIPES.clear()
+    _RECIPES[key] = recipe
 
 
 # --------------------------------------------------------------------- moving data
@@ -280,8 +344,7 @@ def _pack_whole_bytes(
         for b, where in overlaps:
             engine.copy(chunk[where[1]], b.view[where[0]])
 
-    chunk_list = list(chunks(plan.box, fmt.bits, _chunk_bytes(plan, slots, fmt.bits)))
-    engine.run_parallel(move, chunk_list, threads)
+    engine.run_parallel(move, chunk_list(plan.box, fmt.bits, _chunk_bytes(plan, slots, fmt.bits)), threads)
 
 
 def _chunk_bytes(plan: Plan, slots: np.ndarray, bits: int, *, packing: bool = True) -> int:
@@ -290,7 +353,7 @@ def _chunk_bytes(plan: Plan, slots: np.ndarray, bits: int, *, packing: bool = Tr
     if slots.nbytes <= stage_walk.CHUNK_BYTES:
         return stage_walk.CHUNK_BYTES  # one chunk anyway
     large = any(b.view.nbytes > engine.BLOCK_BYTES for b in plan.blocks)
-    for prefix, lo, hi, _ in chunks(plan.box, bits):
+    for prefix, lo, hi, _ in chunk_list(plan.box, bits, stage_walk.CHUNK_BYTES):
         chunk = slots[chunk_index(prefix, lo, hi)]
         for b in plan.blocks:
             where = overlap(b, prefix, lo, hi)
@@ -333,7 +396,7 @@ def _unpack_whole_bytes(plan: Plan, buf: np.ndarray, fmt: Format, threads: int) 
         for view, where in copies:
             engine.copy(view, chunk[where])
 
-    engine.run_parallel(move, list(chunks(plan.box, fmt.bits, chunk_bytes)), threads)
+    engine.run_parallel(move, chunk_list(plan.box, fmt.bits, chunk_bytes), threads)
 
 
 def _pack_sub_byte(plan: Plan, out: np.ndarray, bits: int, fill: int, threads: int, *, padded: bool) -> None:
@@ -359,7 +422,7 @@ def _pack_sub_byte(plan: Plan, out: np.ndarray, bits: int, fill: int, threads: i
         start = first * bits // 8
         engine.codes_to_bytes(codes, bits, out[start : start + codes.size // per_byte])
 
-    engine.run_parallel(move, list(chunks(plan.box, bits)), threads)
+    engine.run_parallel(move, chunk_list(plan.box, bits, stage_walk.CHUNK_BYTES), threads)
 
 
 def _unpack_sub_byte(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
@@ -380,7 +443,7 @@ def _unpack_sub_byte(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> No
             if where is not None:
                 engine.copy(b.view[where[0]], chunk[where[1]])
 
-    engine.run_parallel(move, list(chunks(plan.box, bits)), threads)
+    engine.run_parallel(move, chunk_list(plan.box, bits, stage_walk.CHUNK_BYTES), threads)
 
 
 #: Elements per chunk for odd slot sizes; more where a block's copy into a chunk transposes.

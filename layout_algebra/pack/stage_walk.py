@@ -23,6 +23,7 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -39,7 +40,20 @@ from layout_algebra.meaning.stages.stages import (
     Transpose,
 )
 
-__all__ = ["Block", "Plan", "box_difference", "chunk_index", "chunks", "overlap", "row_major", "walk"]
+__all__ = [
+    "Block",
+    "Plan",
+    "Skeleton",
+    "box_difference",
+    "chunk_index",
+    "chunk_list",
+    "chunks",
+    "overlap",
+    "relocated",
+    "row_major",
+    "skeleton",
+    "walk",
+]
 
 #: Bytes of output handled per chunk (what is read and written should stay in the cache)...
 CHUNK_BYTES = 1 << 21
@@ -83,6 +97,64 @@ class Plan:
     blocks: tuple[Block, ...]
     box: tuple[int, ...]
     slots: int
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """A plan with its blocks as places in the base instead of views of one array: each
+    block is ``(byte offset, dims, strides, start)``, so that the plan serves every
+    C-contiguous array of the base's dims and dtype (:func:`relocated`)."""
+
+    blocks: tuple[tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]
+    box: tuple[int, ...]
+    slots: int
+
+
+def skeleton(plan: Plan, base: np.ndarray) -> Skeleton | None:
+    """``plan`` (walked on the C-contiguous ``base``) as a :class:`Skeleton`; None if a block
+    is not a view of ``base`` (a ``*`` merge that NumPy could only do by copying).
+
+    >>> from layout_algebra.meaning.layout_map import layout_map
+    >>> m, x = layout_map("f32[3,5]{1,0:T(2,2)}"), np.arange(15, dtype=np.uint32).reshape(3, 5)
+    >>> s = skeleton(walk(m, x, None), x)
+    >>> s.blocks[1]                       # column 4 of rows 0-1: 16 bytes in, 2 rows 20 bytes apart
+    (16, (1, 1, 2, 1), (40, 20, 20, 20), (0, 2, 0, 0))
+    >>> y = np.arange(100, 115, dtype=np.uint32).reshape(3, 5)
+    >>> relocated(s, y).blocks[1].view.ravel().tolist()
+    [104, 109]
+    """
+    if not base.flags.c_contiguous:
+        return None
+    origin, end = base.__array_interface__["data"][0], base.nbytes
+    blocks = []
+    for b in plan.blocks:
+        v = b.view
+        offset = v.__array_interface__["data"][0] - origin
+        reach = sum((n - 1) * s for n, s in zip(v.shape, v.strides, strict=True) if n > 1 and s > 0)
+        if not v.size or not 0 <= offset <= offset + reach + v.itemsize <= end:
+            return None
+        if any(s < 0 for s in v.strides) or not np.may_share_memory(v, base):
+            return None
+        blocks.append((offset, v.shape, v.strides, b.start))
+    return Skeleton(tuple(blocks), plan.box, plan.slots)
+
+
+def relocated(s: Skeleton, base: np.ndarray) -> Plan:
+    """The plan of :class:`Skeleton` ``s`` on ``base`` (C-contiguous, of the dims and dtype it was made for)."""
+    dtype = base.dtype
+    blocks = tuple(
+        Block(np.ndarray(shape, dtype, buffer=base, offset=offset, strides=strides), start)
+        for offset, shape, strides, start in s.blocks
+    )
+    return Plan(blocks, s.box, s.slots)
+
+
+@lru_cache(maxsize=1024)
+def chunk_list(
+    box: tuple[int, ...], bits: int, chunk_bytes: int
+) -> tuple[tuple[tuple[int, ...], int, int, int], ...]:
+    """:func:`chunks`, kept for each box, element size and chunk length."""
+    return tuple(chunks(box, bits, chunk_bytes))
 
 
 def walk(m: LayoutMap, base: np.ndarray, writebacks: Writebacks | None) -> Plan:

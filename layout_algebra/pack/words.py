@@ -22,7 +22,7 @@ import numpy as np
 
 from layout_algebra.pack import copy_engine as engine
 from layout_algebra.pack import stage_walk
-from layout_algebra.pack.stage_walk import Plan, chunks, overlap, row_major
+from layout_algebra.pack.stage_walk import Plan, chunk_list, overlap, row_major
 
 __all__ = ["pack_words", "unpack_words", "word_dims"]
 
@@ -170,7 +170,7 @@ def pack_words(plan: Plan, out: np.ndarray, bits: int, fill: int | None, threads
             engine.pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
             np.copyto(words[..., q], byte[:count].reshape(lead))
 
-    engine.run_parallel(move, list(chunks(plan.box, bits, _word_chunk_bytes(plan, dims, bits))), threads)
+    engine.run_parallel(move, chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)), threads)
 
 
 def unpack_words(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
@@ -201,4 +201,4 @@ def unpack_words(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
         for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
             np.copyto(view, rows[j][dst])
 
-    engine.run_parallel(move, list(chunks(plan.box, bits, _word_chunk_bytes(plan, dims, bits))), threads)
+    engine.run_parallel(move, chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)), threads)
