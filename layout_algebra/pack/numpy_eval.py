@@ -373,30 +373,56 @@ def _unpack_whole_bytes(plan: Plan, buf: np.ndarray, fmt: Format, threads: int) 
     n_box = math.prod(plan.box)
     slots = buf[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
     chunk_bytes = _chunk_bytes(plan, slots, fmt.bits, packing=False)
-    per_thread = threading.local()  # one staging chunk per thread
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
         prefix, lo, hi, _ = chunk_at
         chunk = slots[chunk_index(prefix, lo, hi)]
         copies = [(b.view[w[0]], w[1]) for b in plan.blocks if (w := overlap(b, prefix, lo, hi)) is not None]
-        if not any(
-            engine.is_large_transpose(view, chunk[where]) or engine.uses_kernel(view, chunk[where])
+        if not all(
+            engine.is_large_transpose(view, chunk[where])
+            or engine.uses_kernel(view, chunk[where])
+            or long_runs(view, chunk[where])
             for view, where in copies
         ):
             # read the chunk in order first: the scattered reads of the copies then hit the cache
-            # (a transposing copy stages its blocks itself, a kernel reads the words in one pass)
-            staging = getattr(per_thread, "staging", None)
-            if staging is None:
-                staging = per_thread.staging = np.empty(
-                    min(n_box, max(1, chunk_bytes // size)), fmt.bits_dtype
-                )
-            staged = staging[: chunk.size].reshape(chunk.shape)
+            # (a transposing copy stages its blocks itself, a kernel reads the words in one pass,
+            # and a copy in long runs reads whole lines anyway)
+            staged = _staging(chunk.nbytes)[: chunk.nbytes].view(fmt.bits_dtype).reshape(chunk.shape)
             np.copyto(staged, chunk)
             chunk = staged
         for view, where in copies:
             engine.copy(view, chunk[where])
 
     engine.run_parallel(move, chunk_list(plan.box, fmt.bits, chunk_bytes), threads)
+
+
+#: A copy whose minor dimension is contiguous on both sides for at least this many bytes
+#: reads whole cache lines: staging its chunk first would only copy the data twice.
+LONG_RUN_BYTES = 256
+_per_thread = threading.local()  # one staging buffer per thread, kept between calls
+
+
+def long_runs(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether copying ``src`` into ``dst`` moves runs of at least ``LONG_RUN_BYTES`` that are
+    contiguous on both sides (their minor dimension).
+
+    >>> x = np.zeros((64, 1024), np.float32)
+    >>> long_runs(x[:, :128], x[:8, :128]), long_runs(x[:, :8], x[:8, :8]), long_runs(x.T, x)
+    (True, False, False)
+    """
+    if not dst.ndim:
+        return False
+    size = dst.itemsize
+    return dst.strides[-1] == size and src.strides[-1] == size and dst.shape[-1] * size >= LONG_RUN_BYTES
+
+
+def _staging(nbytes: int) -> np.ndarray:
+    """A staging buffer of at least ``nbytes`` for the calling thread, kept between calls (a new
+    one of a few MB costs its page faults on every call)."""
+    buffer = getattr(_per_thread, "staging", None)
+    if buffer is None or buffer.size < nbytes:
+        buffer = _per_thread.staging = np.empty(max(nbytes, 1), np.uint8)
+    return buffer
 
 
 def _pack_sub_byte(plan: Plan, out: np.ndarray, bits: int, fill: int, threads: int, *, padded: bool) -> None:
