@@ -66,7 +66,8 @@ from layout_algebra.meaning.stages.stages import (
     Transpose,
 )
 from layout_algebra.packing import copy_engine
-from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing.formats import numpy_dtype
+from layout_algebra.packing.numpy_eval import pack, unpack
 
 CASES = [
     "f32[8192,8192]{1,0:T(8,128)}",

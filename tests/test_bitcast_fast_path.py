@@ -29,7 +29,8 @@ from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.stages import offset_form
 from layout_algebra.model.shapes import ArrayShape
 from layout_algebra.model.syntax import parse_shape
-from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing.formats import numpy_dtype
+from layout_algebra.packing.numpy_eval import pack, unpack
 
 FAST = "same physical arrangement (no solver)"
 

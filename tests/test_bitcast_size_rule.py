@@ -43,7 +43,7 @@ def bitcast_module(source: str, result: str) -> str:
 
 def logical_input(shape: str, seed: int = 0) -> np.ndarray:
     """Random logical values for ``shape`` (small integers fit every type used here)."""
-    from layout_algebra.packing.numpy_eval import numpy_dtype
+    from layout_algebra.packing.formats import numpy_dtype
 
     s = parse_shape(shape)
     values = np.random.default_rng(seed).integers(0, 2, tuple(s.dimensions))
@@ -96,9 +96,7 @@ def test_copy_to_bitcast_is_proved_where_whole_tiles_fill_the_rows() -> None:
     for n in (8, 24):
         assert compare(UNTILE, AS_BITCAST, sizes={"N": n}).same is True
     for n in (1, 7, 9):  # the executor refuses the others: 4096*ceil(N/8) against 512*N bytes
-        with pytest.raises(
-            InvalidHlo, match=f"{4096 * -(-n // 8)} bytes, the result .* {512 * n} bytes"
-        ):
+        with pytest.raises(InvalidHlo, match=f"{4096 * -(-n // 8)} bytes, the result .* {512 * n} bytes"):
             run(AS_BITCAST, [np.zeros((n, 128), np.float32)], sizes={"N": n})
 
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from test_numpy_eval import random_array, raw_bytes, reference_pack
 
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.packing import copy_engine, numpy_eval
+from layout_algebra.packing import copy_engine, numpy_eval, stage_walk
 from layout_algebra.packing.numpy_eval import pack, unpack
 
 numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
@@ -198,9 +198,9 @@ def test_random_word_layouts_give_the_same_bytes_on_both_paths(text, seed, fill,
         patch.setattr(copy_engine, "WORD_MIN_ELEMENTS", 0)  # the word path at every size
         patch.setattr(copy_engine, "STAGE_BYTES", stage)  # staged words: never, small ones, the default
         if chunk:  # several chunks, on two threads
-            patch.setattr("layout_algebra.packing.numpy_eval._CHUNK_BYTES", 64 << (4 * chunk))
-            patch.setattr("layout_algebra.packing.numpy_eval._KERNEL_CHUNK_BYTES", 64 << (4 * chunk))
-            patch.setattr("layout_algebra.packing.numpy_eval._WORD_KERNEL_CHUNK_ELEMENTS", 64 << (4 * chunk))
+            patch.setattr("layout_algebra.packing.stage_walk.CHUNK_BYTES", 64 << (4 * chunk))
+            patch.setattr("layout_algebra.packing.stage_walk.KERNEL_CHUNK_BYTES", 64 << (4 * chunk))
+            patch.setattr("layout_algebra.packing.stage_walk.WORD_KERNEL_CHUNK_ELEMENTS", 64 << (4 * chunk))
         fast, slow = both_paths(x, text, fill=fill, threads=1 + chunk % 2)
     np.testing.assert_array_equal(fast, slow, err_msg=text)
     np.testing.assert_array_equal(fast, reference_pack(x, text, fill=fill), err_msg=text)
@@ -210,13 +210,13 @@ def test_kernel_copies_use_long_chunks_and_read_the_buffer_directly(monkeypatch)
     text = "s8[1024,2048]{1,0:T(32,128)(4,1)}"  # 2 MB: one long chunk with kernels, two without
     m = layout_map(text)
     slots = np.zeros(m.size_in_bytes, np.uint8).reshape(
-        numpy_eval._walk(m, np.zeros((1, 1), np.uint8), None).box
+        stage_walk.walk(m, np.zeros((1, 1), np.uint8), None).box
     )
     x = random_array(m, np.random.default_rng(6))
-    plan = numpy_eval._walk(m, x.view(np.uint8), None)
-    monkeypatch.setattr(numpy_eval, "_CHUNK_BYTES", 1 << 20)
-    assert numpy_eval._chunk_bytes(plan, slots, 8) == numpy_eval._KERNEL_CHUNK_BYTES
-    assert numpy_eval._chunk_bytes(plan, slots, 8, packing=False) == numpy_eval._KERNEL_CHUNK_BYTES
+    plan = stage_walk.walk(m, x.view(np.uint8), None)
+    monkeypatch.setattr(stage_walk, "CHUNK_BYTES", 1 << 20)
+    assert numpy_eval._chunk_bytes(plan, slots, 8) == stage_walk.KERNEL_CHUNK_BYTES
+    assert numpy_eval._chunk_bytes(plan, slots, 8, packing=False) == stage_walk.KERNEL_CHUNK_BYTES
     monkeypatch.setattr(copy_engine, "USE_KERNELS", False)
     assert numpy_eval._chunk_bytes(plan, slots, 8) == 1 << 20
 
@@ -461,8 +461,8 @@ def test_s4_and_u4_words_from_strided_inputs_on_one_and_two_threads(
 ) -> None:
     # several chunks (so two threads share the work), a strided input and a strided output
     monkeypatch.setattr(copy_engine, "STREAM_MIN_BYTES", streamed_from)
-    monkeypatch.setattr(numpy_eval, "_WORD_KERNEL_CHUNK_ELEMENTS", 1 << 14)
-    monkeypatch.setattr(numpy_eval, "_CHUNK_BYTES", 1 << 14)
+    monkeypatch.setattr(stage_walk, "WORD_KERNEL_CHUNK_ELEMENTS", 1 << 14)
+    monkeypatch.setattr(stage_walk, "CHUNK_BYTES", 1 << 14)
     m = layout_map(text)
     x = random_array(m, np.random.default_rng(21))
     wide = np.zeros((x.shape[0], 3 * x.shape[1]), x.dtype)
@@ -632,8 +632,8 @@ def test_bf16_words_streamed_past_the_cache_on_one_and_two_threads(text, threads
     # padded last tiles both ways (their edge blocks are not one region: plain stores), and
     # the fill of the padding, with several chunks so that two threads share the work
     monkeypatch.setattr(copy_engine, "STREAM_MIN_BYTES", 0)
-    monkeypatch.setattr(numpy_eval, "_KERNEL_CHUNK_BYTES", 1 << 14)
-    monkeypatch.setattr(numpy_eval, "_CHUNK_BYTES", 1 << 14)
+    monkeypatch.setattr(stage_walk, "KERNEL_CHUNK_BYTES", 1 << 14)
+    monkeypatch.setattr(stage_walk, "CHUNK_BYTES", 1 << 14)
     x = random_array(layout_map(text), np.random.default_rng(9))
     streams: list[bool] = []
     real = copy_kernels.words_from_halves

@@ -24,8 +24,9 @@ from strategies_maps import small_layout_shapes
 import layout_algebra as la
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
-from layout_algebra.packing import copy_engine, numpy_eval
-from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing import copy_engine, formats, odd_slots, stage_walk
+from layout_algebra.packing.formats import numpy_dtype
+from layout_algebra.packing.numpy_eval import pack, unpack
 
 #: Every element type with a NumPy dtype, stored in whole bytes (no E(n)).
 WHOLE_BYTE_CASES = tuple(
@@ -315,8 +316,8 @@ def test_s4_with_e5_puts_each_nibble_at_the_low_end_of_a_five_bit_slot() -> None
 
 
 def test_odd_slot_sizes_on_several_threads_and_chunks_match_the_reference(monkeypatch) -> None:
-    monkeypatch.setattr(numpy_eval, "_ODD_CHUNK_ELEMENTS", 40)  # many chunks, several ending mid-byte
-    monkeypatch.setattr(numpy_eval, "_ODD_TRANSPOSING_CHUNK_ELEMENTS", 56)
+    monkeypatch.setattr(odd_slots, "_ODD_CHUNK_ELEMENTS", 40)  # many chunks, several ending mid-byte
+    monkeypatch.setattr(odd_slots, "_ODD_TRANSPOSING_CHUNK_ELEMENTS", 56)
     for text in [
         "s4[37,29]{0,1:T(8,4)E(5)}",
         "pred[50,21]{1,0:T(4,8)L(7)E(3)}",
@@ -339,7 +340,7 @@ def test_random_odd_slot_sizes_match_the_reference(seed, monkeypatch) -> None:
     # wider, across 64-bit words and past 64 bits, padded tiles, small chunks
     rng = np.random.default_rng(seed)
     for name in ("_ODD_CHUNK_ELEMENTS", "_ODD_TRANSPOSING_CHUNK_ELEMENTS"):
-        monkeypatch.setattr(numpy_eval, name, int(rng.choice([24, 40, 1 << 16])))
+        monkeypatch.setattr(odd_slots, name, int(rng.choice([24, 40, 1 << 16])))
     types = {"pred": 1, "s4": 4, "u2": 2, "s8": 8, "bf16": 16, "f32": 32, "s64": 64}
     name = str(rng.choice(list(types)))
     bits = int(rng.integers(types[name], types[name] + 70))
@@ -377,8 +378,8 @@ def test_padded_layouts_in_many_chunks_write_fill_into_every_padding_byte_of_out
     # pack writes the fill only where no block lands (each byte once): with chunks of a few
     # hundred bytes, most chunks meet the padding in other ways; an ``out`` full of other bytes
     # shows any padding byte left unwritten
-    for name in ("_CHUNK_BYTES", "_KERNEL_CHUNK_BYTES", "_TRANSPOSING_CHUNK_BYTES"):
-        monkeypatch.setattr(numpy_eval, name, 256)
+    for name in ("CHUNK_BYTES", "KERNEL_CHUNK_BYTES", "TRANSPOSING_CHUNK_BYTES"):
+        monkeypatch.setattr(stage_walk, name, 256)
     m = layout_map(text)
     x = random_array(m, np.random.default_rng(11))
     expected = reference_pack(x, text, fill=0xC3)
@@ -500,13 +501,13 @@ def test_one_bit_integers_pack_eight_per_byte_or_name_the_missing_dtype() -> Non
 
 
 def test_a_type_missing_from_ml_dtypes_is_named(monkeypatch) -> None:
-    numpy_eval._dtype.cache_clear()
-    monkeypatch.setitem(numpy_eval._ML_DTYPES_TYPES, "f8e3m4", "float8_not_there")
+    formats._dtype.cache_clear()
+    monkeypatch.setitem(formats._ML_DTYPES_TYPES, "f8e3m4", "float8_not_there")
     try:
         with pytest.raises(ValueError, match=r"f8e3m4.*needs ml_dtypes.float8_not_there"):
             pack(np.zeros(2, np.uint8), "f8e3m4[2]")
     finally:
-        numpy_eval._dtype.cache_clear()
+        formats._dtype.cache_clear()
 
 
 # ------------------------------------------------- transposing copies, block by block
@@ -541,7 +542,7 @@ def strided_views(draw: st.DrawFn, shape: tuple[int, ...], dtype: np.dtype) -> t
 def test_blocked_copy_copies_every_element_for_any_strides_and_block_size(data) -> None:
     rank = data.draw(st.integers(1, 4))
     shape = tuple(data.draw(st.lists(st.integers(1, 9), min_size=rank, max_size=rank)))
-    dtype = numpy_eval._BITS_DTYPES[data.draw(st.sampled_from([1, 2, 4, 8, 16]))]
+    dtype = formats._BITS_DTYPES[data.draw(st.sampled_from([1, 2, 4, 8, 16]))]
     src_base, src_view = data.draw(strided_views(shape, dtype))
     dst_base, dst_view = data.draw(strided_views(shape, dtype))
     limit = data.draw(st.integers(1, 80)) * dtype.itemsize  # blocks cut every dim somewhere
@@ -624,8 +625,8 @@ def test_pack_and_unpack_with_tiny_blocks_and_chunks_match_the_index_map(shape, 
         patch.setattr(copy_engine, "BLOCK_BYTES", block)
         patch.setattr(copy_engine, "RUN_BYTES", 8)
         patch.setattr(copy_engine, "FAR_BYTES", 0)
-        patch.setattr(numpy_eval, "_CHUNK_BYTES", 64)
-        patch.setattr(numpy_eval, "_TRANSPOSING_CHUNK_BYTES", 96)
+        patch.setattr(stage_walk, "CHUNK_BYTES", 64)
+        patch.setattr(stage_walk, "TRANSPOSING_CHUNK_BYTES", 96)
         buf = pack(x, shape, fill=1)
         y = np.array(random_array(m, np.random.default_rng(seed + 1)), order="F")
         unpack(buf, shape, out=y)
@@ -661,8 +662,8 @@ def test_pack_and_unpack_on_several_threads_match_the_index_map(shape, seed, thr
     m = layout_map(shape)
     x = random_array(m, np.random.default_rng(seed))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(numpy_eval, "_CHUNK_BYTES", chunk)
-        patch.setattr(numpy_eval, "_TRANSPOSING_CHUNK_BYTES", 2 * chunk)
+        patch.setattr(stage_walk, "CHUNK_BYTES", chunk)
+        patch.setattr(stage_walk, "TRANSPOSING_CHUNK_BYTES", 2 * chunk)
         buf = pack(x, shape, fill=1, threads=threads)
         y = np.array(random_array(m, np.random.default_rng(seed + 1)), order="F")
         unpack(buf, shape, out=y, threads=threads)
@@ -680,7 +681,8 @@ def test_pack_and_unpack_on_several_threads_match_the_index_map(shape, seed, thr
         "pred[3001,1500]{0,1:T(32,128)(32,1)E(1)}",
     ],
 )
-def test_threaded_results_equal_the_single_threaded_ones_on_large_arrays(text: str) -> None:
+def test_threaded_results_equal_the_single_threaded_ones_on_large_arrays(text: str, monkeypatch) -> None:
+    monkeypatch.setattr(copy_engine, "PARALLEL_MIN_BYTES", 1 << 22)  # threads by default from 4 MB
     m = layout_map(text)
     x = random_array(m, np.random.default_rng(11))
     one = pack(x, text, fill=1, threads=1)
@@ -792,8 +794,57 @@ def test_sub_byte_words_with_chunks_smaller_than_a_word(text: str, chunk: int) -
     m = layout_map(text)
     x = random_array(m, np.random.default_rng(chunk))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(numpy_eval, "_CHUNK_BYTES", chunk)
+        patch.setattr(stage_walk, "CHUNK_BYTES", chunk)
         buf = pack(x, text, fill=1, threads=2)
         back = unpack(buf, text, threads=2)
     np.testing.assert_array_equal(buf, reference_pack(x, text, fill=1))
     np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x))
+
+
+# ------------------------------------------------------------------------ kept recipes
+@settings(max_examples=120, deadline=None)
+@given(shape=packable_shapes(), seed=st.integers(0, 2**32 - 1), kernels=st.booleans())
+def test_a_second_call_on_new_arrays_matches_the_reference(shape, seed, kernels) -> None:
+    # the first call keeps the recipe (the walk as places in the array); later calls on other
+    # arrays, given or allocated, C-contiguous or not, must give the reference bytes again
+    text = str(shape)
+    m = layout_map(text)
+    rng = np.random.default_rng(seed)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copy_engine, "USE_KERNELS", kernels)
+        patch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
+        first = random_array(m, rng)
+        pack(first, text, fill=1)
+        unpack(pack(first, text), text)
+        for _ in range(2):
+            x = random_array(m, rng)
+            expected = reference_pack(x, text, fill=1)
+            np.testing.assert_array_equal(pack(x, text, fill=1), expected, err_msg=text)
+            out = np.full(expected.size, 0x5A, np.uint8)
+            np.testing.assert_array_equal(pack(x, text, fill=1, out=out), expected, err_msg=text)
+            np.testing.assert_array_equal(raw_bytes(unpack(expected, text)), raw_bytes(x), err_msg=text)
+            y = np.empty_like(x)
+            unpack(expected, text, out=y)
+            np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=text)
+        if x.ndim >= 2 and x.size:
+            flipped = np.ascontiguousarray(x[::-1])[::-1]  # the same values, negative strides
+            np.testing.assert_array_equal(pack(flipped, text, fill=1), expected, err_msg=text)
+            wide = np.empty((*x.shape[:-1], 2 * x.shape[-1]), x.dtype)[..., ::2]
+            unpack(expected, text, out=wide)  # a strided out: walked again, not relocated
+            np.testing.assert_array_equal(raw_bytes(wide), raw_bytes(x), err_msg=text)
+
+
+def test_a_kept_recipe_still_checks_the_array() -> None:
+    text = "f32[8,128]{0,1:T(8,128)}"
+    pack(np.zeros((8, 128), np.float32), text)
+    with pytest.raises(ValueError, match=r"dimensions \[8, 127\]"):
+        pack(np.zeros((8, 127), np.float32), text)
+    with pytest.raises(ValueError, match="dtype float64"):
+        pack(np.zeros((8, 128)), text)
+    with pytest.raises(ValueError, match="fill 256"):
+        pack(np.zeros((8, 128), np.float32), text, fill=256)
+    with pytest.raises(ValueError, match="out has 4 bytes"):
+        pack(np.zeros((8, 128), np.float32), text, out=np.zeros(4, np.uint8))
+    unpack(np.zeros(layout_map(text).size_in_bytes, np.uint8), text)
+    with pytest.raises(ValueError, match="has 4 bytes"):
+        unpack(np.zeros(4, np.uint8), text)

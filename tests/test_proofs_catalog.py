@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,91 @@ def prove_claim():
     (tmp_path / "unsafe.py").write_text(theorem.format(first="maybe"))
     with pytest.raises(ValueError, match="EXPECTED"):
         run_catalog(tmp_path)
+
+
+THEOREMS = {
+    "holds_everywhere.py": """
+'''N >= 0 for every size N: the solver answers unsat on its negation.'''
+from layout_algebra import prove
+CLAIM = "N >= 0 for every N"
+def prove_claim():
+    return [prove.holds("N >= 0")]
+""",
+    "fails_somewhere.py": """
+'''N % 8 == 0 fails for some N: proved by the refutation of the claim that it always holds.'''
+from layout_algebra import prove
+CLAIM = "N % 8 == 0 fails for some N"
+EXPECTED = ("refuted",)
+def prove_claim():
+    return [prove.holds("N % 8 == 0")]
+""",
+}
+
+
+def write_catalog(folder: Path, theorems: dict[str, str]) -> Path:
+    folder.mkdir(exist_ok=True)
+    for name, text in theorems.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_cli_proofs_on_several_processes_prints_each_entry_in_order_and_a_total(capsys, tmp_path) -> None:
+    catalog = write_catalog(tmp_path / "catalog", THEOREMS)
+    assert main(["proofs", "--catalog", str(catalog), "--jobs", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("proved") and lines[0].endswith("N % 8 == 0 fails for some N")
+    # the refutation the claim expects reads as what it proves, with its counterexample
+    assert "proved by a counterexample to its opposite (as claimed)" in lines[1]
+    assert "counterexample: N=" in lines[2]
+    assert lines[3].startswith("proved") and lines[3].endswith("N >= 0 for every N")
+    assert lines[-1].startswith("2 claims: 2 proved, 0 refuted, 0 unknown, 2 queries in ")
+    assert lines[-1].endswith("(2 processes)")
+
+
+def test_cli_proofs_json_has_every_entry_and_the_total(capsys, tmp_path) -> None:
+    catalog = write_catalog(tmp_path / "catalog", THEOREMS)
+    assert main(["proofs", "--catalog", str(catalog), "--json", "-j", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [e["file"] for e in data["entries"]] == ["fails_somewhere.py", "holds_everywhere.py"]
+    assert data["entries"][0]["results"][0]["status"] == "refuted"
+    assert data["entries"][0]["results"][0]["expected"] == "refuted"
+    assert data["entries"][0]["results"][0]["counterexample"]
+    assert data["total"] | {"seconds": 0} == {
+        "claims": 2,
+        "proved": 2,
+        "refuted": 0,
+        "unknown": 0,
+        "seconds": 0,
+        "processes": 1,
+    }
+
+
+def test_cli_proofs_a_claim_not_proved_exits_1_and_says_so(capsys, tmp_path) -> None:
+    wrong = THEOREMS["fails_somewhere.py"].replace('EXPECTED = ("refuted",)', 'EXPECTED = ("proved",)')
+    catalog = write_catalog(tmp_path / "catalog", {"fails_somewhere.py": wrong})
+    assert main(["proofs", "--catalog", str(catalog)]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("refuted") and lines[1].strip().startswith("refuted: ")
+    assert lines[-1].startswith("1 claim: 0 proved, 1 refuted, 0 unknown, 1 query in ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["proofs", "no_such_name"],
+            r"no theorem in .* has 'no_such_name' in its name; the theorems: .*row_major",
+        ),
+        (["proofs", "--jobs", "0"], r"--jobs 0 must be at least 1"),
+    ],
+)
+def test_cli_proofs_bad_input_is_a_clear_error_with_exit_2(capsys, argv, message) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert re.search(message, captured.err) and not captured.out
+
+
+def test_cli_proofs_an_empty_catalog_is_a_clear_error_with_exit_2(capsys, tmp_path) -> None:
+    assert main(["proofs", "--catalog", str(tmp_path)]) == 2
+    assert "holds no theorem file" in capsys.readouterr().err

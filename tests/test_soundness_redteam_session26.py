@@ -287,7 +287,8 @@ def test_wide_element_sizes_pack_each_element_at_the_low_end_of_its_slot() -> No
     from oracles import nested_tiling
 
     from layout_algebra.model.syntax import parse_shape
-    from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
+    from layout_algebra.packing.formats import numpy_dtype
+    from layout_algebra.packing.numpy_eval import pack, unpack
 
     rng = np.random.default_rng(6)
     for case in range(120):

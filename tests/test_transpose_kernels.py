@@ -286,12 +286,12 @@ def both_paths(
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("text", TEXTS)
 def test_pack_and_unpack_match_numpy_and_the_index_map(small_blocks, monkeypatch, text, threads) -> None:
-    import layout_algebra.packing.numpy_eval as numpy_eval
+    import layout_algebra.packing.stage_walk as stage_walk
 
     if threads == 1:  # the stores kept in the cache (with 2 threads: streamed, from any size)
         monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 1 << 40)
-    monkeypatch.setattr(numpy_eval, "_CHUNK_BYTES", 1 << 14)  # several chunks, so both threads work
-    monkeypatch.setattr(numpy_eval, "_TRANSPOSING_CHUNK_BYTES", 1 << 15)
+    monkeypatch.setattr(stage_walk, "CHUNK_BYTES", 1 << 14)  # several chunks, so both threads work
+    monkeypatch.setattr(stage_walk, "TRANSPOSING_CHUNK_BYTES", 1 << 15)
     x = random_array(layout_map(text), np.random.default_rng(len(text)))
     streams: list[bool] = []
     buf, calls = both_paths(x, text, threads, streams)

@@ -40,8 +40,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.interop import NotExpressible
-    from layout_algebra.interop.triton import to_linear_layout
     from layout_algebra.target.access import (
         dimension_access,
         separable_map,
@@ -86,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
             )
         record["element"] = element
     if args.linear_layout:
+        from layout_algebra.interop.triton import to_linear_layout  # here: interop loads SymPy and Z3
+        from layout_algebra.meaning.recover import NotExpressible
+
         try:
             ll = to_linear_layout(m.shape, unit="bit" if m.element_bits < 8 else "element")
         except NotExpressible as err:

@@ -15,12 +15,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "proofs",
         help="run the catalog of theorems in proofs/ and report each claim's status",
         description="Run every theorem of the proof catalog (proofs/*.py) and print its status and "
-        "time; --write FILE also writes the Markdown report (docs/proofs.md). Exit status 0 when "
-        "every claim is proved.",
+        "time, then the total; --write FILE also writes the Markdown report (docs/proofs.md). Exit "
+        "status 0 when every claim is proved, 1 when one is not, 2 for bad input (no theorem of "
+        "that name, an empty catalog).",
     )
     p.add_argument("only", nargs="*", help="run only entries whose file name contains one of these")
     p.add_argument("--catalog", metavar="DIR", help="directory of theorem files (default: proofs/)")
     p.add_argument("--write", metavar="FILE", help="write the Markdown report here")
+    p.add_argument("--jobs", "-j", type=int, metavar="N", help="prove in N processes (default: every CPU)")
+    p.add_argument("--json", action="store_true", help="print the entries and the total as JSON")
     p.set_defaults(run=run)
 
 
@@ -33,6 +36,10 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         _check_writable(args.write)  # before the catalog runs, not after
         argv += ["--write", args.write]
+    if args.jobs is not None:
+        argv += ["--jobs", str(args.jobs)]
+    if args.json:
+        argv.append("--json")
     try:
         return run_proofs(argv)
     except OSError as err:

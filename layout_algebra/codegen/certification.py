@@ -52,7 +52,6 @@ from layout_algebra.meaning.stages.stages import Combine, Linearize, PrependUnit
 from layout_algebra.meaning.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMETIC
 from layout_algebra.model.shapes import Shape
 from layout_algebra.model.symbols import as_sympy
-from layout_algebra.prove.result import json_value
 
 __all__ = ["DIRECTIONS", "EXHAUSTIVE_LIMIT", "PROVER_TIMEOUT_MS", "Certification", "certify", "evaluate"]
 
@@ -97,6 +96,8 @@ class Certification:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``status``, ``method``, ``detail`` and ``counterexample`` (``null`` or its values)."""
+        from layout_algebra.prove.result import json_value  # here: importing prove loads Z3
+
         return {
             "status": self.status,
             "method": self.method,

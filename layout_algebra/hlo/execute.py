@@ -69,7 +69,7 @@ False
 Parameters and results
 ----------------------
 :func:`run` takes the entry parameters as **logical** arrays (dtype exactly
-``numpy_eval.numpy_dtype`` of the element type) in parameter-number order, and returns a
+``formats.numpy_dtype`` of the element type) in parameter-number order, and returns a
 :class:`Buffer`: the root's packed bytes, the bits of those bytes that hold defined
 elements, and the root's logical array with its defined mask (a tuple root gives a tuple of
 :class:`Buffer`). :func:`compare` runs both modules on the same random parameters and says
@@ -152,7 +152,8 @@ from layout_algebra.hlo.validity import (
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
-from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing.formats import numpy_dtype
+from layout_algebra.packing.numpy_eval import pack, unpack
 
 __all__ = [
     "Buffer",

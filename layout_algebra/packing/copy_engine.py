@@ -84,8 +84,10 @@ RUN_BYTES = 512
 PAD_BYTES = 64
 #: A copy of at least this many elements whose minor dim makes words builds them with shifts.
 WORD_MIN_ELEMENTS = 256
-#: Work smaller than this (bytes moved) runs on the calling thread: threads cost more than they save.
-PARALLEL_MIN_BYTES = 1 << 22
+#: Work smaller than this (bytes moved) runs on the calling thread, with no pool: handing work to
+#: another thread costs tens of microseconds (more on a busy machine), and below this size the
+#: copy runs from the caches, where one core is close to what two give.
+PARALLEL_MIN_BYTES = 1 << 24
 #: Use the compiled kernels (:mod:`layout_algebra.packing.copy_kernels`) when ``numba`` is importable...
 USE_KERNELS = True
 #: ... for words of at least this many bytes: below it NumPy is quick enough, and a small
