@@ -56,6 +56,7 @@ from layout_algebra.model import (
     questions,
     validate,
 )
+from layout_algebra.model.errors import InvalidArgumentError, LayoutAlgebraError
 from layout_algebra.model.version import VERSION
 
 #: Public names loaded on first use (module ``__getattr__``), so that ``import layout_algebra``
@@ -160,8 +161,10 @@ __all__ = [
     "UNBOUNDED_SIZE",
     "ArrayShape",
     "BufferShape",
+    "InvalidArgumentError",
     "InvalidLayoutError",
     "Layout",
+    "LayoutAlgebraError",
     "LayoutMap",
     "LayoutSemanticsError",
     "OpaqueShape",

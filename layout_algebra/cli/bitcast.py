@@ -6,6 +6,7 @@ import argparse
 import json
 
 from layout_algebra.cli._common import parse_index, report_condition
+from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["register", "run"]
 
@@ -74,18 +75,16 @@ _EXIT = {"proved": 0, "refuted": 1, "unknown": 3}
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.decide.bitcast import (
-        bitcast_is_valid,
-        reshape_is_bitcast,
-        suggest_bitcast_layout,
-        transpose_is_bitcast,
-    )
+    from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+    from layout_algebra.decide.views import suggest_bitcast_layout
 
     if args.suggest:
         try:
             dims = parse_index(args.dst)
         except argparse.ArgumentTypeError as err:
-            raise ValueError(f"--suggest needs DST as output dimensions like 256,24,200: {err}") from None
+            raise InvalidArgumentError(
+                f"--suggest needs DST as output dimensions like 256,24,200: {err}"
+            ) from None
         suggestion = suggest_bitcast_layout(args.src, dims)
         if args.json:
             print(
@@ -126,7 +125,7 @@ def _when(args: argparse.Namespace) -> int:
     from layout_algebra.decide import conditions
 
     if args.suggest or args.assume:
-        raise ValueError("--when finds the condition itself: it takes no --assume and no --suggest")
+        raise InvalidArgumentError("--when finds the condition itself: it takes no --assume and no --suggest")
     if args.permutation is not None:
         found = conditions.when_transpose_is_bitcast(args.src, args.dst, args.permutation)
     elif args.reinterpret:

@@ -91,6 +91,7 @@ from layout_algebra.meaning.logical_ops import (
 from layout_algebra.meaning.recover import NotExpressible, Position, recover_layout, strided_positions
 from layout_algebra.meaning.sizes import meaningful_array, size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.model.errors import InvalidArgumentError, LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
 
@@ -110,7 +111,7 @@ __all__ = [
 ENUMERATION_LIMIT = 1 << 20
 
 
-class ViewError(ValueError):
+class ViewError(LayoutAlgebraError, ValueError):
     """An op that does not apply to the array it is given; the message quotes both."""
 
 
@@ -409,7 +410,9 @@ class View:
         index = tuple(int(x) for x in j)
         dims = self._sizes("evaluate an offset")
         if len(index) != self.rank or any(not 0 <= x < d for x, d in zip(index, dims, strict=True)):
-            raise ValueError(f"{self}: index {list(index)} is out of bounds of {list(self.dimensions)}")
+            raise InvalidArgumentError(
+                f"{self}: index {list(index)} is out of bounds of {list(self.dimensions)}"
+            )
         return int(self._map.offset_of_position(int(self.position(index)), unit))
 
     def offsets(self, unit: str = "bit") -> np.ndarray:
@@ -991,15 +994,17 @@ def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggest
 
     a = meaningful_array(as_shape(src))
     if a.is_symbolic:
-        raise ValueError(f"{a}: suggesting a layout needs concrete dimensions")
+        raise InvalidArgumentError(f"{a}: suggesting a layout needs concrete dimensions")
     try:
         dims = tuple(int(d) for d in dst_dims)
     except (TypeError, ValueError):
-        raise ValueError(f"output dimensions {dst_dims!r} must be integers like 256,24,200") from None
+        raise InvalidArgumentError(
+            f"output dimensions {dst_dims!r} must be integers like 256,24,200"
+        ) from None
     if any(d < 0 for d in dims):
-        raise ValueError(f"output dimensions {list(dims)} must not be negative")
+        raise InvalidArgumentError(f"output dimensions {list(dims)} must not be negative")
     if math.prod(dims, start=1) != math.prod(a.dimensions, start=1):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{a} has {math.prod(a.dimensions, start=1):,} elements; {list(dims)} has "
             f"{math.prod(dims, start=1):,}: not a reshape"
         )

@@ -82,6 +82,7 @@ from layout_algebra.decide.bitcast import BitcastVerdict, decide_movement, memor
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import NATIVE_START_OPCODES, HloModuleStream
 from layout_algebra.meaning.sizes import LayoutSemanticsError, SizeReport, size_report
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.validation import layout_problems
 
@@ -192,7 +193,7 @@ def classify_movement(instruction: HloInstruction, operand_shape: Shape | None) 
     """
     opcode = instruction.opcode
     if opcode not in MOVEMENT_OPCODES:
-        raise ValueError(f"classify_movement handles {', '.join(MOVEMENT_OPCODES)}; got '{opcode}'")
+        raise InvalidArgumentError(f"classify_movement handles {', '.join(MOVEMENT_OPCODES)}; got '{opcode}'")
     return _classify(opcode, operand_shape, instruction.shape, instruction.dimensions)
 
 
@@ -638,7 +639,7 @@ def _audit(
                 entry = computation.name
             audited(computation)
         if entry is None:
-            raise ValueError(f"module {name!r} has no entry computation")
+            raise InvalidArgumentError(f"module {name!r} has no entry computation")
         roles = _roles(entry, calls)
         pending.reverse()
         while pending:  # in text order, each computation's pending rows freed as its rows are made

@@ -133,6 +133,7 @@ from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.parser import parse_module
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import size_report
+from layout_algebra.model.errors import InvalidArgumentError, LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
 from layout_algebra.model.validation import layout_problems
@@ -175,7 +176,7 @@ MOVEMENT_OPCODES = (
 )
 
 
-class ExecutionError(ValueError):
+class ExecutionError(LayoutAlgebraError, ValueError):
     """A module this executor cannot run (base class)."""
 
 
@@ -1403,7 +1404,7 @@ def compare(
     ``same=None`` with the reason.
     """
     if mode not in ("physical", "logical"):
-        raise ValueError(f"mode must be 'physical' or 'logical', got {mode!r}")
+        raise InvalidArgumentError(f"mode must be 'physical' or 'logical', got {mode!r}")
     a, b = _as_module(before), _as_module(after)
     values = _given_sizes(sizes)
     for module in (a, b):  # a symbol only bitcasts carry: where they keep their shape sizes

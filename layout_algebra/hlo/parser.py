@@ -116,6 +116,7 @@ from layout_algebra.hlo.ir import (
     trusted_instruction,
     trusted_operand,
 )
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import Shape, TupleShape
 from layout_algebra.model.syntax import ParseError, parse_shape
 
@@ -291,7 +292,7 @@ def _clear_caches() -> None:
     _attribute_field.cache_clear()
 
 
-class HloParseError(ValueError):
+class HloParseError(LayoutAlgebraError, ValueError):
     """HLO module text that cannot be parsed.
 
     ``str(err)`` gives the line and column, what was expected, and the line quoted with

@@ -97,6 +97,7 @@ from layout_algebra.hlo.verify import (
     float_rules_used,
     verify_rewrite,
 )
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.syntax import parse_shape
 from layout_algebra.prove.result import json_value
@@ -158,7 +159,7 @@ ASSUMPTIONS: dict[str, str] = {
 _INLINED = ("fusion", "call")
 
 
-class DumpDirectoryError(ValueError):
+class DumpDirectoryError(LayoutAlgebraError, ValueError):
     """A directory that is not an XLA dump directory (the message quotes it)."""
 
 

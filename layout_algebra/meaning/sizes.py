@@ -69,6 +69,7 @@ from layout_algebra.meaning.stages.pipeline import (
     tile_stages,
 )
 from layout_algebra.meaning.stages.stages import Combine, ceil_div, round_up_size
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.meaning import LayoutSemanticsError, element_size_in_bits, meaningful_array
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
 
@@ -149,7 +150,9 @@ def combine_dimensions(dims: tuple[Dim, ...], tile: Tile) -> tuple[tuple[Dim, ..
     ((112, 110), (2, 3))
     """
     if len(dims) != len(tile.dimensions):
-        raise ValueError(f"cannot combine {len(dims)} dimensions with a tile of rank {len(tile.dimensions)}")
+        raise InvalidArgumentError(
+            f"cannot combine {len(dims)} dimensions with a tile of rank {len(tile.dimensions)}"
+        )
     merged = Combine(domain=tuple(dims), groups=combine_groups(0, tile)).range
     return merged, tuple(t for t in tile.dimensions if t != COMBINE_DIMENSION)
 

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from layout_algebra.model.errors import InvalidArgumentError
+
 __all__ = ["KINDS", "AnswersQuestion", "Question", "find_condition", "install_condition_finder"]
 
 #: The kinds of claim a condition can be found for.
@@ -43,7 +45,7 @@ class Question:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"question kind {self.kind!r} is not one of {', '.join(KINDS)}")
+            raise InvalidArgumentError(f"question kind {self.kind!r} is not one of {', '.join(KINDS)}")
 
 
 _finder: Callable[[Question], Any] | None = None
@@ -58,7 +60,9 @@ def install_condition_finder(finder: Callable[[Question], Any]) -> None:
 def find_condition(question: Question | None) -> Any:
     """The size condition of ``question`` (a ``layout_algebra.decide.conditions.Condition``)."""
     if question is None:
-        raise ValueError("this result does not record the claim it answers, so it has no size condition")
+        raise InvalidArgumentError(
+            "this result does not record the claim it answers, so it has no size condition"
+        )
     if _finder is None:  # only if this module is used without the package's __init__
         raise RuntimeError("no condition finder is installed (import layout_algebra)")
     return _finder(question)

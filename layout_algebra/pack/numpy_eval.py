@@ -189,6 +189,7 @@ from layout_algebra.meaning.stages.stages import (
     ToBits,
     Transpose,
 )
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import Shape
 from layout_algebra.pack import copy_engine as engine
@@ -264,7 +265,7 @@ def numpy_dtype(element_type: PrimitiveType | str) -> np.dtype:
     >>> numpy_dtype("token")
     Traceback (most recent call last):
     ...
-    ValueError: element type 'token' has no NumPy dtype: only array element types (pred, integers, floats, complex) do
+    layout_algebra.InvalidArgumentError: element type 'token' has no NumPy dtype: only array element types (pred, integers, floats, complex) do
     """
     t = primitive_type(element_type) if isinstance(element_type, str) else element_type
     return _dtype(t)
@@ -276,7 +277,7 @@ def _dtype(t: PrimitiveType) -> np.dtype:
     if name in _NUMPY_TYPES:
         return np.dtype(_NUMPY_TYPES[name])
     if name not in _ML_DTYPES_TYPES:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"element type {name!r} has no NumPy dtype: only array element types "
             "(pred, integers, floats, complex) do"
         )
@@ -284,11 +285,11 @@ def _dtype(t: PrimitiveType) -> np.dtype:
     try:
         import ml_dtypes
     except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-        raise ValueError(
+        raise InvalidArgumentError(
             f"element type {name!r} needs the ml_dtypes package (pip install ml_dtypes)"
         ) from None
     if not hasattr(ml_dtypes, attribute):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"element type {name!r} needs ml_dtypes.{attribute}, which ml_dtypes "
             f"{getattr(ml_dtypes, '__version__', '?')} does not have; upgrade ml_dtypes"
         )
@@ -327,7 +328,7 @@ def pack(
     else:
         out = _checked_buffer(out, m, "out")
         if not out.flags.writeable:
-            raise ValueError(f"{m.shape}: out is read-only")
+            raise InvalidArgumentError(f"{m.shape}: out is read-only")
     if fmt.odd_size:
         _pack_odd_slots(plan, out, fmt, fill, threads, padded=m.has_padding)
     elif fmt.sub_byte:
@@ -398,14 +399,16 @@ class _Format:
 def _format(shape: Shape | str) -> tuple[LayoutMap, _Format]:
     m = layout_map(shape)  # raises for tuples, tokens, '?', split configs, bad tiles
     if m.is_symbolic:
-        raise ValueError(f"{m.shape}: cannot pack a shape with symbolic dimensions; specialize() it first")
+        raise InvalidArgumentError(
+            f"{m.shape}: cannot pack a shape with symbolic dimensions; specialize() it first"
+        )
     if sys.byteorder != "little":  # pragma: no cover - every supported host is little-endian
-        raise ValueError(f"{m.shape}: packing needs a little-endian host")
+        raise InvalidArgumentError(f"{m.shape}: packing needs a little-endian host")
     t = m.shape.element_type
     try:
         dtype = _dtype(t)
     except ValueError as err:
-        raise ValueError(f"{m.shape}: {err}") from None
+        raise InvalidArgumentError(f"{m.shape}: {err}") from None
     bits = m.element_bits  # >= the type's bit width: layout_map refuses a narrower E(n)
     return m, _Format(dtype, _BITS_DTYPES[dtype.itemsize], bits, t.bit_width)
 
@@ -414,12 +417,14 @@ def _checked_array(array: Any, m: LayoutMap, fmt: _Format) -> np.ndarray:
     arr = np.asarray(array)
     dims = tuple(m.logical_dimensions)
     if arr.shape != dims:
-        raise ValueError(f"{m.shape}: the array has dimensions {list(arr.shape)}, the shape has {list(dims)}")
+        raise InvalidArgumentError(
+            f"{m.shape}: the array has dimensions {list(arr.shape)}, the shape has {list(dims)}"
+        )
     if arr.dtype != fmt.dtype:
         if arr.dtype.kind in "biufc" and arr.dtype.newbyteorder("=") == fmt.dtype:
             return arr.astype(fmt.dtype)  # the same values in the other byte order
         module = "ml_dtypes" if fmt.dtype.kind == "V" else "numpy"
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{m.shape}: the array has dtype {arr.dtype}, but {m.shape.element_type.text} elements "
             f"are {fmt.dtype}; convert it first, e.g. array.astype({module}.{fmt.dtype.name}), "
             "if the values fit"
@@ -431,9 +436,9 @@ def _checked_out(out: Any, m: LayoutMap, fmt: _Format) -> np.ndarray:
     dims = tuple(m.logical_dimensions)
     if not isinstance(out, np.ndarray) or out.shape != dims or out.dtype != fmt.dtype:
         what = f"{list(out.shape)} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
-        raise ValueError(f"{m.shape}: out must be a {list(dims)} {fmt.dtype} array, not {what}")
+        raise InvalidArgumentError(f"{m.shape}: out must be a {list(dims)} {fmt.dtype} array, not {what}")
     if not out.flags.writeable:
-        raise ValueError(f"{m.shape}: out is read-only")
+        raise InvalidArgumentError(f"{m.shape}: out is read-only")
     return out
 
 
@@ -441,7 +446,9 @@ def _thread_count(threads: Any, m: LayoutMap) -> int:
     if threads is None:
         return engine.default_threads() if m.size_in_bytes >= engine.PARALLEL_MIN_BYTES else 1
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"{m.shape}: threads={threads!r} must be a positive integer (or None: every CPU)")
+        raise InvalidArgumentError(
+            f"{m.shape}: threads={threads!r} must be a positive integer (or None: every CPU)"
+        )
     return threads
 
 
@@ -449,11 +456,11 @@ def _checked_fill(fill: Any, m: LayoutMap, fmt: _Format) -> int:
     try:
         value = operator.index(fill)
     except TypeError:
-        raise ValueError(f"{m.shape}: fill {fill!r} must be an integer") from None
+        raise InvalidArgumentError(f"{m.shape}: fill {fill!r} must be an integer") from None
     limit = 1 << min(fmt.bits, 8)
     if not 0 <= value < limit:
         what = "a byte value" if limit == 256 else f"the bits of one {fmt.bits}-bit slot"
-        raise ValueError(f"{m.shape}: fill {value} must be in 0..{limit - 1} ({what})")
+        raise InvalidArgumentError(f"{m.shape}: fill {value} must be in 0..{limit - 1} ({what})")
     return value
 
 
@@ -461,13 +468,17 @@ def _checked_buffer(buffer: Any, m: LayoutMap, name: str = "the buffer") -> np.n
     if isinstance(buffer, bytes | bytearray | memoryview):
         buffer = np.frombuffer(buffer, np.uint8)
     if not isinstance(buffer, np.ndarray):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{m.shape}: {name} must be a uint8 NumPy array or bytes, not {type(buffer).__name__}"
         )
     if buffer.dtype != np.uint8 or buffer.ndim != 1:
-        raise ValueError(f"{m.shape}: {name} must be a 1-D uint8 array, not {buffer.ndim}-D {buffer.dtype}")
+        raise InvalidArgumentError(
+            f"{m.shape}: {name} must be a 1-D uint8 array, not {buffer.ndim}-D {buffer.dtype}"
+        )
     if buffer.size != m.size_in_bytes:
-        raise ValueError(f"{m.shape}: {name} has {buffer.size} bytes, the layout needs {m.size_in_bytes}")
+        raise InvalidArgumentError(
+            f"{m.shape}: {name} has {buffer.size} bytes, the layout needs {m.size_in_bytes}"
+        )
     return buffer
 
 

@@ -34,6 +34,7 @@ import z3
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
 from layout_algebra.meaning.stages.stages import Combine, Linearize, Stage
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.questions import Question
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import divisibility_conditions
@@ -282,7 +283,7 @@ def _shapes_of(m: IndexMap) -> tuple[Any, ...]:
 
 def _check_method(method: str) -> None:
     if method not in ("auto", "direct"):
-        raise ValueError(f"method {method!r} is not 'auto' or 'direct'")
+        raise InvalidArgumentError(f"method {method!r} is not 'auto' or 'direct'")
 
 
 def _concrete_injective(m: IndexMap, timeout_ms: int):
@@ -422,7 +423,7 @@ def in_bounds(
     (stage lemmas apply to the exact allocation).
     """
     if allocation not in ("exact", "xla"):
-        raise ValueError(f"allocation {allocation!r} is not 'exact' or 'xla'")
+        raise InvalidArgumentError(f"allocation {allocation!r} is not 'exact' or 'xla'")
     _check_method(method)
     m = as_index_map(shape)
     assumptions, caveat = admitted_assumptions(assume, shapes=_shapes_of(m))
@@ -515,7 +516,9 @@ def equivalent(
     """
     ma, mb = as_index_map(a), as_index_map(b)
     if tuple(ma.dimensions) != tuple(mb.dimensions):
-        raise ValueError(f"{ma} and {mb} have different index boxes {ma.dimensions} and {mb.dimensions}")
+        raise InvalidArgumentError(
+            f"{ma} and {mb} have different index boxes {ma.dimensions} and {mb.dimensions}"
+        )
     claim = f"{ma} equals {mb}"
     assumptions, caveat = admitted_assumptions(assume, shapes=(*_shapes_of(ma), *_shapes_of(mb)))
     return unless_vacuous(_equivalent(ma, mb, claim, assumptions, timeout_ms), caveat)
@@ -848,7 +851,7 @@ def _expressions_equal(lhs, rhs, bounds, where, assumptions, radix, timeout_ms: 
     left, right = (tuple(parse_term(e) if isinstance(e, str) else e for e in side) for side in (left, right))
     bounds = {s: parse_term(b) if isinstance(b, str) else b for s, b in bounds.items()}
     if len(left) != len(right):
-        raise ValueError(f"{len(left)} expressions cannot equal {len(right)}")
+        raise InvalidArgumentError(f"{len(left)} expressions cannot equal {len(right)}")
     claim = f"{_short(lhs)} == {_short(rhs)}"
     if radix is not None:
         return _equal_on_digits(left, right, bounds, where, assumptions, radix, timeout_ms, claim)
@@ -879,11 +882,11 @@ def _equal_on_digits(
     """``expressions_equal`` with bounded symbols read as mixed-radix numbers (see ``radix``)."""
     if not isinstance(radix, Mapping):
         if len(bounds) != 1:
-            raise ValueError("radix needs exactly one bounded symbol (the offset)")
+            raise InvalidArgumentError("radix needs exactly one bounded symbol (the offset)")
         radix = {next(iter(bounds)): radix}
     unknown = [s for s in radix if s not in bounds]
     if unknown:
-        raise ValueError(f"radix names symbols without a bound: {unknown}")
+        raise InvalidArgumentError(f"radix names symbols without a bound: {unknown}")
     boxes = {s: [as_sympy(d) for d in sizes] for s, sizes in radix.items()}
     products = {s: math.prod(sizes, start=sympy.Integer(1)) for s, sizes in boxes.items()}
     start = time.perf_counter()

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.prove.result import ProofResult
 
 __all__ = ["CatalogEntry", "default_catalog", "main", "render_markdown", "run_catalog"]
@@ -74,7 +75,7 @@ def _load(path: Path):
     try:
         spec = importlib.util.spec_from_file_location(f"layout_algebra_proof_{path.stem}", path)
         if spec is None or spec.loader is None:
-            raise ValueError(f"cannot load {path}")
+            raise InvalidArgumentError(f"cannot load {path}")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
@@ -95,7 +96,7 @@ def run_catalog(directory: Path | None = None, *, only: Sequence[str] = ()) -> l
                 " give a directory of theorem files with --catalog DIR)"
             )
         )
-        raise ValueError(f"proof catalog {directory} does not exist{hint}")
+        raise InvalidArgumentError(f"proof catalog {directory} does not exist{hint}")
     entries = []
     for path in sorted(directory.glob("[!_]*.py")):
         if only and not any(name in path.stem for name in only):
@@ -107,7 +108,9 @@ def run_catalog(directory: Path | None = None, *, only: Sequence[str] = ()) -> l
         explanation = (module.__doc__ or "").strip()
         expected = tuple(getattr(module, "EXPECTED", ()))
         if any(e not in ("proved", "refuted") for e in expected):
-            raise ValueError(f"{path}: EXPECTED lists 'proved' or 'refuted' per result, not {expected}")
+            raise InvalidArgumentError(
+                f"{path}: EXPECTED lists 'proved' or 'refuted' per result, not {expected}"
+            )
         entries.append(CatalogEntry(path, module.CLAIM, explanation, tuple(results), seconds, expected))
     return entries
 
