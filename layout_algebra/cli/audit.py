@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         more = f" (and {len(errors) - 5:,} more)" if len(errors) > 5 else ""
         raise InvalidArgumentError(f"{args.module}: malformed module: " + "; ".join(errors[:5]) + more)
     if args.json:
-        print(json.dumps(report.to_json(top=args.top or None)))
+        print(json.dumps(report.to_dict(top=args.top or None)))
     else:
         top = 25 if args.top is None else args.top
         width = shutil.get_terminal_size((160, 24)).columns

@@ -87,15 +87,7 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         suggestion = suggest_bitcast_layout(args.src, dims)
         if args.json:
-            print(
-                json.dumps(
-                    {
-                        "suggestion": None if suggestion.shape is None else str(suggestion.shape),
-                        "reason": suggestion.reason,
-                        "verdict": None if suggestion.verdict is None else suggestion.verdict.to_dict(),
-                    }
-                )
-            )
+            print(json.dumps(suggestion.to_dict()))
         else:
             print(f"{suggestion.shape}: {suggestion.reason}" if suggestion else suggestion.reason)
         return 0 if suggestion else 1
@@ -141,11 +133,11 @@ def _xla_answer(args: argparse.Namespace) -> str | None:
 
     try:
         if args.permutation is not None:
-            theirs = xla.transpose_is_bitcast(args.src, args.dst, args.permutation)
+            theirs = xla.bitcast_util.transpose_is_bitcast(args.src, args.dst, args.permutation)
         elif args.reinterpret:
-            theirs = xla.is_reshape_or_transpose_bitcast(args.src, args.dst)
+            theirs = xla.bitcast_util.is_reshape_or_transpose_bitcast(args.src, args.dst)
         else:
-            theirs = xla.reshape_is_bitcast(args.src, args.dst)
+            theirs = xla.bitcast_util.reshape_is_bitcast(args.src, args.dst)
     except (AttributeError, ValueError):
         return None
     return "bitcast" if theirs else "not a bitcast"

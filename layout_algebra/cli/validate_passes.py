@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         float_rules=() if args.no_float_rules else DEFAULT_FLOAT_RULES,
     )
     if args.json:
-        print(json.dumps(report.as_json()))
+        print(json.dumps(report.to_dict()))
     else:
         _print_table(report, show_all=args.all)
     return 1 if report.counts()["refuted"] else 0
@@ -63,7 +63,7 @@ def _print_table(report, show_all: bool) -> None:
     for column in (["module"] if several else []) + columns:
         table.add_column(column, overflow="fold", ratio=4 if column.startswith("reason") else None)
     for r in report.results:
-        if r.status == "unchanged" and not show_all:
+        if r.verdict == "unchanged" and not show_all:
             continue
         detail = r.reason or ("" if r.counterexample is None else json.dumps(r.counterexample, default=str))
         if r.assumptions:
@@ -72,7 +72,7 @@ def _print_table(report, show_all: bool) -> None:
             str(r.later.number),
             r.later.after,
             r.mode,
-            f"[{colors[r.status]}]{r.status}[/]",
+            f"[{colors[r.verdict]}]{r.verdict}[/]",
             f"{r.seconds * 1000:.0f}",
             detail,
         ]

@@ -147,6 +147,32 @@ class GeneratedCode:
         lead = {"c": "//", "python": "#", "numpy": "#", "mlir": "//", "latex": "%", "js": "//"}[self.lang]
         return f"{lead} {self.summary()}"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The code as JSON-ready data (``layout-algebra codegen --json``, docs/cli.md): the
+        text, each expression, operation counts and the certification."""
+        c = self.certification
+        return {
+            "shape": self.shape,
+            "lang": self.lang,
+            "direction": self.direction,
+            "unit": self.unit,
+            "name": self.name,
+            "parameters": list(self.parameters),
+            "text": self.text,
+            "expressions": list(self.expression_texts),
+            "op_counts": list(self.op_counts),
+            "unsimplified_op_counts": list(self.unsimplified_op_counts),
+            "rules": list(self.rules),
+            "certification": {
+                "status": c.status,
+                "method": c.method,
+                "detail": c.detail,
+                "counterexample": None
+                if c.counterexample is None
+                else {str(k): str(v) for k, v in c.counterexample.items()},
+            },
+        }
+
 
 # ------------------------------------------------------------------------------ building
 def build_expressions(m: LayoutMap, direction: str, unit: str) -> tuple[Expr, ...]:

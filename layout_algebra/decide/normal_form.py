@@ -291,6 +291,15 @@ class NormalForm:
     equality: LayoutEquality | None
     decided: int
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data: both shapes as text, the proof that they are the same layout."""
+        return {
+            "original": str(self.original),
+            "shape": str(self.shape),
+            "equality": None if self.equality is None else self.equality.to_dict(),
+            "decided": self.decided,
+        }
+
     def __str__(self) -> str:
         if self.equality is None:
             return f"{self.original} is in normal form"

@@ -506,7 +506,7 @@ class AuditReport:
     def problem_rows(self) -> list[AuditRow]:
         return [r for r in self.rows if r.problems]
 
-    def to_json(self, top: int | None = None) -> dict:
+    def to_dict(self, top: int | None = None) -> dict[str, Any]:
         """A JSON-ready summary: totals, then rows worst padding first (``top`` of them)."""
         order = self.worst_padding()
         unsized = [r for r in self.rows if r.padding_bytes is None]

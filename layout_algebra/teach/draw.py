@@ -739,7 +739,6 @@ def draw(
     max_cols: int = 32,
     memory_slots: int | None = None,
     fmt: str | None = None,
-    format: str | None = None,
 ) -> Figure | str:
     """Draw ``shape``'s layout; save it to ``path`` (PNG, SVG or HTML, by suffix or ``fmt``) if given.
 
@@ -749,7 +748,7 @@ def draw(
     numbers back. Raises ``ValueError`` for a shape without one exact map (a tuple, a
     symbolic size, ...), a format other than PNG, SVG or HTML, or a path it cannot write.
 
-    ``fmt="html"`` (``format`` is the same keyword, spelled in full) returns the text of an
+    ``fmt="html"`` returns the text of an
     interactive page (:mod:`layout_algebra.teach.explorer`) instead; ``shape`` may then be a
     list of shapes, shown side by side; ``max_rows``/``max_cols``/``memory_slots`` size
     its window.
@@ -758,9 +757,6 @@ def draw(
     >>> len(fig.axes)
     1
     """
-    if fmt is not None and format is not None and fmt != format:
-        raise InvalidArgumentError(f"draw: give the format once (fmt={fmt!r}, format={format!r})")
-    fmt = fmt if fmt is not None else format
     kind = None
     if path is not None or fmt is not None:
         kind = (fmt or Path(path).suffix.lstrip(".")).lower()
