@@ -8,7 +8,9 @@ Two rewrites of every module under ``layout_algebra/``:
    another error of the package inherit the root from it;
 2. ``raise ValueError(`` -> ``raise InvalidArgumentError(`` (a ``ValueError`` too), so that
    the command line, which treats the root as bad input and anything else as a bug, still
-   calls the package's own refusals bad input.
+   calls the package's own refusals bad input;
+3. a doctest's expected ``ValueError: ...`` line -> ``layout_algebra.InvalidArgumentError: ...``
+   (what the traceback of the rewritten raise shows).
 
 The import of the names used is added to the module's imports; run ``ruff check --fix``
 afterwards to sort it into place. Run from the repository root::
@@ -27,6 +29,7 @@ ERRORS_MODULE = PACKAGE / "model" / "errors.py"
 BUILTIN_ERRORS = {"Exception", "ValueError", "ArithmeticError", "TypeError", "LookupError", "KeyError"}
 CLASS = re.compile(r"^(class (?!_)\w+)\(([\w, ]+)\):", re.MULTILINE)
 RAISE = re.compile(r"\braise ValueError\(")
+DOCTEST_ERROR = re.compile(r"^(\s*)ValueError: ", re.MULTILINE)
 
 
 def rebase(match: re.Match[str]) -> str:
@@ -54,6 +57,7 @@ def add_import(text: str, names: list[str]) -> str:
 def rewrite(text: str) -> str:
     new = CLASS.sub(rebase, text)
     new = RAISE.sub("raise InvalidArgumentError(", new)
+    new = DOCTEST_ERROR.sub(r"\1layout_algebra.InvalidArgumentError: ", new)
     names = [n for n in ("LayoutAlgebraError", "InvalidArgumentError") if re.search(rf"\b{n}\b", new)]
     return add_import(new, names) if new != text else text
 
