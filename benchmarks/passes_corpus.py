@@ -51,7 +51,7 @@ CORPUS = ROOT / "tests" / "data" / "pass_dumps" / "corpus"
 CHILD = """
 import json, sys
 from layout_algebra.hlo.passes import validate_passes
-print(json.dumps(validate_passes(sys.argv[1]).as_json()))
+print(json.dumps(validate_passes(sys.argv[1]).to_dict()))
 """
 
 #: (category, pattern), tried in order on an unknown pair's first reason (see :func:`root_cause`)

@@ -180,11 +180,13 @@ def xla_answer(case: Case) -> bool:
     from layout_algebra import xla
 
     if case.op == RESHAPE:
-        return xla.reshape_is_bitcast(case.src, case.dst, case.ignore_element_type)
+        return xla.bitcast_util.reshape_is_bitcast(case.src, case.dst, case.ignore_element_type)
     if case.op == TRANSPOSE:
         assert case.permutation is not None
-        return xla.transpose_is_bitcast(case.src, case.dst, case.permutation, case.ignore_element_type)
-    return xla.is_reshape_or_transpose_bitcast(case.src, case.dst, case.ignore_element_type)
+        return xla.bitcast_util.transpose_is_bitcast(
+            case.src, case.dst, case.permutation, case.ignore_element_type
+        )
+    return xla.bitcast_util.is_reshape_or_transpose_bitcast(case.src, case.dst, case.ignore_element_type)
 
 
 def _exact_function(op: str) -> Callable[[Case], object]:

@@ -160,11 +160,11 @@ def test_progress_is_reported_to_the_end() -> None:
 
 def test_json_summary() -> None:
     report = audit_module(parse_module(EXAMPLE.read_text(encoding="utf-8")))
-    record = json.loads(json.dumps(report.to_json(top=3)))
+    record = json.loads(json.dumps(report.to_dict(top=3)))
     assert record["totals"]["physical_bytes"] == report.physical_bytes
     assert record["by_memory_space"]["S(1)"]["arrays"] == 1
     assert [r["name"] for r in record["rows"]] == [r.name for r in report.worst_padding(3)]
-    assert len(report.to_json()["rows"]) == len(report.rows)
+    assert len(report.to_dict()["rows"]) == len(report.rows)
 
 
 # ------------------------------------------------------------------- movement
@@ -535,7 +535,7 @@ def test_streaming_audit_equals_the_full_audit(name: str | None) -> None:
     assert streamed.rows == full.rows and len(streamed.rows) == len(full.rows) > 0
     assert streamed.totals_by_memory_space == full.totals_by_memory_space
     assert streamed.errors == full.errors and streamed.module == full.module
-    assert streamed.to_json() == full.to_json()
+    assert streamed.to_dict() == full.to_dict()
     if name == "repeated":
         assert len(full.rows) >= 5000 and len(full.movements()) >= 34 * 27
 

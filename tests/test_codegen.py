@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
 
 from layout_algebra.cli import main
-from layout_algebra.codegen import LANGUAGES, certify, generate_code
+from layout_algebra.codegen import LANGUAGES, generate_code
 from layout_algebra.codegen import printers as printers_module
 from layout_algebra.codegen import simplify as simplify_module
-from layout_algebra.codegen.certification import evaluate
+from layout_algebra.codegen.certification import certify, evaluate
 from layout_algebra.codegen.expr import (
     CeilDiv,
     Const,

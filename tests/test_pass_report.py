@@ -102,13 +102,13 @@ def test_the_page_of_a_real_report_is_self_contained_and_says_what_the_report_sa
     statuses = [r.status for r in report.results]
     assert statuses[0] == "unchanged" and statuses[-1] == "refuted"
     texts = {p.name: p.read_text() for p in dump.iterdir()}
-    page = pass_report_html(report.as_json(), texts=texts, assumption_texts=ASSUMPTIONS)
+    page = pass_report_html(report.to_dict(), texts=texts, assumption_texts=ASSUMPTIONS)
     found = structure(page)
     assert found.outside == []  # nothing fetched, nothing run
     assert len(found.cells) == len(report.results)  # one timeline cell per pair
     changed = [r for r in report.results if r.status != "unchanged"]
     assert len(found.section_ids) == len(changed)
-    refuted = next(p for p in report.as_json()["pairs"] if p["status"] == "refuted")
+    refuted = next(p for p in report.to_dict()["pairs"] if p["status"] == "refuted")
     shown = json.dumps(refuted["counterexample"], indent=1, default=str)
     assert shown in html.unescape(page)  # the refutation's input and both values, as the report has them
     assert "bitcast" in page

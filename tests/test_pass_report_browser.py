@@ -68,7 +68,7 @@ def report_page(tmp_path_factory) -> Path:
     for name in list(texts):
         texts[name] = texts[name] + long_line
     path = folder / "report.html"
-    path.write_text(pass_report_html(report.as_json(), texts=texts, assumption_texts=ASSUMPTIONS))
+    path.write_text(pass_report_html(report.to_dict(), texts=texts, assumption_texts=ASSUMPTIONS))
     return path
 
 

@@ -87,9 +87,9 @@ def test_every_pair_gets_an_answer_and_nothing_is_refuted(program: str) -> None:
     r = report(program)
     modules, _ = read_dump_directory(DUMPS / program)
     assert len(r.results) == sum(len(d) - 1 for d in modules.values())
-    assert {x.status for x in r.results} <= {"proved", "unknown", "unchanged"}
+    assert {x.verdict for x in r.results} <= {"proved", "unknown", "unchanged"}
     # every unknown says why; every pair up to layout assignment is logical, later physical
-    assert all(x.reason for x in r.results if x.status == "unknown")
+    assert all(x.reason for x in r.results if x.verdict == "unknown")
     modes = [x.mode for x in r.results]
     assert modes == sorted(modes, key=lambda m: m == "physical")
     assert "physical" in modes and "logical" in modes
@@ -119,7 +119,7 @@ def test_float_type_correction_of_a_maximum_is_proved_naming_its_float_rule() ->
     r = report("dense_relu_reshape")
     (pair,) = [x for x in r.results if x.later.after == "float-type-correction"]
     assert (pair.status, pair.assumptions) == ("proved", ("exact-ops",))
-    assert pair.as_json()["assumptions"] == ["exact-ops"]
+    assert pair.to_dict()["assumptions"] == ["exact-ops"]
     earlier, later = pair.earlier.path.read_text(), pair.later.path.read_text()
     strict = validate_pair(earlier, later, mode="physical", float_rules=())
     assert strict.status == "unknown"
@@ -168,7 +168,7 @@ def test_transpose_folded_into_dot_is_proved_and_wrong_folding_is_not() -> None:
 
 def test_renamed_and_reordered_modules_are_unchanged() -> None:
     renamed = SMALL.replace(" t ", " tt ").replace("(a, t)", "(a, tt)")
-    assert validate_pair(SMALL, renamed, mode="physical").status == "unchanged"
+    assert validate_pair(SMALL, renamed, mode="physical").verdict == "unchanged"
 
 
 def test_a_layout_change_of_a_dot_operand_is_unchanged_logically_but_not_unchanged() -> None:
@@ -407,10 +407,10 @@ def test_mutants_are_never_proved() -> None:
                 total += 1
                 continue
             total += 1
-            if result.status == "proved":
+            if result.verdict == "proved":
                 proved.append((program, k, description))
             else:
-                outcomes[result.status] += 1
+                outcomes[result.verdict] += 1
     assert total >= 200, (total, outcomes)
     assert outcomes["unchanged"] == 0  # every mutant changes the text of a live instruction
     assert proved == [], proved
@@ -535,7 +535,7 @@ def test_a_dump_that_does_not_parse_is_unknown_and_the_others_are_still_answered
     for name, text in zip(names, (MOVEMENT, broken, MOVEMENT, MOVEMENT), strict=True):
         (tmp_path / name).write_text(text)
     report = validate_passes(tmp_path)
-    assert [r.status for r in report.results] == ["unknown", "unknown", "unchanged"]
+    assert [r.verdict for r in report.results] == ["unknown", "unknown", "unchanged"]
     assert all("cannot read" in r.reason and "line" in r.reason for r in report.results[:2])
 
 
@@ -880,7 +880,7 @@ def test_the_results_table_in_the_docs_is_the_report() -> None:
     for program in PROGRAMS:
         for x in report(program).results:
             late = x.mode == "physical" or x.later.after == "layout-assignment"
-            if late and x.status != "unchanged":
+            if late and x.verdict != "unchanged":
                 cell = ", ".join(x.assumptions) if x.status == "proved" else None
                 actual[(program, x.later.number)] = (x.later.after, x.status, cell)
     assert set(documented) == set(actual)

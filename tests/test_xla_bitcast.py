@@ -36,8 +36,10 @@ from layout_algebra.xla import (
     common_factors,
     decompose_bitcast,
     deduce_transpose_dimensions_for_bitcast,
-    is_reshape_or_transpose_bitcast,
     permute_dimensions,
+)
+from layout_algebra.xla.bitcast_util import (
+    is_reshape_or_transpose_bitcast,
     reshape_is_bitcast,
     transpose_is_bitcast,
 )

@@ -9,7 +9,11 @@ Examples::
     layout-algebra draw 'f32[3,5]{1,0:T(2,2)}' -o figure1.png
 
 Bad input prints one clear error (the input quoted, a caret under the fault) and exits
-with status 2; no traceback.
+with status 2; no traceback. Bad input is what the package refuses on purpose: an error
+deriving from :class:`~layout_algebra.LayoutAlgebraError`. Any other exception (a
+``ValueError`` from NumPy or SymPy deep inside, an ``IndexError``) is a bug in this package,
+not the user's input: the command prints the traceback, asks for a report and exits with
+status 70 (``EX_SOFTWARE``).
 """
 
 from __future__ import annotations
@@ -17,11 +21,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from collections.abc import Sequence
 
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.version import VERSION as __version__
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["BUG_EXIT_STATUS", "COMMANDS", "build_parser", "main"]
+
+#: Exit status of a command that failed by a bug of the package (``EX_SOFTWARE`` of sysexits.h).
+BUG_EXIT_STATUS = 70
 
 _DESCRIPTION = """\
 Turn XLA array layouts into mathematics you can compute with.
@@ -76,11 +85,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except ValueError as err:
+    except LayoutAlgebraError as err:  # bad input, refused on purpose
         print(f"layout-algebra {args.command}: error: {err}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into `head`
         return 0
+    except Exception as err:  # anything else is a bug, whatever its type: never blame the input
+        report_bug(args.command, err)
+        return BUG_EXIT_STATUS
+
+
+def report_bug(command: str, err: BaseException) -> None:
+    """The traceback of ``err`` and a plea for a report, on stderr."""
+    traceback.print_exception(err, file=sys.stderr)
+    print(
+        f"layout-algebra {command}: internal error: {type(err).__name__}: {err}\n"
+        f"this is a bug in layout_algebra {__version__}, please report it "
+        "with the command line and the traceback above",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
+from layout_algebra.model.errors import LayoutAlgebraError
+
 __all__ = ["Outcome", "each", "error_message", "error_record", "print_json", "report_error"]
 
 T = TypeVar("T")
@@ -24,7 +26,7 @@ class Outcome(Generic[T]):
 
     text: str
     result: T | None = None
-    error: ValueError | None = None
+    error: LayoutAlgebraError | None = None
 
     @property
     def value(self) -> T:
@@ -35,15 +37,16 @@ class Outcome(Generic[T]):
 
 
 def each(texts: Sequence[str], compute: Callable[[str], T]) -> Iterator[Outcome[T]]:
-    """``compute`` on every text, in order; a ``ValueError`` is recorded and the rest go on."""
+    """``compute`` on every text, in order; an error of the package (bad input) is
+    recorded and the rest go on; any other exception is a bug and stops the command."""
     for text in texts:
         try:
             yield Outcome(text, result=compute(text))
-        except ValueError as err:
+        except LayoutAlgebraError as err:
             yield Outcome(text, error=err)
 
 
-def error_message(text: str, err: ValueError) -> str:
+def error_message(text: str, err: LayoutAlgebraError) -> str:
     """The error, with the input quoted unless the message already shows it."""
     message = str(err)
     return message if text in message else f"{quoted(text)}: {message}"

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from layout_algebra.model.errors import InvalidArgumentError
+
 __all__ = ["parse_index", "read_text", "report_condition"]
 
 
@@ -21,11 +23,11 @@ def read_text(path: str) -> str:
     try:
         data = Path(path).read_bytes()
     except OSError as err:
-        raise ValueError(f"cannot read {path}: {err.strerror or err}") from None
+        raise InvalidArgumentError(f"cannot read {path}: {err.strerror or err}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{path} is not UTF-8 text (byte {err.start} is {data[err.start : err.start + 1]!r})"
         ) from None
 

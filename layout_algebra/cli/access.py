@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from layout_algebra.cli._common import parse_index
+from layout_algebra.model.errors import LayoutAlgebraError
 
 __all__ = ["register", "run"]
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         )
         try:
             v = vreg_position(m.shape, args.element)
-        except ValueError as err:
+        except LayoutAlgebraError as err:
             element["vreg"] = None
             element["vreg_refused"] = str(err)
             lines.append(f"  no TPU vreg position: {err}")

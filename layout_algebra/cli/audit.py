@@ -8,6 +8,7 @@ import shutil
 import sys
 
 from layout_algebra.cli._common import read_text
+from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["register", "run"]
 
@@ -74,14 +75,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             report = audit_stream(stream)
     except HloParseError as err:
-        raise ValueError(f"{args.module}: {err}") from None
+        raise InvalidArgumentError(f"{args.module}: {err}") from None
     del text, stream
     errors = report.errors
     if errors:
         more = f" (and {len(errors) - 5:,} more)" if len(errors) > 5 else ""
-        raise ValueError(f"{args.module}: malformed module: " + "; ".join(errors[:5]) + more)
+        raise InvalidArgumentError(f"{args.module}: malformed module: " + "; ".join(errors[:5]) + more)
     if args.json:
-        print(json.dumps(report.to_json(top=args.top or None)))
+        print(json.dumps(report.to_dict(top=args.top or None)))
     else:
         top = 25 if args.top is None else args.top
         width = shutil.get_terminal_size((160, 24)).columns

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from layout_algebra.cli._common import parse_index, report_condition
+from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["register", "run"]
 
@@ -81,18 +82,12 @@ def run(args: argparse.Namespace) -> int:
         try:
             dims = parse_index(args.dst)
         except argparse.ArgumentTypeError as err:
-            raise ValueError(f"--suggest needs DST as output dimensions like 256,24,200: {err}") from None
+            raise InvalidArgumentError(
+                f"--suggest needs DST as output dimensions like 256,24,200: {err}"
+            ) from None
         suggestion = suggest_bitcast_layout(args.src, dims)
         if args.json:
-            print(
-                json.dumps(
-                    {
-                        "suggestion": None if suggestion.shape is None else str(suggestion.shape),
-                        "reason": suggestion.reason,
-                        "verdict": None if suggestion.verdict is None else suggestion.verdict.to_dict(),
-                    }
-                )
-            )
+            print(json.dumps(suggestion.to_dict()))
         else:
             print(f"{suggestion.shape}: {suggestion.reason}" if suggestion else suggestion.reason)
         return 0 if suggestion else 1
@@ -122,7 +117,7 @@ def _when(args: argparse.Namespace) -> int:
     from layout_algebra.decide import conditions
 
     if args.suggest or args.assume:
-        raise ValueError("--when finds the condition itself: it takes no --assume and no --suggest")
+        raise InvalidArgumentError("--when finds the condition itself: it takes no --assume and no --suggest")
     if args.permutation is not None:
         found = conditions.when_transpose_is_bitcast(args.src, args.dst, args.permutation)
     elif args.reinterpret:
@@ -138,11 +133,11 @@ def _xla_answer(args: argparse.Namespace) -> str | None:
 
     try:
         if args.permutation is not None:
-            theirs = xla.transpose_is_bitcast(args.src, args.dst, args.permutation)
+            theirs = xla.bitcast_util.transpose_is_bitcast(args.src, args.dst, args.permutation)
         elif args.reinterpret:
-            theirs = xla.is_reshape_or_transpose_bitcast(args.src, args.dst)
+            theirs = xla.bitcast_util.is_reshape_or_transpose_bitcast(args.src, args.dst)
         else:
-            theirs = xla.reshape_is_bitcast(args.src, args.dst)
+            theirs = xla.bitcast_util.reshape_is_bitcast(args.src, args.dst)
     except (AttributeError, ValueError):
         return None
     return "bitcast" if theirs else "not a bitcast"

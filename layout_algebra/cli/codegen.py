@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    from layout_algebra.codegen.generate import GeneratedCode
 
 __all__ = ["register", "run"]
 
@@ -46,34 +42,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from layout_algebra.cli._batch import print_json
 
-        print_json(_record(code))
+        print_json(code.to_dict())
     else:
         print(code.text.rstrip("\n"))
         print(code.comment())
     return 1 if code.certification.status == "refuted" else 0
-
-
-def _record(code: GeneratedCode) -> dict[str, Any]:
-    """Generated code as JSON (docs/cli.md): the text, each expression, counts, the check."""
-    c = code.certification
-    return {
-        "shape": code.shape,
-        "lang": code.lang,
-        "direction": code.direction,
-        "unit": code.unit,
-        "name": code.name,
-        "parameters": list(code.parameters),
-        "text": code.text,
-        "expressions": list(code.expression_texts),
-        "op_counts": list(code.op_counts),
-        "unsimplified_op_counts": list(code.unsimplified_op_counts),
-        "rules": list(code.rules),
-        "certification": {
-            "status": c.status,
-            "method": c.method,
-            "detail": c.detail,
-            "counterexample": None
-            if c.counterexample is None
-            else {str(k): str(v) for k, v in c.counterexample.items()},
-        },
-    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.syntax import parse_shape
 
 __all__ = ["register", "run"]
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         path = args.output
         several = len(args.shapes) > 1
         if several and not path.lower().endswith(".html"):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{len(args.shapes)} shapes: several layouts go on one page only with --html FILE "
                 "(a picture shows one)"
             )

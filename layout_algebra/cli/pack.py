@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from layout_algebra.model.errors import InvalidArgumentError
+
 __all__ = ["register", "run"]
 
 
@@ -45,14 +47,14 @@ def run(args: argparse.Namespace) -> int:
             if args.unpack:
                 data = np.fromfile(f, dtype=np.uint8)
             elif f.read(6) != b"\x93NUMPY":
-                raise ValueError(f"{args.input} is not a .npy file (numpy.save writes them)")
+                raise InvalidArgumentError(f"{args.input} is not a .npy file (numpy.save writes them)")
             else:
                 f.seek(0)
                 array = np.load(f, allow_pickle=False)
     except OSError as err:
-        raise ValueError(f"cannot read {args.input}: {err.strerror or err}") from None
-    except EOFError as err:  # a truncated .npy file
-        raise ValueError(f"cannot read {args.input} as a .npy array: {err}") from None
+        raise InvalidArgumentError(f"cannot read {args.input}: {err.strerror or err}") from None
+    except (EOFError, ValueError) as err:  # a truncated .npy file, a header NumPy cannot read
+        raise InvalidArgumentError(f"cannot read {args.input} as a .npy array: {err}") from None
     if args.unpack:
         array = unpack(data, args.shape)
         done = f"{args.input} -> {args.output}: {array.dtype}{list(array.shape)}"
@@ -69,6 +71,6 @@ def run(args: argparse.Namespace) -> int:
             else:
                 data.tofile(f)
     except OSError as err:
-        raise ValueError(f"cannot write {args.output}: {err.strerror or err}") from None
+        raise InvalidArgumentError(f"cannot write {args.output}: {err.strerror or err}") from None
     print(done)
     return 0

@@ -6,6 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
+from layout_algebra.model.errors import InvalidArgumentError
+
 __all__ = ["register", "run"]
 
 
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return run_proofs(argv)
     except OSError as err:
         if args.write and err.filename is not None and Path(err.filename) == Path(args.write):
-            raise ValueError(f"cannot write the report to {args.write!r}: {err.strerror}") from None
+            raise InvalidArgumentError(f"cannot write the report to {args.write!r}: {err.strerror}") from None
         raise
 
 
@@ -52,9 +54,9 @@ def _check_writable(path: str) -> None:
     """A clear error (exit 2) when the report cannot be written to ``path``."""
     target = Path(path)
     if target.is_dir():
-        raise ValueError(f"--write {path!r} is a directory; give a file name")
+        raise InvalidArgumentError(f"--write {path!r} is a directory; give a file name")
     folder = target.parent
     if not folder.is_dir():
-        raise ValueError(f"--write {path!r}: the directory {str(folder)!r} does not exist")
+        raise InvalidArgumentError(f"--write {path!r}: the directory {str(folder)!r} does not exist")
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise ValueError(f"--write {path!r}: not writable")
+        raise InvalidArgumentError(f"--write {path!r}: not writable")

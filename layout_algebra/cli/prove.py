@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from layout_algebra.cli._common import report_condition
+from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["register", "run"]
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     expected = 2 if args.claim == "equivalent" else 1
     if len(args.shapes) != expected:
-        raise ValueError(f"'{args.claim}' takes {expected} shape(s), got {len(args.shapes)}")
+        raise InvalidArgumentError(f"'{args.claim}' takes {expected} shape(s), got {len(args.shapes)}")
     if args.when:
         return _when(args)
     options = {"assume": args.assume or None, "timeout_ms": args.timeout_ms}
@@ -96,9 +97,11 @@ def _when(args: argparse.Namespace) -> int:
     from layout_algebra.decide import conditions
 
     if args.claim not in ("in-bounds", "no-padding"):
-        raise ValueError(f"--when applies to the claims in-bounds and no-padding, not {args.claim!r}")
+        raise InvalidArgumentError(
+            f"--when applies to the claims in-bounds and no-padding, not {args.claim!r}"
+        )
     if args.assume:
-        raise ValueError("--when finds the condition itself: it takes no --assume")
+        raise InvalidArgumentError("--when finds the condition itself: it takes no --assume")
     if args.claim == "no-padding":
         found = conditions.when_no_padding(args.shapes[0])
     else:

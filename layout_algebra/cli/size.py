@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from layout_algebra.cli._batch import each, error_record, print_json, report_error
-from layout_algebra.meaning.sizes import SizeReport, size_report
+from layout_algebra.meaning.sizes import size_report
 from layout_algebra.teach.explain import number_text
 
 __all__ = ["register", "run"]
@@ -35,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     outcomes = list(each(args.shapes, size_report))
     if args.json:
         print_json(
-            [{"input": o.text, **_record(o.value)} if o.error is None else error_record(o) for o in outcomes]
+            [{"input": o.text, **o.value.to_dict()} if o.error is None else error_record(o) for o in outcomes]
         )
     else:
         for o in outcomes:
@@ -48,23 +47,3 @@ def run(args: argparse.Namespace) -> int:
                 line += f", XLA allocates {number_text(r.first_tile_bytes)} bytes"
             print(line)
     return 2 if any(o.error is not None for o in outcomes) else 0
-
-
-def _record(r: SizeReport) -> dict[str, Any]:
-    """A size report as JSON: sizes in bytes or elements; symbolic sizes as SymPy text."""
-
-    def size(x: Any) -> Any:
-        return x if isinstance(x, int) else str(x)
-
-    return {
-        "shape": str(r.shape),
-        "element_bits": r.element_bits,
-        "logical_elements": size(r.logical_elements),
-        "logical_bytes": size(r.logical_bytes),
-        "tiled_dimensions": [size(d) for d in r.tiled_dimensions],
-        "physical_elements": size(r.physical_elements),
-        "physical_bytes": size(r.physical_bytes),
-        "xla_allocated_bytes": size(r.first_tile_bytes),
-        "padding_bytes": size(r.padding_bytes),
-        "notes": list(r.notes),
-    }

@@ -77,10 +77,10 @@ def run(args: argparse.Namespace) -> int:
         _write_html(args.html, programs, reports)
     if args.json:
         if len(reports) == 1:
-            print(json.dumps(reports[0].as_json()))
+            print(json.dumps(reports[0].to_dict()))
         else:
             programs_json = [
-                {"program": p.name, **r.as_json()} for p, r in zip(programs, reports, strict=True)
+                {"program": p.name, **r.to_dict()} for p, r in zip(programs, reports, strict=True)
             ]
             print(json.dumps({"programs": programs_json, "summary": summary_rows(programs, reports)}))
     else:
@@ -123,7 +123,7 @@ def _write_html(path: str, programs: list, reports: list) -> None:
     pairs, texts = [], {}
     for program, report in zip(programs, reports, strict=True):
         name, directory = program.name, program.directory
-        for pair in report.as_json()["pairs"]:
+        for pair in report.to_dict()["pairs"]:
             prefix = f"{name}/" if len(programs) > 1 else ""
             pair = {
                 **pair,
@@ -152,7 +152,7 @@ def _print_table(report, show_all: bool) -> None:
     for column in (["module"] if several else []) + columns:
         table.add_column(column, overflow="fold", ratio=4 if column.startswith("reason") else None)
     for r in report.results:
-        if r.status == "unchanged" and not show_all:
+        if r.verdict == "unchanged" and not show_all:
             continue
         detail = r.reason or ("" if r.counterexample is None else json.dumps(r.counterexample, default=str))
         if r.assumptions:
@@ -161,7 +161,7 @@ def _print_table(report, show_all: bool) -> None:
             str(r.later.number),
             r.later.after,
             r.mode,
-            f"[{colors[r.status]}]{r.status}[/]",
+            f"[{colors[r.verdict]}]{r.verdict}[/]",
             f"{r.seconds * 1000:.0f}",
             detail,
         ]

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from layout_algebra.cli._common import read_text, report_condition
+from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["register", "run"]
 
@@ -65,12 +66,12 @@ def run(args: argparse.Namespace) -> int:
         try:
             modules.append(parse_module(read_text(path)))
         except HloParseError as err:
-            raise ValueError(f"{path}: {err}") from None
+            raise InvalidArgumentError(f"{path}: {err}") from None
     if args.when:
         from layout_algebra.hlo.rewrite_conditions import when_rewrite_is_safe
 
         if args.assume:
-            raise ValueError("--when finds the condition itself: it takes no --assume")
+            raise InvalidArgumentError("--when finds the condition itself: it takes no --assume")
         return report_condition(when_rewrite_is_safe(modules[0], modules[1], mode=args.mode), args.json)
     result = verify_rewrite(
         modules[0], modules[1], assume=args.assume or None, mode=args.mode, timeout_ms=args.timeout_ms

@@ -50,6 +50,7 @@ from layout_algebra.meaning.layout_map import LayoutMap, layout_map
 from layout_algebra.meaning.stages.pipeline import TILE
 from layout_algebra.meaning.stages.stages import Combine, Linearize, PrependUnitDims, Split
 from layout_algebra.meaning.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMETIC
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 from layout_algebra.model.symbols import as_sympy
 
@@ -121,7 +122,7 @@ def evaluate(expr: Any, env: dict[sympy.Symbol, Any]) -> Any:
     if isinstance(value, tuple):
         num, den = value
         if not np.all(np.asarray(num) % den == 0):
-            raise ValueError(f"{expr} is not an integer")
+            raise InvalidArgumentError(f"{expr} is not an integer")
         return np.asarray(num // den)
     return np.asarray(value)
 
@@ -136,7 +137,7 @@ def _ev(e: Any, env: dict[Any, Any]) -> Any:
         return (int(e.p), int(e.q))
     if e.is_Symbol:
         if e not in env:
-            raise ValueError(f"no value for {e}")
+            raise InvalidArgumentError(f"no value for {e}")
         return (env[e], 1)
     if e.is_Add:
         num, den = 0, 1
@@ -159,7 +160,7 @@ def _ev(e: Any, env: dict[Any, Any]) -> Any:
         k = int(e.exp)
         if k < 0:
             if not np.all(np.asarray(n) > 0):
-                raise ValueError(f"{e}: negative power of a non-positive value")
+                raise InvalidArgumentError(f"{e}: negative power of a non-positive value")
             n, d, k = d, n, -k
         return (n**k, d**k)
     if isinstance(e, sympy.floor):
@@ -189,7 +190,7 @@ def _ev(e: Any, env: dict[Any, Any]) -> Any:
         return np.logical_and.reduce([_ev(a, env) for a in e.args])
     if isinstance(e, sympy.Not):
         return np.logical_not(_ev(e.args[0], env))
-    raise ValueError(f"cannot evaluate {e} ({type(e).__name__})")
+    raise InvalidArgumentError(f"cannot evaluate {e} ({type(e).__name__})")
 
 
 def _values(expr: Any, env: dict[Any, Any], shape: tuple[int, ...]) -> np.ndarray:
@@ -443,7 +444,7 @@ def certify(
     """
     m = shape if isinstance(shape, LayoutMap) else layout_map(shape)
     if direction not in DIRECTIONS:
-        raise ValueError(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
+        raise InvalidArgumentError(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
     if not m.is_symbolic and _points(m, direction, unit) <= exhaustive_limit:
         return _exhaustive(m, direction, unit, emitted)
     if use_prover:

@@ -53,6 +53,7 @@ import sympy
 from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, index_symbols
 from layout_algebra.meaning.stages.arith import Arithmetic
 from layout_algebra.meaning.stages.symbolic import safe_mod
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.symbols import as_sympy, dim_symbol
 
 __all__ = [
@@ -484,7 +485,7 @@ def from_sympy(value: Any) -> Expr:
         if coefficient.is_Rational and not coefficient.is_Integer:
             # an exact quotient (a padded size over its tile): keep it exact as a floor
             if not e.is_integer:
-                raise ValueError(f"size {e} is not an integer expression")
+                raise InvalidArgumentError(f"size {e} is not an integer expression")
             return floordiv(from_sympy(coefficient.p * rest), coefficient.q)
         out: Expr = Const(int(coefficient))
         for factor in sympy.Mul.make_args(rest):
@@ -498,10 +499,10 @@ def from_sympy(value: Any) -> Expr:
     if isinstance(e, (sympy.floor, sympy.ceiling)):
         num, den = sympy.fraction(sympy.together(e.args[0]))
         if not (den.is_Integer and int(den) > 0):
-            raise ValueError(f"cannot express {e}: the divisor {den} is not a positive integer")
+            raise InvalidArgumentError(f"cannot express {e}: the divisor {den} is not a positive integer")
         make = floordiv if isinstance(e, sympy.floor) else ceildiv
         return make(from_sympy(sympy.expand(num)), int(den))
-    raise ValueError(f"cannot express the size {e} ({type(e).__name__}) in index arithmetic")
+    raise InvalidArgumentError(f"cannot express the size {e} ({type(e).__name__}) in index arithmetic")
 
 
 def _symbol(v: Var) -> sympy.Symbol:

@@ -73,6 +73,7 @@ from layout_algebra.codegen.printers import (
 from layout_algebra.codegen.readback import read_back
 from layout_algebra.codegen.simplify import Bounds, factor_strides, simplify
 from layout_algebra.meaning.layout_map import UNITS, LayoutMap, layout_map
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 
 __all__ = ["GeneratedCode", "build_expressions", "generate_code"]
@@ -146,6 +147,32 @@ class GeneratedCode:
         lead = {"c": "//", "python": "#", "numpy": "#", "mlir": "//", "latex": "%", "js": "//"}[self.lang]
         return f"{lead} {self.summary()}"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The code as JSON-ready data (``layout-algebra codegen --json``, docs/cli.md): the
+        text, each expression, operation counts and the certification."""
+        c = self.certification
+        return {
+            "shape": self.shape,
+            "lang": self.lang,
+            "direction": self.direction,
+            "unit": self.unit,
+            "name": self.name,
+            "parameters": list(self.parameters),
+            "text": self.text,
+            "expressions": list(self.expression_texts),
+            "op_counts": list(self.op_counts),
+            "unsimplified_op_counts": list(self.unsimplified_op_counts),
+            "rules": list(self.rules),
+            "certification": {
+                "status": c.status,
+                "method": c.method,
+                "detail": c.detail,
+                "counterexample": None
+                if c.counterexample is None
+                else {str(k): str(v) for k, v in c.counterexample.items()},
+            },
+        }
+
 
 # ------------------------------------------------------------------------------ building
 def build_expressions(m: LayoutMap, direction: str, unit: str) -> tuple[Expr, ...]:
@@ -189,11 +216,11 @@ def _bounds(m: LayoutMap, direction: str, unit: str) -> Bounds:
 # ------------------------------------------------------------------------------ checking input
 def _check_arguments(lang: str, direction: str, unit: str) -> None:
     if lang not in LANGUAGES:
-        raise ValueError(f"language {lang!r} is not one of {', '.join(LANGUAGES)}")
+        raise InvalidArgumentError(f"language {lang!r} is not one of {', '.join(LANGUAGES)}")
     if direction not in DIRECTIONS:
-        raise ValueError(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
+        raise InvalidArgumentError(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
     if unit not in UNITS:
-        raise ValueError(f"unit {unit!r} is not one of {', '.join(UNITS)}")
+        raise InvalidArgumentError(f"unit {unit!r} is not one of {', '.join(UNITS)}")
 
 
 def _check_names(m: LayoutMap, name: str, sizes: Sequence[str], lang: str = "c") -> None:
@@ -201,19 +228,23 @@ def _check_names(m: LayoutMap, name: str, sizes: Sequence[str], lang: str = "c")
     if lang == "js":
         for word in (name, *sizes):
             if word in _JS_RESERVED:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"{m.shape}: {word!r} is a reserved word or global in JavaScript; choose another name"
                 )
     if not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name) or keyword.iskeyword(name) or name in _C_KEYWORDS:
-        raise ValueError(f"function name {name!r} is not usable in C and Python: use letters, digits and '_'")
+        raise InvalidArgumentError(
+            f"function name {name!r} is not usable in C and Python: use letters, digits and '_'"
+        )
     for s in sizes:
         if s in reserved or s == name or keyword.iskeyword(s) or s in _C_KEYWORDS or re.fullmatch(r"i\d+", s):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{m.shape}: the dimension name {s!r} clashes with a name the generated code uses "
                 f"(index variables i0, i1, ..., the offset p, the function name); rename it"
             )
         if not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", s):
-            raise ValueError(f"{m.shape}: the dimension name {s!r} is not an identifier in C and Python")
+            raise InvalidArgumentError(
+                f"{m.shape}: the dimension name {s!r} is not an identifier in C and Python"
+            )
 
 
 # ------------------------------------------------------------------------------ the entry point
@@ -531,5 +562,5 @@ def _element_constraints(padding: Expr, inputs: Sequence[str]) -> tuple[Expr, ..
         return (Const(-1),)  # -1 >= 0: no offset does
     holes = padding.args if isinstance(padding, Or) else (padding,)
     if not all(isinstance(h, Ge) for h in holes):
-        raise ValueError(f"cannot write the padding predicate {padding!r} as an MLIR integer set")
+        raise InvalidArgumentError(f"cannot write the padding predicate {padding!r} as an MLIR integer set")
     return tuple(negate_condition(h) for h in holes)

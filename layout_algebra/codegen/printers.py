@@ -63,6 +63,7 @@ from layout_algebra.codegen.expr import (
     scale,
 )
 from layout_algebra.codegen.simplify import Bounds
+from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["JS_SAFE_LIMIT", "LANGUAGES", "Printer", "largest_value", "latex_name", "printer"]
 
@@ -189,7 +190,7 @@ class CPrinter(Printer):
 
     def sum_text(self, e: Sum) -> str:
         if e.const < 0 or any(c < 0 for _, c in e.terms):
-            raise ValueError(f"refusing to print a negative term in C: {e!r}")
+            raise InvalidArgumentError(f"refusing to print a negative term in C: {e!r}")
         return super().sum_text(e)
 
 
@@ -236,7 +237,7 @@ class MLIRPrinter(Printer):
         return f"{self.wrap(e.num)} ceildiv {self.wrap(e.den)}"
 
     def disjunction(self, e: Or) -> str:  # pragma: no cover - sets print constraints instead
-        raise ValueError("an MLIR affine expression cannot be a disjunction")
+        raise InvalidArgumentError("an MLIR affine expression cannot be a disjunction")
 
 
 def latex_name(name: str) -> str:

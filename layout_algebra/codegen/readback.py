@@ -55,12 +55,13 @@ import sympy
 
 from layout_algebra.codegen.expr import safe_mod
 from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, index_symbols
+from layout_algebra.model.errors import InvalidArgumentError, LayoutAlgebraError
 from layout_algebra.model.symbols import dim_symbol
 
 __all__ = ["ReadBackError", "read_back"]
 
 
-class ReadBackError(ValueError):
+class ReadBackError(LayoutAlgebraError, ValueError):
     """Printed text that does not read back: a printer bug."""
 
 
@@ -89,7 +90,7 @@ def read_back(lang: str, text: str, *, rank: int = 0, dims: Sequence[str] = (), 
         return _read_mlir(text, rank, dims, offset)
     if lang == "js":
         return _read_js(text, names)
-    raise ValueError(f"no reader for language {lang!r}")
+    raise InvalidArgumentError(f"no reader for language {lang!r}")
 
 
 # --------------------------------------------------------------------------- Python

@@ -93,6 +93,7 @@ from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import meaningful_array, size_report, xla_shape_size
 from layout_algebra.meaning.stages.arith import ARITHMETIC as _INT
 from layout_algebra.meaning.stages.arith import Arithmetic
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.questions import AnswersQuestion, Question
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import as_sympy
@@ -207,7 +208,7 @@ def _arrays(src: Shape | str, dst: Shape | str) -> tuple[ArrayShape, ArrayShape]
     a, b = meaningful_array(as_shape(src)), meaningful_array(as_shape(dst))
     for s in (a, b):
         if s.layout is None:
-            raise ValueError(f"{s}: a bitcast question needs a layout on both shapes")
+            raise InvalidArgumentError(f"{s}: a bitcast question needs a layout on both shapes")
     for s in (a, b):
         layout_map(s)  # a clear error now for layouts without one meaning
     return a, b
@@ -233,10 +234,10 @@ def reshape_is_bitcast(
     """
     a, b = _arrays(src, dst)
     if a.element_type != b.element_type:
-        raise ValueError(f"reshape cannot change the element type: {a} -> {b}")
+        raise InvalidArgumentError(f"reshape cannot change the element type: {a} -> {b}")
     count_a, count_b = _count(a), _count(b)
     if isinstance(count_a, int) and isinstance(count_b, int) and count_a != count_b:
-        raise ValueError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
+        raise InvalidArgumentError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
     question = Question("reshape", (a, b), assume=tuple(parse_assumptions(assume)))
     return _decided(
         "reshape",
@@ -265,14 +266,18 @@ def transpose_is_bitcast(
     try:
         perm = tuple(int(p) for p in permutation)
     except (TypeError, ValueError):
-        raise ValueError(f"permutation {permutation!r} must be a list of dimension numbers") from None
+        raise InvalidArgumentError(
+            f"permutation {permutation!r} must be a list of dimension numbers"
+        ) from None
     if sorted(perm) != list(range(a.rank)) or b.rank != a.rank:
-        raise ValueError(f"{list(perm)} is not a permutation of the {a.rank} dimensions of {a} -> {b}")
+        raise InvalidArgumentError(
+            f"{list(perm)} is not a permutation of the {a.rank} dimensions of {a} -> {b}"
+        )
     if a.element_type != b.element_type:
-        raise ValueError(f"transpose cannot change the element type: {a} -> {b}")
+        raise InvalidArgumentError(f"transpose cannot change the element type: {a} -> {b}")
     expected = tuple(a.dimensions[p] for p in perm)
     if tuple(b.dimensions) != expected:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"transposing {a} by {list(perm)} gives dimensions {list(expected)}, not those of {b}"
         )
     question = Question("transpose", (a, b, perm), assume=tuple(parse_assumptions(assume)))
@@ -327,7 +332,9 @@ def decide_movement(
         return transpose_is_bitcast(src, dst, tuple(dimensions or ()), assume=assume)
     if opcode in ("reshape", "copy"):
         return reshape_is_bitcast(src, dst, assume=assume)
-    raise ValueError(f"decide_movement handles bitcast, reshape, transpose and copy; got {opcode!r}")
+    raise InvalidArgumentError(
+        f"decide_movement handles bitcast, reshape, transpose and copy; got {opcode!r}"
+    )
 
 
 def bit_offsets(
@@ -904,7 +911,7 @@ def _symbolic_failure(
         try:
             ca, cb = a.specialize(sizes), b.specialize(sizes)
             if ca.is_symbolic or cb.is_symbolic:
-                raise ValueError("some size has no value")
+                raise InvalidArgumentError("some size has no value")
             concrete = _concrete_at(operation, ca, cb, corr)
         except ValueError as err:
             concrete = None

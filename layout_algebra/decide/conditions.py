@@ -77,6 +77,7 @@ from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import meaningful_array, size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
 from layout_algebra.meaning.stages.symbolic import SYMPY_ARITHMETIC
+from layout_algebra.model.errors import InvalidArgumentError, LayoutAlgebraError
 from layout_algebra.model.internal_names import multiple_size
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape
@@ -129,7 +130,7 @@ DEFAULT_CPU_BUDGET_S = 28.0
 Sizes = Mapping[sympy.Symbol, int]
 
 
-class UndecidedClaim(ValueError):
+class UndecidedClaim(LayoutAlgebraError, ValueError):
     """The concrete decision gave no answer at some size (e.g. a rewrite the verifier
     answers ``unknown`` for): no condition can be fitted."""
 
@@ -255,7 +256,7 @@ def bitcast_claim(
     a, b = meaningful_array(as_shape(src)), meaningful_array(as_shape(dst))
     perm = tuple(int(p) for p in permutation)
     if operation not in ("reshape", "transpose", "bitcast"):
-        raise ValueError(f"operation {operation!r} is not reshape, transpose or bitcast")
+        raise InvalidArgumentError(f"operation {operation!r} is not reshape, transpose or bitcast")
 
     def verdict(
         shapes: tuple[ArrayShape, ...], assume: tuple[Any, ...] = (), timeout_ms: int = DEFAULT_TIMEOUT_MS
@@ -352,7 +353,7 @@ def in_bounds_claim(shape: Shape | str, allocation: str = "xla") -> Claim:
     from layout_algebra.prove import in_bounds
 
     if allocation not in ("exact", "xla"):
-        raise ValueError(f"allocation {allocation!r} is not 'exact' or 'xla'")
+        raise InvalidArgumentError(f"allocation {allocation!r} is not 'exact' or 'xla'")
     a = meaningful_array(as_shape(shape))
 
     def decide(shapes: tuple[ArrayShape, ...]) -> bool:
@@ -702,28 +703,28 @@ class Condition:
         >>> c.holds_at({"N": 0})
         Traceback (most recent call last):
         ...
-        ValueError: N = 0: size conditions are found and proved for sizes >= 1 only; ask the decision itself at this size
+        layout_algebra.InvalidArgumentError: N = 0: size conditions are found and proved for sizes >= 1 only; ask the decision itself at this size
 
         Sizes at which the claim's arrays do not exist are refused too:
 
         >>> when_no_padding("f32[N/8,128]{1,0:T(8,128)}").holds_at({"N": 12})
         Traceback (most recent call last):
         ...
-        ValueError: N=12 is outside the claim's domain (N % 8 == 0): its arrays have a dimension that is no size there
+        layout_algebra.InvalidArgumentError: N=12 is outside the claim's domain (N % 8 == 0): its arrays have a dimension that is no size there
         """
         if self.expr is None:
             seen = f" (a fit matched the grid, not proved: {self.fitted})" if self.fitted is not None else ""
-            raise ValueError(f"no condition was found for {self.claim}{seen}")
+            raise InvalidArgumentError(f"no condition was found for {self.claim}{seen}")
         values = {(dim_symbol(k) if isinstance(k, str) else k): v for k, v in sizes.items()}
         for symbol, value in values.items():
             if value < 1:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"{symbol} = {value}: size conditions are found and proved for sizes >= 1 only; "
                     "ask the decision itself at this size"
                 )
         if not all(condition_holds(fact, values) for fact in self.domain):
             at = ", ".join(f"{k}={v}" for k, v in values.items())
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{at} is outside the claim's domain ({condition_text(self.domain)}): its arrays "
                 "have a dimension that is no size there"
             )
@@ -771,7 +772,9 @@ def condition_of(
     budget = Budget(budget_s, cpu_budget_s)
     symbols = claim.symbols
     if len(symbols) > 3:
-        raise ValueError(f"{claim.text}: conditions are found for at most 3 size symbols, not {len(symbols)}")
+        raise InvalidArgumentError(
+            f"{claim.text}: conditions are found for at most 3 size symbols, not {len(symbols)}"
+        )
     if bound is None:
         bound = (claim.bounds or DEFAULT_BOUNDS)[len(symbols)]
     values = grid_values(claim.shapes, bound, LARGEST[len(symbols)])
@@ -942,7 +945,9 @@ def claim_of(kind: str, arguments: Sequence[Any], *, allocation: str = "exact") 
         return no_padding_claim(arguments[0])
     if kind == "in_bounds":
         return in_bounds_claim(arguments[0], allocation)
-    raise ValueError(f"{kind} claims are not built here (see layout_algebra.hlo.rewrite_conditions)")
+    raise InvalidArgumentError(
+        f"{kind} claims are not built here (see layout_algebra.hlo.rewrite_conditions)"
+    )
 
 
 def when_reshape_is_bitcast(src: Shape | str, dst: Shape | str, *, bound: int | None = None) -> Condition:

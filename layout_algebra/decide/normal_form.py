@@ -65,6 +65,7 @@ import numpy as np
 from layout_algebra.decide.bitcast import BitcastVerdict, reshape_is_bitcast
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import meaningful_array, size_report, xla_shape_size
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Layout, Shape, Tile
 from layout_algebra.model.syntax import as_shape
 
@@ -143,7 +144,7 @@ def same_layout(a: Shape | str, b: Shape | str) -> LayoutEquality:
     """
     x, y = meaningful_array(as_shape(a)), meaningful_array(as_shape(b))
     if x.element_type != y.element_type or tuple(x.dimensions) != tuple(y.dimensions):
-        raise ValueError(f"{x} and {y} are not the same array (element type and dimensions)")
+        raise InvalidArgumentError(f"{x} and {y} are not the same array (element type and dimensions)")
     verdict = reshape_is_bitcast(x, y)
     if verdict.status != "proved":
         return LayoutEquality(verdict.status, verdict.reason, verdict)
@@ -291,6 +292,15 @@ class NormalForm:
     shape: ArrayShape
     equality: LayoutEquality | None
     decided: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data: both shapes as text, the proof that they are the same layout."""
+        return {
+            "original": str(self.original),
+            "shape": str(self.shape),
+            "equality": None if self.equality is None else self.equality.to_dict(),
+            "decided": self.decided,
+        }
 
     def __str__(self) -> str:
         if self.equality is None:

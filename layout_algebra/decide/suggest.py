@@ -23,6 +23,7 @@ from layout_algebra.decide.bitcast import reshape_is_bitcast
 from layout_algebra.decide.normal_form import simplicity
 from layout_algebra.decide.views import ENUMERATION_LIMIT, Reshape, view
 from layout_algebra.meaning.sizes import meaningful_array, size_report
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
 
@@ -71,15 +72,17 @@ def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggest
     """
     a = meaningful_array(as_shape(src))
     if a.is_symbolic:
-        raise ValueError(f"{a}: suggesting a layout needs concrete dimensions")
+        raise InvalidArgumentError(f"{a}: suggesting a layout needs concrete dimensions")
     try:
         dims = tuple(int(d) for d in dst_dims)
     except (TypeError, ValueError):
-        raise ValueError(f"output dimensions {dst_dims!r} must be integers like 256,24,200") from None
+        raise InvalidArgumentError(
+            f"output dimensions {dst_dims!r} must be integers like 256,24,200"
+        ) from None
     if any(d < 0 for d in dims):
-        raise ValueError(f"output dimensions {list(dims)} must not be negative")
+        raise InvalidArgumentError(f"output dimensions {list(dims)} must not be negative")
     if math.prod(dims, start=1) != math.prod(a.dimensions, start=1):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{a} has {math.prod(a.dimensions, start=1):,} elements; {list(dims)} has "
             f"{math.prod(dims, start=1):,}: not a reshape"
         )

@@ -92,6 +92,7 @@ from layout_algebra.meaning.logical_ops import (
 from layout_algebra.meaning.recover import NotExpressible, Position, recover_layout, strided_positions
 from layout_algebra.meaning.sizes import meaningful_array, size_report, xla_shape_size
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.model.errors import InvalidArgumentError, LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
 
@@ -111,7 +112,7 @@ __all__ = [
 ENUMERATION_LIMIT = 1 << 20
 
 
-class ViewError(ValueError):
+class ViewError(LayoutAlgebraError, ValueError):
     """An op that does not apply to the array it is given; the message quotes both."""
 
 
@@ -416,7 +417,9 @@ class View:
         index = tuple(int(x) for x in j)
         dims = self._sizes("evaluate an offset")
         if len(index) != self.rank or any(not 0 <= x < d for x, d in zip(index, dims, strict=True)):
-            raise ValueError(f"{self}: index {list(index)} is out of bounds of {list(self.dimensions)}")
+            raise InvalidArgumentError(
+                f"{self}: index {list(index)} is out of bounds of {list(self.dimensions)}"
+            )
         return int(self._map.offset_of_position(int(self.position(index)), unit))
 
     def offsets(self, unit: str = "bit") -> np.ndarray:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from layout_algebra.model.errors import LayoutAlgebraError
+
 __all__ = [
     "AttributeValueError",
     "PaddingDimension",
@@ -53,7 +55,7 @@ class PaddingDimension:
     interior: int = 0
 
 
-class AttributeValueError(ValueError):
+class AttributeValueError(LayoutAlgebraError, ValueError):
     """An attribute value that does not have the expected form; ``offset`` is 0-based."""
 
     def __init__(self, reason: str, offset: int = 0) -> None:

@@ -83,6 +83,7 @@ from layout_algebra.hlo.ir import NATIVE_START_OPCODES, HloComputation, HloInstr
 from layout_algebra.hlo.opcodes import ALIASING_OPCODES, AUDITED_MOVEMENT_OPCODES
 from layout_algebra.hlo.parser import HloModuleStream
 from layout_algebra.meaning.sizes import LayoutSemanticsError, SizeReport, size_report
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.validation import layout_problems
 
@@ -185,7 +186,9 @@ def classify_movement(instruction: HloInstruction, operand_shape: Shape | None) 
     """
     opcode = instruction.opcode
     if opcode not in AUDITED_MOVEMENT_OPCODES:
-        raise ValueError(f"classify_movement handles {', '.join(AUDITED_MOVEMENT_OPCODES)}; got '{opcode}'")
+        raise InvalidArgumentError(
+            f"classify_movement handles {', '.join(AUDITED_MOVEMENT_OPCODES)}; got '{opcode}'"
+        )
     return _classify(opcode, operand_shape, instruction.shape, instruction.dimensions)
 
 
@@ -498,7 +501,7 @@ class AuditReport:
     def problem_rows(self) -> list[AuditRow]:
         return [r for r in self.rows if r.problems]
 
-    def to_json(self, top: int | None = None) -> dict:
+    def to_dict(self, top: int | None = None) -> dict[str, Any]:
         """A JSON-ready summary: totals, then rows worst padding first (``top`` of them)."""
         order = self.worst_padding()
         unsized = [r for r in self.rows if r.padding_bytes is None]
@@ -631,7 +634,7 @@ def _audit(
                 entry = computation.name
             audited(computation)
         if entry is None:
-            raise ValueError(f"module {name!r} has no entry computation")
+            raise InvalidArgumentError(f"module {name!r} has no entry computation")
         roles = _roles(entry, calls)
         pending.reverse()
         while pending:  # in text order, each computation's pending rows freed as its rows are made

@@ -24,6 +24,7 @@ from layout_algebra.hlo.ir import HloModule
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import size_report
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
 
@@ -199,7 +200,7 @@ def compare(
     ``same=None`` with the reason.
     """
     if mode not in ("physical", "logical"):
-        raise ValueError(f"mode must be 'physical' or 'logical', got {mode!r}")
+        raise InvalidArgumentError(f"mode must be 'physical' or 'logical', got {mode!r}")
     a, b = as_module(before), as_module(after)
     values = given_sizes(sizes)
     for module in (a, b):  # a symbol only bitcasts carry: where they keep their shape sizes

@@ -15,11 +15,12 @@ import numpy as np
 from layout_algebra.hlo.ir import HloComputation, HloInstruction
 from layout_algebra.hlo.literals import is_tuple_or_complex_literal, literal_entries
 from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape
 from layout_algebra.packing.numpy_eval import numpy_dtype
 
 
-class ExecutionError(ValueError):
+class ExecutionError(LayoutAlgebraError, ValueError):
     """A module this executor cannot run (base class)."""
 
 

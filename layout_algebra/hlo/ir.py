@@ -41,6 +41,7 @@ from functools import cached_property
 from types import MappingProxyType
 
 from layout_algebra.hlo.attributes import PaddingDimension, SliceDimension, computation_names
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 
 __all__ = [
@@ -255,7 +256,7 @@ class HloComputation:
 
     def __post_init__(self) -> None:
         if not self.instructions:
-            raise ValueError(f"computation {self.name!r} has no instructions")
+            raise InvalidArgumentError(f"computation {self.name!r} has no instructions")
         if not isinstance(self.attributes, MappingProxyType):
             object.__setattr__(self, "attributes", MappingProxyType(dict(self.attributes)))
 

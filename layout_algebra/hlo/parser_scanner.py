@@ -12,6 +12,7 @@ from typing import Any
 from layout_algebra.hlo.ir import (
     COMPUTATION_REFERENCE_ATTRIBUTES,
 )
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import Shape, TupleShape
 from layout_algebra.model.syntax import ParseError, parse_shape
 
@@ -175,7 +176,7 @@ SHAPES: dict[str, Shape] = {}
 _MAX_SHAPES = 16384  # as many as parse_shape keeps
 
 
-class HloParseError(ValueError):
+class HloParseError(LayoutAlgebraError, ValueError):
     """HLO module text that cannot be parsed.
 
     ``str(err)`` gives the line and column, what was expected, and the line quoted with

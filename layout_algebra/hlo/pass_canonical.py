@@ -22,6 +22,7 @@ from layout_algebra.hlo.opcodes import (
     INLINED_OPCODES,
 )
 from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.syntax import parse_shape
 
@@ -61,7 +62,7 @@ class Builder:
         raise Unsupported(f"{hint} is {shape} but stands for {source}, which is {self.shapes[source]}")
 
 
-class Unsupported(Exception):
+class Unsupported(LayoutAlgebraError):
     """The pair cannot be decided; the message says why."""
 
 

@@ -2,7 +2,7 @@
 changed pair as the difference of its two modules.
 
 :func:`pass_report_html` reads what :func:`layout_algebra.hlo.passes.validate_passes` returns
-(through its JSON form, so a report saved with ``--json`` renders the same) and writes one page
+(through its ``to_dict()`` form, so a report saved with ``--json`` renders the same) and writes one page
 with no outside resources (no scripts, fonts or style sheets fetched from anywhere):
 
 * a **timeline** per module: one cell per consecutive pair of per-pass dumps, coloured by the

@@ -107,6 +107,7 @@ from layout_algebra.hlo.pass_canonical import (
 )
 from layout_algebra.hlo.validity import bitcast_size_problem
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.prove.result import json_value
 
@@ -156,7 +157,7 @@ ASSUMPTIONS: dict[str, str] = {
 }
 
 
-class DumpDirectoryError(ValueError):
+class DumpDirectoryError(LayoutAlgebraError, ValueError):
     """A directory that is not an XLA dump directory (the message quotes it)."""
 
 
@@ -184,7 +185,8 @@ class PassResult:
     earlier: PassDump
     later: PassDump
     mode: str
-    status: str
+    #: ``unchanged``, ``proved``, ``refuted`` or ``unknown`` (see the module docstring)
+    verdict: str
     seconds: float
     reason: str = ""
     counterexample: Mapping[str, Any] | None = None
@@ -192,7 +194,16 @@ class PassResult:
     #: the named assumptions (:data:`ASSUMPTIONS`) a proof relied on
     assumptions: tuple[str, ...] = ()
 
-    def as_json(self) -> dict[str, Any]:
+    @property
+    def status(self) -> str:
+        """The package's answer to "does the later module compute the same?": an unchanged
+        program is ``proved`` (the same program, names aside); otherwise the verdict."""
+        return "proved" if self.verdict == "unchanged" else self.verdict
+
+    def __bool__(self) -> bool:
+        return self.status == "proved"
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "module": self.module,
             "from": self.earlier.path.name,
@@ -202,6 +213,7 @@ class PassResult:
             "number": self.later.number,
             "mode": self.mode,
             "status": self.status,
+            "verdict": self.verdict,
             "seconds": round(self.seconds, 4),
             "reason": self.reason,
             "counterexample": json_value(None if self.counterexample is None else dict(self.counterexample)),
@@ -222,16 +234,16 @@ class ValidationReport:
         counts = {s: 0 for s in ("proved", "refuted", "unknown", "unchanged")}
         for r in self.results:
             if not after_layout_assignment or r.mode == "physical" or r.later.after == LAYOUT_ASSIGNMENT:
-                counts[r.status] += 1
+                counts[r.verdict] += 1
         return counts
 
-    def as_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "directory": str(self.directory),
             "counts": self.counts(),
             "counts_from_layout_assignment": self.counts(after_layout_assignment=True),
             "skipped_files": list(self.skipped),
-            "pairs": [r.as_json() for r in self.results],
+            "pairs": [r.to_dict() for r in self.results],
         }
 
 

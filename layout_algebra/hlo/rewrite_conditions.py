@@ -71,6 +71,7 @@ from layout_algebra.hlo.verify import (
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, TupleShape
 from layout_algebra.model.symbols import as_sympy
@@ -357,7 +358,9 @@ def condition_of(result: Any, bound: int | None = None, *, budget_s: float = DEF
     """
     question = getattr(result, "question", None)
     if question is None:
-        raise ValueError("this result does not record the claim it answers, so it has no size condition")
+        raise InvalidArgumentError(
+            "this result does not record the claim it answers, so it has no size condition"
+        )
     try:
         return _kept_condition(question, bound, budget_s)
     except TypeError:  # a question that cannot be a key (unhashable arguments): found afresh

@@ -55,6 +55,7 @@ True
 from __future__ import annotations
 
 from layout_algebra.meaning.sizes import meaningful_array, xla_shape_size
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape, Dim
 from layout_algebra.model.validation import layout_problems
 
@@ -69,7 +70,7 @@ __all__ = [
 ]
 
 
-class InvalidHlo(ValueError):
+class InvalidHlo(LayoutAlgebraError, ValueError):
     """HLO that XLA would reject: the message names the instruction and the problem."""
 
 

@@ -147,6 +147,7 @@ from layout_algebra.hlo.verify_values import (
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.symbols import as_sympy
@@ -230,7 +231,9 @@ def _parameter_arrays(*modules: HloModule) -> tuple[ArrayShape, ...]:
 def _check_interface(a: HloModule, b: HloModule, mode: str) -> None:
     pa, pb = _parameters(a), _parameters(b)
     if sorted(pa) != sorted(pb):
-        raise ValueError(f"the rewrite changes the interface: parameters {sorted(pa)} vs {sorted(pb)}")
+        raise InvalidArgumentError(
+            f"the rewrite changes the interface: parameters {sorted(pa)} vs {sorted(pb)}"
+        )
     for n in sorted(pa):
         x, y = pa[n], pb[n]
         if mode == "physical":
@@ -240,7 +243,7 @@ def _check_interface(a: HloModule, b: HloModule, mode: str) -> None:
             same = _logically_equal(x, y)
             what = "element type or dimensions"
         if not same:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the rewrite changes the interface: parameter {n} is {x} before and {y} after (its {what} differ)"
             )
 
@@ -757,10 +760,10 @@ def verify_rewrite(
     elementwise ops stay uninterpreted); a proof that used one names it in its ``encoding``.
     """
     if mode not in MODES:
-        raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+        raise InvalidArgumentError(f"mode {mode!r} is not one of {', '.join(MODES)}")
     unknown_rules = sorted(set(float_rules) - set(FLOAT_RULES))
     if unknown_rules:
-        raise ValueError(f"float rules {unknown_rules} are not among {', '.join(FLOAT_RULES)}")
+        raise InvalidArgumentError(f"float rules {unknown_rules} are not among {', '.join(FLOAT_RULES)}")
     start = time.perf_counter()
     a, b = as_module(before), as_module(after)
     _check_interface(a, b, mode)
@@ -768,7 +771,7 @@ def verify_rewrite(
     _check_layouts(b)
     leaves_a, leaves_b = _leaves(a.entry.root.shape), _leaves(b.entry.root.shape)
     if [p for p, _ in leaves_a] != [p for p, _ in leaves_b]:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"the roots have different tuple structures: {a.entry.root.shape} vs {b.entry.root.shape}"
         )
     for (_, ra), (_, rb) in zip(leaves_a, leaves_b, strict=True):
@@ -777,7 +780,7 @@ def verify_rewrite(
             or ra.rank != rb.rank
             or not all(dims_equal(x, y) for x, y in zip(ra.dimensions, rb.dimensions, strict=False))
         ):
-            raise ValueError(f"the roots differ in element type or dimensions: {ra} vs {rb}")
+            raise InvalidArgumentError(f"the roots differ in element type or dimensions: {ra} vs {rb}")
     # none admitting no sizes (no vacuous proof); the parameters' dimension formulas are
     # implicit facts: f32[N/8,128] is an array only where 8 | N (and N/8 >= 0)
     parameter_arrays = _parameter_arrays(a, b)
@@ -825,11 +828,11 @@ def rewrite_modules(
     """The two modules of a rewrite, parsed, with the checks :func:`verify_rewrite` makes
     before any proof (mode, interface, root structure); ``ValueError`` quoting what is wrong."""
     if mode not in MODES:
-        raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+        raise InvalidArgumentError(f"mode {mode!r} is not one of {', '.join(MODES)}")
     a, b = as_module(before), as_module(after)
     _check_interface(a, b, mode)
     if [p for p, _ in _leaves(a.entry.root.shape)] != [p for p, _ in _leaves(b.entry.root.shape)]:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"the roots have different tuple structures: {a.entry.root.shape} vs {b.entry.root.shape}"
         )
     return a, b

@@ -17,6 +17,7 @@ import z3
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.literals import is_tuple_or_complex_literal, literal_entries
 from layout_algebra.hlo.validity import InvalidHlo
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.internal_names import literal_name
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
@@ -26,11 +27,11 @@ from layout_algebra.prove.query import (
 )
 
 
-class UnsupportedHlo(ValueError):
+class UnsupportedHlo(LayoutAlgebraError, ValueError):
     """HLO the verifier does not read (an opcode, or control flow); the message names it."""
 
 
-class Inexpressible(Exception):
+class Inexpressible(LayoutAlgebraError):
     """A construct the encoding cannot express here: the answer is unknown with this reason."""
 
 

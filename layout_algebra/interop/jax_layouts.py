@@ -46,6 +46,7 @@ from typing import Any
 
 from layout_algebra.meaning.recover import NotExpressible
 from layout_algebra.meaning.sizes import meaningful_array
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
 from layout_algebra.model.syntax import as_shape, parse_shape
@@ -209,7 +210,7 @@ def from_jax_layout(layout: Any, dtype: Any, dims: Sequence[int], *, as_compiled
     )
     dims = tuple(int(d) for d in dims)
     if len(major_to_minor) != len(dims):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"major_to_minor {major_to_minor} has {len(major_to_minor)} entries for {len(dims)} dims"
         )
     if tiling is None:
@@ -318,7 +319,7 @@ def shapes_of_compiled(compiled: Any) -> tuple[tuple[ArrayShape, ...], tuple[Arr
     ins = list(_leaves(in_formats, _is_format))
     outs = list(_leaves(out_formats, _is_format))
     if len(ins) != len(in_avals) or len(outs) != len(out_avals):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{len(ins)} input formats for {len(in_avals)} inputs, {len(outs)} output formats for {len(out_avals)} outputs"
         )
 
@@ -342,7 +343,7 @@ def entry_shapes_of_compiled(compiled_or_hlo_text: Any) -> tuple[tuple[Shape, ..
     text = compiled_or_hlo_text if isinstance(compiled_or_hlo_text, str) else compiled_or_hlo_text.as_text()
     start = text.find("entry_computation_layout={")
     if start < 0:
-        raise ValueError("the HLO text has no entry_computation_layout")
+        raise InvalidArgumentError("the HLO text has no entry_computation_layout")
     pos = start + len("entry_computation_layout={")
     depth, end = 1, pos
     while depth:
@@ -365,4 +366,4 @@ def _top_level_arrow(body: str) -> int:
         depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
         if depth == 0 and body.startswith("->", k):
             return k
-    raise ValueError(f"no '->' in entry_computation_layout {body!r}")
+    raise InvalidArgumentError(f"no '->' in entry_computation_layout {body!r}")

@@ -88,6 +88,7 @@ from typing import Any
 from layout_algebra.decide.normal_form import allocating_its_buffer, normal_form
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.recover import NotExpressible, layout_shape, recover_layout, strided_positions
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.target.access import dimension_offsets, separable_map
 
@@ -134,10 +135,10 @@ class LinearLayout:
         >>> LinearLayout.from_bases({"dim0": [[1], [4]]}, {"offset": 4})
         Traceback (most recent call last):
         ...
-        ValueError: basis dim0=2 -> (4): entry 4 is not below the size 4 of out dim 'offset'
+        layout_algebra.InvalidArgumentError: basis dim0=2 -> (4): entry 4 is not below the size 4 of out dim 'offset'
         """
         if not isinstance(bases, Mapping) or not isinstance(out_dims, Mapping):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"bases {bases!r} and out dims {out_dims!r} must be mappings: {{in_dim: [[...], ...]}}, {{out_dim: size}}"
             )
         outs = tuple((str(name), _checked_size(name, size)) for name, size in out_dims.items())
@@ -145,17 +146,21 @@ class LinearLayout:
         for name, vectors in bases.items():
             rows = []
             if isinstance(vectors, (str, bytes)) or not isinstance(vectors, Sequence):
-                raise ValueError(f"the bases of in dim {name!r} must be a list of vectors, got {vectors!r}")
+                raise InvalidArgumentError(
+                    f"the bases of in dim {name!r} must be a list of vectors, got {vectors!r}"
+                )
             for j, vector in enumerate(vectors):
                 if isinstance(vector, (str, bytes)) or not isinstance(vector, Sequence):
-                    raise ValueError(f"basis {name}={1 << j} must be a list of integers, got {vector!r}")
+                    raise InvalidArgumentError(
+                        f"basis {name}={1 << j} must be a list of integers, got {vector!r}"
+                    )
                 row = tuple(vector)
                 where = f"basis {name}={1 << j} -> ({', '.join(map(str, row))})"
                 if len(row) != len(outs):
-                    raise ValueError(f"{where}: {len(row)} entries for {len(outs)} out dims")
+                    raise InvalidArgumentError(f"{where}: {len(row)} entries for {len(outs)} out dims")
                 for v, (out, size) in zip(row, outs, strict=True):
                     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < size:
-                        raise ValueError(
+                        raise InvalidArgumentError(
                             f"{where}: entry {v!r} is not below the size {size} of out dim {out!r}"
                         )
                 rows.append(row)
@@ -166,7 +171,7 @@ class LinearLayout:
     def from_dict(cls, data: Mapping[str, Any]) -> LinearLayout:
         """The inverse of :meth:`to_dict`."""
         if not isinstance(data, Mapping) or set(data) != {"bases", "out_dims"}:
-            raise ValueError(f"a linear layout is {{'bases': ..., 'out_dims': ...}}, got {data!r}")
+            raise InvalidArgumentError(f"a linear layout is {{'bases': ..., 'out_dims': ...}}, got {data!r}")
         return cls.from_bases(data["bases"], data["out_dims"])
 
     @classmethod
@@ -193,19 +198,21 @@ class LinearLayout:
             if eq and re.fullmatch(r"\s*\d+\s*", value):
                 continue  # an attribute such as 'alignment = 16' written inside the braces
             if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"linear layout text {text!r}: {item.strip()!r} is not 'name = [[...], ...]'"
                 )
             if name in entries:
-                raise ValueError(f"linear layout text {text!r}: in dim {name!r} is given twice")
+                raise InvalidArgumentError(f"linear layout text {text!r}: in dim {name!r} is given twice")
             entries[name] = _basis_list(value, name, text)
         widths = {len(v) for vectors in entries.values() for v in vectors}
         if len(widths) > 1:
-            raise ValueError(f"linear layout text {text!r}: bases of different lengths {sorted(widths)}")
+            raise InvalidArgumentError(
+                f"linear layout text {text!r}: bases of different lengths {sorted(widths)}"
+            )
         rank = widths.pop() if widths else (len(dims) if dims is not None else 0)
         if dims is not None:
             if len(dims) != rank:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"linear layout text {text!r}: bases have {rank} entries for {len(dims)} dims"
                 )
             sizes = list(dims)
@@ -233,12 +240,14 @@ class LinearLayout:
         else:
             values = {}
         if len(values) != len(self.bases) or set(values) != {n for n, _ in self.bases}:
-            raise ValueError(f"input {index!r} must give one value per in dim {[n for n, _ in self.in_dims]}")
+            raise InvalidArgumentError(
+                f"input {index!r} must give one value per in dim {[n for n, _ in self.in_dims]}"
+            )
         out = [0] * len(self.out_dims)
         for name, vectors in self.bases:
             v = values[name]
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 1 << len(vectors):
-                raise ValueError(f"input {name}={v!r} is outside its size {1 << len(vectors)}")
+                raise InvalidArgumentError(f"input {name}={v!r} is outside its size {1 << len(vectors)}")
             for j, vector in enumerate(vectors):
                 if v >> j & 1:
                     out = [a ^ b for a, b in zip(out, vector, strict=True)]
@@ -289,7 +298,7 @@ class LinearLayout:
         '{offset = [[1, 0], [0, 1], [0, 2]]}'
         """
         if not (self.is_injective and self.is_surjective):
-            raise ValueError("only a bijective linear layout has an inverse; this one is not")
+            raise InvalidArgumentError("only a bijective linear layout has an inverse; this one is not")
         in_bits = [(name, j) for name, vectors in self.bases for j in range(len(vectors))]
         cols = self._columns()
         n = len(cols)
@@ -357,16 +366,16 @@ class LinearLayout:
 def _braces(text: str) -> str:
     """The inside of the first ``{...}`` of ``text`` (balanced)."""
     if not isinstance(text, str):
-        raise ValueError(f"linear layout text must be a string, got {text!r}")
+        raise InvalidArgumentError(f"linear layout text must be a string, got {text!r}")
     start = text.find("{")
     if start < 0:
-        raise ValueError(f"linear layout text {text!r} has no '{{...}}' of bases")
+        raise InvalidArgumentError(f"linear layout text {text!r} has no '{{...}}' of bases")
     depth = 0
     for at in range(start, len(text)):
         depth += {"{": 1, "}": -1}.get(text[at], 0)
         if depth == 0:
             return text[start + 1 : at]
-    raise ValueError(f"linear layout text {text!r}: the '{{' at {start} is never closed")
+    raise InvalidArgumentError(f"linear layout text {text!r}: the '{{' at {start} is never closed")
 
 
 def _top_level_split(body: str, text: str) -> list[str]:
@@ -380,14 +389,14 @@ def _top_level_split(body: str, text: str) -> list[str]:
         elif ch == "]":
             depth -= 1
             if depth < 0:
-                raise ValueError(f"linear layout text {text!r}: unbalanced ']'")
+                raise InvalidArgumentError(f"linear layout text {text!r}: unbalanced ']'")
         if ch == "," and depth == 0:
             items.append("".join(current))
             current = []
         else:
             current.append(ch)
     if depth:
-        raise ValueError(f"linear layout text {text!r}: unbalanced '['")
+        raise InvalidArgumentError(f"linear layout text {text!r}: unbalanced '['")
     items.append("".join(current))
     return [item for item in items if item.strip()]
 
@@ -402,7 +411,7 @@ def _basis_list(value: str, name: str, text: str) -> list[list[int]]:
         isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v)
         for v in data
     ):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"linear layout text {text!r}: the bases of {name!r} ({value.strip()!r}) are not a list of "
             "lists of non-negative integers"
         )
@@ -411,14 +420,14 @@ def _basis_list(value: str, name: str, text: str) -> list[list[int]]:
 
 def _checked_size(name: object, size: object) -> int:
     if isinstance(size, bool) or not isinstance(size, int) or not _is_power_of_two(size):
-        raise ValueError(f"out dim {name!r} has size {size!r}; sizes must be powers of two")
+        raise InvalidArgumentError(f"out dim {name!r} has size {size!r}; sizes must be powers of two")
     return size
 
 
 # ------------------------------------------------------------------ XLA to Triton
 def _unit_scale(shape: ArrayShape, bits: int, unit: str) -> int:
     if unit not in OFFSET_UNITS:
-        raise ValueError(f"unit {unit!r} is not one of {', '.join(OFFSET_UNITS)}")
+        raise InvalidArgumentError(f"unit {unit!r} is not one of {', '.join(OFFSET_UNITS)}")
     if unit == "element":
         return 1
     if not _is_power_of_two(bits):
@@ -506,7 +515,9 @@ def from_linear_layout(
     ``dim0, dim1, ...`` (Triton's shared-memory direction).
     """
     if not isinstance(ll, LinearLayout):
-        raise ValueError(f"{ll!r} is not a LinearLayout (build one with LinearLayout.from_bases or .parse)")
+        raise InvalidArgumentError(
+            f"{ll!r} is not a LinearLayout (build one with LinearLayout.from_bases or .parse)"
+        )
     forward = _forward_form(ll)
     ((out, size),) = forward.out_dims
     dims = tuple(s for _, s in forward.in_dims)

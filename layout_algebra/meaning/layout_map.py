@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
 from layout_algebra.meaning.stages.pipeline import Step, layout_steps
 from layout_algebra.meaning.stages.stages import Linearize, Stage, ToBits, Transpose, ceil_div
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.meaning import meaningful_array
 from layout_algebra.model.shapes import ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
@@ -347,7 +348,7 @@ class LayoutMap:
     # ------------------------------------------------------------------ checking
     def _require_concrete(self, what: str) -> None:
         if self.is_symbolic:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{self.shape}: cannot {what} of a shape with symbolic dimensions; specialize() it first"
             )
 
@@ -355,14 +356,18 @@ class LayoutMap:
         try:
             values = tuple(operator.index(v) for v in index)
         except TypeError:
-            raise ValueError(f"{self.shape}: index {tuple(index)!r} must be a sequence of integers") from None
+            raise InvalidArgumentError(
+                f"{self.shape}: index {tuple(index)!r} must be a sequence of integers"
+            ) from None
         if len(values) != self.rank:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{self.shape}: index {values} has {len(values)} entries, the shape has rank {self.rank}"
             )
         for k, (v, d) in enumerate(zip(values, self.shape.dimensions, strict=True)):
             if v < 0 or (isinstance(d, int) and v >= d):
-                raise ValueError(f"{self.shape}: index {values} is out of bounds in dimension {k} (size {d})")
+                raise InvalidArgumentError(
+                    f"{self.shape}: index {values} is out of bounds in dimension {k} (size {d})"
+                )
         return values
 
     def _checked_offset(self, offset: int, unit: str) -> int:
@@ -370,16 +375,18 @@ class LayoutMap:
         try:
             value = operator.index(offset)
         except TypeError:
-            raise ValueError(f"{self.shape}: offset {offset!r} must be an integer") from None
+            raise InvalidArgumentError(f"{self.shape}: offset {offset!r} must be an integer") from None
         unit_size = self.size_in(unit)
         if not 0 <= value < unit_size:
-            raise ValueError(f"{self.shape}: offset {offset} is outside the buffer of {unit_size} {unit}s")
+            raise InvalidArgumentError(
+                f"{self.shape}: offset {offset} is outside the buffer of {unit_size} {unit}s"
+            )
         return int(self.position_of_offset(value, unit))
 
 
 def _check_unit(unit: str) -> None:
     if unit not in UNITS:
-        raise ValueError(f"unit {unit!r} is not one of {', '.join(UNITS)}")
+        raise InvalidArgumentError(f"unit {unit!r} is not one of {', '.join(UNITS)}")
 
 
 @lru_cache(maxsize=4096)
@@ -402,7 +409,7 @@ def layout_map(shape: Shape | str) -> LayoutMap:
         if str(name) == "p" or re.fullmatch(r"i[0-9]+", str(name))
     )
     if clashes:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{array}: dimension names {clashes} are reserved for the closed forms' index (i0, i1, ...) "
             "and offset (p) symbols; rename them"
         )
@@ -432,5 +439,5 @@ def delinearize(shape: Shape | str, position: int) -> tuple[int, ...]:
     m = layout_map(shape)
     index = m.inverse(position)
     if index is None:
-        raise ValueError(f"{m.shape}: position {position} is padding; no element is stored there")
+        raise InvalidArgumentError(f"{m.shape}: position {position} is padding; no element is stored there")
     return index

@@ -120,6 +120,7 @@ from layout_algebra.meaning.peels import (
 )
 from layout_algebra.meaning.sizes import size_report, xla_shape_size
 from layout_algebra.meaning.stages.stages import ceil_div
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Shape, Tile
 from layout_algebra.model.symbols import as_sympy
@@ -140,7 +141,7 @@ __all__ = [
 SEARCH_LIMIT = 20_000
 
 
-class NotExpressible(ValueError):
+class NotExpressible(LayoutAlgebraError, ValueError):
     """The conversion (to or from another library's layouts) has no exact answer; the
     message says why. One class for every direction: ``to_cute``, ``from_cute``, MLIR, JAX."""
 

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape
 from layout_algebra.model.syntax import as_shape
 
@@ -145,14 +146,14 @@ def by_pad_reshape_transpose(shape: Shape | str, index: Sequence[Any], ar: Arith
 def _array(shape: Shape | str) -> ArrayShape:
     s = as_shape(shape)
     if not isinstance(s, ArrayShape):
-        raise ValueError(f"{s}: the references are defined for array shapes only")
+        raise InvalidArgumentError(f"{s}: the references are defined for array shapes only")
     return s
 
 
 def _physical(array: ArrayShape, index: Sequence[Any]) -> tuple[list, list]:
     m2m = array.effective_layout.minor_to_major
     if len(index) != array.rank:
-        raise ValueError(f"{array}: index {tuple(index)} does not have rank {array.rank}")
+        raise InvalidArgumentError(f"{array}: index {tuple(index)} does not have rank {array.rank}")
     return [index[k] for k in reversed(m2m)], [array.dimensions[k] for k in reversed(m2m)]
 
 
@@ -173,7 +174,7 @@ def _prepare(e: list, d: list, tile: list[int], ar: Arithmetic = ARITHMETIC) -> 
             out_t.append(ti)
             carry_e, carry_d = 0, 1
     if tile and tile[-1] == COMBINE_DIMENSION:
-        raise ValueError(f"tile {tuple(tile)} ends with '*': nothing to combine into")
+        raise InvalidArgumentError(f"tile {tuple(tile)} ends with '*': nothing to combine into")
     return out_e, out_d, out_t
 
 

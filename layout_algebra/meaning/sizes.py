@@ -57,6 +57,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from layout_algebra.meaning.stages.pipeline import (
     LINEARIZE,
@@ -69,6 +70,7 @@ from layout_algebra.meaning.stages.pipeline import (
     tile_stages,
 )
 from layout_algebra.meaning.stages.stages import Combine, ceil_div, round_up_size
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.meaning import LayoutSemanticsError, element_size_in_bits, meaningful_array
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
 
@@ -149,7 +151,9 @@ def combine_dimensions(dims: tuple[Dim, ...], tile: Tile) -> tuple[tuple[Dim, ..
     ((112, 110), (2, 3))
     """
     if len(dims) != len(tile.dimensions):
-        raise ValueError(f"cannot combine {len(dims)} dimensions with a tile of rank {len(tile.dimensions)}")
+        raise InvalidArgumentError(
+            f"cannot combine {len(dims)} dimensions with a tile of rank {len(tile.dimensions)}"
+        )
     merged = Combine(domain=tuple(dims), groups=combine_groups(0, tile)).range
     return merged, tuple(t for t in tile.dimensions if t != COMBINE_DIMENSION)
 
@@ -207,6 +211,33 @@ class SizeReport:
         if self.logical_bytes == 0:
             return 1.0 if self.physical_bytes == 0 else float("inf")
         return self.physical_bytes / self.logical_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (the records of ``layout-algebra size --json``): sizes in
+        bytes or elements, symbolic sizes as SymPy text.
+
+        >>> r = size_report("f32[3,5]{1,0:T(2,2)}").to_dict()
+        >>> r["logical_bytes"], r["physical_bytes"], r["tiled_dimensions"]
+        (60, 96, [2, 3, 2, 2])
+        >>> size_report("f32[N,128]{1,0:T(8,128)}").to_dict()["physical_bytes"]
+        '4096*ceiling(N/8)'
+        """
+
+        def size(x: Dim) -> int | str:
+            return x if isinstance(x, int) else str(x)
+
+        return {
+            "shape": str(self.shape),
+            "element_bits": self.element_bits,
+            "logical_elements": size(self.logical_elements),
+            "logical_bytes": size(self.logical_bytes),
+            "tiled_dimensions": [size(d) for d in self.tiled_dimensions],
+            "physical_elements": size(self.physical_elements),
+            "physical_bytes": size(self.physical_bytes),
+            "xla_allocated_bytes": size(self.first_tile_bytes),
+            "padding_bytes": size(self.padding_bytes),
+            "notes": list(self.notes),
+        }
 
 
 def size_report(shape: Shape | str) -> SizeReport:

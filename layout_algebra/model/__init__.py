@@ -4,6 +4,7 @@ Nothing here knows about index maps, solvers or arrays; everything else in the p
 builds on these plain immutable values.
 """
 
+from layout_algebra.model.errors import InvalidArgumentError, LayoutAlgebraError
 from layout_algebra.model.meaning import (
     MEMORY_SPACE_NAMES,
     LayoutSemanticsError,
@@ -34,8 +35,10 @@ __all__ = [
     "UNBOUNDED_SIZE",
     "ArrayShape",
     "BufferShape",
+    "InvalidArgumentError",
     "InvalidLayoutError",
     "Layout",
+    "LayoutAlgebraError",
     "LayoutSemanticsError",
     "OpaqueShape",
     "ParseError",

@@ -49,6 +49,7 @@ from typing import Any, NoReturn
 
 import sympy
 
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.symbols import dim_symbol
 
 __all__ = [
@@ -93,7 +94,7 @@ _NOT_ALLOWED = {"|": "|", "&": "&", "^": "^", "@": "@", "<<": "<<", ">>": ">>"}
 _LARGEST_DIGITS = len(str(2**MAX_CONSTANT_BITS))
 
 
-class FormulaError(ValueError):
+class FormulaError(LayoutAlgebraError, ValueError):
     """A formula outside the grammar (what the base reader raises; callers raise their own)."""
 
     def __init__(self, reason: str, text: str, position: int) -> None:
@@ -113,7 +114,7 @@ class Token:
         return f"Token({self.kind}, {self.text!r}, {self.start})"
 
 
-class ConditionInTerm(Exception):
+class ConditionInTerm(LayoutAlgebraError):
     """A comparison or logic word where a number belongs (the condition layer may backtrack)."""
 
     def __init__(self, error: Exception) -> None:

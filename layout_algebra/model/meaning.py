@@ -27,6 +27,7 @@ The names XLA gives memory spaces ``S(n)`` (other numbers are backend specific):
 
 from __future__ import annotations
 
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, BufferShape, Shape
 from layout_algebra.model.syntax import as_shape
 
@@ -53,7 +54,7 @@ def memory_space_name(space: int) -> str:
     return MEMORY_SPACE_NAMES.get(space, "backend-specific memory space")
 
 
-class LayoutSemanticsError(ValueError):
+class LayoutSemanticsError(LayoutAlgebraError, ValueError):
     """The layout has no exact meaning this package can give (e.g. a ``*`` with nothing
     more minor to combine into, an unbounded ``?`` dimension, an ``E(n)`` too small)."""
 

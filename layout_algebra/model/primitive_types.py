@@ -29,7 +29,7 @@ closest spellings suggested:
 >>> primitive_type("F32")
 Traceback (most recent call last):
 ...
-ValueError: unknown element type 'F32'; XLA type names are lower case (did you mean 'f32'?)
+layout_algebra.InvalidArgumentError: unknown element type 'F32'; XLA type names are lower case (did you mean 'f32'?)
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from __future__ import annotations
 import difflib
 import enum
 from dataclasses import dataclass
+
+from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["ARRAY_TYPE_NAMES", "PrimitiveType", "TypeInfo", "primitive_type"]
 
@@ -145,7 +147,7 @@ class PrimitiveType(enum.Enum):
 
     def _require_array_type(self, what: str) -> None:
         if not self.is_array_type:
-            raise ValueError(f"{self.text!r} is not an array element type; it has no {what}")
+            raise InvalidArgumentError(f"{self.text!r} is not an array element type; it has no {what}")
 
 
 _BY_NAME: dict[str, PrimitiveType] = {t.value.name: t for t in PrimitiveType}
@@ -167,8 +169,8 @@ def primitive_type(name: str) -> PrimitiveType:
     hint = ""
     if name.lower() in _BY_NAME:
         hint = f" (did you mean {name.lower()!r}?)"
-        raise ValueError(f"unknown element type {name!r}; XLA type names are lower case{hint}")
+        raise InvalidArgumentError(f"unknown element type {name!r}; XLA type names are lower case{hint}")
     close = difflib.get_close_matches(name, _BY_NAME, n=3)
     if close:
         hint = " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
-    raise ValueError(f"unknown element type {name!r}{hint}")
+    raise InvalidArgumentError(f"unknown element type {name!r}{hint}")

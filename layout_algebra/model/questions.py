@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from layout_algebra.model.errors import InvalidArgumentError
+
 __all__ = ["KINDS", "AnswersQuestion", "Question"]
 
 #: The kinds of claim a condition can be found for.
@@ -40,7 +42,7 @@ class Question:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"question kind {self.kind!r} is not one of {', '.join(KINDS)}")
+            raise InvalidArgumentError(f"question kind {self.kind!r} is not one of {', '.join(KINDS)}")
 
 
 class AnswersQuestion:

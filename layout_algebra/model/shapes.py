@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard, Union, cast
 
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.primitive_types import PrimitiveType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,7 +89,7 @@ def _int_tuple(values: object, what: str) -> tuple[int, ...]:
         if not _is_int(v):
             raise TypeError(f"{what} must be a sequence of ints, got {values!r}")
         if not INT64_MIN <= v <= INT64_MAX:
-            raise ValueError(f"{what} entry {v} does not fit in a 64-bit integer, as XLA stores it")
+            raise InvalidArgumentError(f"{what} entry {v} does not fit in a 64-bit integer, as XLA stores it")
         ints.append(v)
     return tuple(ints)
 
@@ -107,7 +108,7 @@ class Tile:
         dims = _int_tuple(self.dimensions, "tile dimensions")
         for d in dims:
             if d < 0 and d != COMBINE_DIMENSION:
-                raise ValueError(
+                raise InvalidArgumentError(
                     f"tile dimension {d} is invalid: a tile dimension is a positive size "
                     "or COMBINE_DIMENSION ('*')"
                 )
@@ -190,12 +191,12 @@ class Layout:
             if not _is_int(getattr(self, name)):
                 raise TypeError(f"Layout.{name} must be an int, got {getattr(self, name)!r}")
         if not -128 <= self.memory_space <= 127:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"memory_space {self.memory_space} is outside [-128, 127]: XLA stores it as an int8 "
                 f"(its parser turns S({self.memory_space}) into S({(self.memory_space + 128) % 256 - 128}))"
             )
         if self.tail_padding_alignment_in_elements < 1:
-            raise ValueError(
+            raise InvalidArgumentError(
                 "tail_padding_alignment_in_elements must be >= 1, got "
                 f"{self.tail_padding_alignment_in_elements}"
             )
@@ -299,13 +300,15 @@ class ArrayShape(Shape):
         object.__setattr__(self, "dimensions", dims)
         dyn = tuple(bool(x) for x in self.dynamic_dimensions) or (False,) * len(dims)
         if len(dyn) != len(dims):
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"dynamic_dimensions has {len(dyn)} entries but the shape has {len(dims)} dimensions"
             )
         object.__setattr__(self, "dynamic_dimensions", dyn)
         for d, is_dyn in zip(dims, dyn, strict=True):
             if _is_int(d) and d < 0 and not (is_dyn and d == UNBOUNDED_SIZE):
-                raise ValueError(f"dimension size {d} is negative in {self.element_type.text}{list(dims)}")
+                raise InvalidArgumentError(
+                    f"dimension size {d} is negative in {self.element_type.text}{list(dims)}"
+                )
         if self.layout is not None and not isinstance(self.layout, Layout):
             raise TypeError(f"layout must be a Layout or None, got {self.layout!r}")
 
@@ -388,8 +391,10 @@ class ArrayShape(Shape):
             v = as_sympy(d).subs(values)
             if not v.is_Integer:
                 if v.free_symbols:
-                    raise ValueError(f"{self}: no value given for {sorted(map(str, v.free_symbols))}")
-                raise ValueError(f"{self}: the dimension {d} is {v} there, not a whole number")
+                    raise InvalidArgumentError(
+                        f"{self}: no value given for {sorted(map(str, v.free_symbols))}"
+                    )
+                raise InvalidArgumentError(f"{self}: the dimension {d} is {v} there, not a whole number")
             dims.append(int(v))
         return ArrayShape(self.element_type, tuple(dims), self.dynamic_dimensions, self.layout)
 
@@ -459,12 +464,12 @@ def _dimension(d: object, dims: object) -> Dim:
         d = int(d)  # type: ignore[call-overload]
     if _is_int(d):
         if d > INT64_MAX:
-            raise ValueError(f"dimension {d} does not fit in a 64-bit integer, as XLA stores it")
+            raise InvalidArgumentError(f"dimension {d} does not fit in a 64-bit integer, as XLA stores it")
         return d
     if not _is_sympy_expr(d):
         raise TypeError(f"dimensions must be ints or SymPy expressions, got {dims!r}")
     if d.is_number or d.is_negative or d.is_integer is False:  # type: ignore[attr-defined]
-        raise ValueError(f"dimension {d} is not a non-negative integer size (in {dims!r})")
+        raise InvalidArgumentError(f"dimension {d} is not a non-negative integer size (in {dims!r})")
     return d
 
 

@@ -79,6 +79,7 @@ import re
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.primitive_types import ARRAY_TYPE_NAMES, PrimitiveType, primitive_type
 from layout_algebra.model.shapes import (
     COMBINE_DIMENSION,
@@ -127,7 +128,7 @@ _FORMULA_WORDS = frozenset(keyword.kwlist) | {"floor", "ceiling", "ceil", "min",
 T = TypeVar("T")
 
 
-class ParseError(ValueError):
+class ParseError(LayoutAlgebraError, ValueError):
     """Shape or layout text that XLA's grammar does not accept.
 
     ``str(err)`` names what was being parsed, says what is wrong, and shows the input

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
 from layout_algebra.model.syntax import as_shape
 
 __all__ = ["InvalidLayoutError", "layout_problems", "validate"]
 
 
-class InvalidLayoutError(ValueError):
+class InvalidLayoutError(LayoutAlgebraError, ValueError):
     """A shape whose layout breaks XLA's validation rules; ``.problems`` lists them."""
 
     def __init__(self, shape: Shape, problems: list[str]) -> None:

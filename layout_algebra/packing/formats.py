@@ -14,7 +14,7 @@ True
 >>> checked_fill(300, m, fmt)
 Traceback (most recent call last):
 ...
-ValueError: s4[8,128]{1,0:T(8,128)E(4)}: fill 300 must be in 0..15 (the bits of one 4-bit slot)
+layout_algebra.InvalidArgumentError: s4[8,128]{1,0:T(8,128)E(4)}: fill 300 must be in 0..15 (the bits of one 4-bit slot)
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from layout_algebra.meaning.layout_map import LayoutMap, layout_map
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import Shape
 from layout_algebra.packing import copy_engine as engine
@@ -99,7 +100,7 @@ def numpy_dtype(element_type: PrimitiveType | str) -> np.dtype:
     >>> numpy_dtype("token")
     Traceback (most recent call last):
     ...
-    ValueError: element type 'token' has no NumPy dtype: only array element types (pred, integers, floats, complex) do
+    layout_algebra.InvalidArgumentError: element type 'token' has no NumPy dtype: only array element types (pred, integers, floats, complex) do
     """
     t = primitive_type(element_type) if isinstance(element_type, str) else element_type
     return _dtype(t)
@@ -111,7 +112,7 @@ def _dtype(t: PrimitiveType) -> np.dtype:
     if name in _NUMPY_TYPES:
         return np.dtype(_NUMPY_TYPES[name])
     if name not in _ML_DTYPES_TYPES:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"element type {name!r} has no NumPy dtype: only array element types "
             "(pred, integers, floats, complex) do"
         )
@@ -119,11 +120,11 @@ def _dtype(t: PrimitiveType) -> np.dtype:
     try:
         import ml_dtypes
     except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-        raise ValueError(
+        raise InvalidArgumentError(
             f"element type {name!r} needs the ml_dtypes package (pip install ml_dtypes)"
         ) from None
     if not hasattr(ml_dtypes, attribute):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"element type {name!r} needs ml_dtypes.{attribute}, which ml_dtypes "
             f"{getattr(ml_dtypes, '__version__', '?')} does not have; upgrade ml_dtypes"
         )
@@ -173,9 +174,11 @@ def packable_map(shape: Shape | str) -> LayoutMap:
         return m
     m = layout_map(shape)  # raises for tuples, tokens, '?', split configs, bad tiles
     if m.is_symbolic:
-        raise ValueError(f"{m.shape}: cannot pack a shape with symbolic dimensions; specialize() it first")
+        raise InvalidArgumentError(
+            f"{m.shape}: cannot pack a shape with symbolic dimensions; specialize() it first"
+        )
     if sys.byteorder != "little":  # pragma: no cover - every supported host is little-endian
-        raise ValueError(f"{m.shape}: packing needs a little-endian host")
+        raise InvalidArgumentError(f"{m.shape}: packing needs a little-endian host")
     if keep:
         if len(_MAPS) >= MAPS_KEPT:
             _MAPS.clear()
@@ -189,7 +192,7 @@ def layout_format(shape: Shape | str) -> tuple[LayoutMap, Format]:
     try:
         dtype = _dtype(t)
     except ValueError as err:
-        raise ValueError(f"{m.shape}: {err}") from None
+        raise InvalidArgumentError(f"{m.shape}: {err}") from None
     bits = m.element_bits  # >= the type's bit width: layout_map refuses a narrower E(n)
     return m, Format(dtype, _BITS_DTYPES[dtype.itemsize], bits, t.bit_width)
 
@@ -198,12 +201,14 @@ def checked_array(array: Any, m: LayoutMap, fmt: Format) -> np.ndarray:
     arr = np.asarray(array)
     dims = tuple(m.logical_dimensions)
     if arr.shape != dims:
-        raise ValueError(f"{m.shape}: the array has dimensions {list(arr.shape)}, the shape has {list(dims)}")
+        raise InvalidArgumentError(
+            f"{m.shape}: the array has dimensions {list(arr.shape)}, the shape has {list(dims)}"
+        )
     if arr.dtype != fmt.dtype:
         if arr.dtype.kind in "biufc" and arr.dtype.newbyteorder("=") == fmt.dtype:
             return arr.astype(fmt.dtype)  # the same values in the other byte order
         module = "ml_dtypes" if fmt.dtype.kind == "V" else "numpy"
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{m.shape}: the array has dtype {arr.dtype}, but {m.shape.element_type.text} elements "
             f"are {fmt.dtype}; convert it first, e.g. array.astype({module}.{fmt.dtype.name}), "
             "if the values fit"
@@ -215,9 +220,9 @@ def checked_out(out: Any, m: LayoutMap, fmt: Format) -> np.ndarray:
     dims = tuple(m.logical_dimensions)
     if not isinstance(out, np.ndarray) or out.shape != dims or out.dtype != fmt.dtype:
         what = f"{list(out.shape)} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
-        raise ValueError(f"{m.shape}: out must be a {list(dims)} {fmt.dtype} array, not {what}")
+        raise InvalidArgumentError(f"{m.shape}: out must be a {list(dims)} {fmt.dtype} array, not {what}")
     if not out.flags.writeable:
-        raise ValueError(f"{m.shape}: out is read-only")
+        raise InvalidArgumentError(f"{m.shape}: out is read-only")
     return out
 
 
@@ -225,7 +230,9 @@ def thread_count(threads: Any, m: LayoutMap) -> int:
     if threads is None:
         return engine.default_threads() if m.size_in_bytes >= engine.PARALLEL_MIN_BYTES else 1
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"{m.shape}: threads={threads!r} must be a positive integer (or None: every CPU)")
+        raise InvalidArgumentError(
+            f"{m.shape}: threads={threads!r} must be a positive integer (or None: every CPU)"
+        )
     return threads
 
 
@@ -233,11 +240,11 @@ def checked_fill(fill: Any, m: LayoutMap, fmt: Format) -> int:
     try:
         value = operator.index(fill)
     except TypeError:
-        raise ValueError(f"{m.shape}: fill {fill!r} must be an integer") from None
+        raise InvalidArgumentError(f"{m.shape}: fill {fill!r} must be an integer") from None
     limit = 1 << min(fmt.bits, 8)
     if not 0 <= value < limit:
         what = "a byte value" if limit == 256 else f"the bits of one {fmt.bits}-bit slot"
-        raise ValueError(f"{m.shape}: fill {value} must be in 0..{limit - 1} ({what})")
+        raise InvalidArgumentError(f"{m.shape}: fill {value} must be in 0..{limit - 1} ({what})")
     return value
 
 
@@ -245,11 +252,15 @@ def checked_buffer(buffer: Any, m: LayoutMap, name: str = "the buffer") -> np.nd
     if isinstance(buffer, bytes | bytearray | memoryview):
         buffer = np.frombuffer(buffer, np.uint8)
     if not isinstance(buffer, np.ndarray):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{m.shape}: {name} must be a uint8 NumPy array or bytes, not {type(buffer).__name__}"
         )
     if buffer.dtype != np.uint8 or buffer.ndim != 1:
-        raise ValueError(f"{m.shape}: {name} must be a 1-D uint8 array, not {buffer.ndim}-D {buffer.dtype}")
+        raise InvalidArgumentError(
+            f"{m.shape}: {name} must be a 1-D uint8 array, not {buffer.ndim}-D {buffer.dtype}"
+        )
     if buffer.size != m.size_in_bytes:
-        raise ValueError(f"{m.shape}: {name} has {buffer.size} bytes, the layout needs {m.size_in_bytes}")
+        raise InvalidArgumentError(
+            f"{m.shape}: {name} has {buffer.size} bytes, the layout needs {m.size_in_bytes}"
+        )
     return buffer

@@ -167,6 +167,7 @@ from typing import Any
 import numpy as np
 
 from layout_algebra.meaning.layout_map import LayoutMap
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 from layout_algebra.packing import copy_engine as engine
 from layout_algebra.packing import stage_walk
@@ -237,7 +238,7 @@ def pack(
     else:
         out = checked_buffer(out, m, "out")
         if not out.flags.writeable:
-            raise ValueError(f"{m.shape}: out is read-only")
+            raise InvalidArgumentError(f"{m.shape}: out is read-only")
     if fmt.odd_size:
         pack_odd_slots(plan, out, fmt, fill, threads, padded=m.has_padding)
     elif fmt.sub_byte:

@@ -87,6 +87,7 @@ import z3
 from sympy.printing.precedence import PRECEDENCE
 from sympy.printing.str import StrPrinter
 
+from layout_algebra.model.errors import InvalidArgumentError, LayoutAlgebraError
 from layout_algebra.model.formulas import (
     MAX_CONSTANT_BITS,
     MAX_EXPONENT,
@@ -140,7 +141,7 @@ class AssumptionError(ParseError):
     """Assumption or claim text outside the grammar; ``str(err)`` quotes it with a caret."""
 
 
-class UndefinedValue(ArithmeticError):
+class UndefinedValue(LayoutAlgebraError, ArithmeticError):
     """An expression divides by zero at the given sizes (it has no value there)."""
 
 
@@ -588,7 +589,7 @@ def value_of(expr: Any, values: Mapping[sympy.Symbol, int]) -> Fraction:
         return Fraction(int(expr.p), int(expr.q))
     if expr.is_Symbol:
         if expr not in values:
-            raise ValueError(f"no value given for {expr}")
+            raise InvalidArgumentError(f"no value given for {expr}")
         return Fraction(int(values[expr]))
     if expr.is_Add:
         return sum((value_of(a, values) for a in expr.args), Fraction(0))
@@ -652,7 +653,7 @@ def assumptions_hold(assumptions: Sequence[sympy.Basic], values: Mapping[sympy.S
 SIZES_EXIST_TIMEOUT_MS = 5_000
 
 
-class AssumptionsAdmitNoSizes(ValueError):
+class AssumptionsAdmitNoSizes(LayoutAlgebraError, ValueError):
     """Assumptions that no sizes satisfy (with every size an integer >= 0, as XLA's
     dimensions are: an array may have a dimension of size 0).
 

@@ -33,6 +33,7 @@ import z3
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.meaning.stages.arith import ARITHMETIC
 from layout_algebra.meaning.stages.stages import Combine, Linearize, Stage
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.internal_names import lemma_names
 from layout_algebra.model.questions import Question
 from layout_algebra.model.symbols import as_sympy
@@ -272,7 +273,7 @@ def _shapes_of(m: IndexMap) -> tuple[Any, ...]:
 
 def _check_method(method: str) -> None:
     if method not in ("auto", "direct"):
-        raise ValueError(f"method {method!r} is not 'auto' or 'direct'")
+        raise InvalidArgumentError(f"method {method!r} is not 'auto' or 'direct'")
 
 
 def _concrete_injective(m: IndexMap, timeout_ms: int):
@@ -412,7 +413,7 @@ def in_bounds(
     (stage lemmas apply to the exact allocation).
     """
     if allocation not in ("exact", "xla"):
-        raise ValueError(f"allocation {allocation!r} is not 'exact' or 'xla'")
+        raise InvalidArgumentError(f"allocation {allocation!r} is not 'exact' or 'xla'")
     _check_method(method)
     m = as_index_map(shape)
     assumptions, caveat = admitted_assumptions(assume, shapes=_shapes_of(m))
@@ -505,7 +506,9 @@ def equivalent(
     """
     ma, mb = as_index_map(a), as_index_map(b)
     if tuple(ma.dimensions) != tuple(mb.dimensions):
-        raise ValueError(f"{ma} and {mb} have different index boxes {ma.dimensions} and {mb.dimensions}")
+        raise InvalidArgumentError(
+            f"{ma} and {mb} have different index boxes {ma.dimensions} and {mb.dimensions}"
+        )
     claim = f"{ma} equals {mb}"
     assumptions, caveat = admitted_assumptions(assume, shapes=(*_shapes_of(ma), *_shapes_of(mb)))
     return unless_vacuous(_equivalent(ma, mb, claim, assumptions, timeout_ms), caveat)

@@ -33,6 +33,7 @@ import sympy
 import z3
 
 from layout_algebra.meaning.stages.arith import Arithmetic
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.internal_names import division_names, index_variable, quotient_symbol
 from layout_algebra.model.symbols import as_sympy
 
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 
-class UnsupportedExpression(ValueError):
+class UnsupportedExpression(LayoutAlgebraError, ValueError):
     """A SymPy expression the Z3 translation does not cover (the prover then answers unknown)."""
 
 

@@ -20,6 +20,7 @@ import sympy
 import z3
 
 from layout_algebra.meaning.sizes import size_report
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.questions import Question
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.prove.assumptions import (
@@ -86,7 +87,7 @@ def _expressions_equal(lhs, rhs, bounds, where, assumptions, radix, timeout_ms: 
     left, right = (tuple(parse_term(e) if isinstance(e, str) else e for e in side) for side in (left, right))
     bounds = {s: parse_term(b) if isinstance(b, str) else b for s, b in bounds.items()}
     if len(left) != len(right):
-        raise ValueError(f"{len(left)} expressions cannot equal {len(right)}")
+        raise InvalidArgumentError(f"{len(left)} expressions cannot equal {len(right)}")
     claim = f"{_short(lhs)} == {_short(rhs)}"
     if radix is not None:
         return _equal_on_digits(left, right, bounds, where, assumptions, radix, timeout_ms, claim)
@@ -117,11 +118,11 @@ def _equal_on_digits(
     """``expressions_equal`` with bounded symbols read as mixed-radix numbers (see ``radix``)."""
     if not isinstance(radix, Mapping):
         if len(bounds) != 1:
-            raise ValueError("radix needs exactly one bounded symbol (the offset)")
+            raise InvalidArgumentError("radix needs exactly one bounded symbol (the offset)")
         radix = {next(iter(bounds)): radix}
     unknown = [s for s in radix if s not in bounds]
     if unknown:
-        raise ValueError(f"radix names symbols without a bound: {unknown}")
+        raise InvalidArgumentError(f"radix names symbols without a bound: {unknown}")
     boxes = {s: [as_sympy(d) for d in sizes] for s, sizes in radix.items()}
     products = {s: math.prod(sizes, start=sympy.Integer(1)) for s, sizes in boxes.items()}
     start = time.perf_counter()

@@ -68,6 +68,7 @@ from layout_algebra.meaning.stages.stages import (
     Stage,
     Transpose,
 )
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.symbols import as_sympy, dim_symbol
 
 __all__ = ["GeneralStage", "Pattern", "generalize", "instance_of", "is_instance", "specialize_stage"]
@@ -323,7 +324,7 @@ def _plain_one(size: Any) -> Size:
     args = getattr(size, "args", ())
     if len(args) == 2 and all(getattr(a, "is_Symbol", False) for a in args) and (size.is_Mul or size.is_Add):
         return ("*" if size.is_Mul else "+").join(a.name for a in args)
-    raise ValueError(f"size {size} of a general stage is not a symbol, a product or a sum of two")
+    raise InvalidArgumentError(f"size {size} of a general stage is not a symbol, a product or a sum of two")
 
 
 def is_instance(general: GeneralStage, values: Mapping[Any, int], stage: Stage) -> bool:
@@ -360,7 +361,7 @@ def specialize_stage(stage: Stage, values: Mapping[sympy.Symbol, int]) -> Stage:
     """
     kind = next((k for k in type(stage).__mro__ if k in SIZE_FIELDS), None)
     if kind is None:
-        raise ValueError(f"no sizes known for stage {stage.describe()}")
+        raise InvalidArgumentError(f"no sizes known for stage {stage.describe()}")
     fields = {name: _substitute(getattr(stage, name), values) for name in SIZE_FIELDS[kind]}
     return dataclasses.replace(stage, **fields)
 
@@ -370,5 +371,5 @@ def _substitute(size: Any, values: Mapping[sympy.Symbol, int]) -> Any:
         return tuple(_substitute(s, values) for s in size)
     value = as_sympy(size).subs(values)
     if not value.is_Integer:
-        raise ValueError(f"size {size} has no value at {dict(values)}")
+        raise InvalidArgumentError(f"size {size} has no value at {dict(values)}")
     return int(value)

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.questions import AnswersQuestion, Question
 
 #: Longest claim a ``repr`` shows before cutting it with an ellipsis.
@@ -84,9 +85,9 @@ class ProofResult(AnswersQuestion):
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
-            raise ValueError(f"status {self.status!r} is not one of {STATUSES}")
+            raise InvalidArgumentError(f"status {self.status!r} is not one of {STATUSES}")
         if self.status == "refuted" and not self.counterexample:
-            raise ValueError("a refutation needs a counterexample")
+            raise InvalidArgumentError("a refutation needs a counterexample")
 
     def __bool__(self) -> bool:
         return self.status == "proved"

@@ -93,6 +93,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from layout_algebra.meaning.layout_map import LayoutMap, layout_map
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 from layout_algebra.target.tpu import LANES, SUBLANES
 
@@ -132,12 +133,14 @@ def separable_map(shape: Shape | str) -> LayoutMap:
     """
     m = layout_map(shape)
     if m.is_symbolic:
-        raise ValueError(f"{m.shape}: symbolic sizes; specialize() the shape to concrete sizes first")
+        raise InvalidArgumentError(
+            f"{m.shape}: symbolic sizes; specialize() the shape to concrete sizes first"
+        )
     if 0 in m.shape.dimensions:
-        raise ValueError(f"{m.shape}: a dimension of size 0; the array has no elements to access")
+        raise InvalidArgumentError(f"{m.shape}: a dimension of size 0; the array has no elements to access")
     combined = [str(t) for t in m.shape.effective_layout.tiles if t.has_combine_dimension]
     if combined:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{m.shape}: the tile {combined[0]} combines dimensions ('*'), so an element's offset is not a "
             "sum of one term per dimension; these queries need it to be"
         )
@@ -146,9 +149,11 @@ def separable_map(shape: Shape | str) -> LayoutMap:
 
 def _checked_dim(m: LayoutMap, dim: int) -> int:
     if m.rank == 0:
-        raise ValueError(f"{m.shape}: a scalar has no dimensions to query")
+        raise InvalidArgumentError(f"{m.shape}: a scalar has no dimensions to query")
     if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < m.rank:
-        raise ValueError(f"{m.shape}: dimension {dim!r} is not one of 0..{m.rank - 1} (rank {m.rank})")
+        raise InvalidArgumentError(
+            f"{m.shape}: dimension {dim!r} is not one of 0..{m.rank - 1} (rank {m.rank})"
+        )
     return dim
 
 
@@ -268,7 +273,9 @@ def run_from(shape: Shape | str, dim: int, start: int) -> int:
     f = _offsets(m, dim)
     size = len(f)
     if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < size:
-        raise ValueError(f"{m.shape}: start {start!r} is not an index of dimension {dim} (size {size})")
+        raise InvalidArgumentError(
+            f"{m.shape}: start {start!r} is not an index of dimension {dim} (size {size})"
+        )
     stride = int(f[1] - f[0]) if size > 1 else 0
     later = [t for t in _breaks(f, stride) if t > start]
     return (later[0] if later else size) - start
@@ -376,7 +383,9 @@ class WordPosition:
 def _slots(m: LayoutMap) -> int:
     bits = m.element_bits
     if bits < WORD_BITS and WORD_BITS % bits:
-        raise ValueError(f"{m.shape}: {bits}-bit elements do not divide a {WORD_BITS}-bit word evenly")
+        raise InvalidArgumentError(
+            f"{m.shape}: {bits}-bit elements do not divide a {WORD_BITS}-bit word evenly"
+        )
     return max(1, WORD_BITS // bits)
 
 
@@ -393,10 +402,12 @@ def word_elements(shape: Shape | str, word: int) -> tuple[tuple[int, ...] | None
     m = layout_map(shape)
     slots = _slots(m)
     if m.is_symbolic:
-        raise ValueError(f"{m.shape}: symbolic sizes; specialize() the shape to concrete sizes first")
+        raise InvalidArgumentError(
+            f"{m.shape}: symbolic sizes; specialize() the shape to concrete sizes first"
+        )
     words = -(-int(m.size_in_bits) // WORD_BITS)
     if isinstance(word, bool) or not isinstance(word, int) or not 0 <= word < words:
-        raise ValueError(f"{m.shape}: word {word!r} is outside the buffer of {words} 32-bit words")
+        raise InvalidArgumentError(f"{m.shape}: word {word!r} is outside the buffer of {words} 32-bit words")
     first = word * WORD_BITS // m.element_bits
     out = []
     for slot in range(slots):
@@ -428,9 +439,9 @@ def _vreg_family(m: LayoutMap) -> int:
     bits = m.element_bits
     where = f"{m.shape}: not an (8,128)-family layout"
     if bits > WORD_BITS:
-        raise ValueError(f"{where}: {bits}-bit elements span several 32-bit lanes")
+        raise InvalidArgumentError(f"{where}: {bits}-bit elements span several 32-bit lanes")
     if not tiles or len(tiles[0].dimensions) != 2 or tiles[0].dimensions[1] != LANES:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{where}: the first tile must be (r,{LANES}) so that a tile row fills the {LANES} lanes"
         )
     rows = tiles[0].dimensions[0]
@@ -439,13 +450,15 @@ def _vreg_family(m: LayoutMap) -> int:
     expected = ((p, 1),) if p > 1 else ()
     if packing != expected:
         wanted = f"({p},1)" if p > 1 else "no further tile"
-        raise ValueError(f"{where}: {bits}-bit elements need {wanted} after the first tile, not {packing}")
+        raise InvalidArgumentError(
+            f"{where}: {bits}-bit elements need {wanted} after the first tile, not {packing}"
+        )
     if (
         not isinstance(rows, int)
         or rows % p
         or not (SUBLANES % (rows // p) == 0 or (rows // p) % SUBLANES == 0)
     ):
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{where}: a ({rows},{LANES}) tile of {p}-packed rows does not fill whole sublanes of "
             f"{SUBLANES}-sublane registers"
         )

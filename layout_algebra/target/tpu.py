@@ -68,6 +68,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from layout_algebra.meaning.sizes import size_report
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import ArrayShape, Layout, Tile
 
@@ -96,7 +97,9 @@ MAX_RANK1_TILE = 1024
 def _element_type(dtype: str | PrimitiveType) -> PrimitiveType:
     t = dtype if isinstance(dtype, PrimitiveType) else primitive_type(dtype)
     if not t.is_array_type:
-        raise ValueError(f"{t.text!r} is not an array element type; a TPU layout needs one such as 'f32'")
+        raise InvalidArgumentError(
+            f"{t.text!r} is not an array element type; a TPU layout needs one such as 'f32'"
+        )
     return t
 
 
@@ -206,7 +209,7 @@ def default_layout(dtype: str | PrimitiveType, dims: Sequence[int]) -> ArrayShap
     dims = tuple(dims)
     for d in dims:
         if not isinstance(d, int) or isinstance(d, bool) or d < 0:
-            raise ValueError(f"dimensions must be non-negative integers, got {list(dims)}")
+            raise InvalidArgumentError(f"dimensions must be non-negative integers, got {list(dims)}")
     if not dims:
         return _shape(t, dims, (), scalar_tiles(t))
     if len(dims) == 1:

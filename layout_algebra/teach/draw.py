@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING
 from layout_algebra.meaning.layout_map import LayoutMap, layout_map
 from layout_algebra.meaning.stages.pipeline import TILE
 from layout_algebra.meaning.stages.stages import Linearize, Split
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 
 if TYPE_CHECKING:
@@ -309,7 +310,7 @@ def _dims(dims: list[int]) -> str:
 
 def _check_limit(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
     return value
 
 
@@ -334,7 +335,7 @@ def layout_picture(
     _check_limit("max_cols", max_cols)
     m = layout_map(shape)
     if m.is_symbolic:
-        raise ValueError(f"{m.shape}: a picture needs concrete sizes; give the dimensions numbers")
+        raise InvalidArgumentError(f"{m.shape}: a picture needs concrete sizes; give the dimensions numbers")
     levels = _levels(m)
     rows_dim, cols_dim = _view_dims(m)
     dims = m.shape.dimensions
@@ -685,7 +686,9 @@ def explorer_panel(
     slots = _check_limit("memory_slots", memory_slots) if memory_slots is not None else 4 * max_cols
     m = layout_map(shape)
     if m.is_symbolic:
-        raise ValueError(f"{m.shape}: an explorer page needs concrete sizes; give the dimensions numbers")
+        raise InvalidArgumentError(
+            f"{m.shape}: an explorer page needs concrete sizes; give the dimensions numbers"
+        )
     levels = _levels(m)
     rows_dim, cols_dim = _view_dims(m)
     return Panel(
@@ -736,7 +739,6 @@ def draw(
     max_cols: int = 32,
     memory_slots: int | None = None,
     fmt: str | None = None,
-    format: str | None = None,
 ) -> Figure | str:
     """Draw ``shape``'s layout; save it to ``path`` (PNG, SVG or HTML, by suffix or ``fmt``) if given.
 
@@ -746,7 +748,7 @@ def draw(
     numbers back. Raises ``ValueError`` for a shape without one exact map (a tuple, a
     symbolic size, ...), a format other than PNG, SVG or HTML, or a path it cannot write.
 
-    ``fmt="html"`` (``format`` is the same keyword, spelled in full) returns the text of an
+    ``fmt="html"`` returns the text of an
     interactive page (:mod:`layout_algebra.teach.explorer`) instead; ``shape`` may then be a
     list of shapes, shown side by side; ``max_rows``/``max_cols``/``memory_slots`` size
     its window.
@@ -755,15 +757,12 @@ def draw(
     >>> len(fig.axes)
     1
     """
-    if fmt is not None and format is not None and fmt != format:
-        raise ValueError(f"draw: give the format once (fmt={fmt!r}, format={format!r})")
-    fmt = fmt if fmt is not None else format
     kind = None
     if path is not None or fmt is not None:
         kind = (fmt or Path(path).suffix.lstrip(".")).lower()
         if kind not in FORMATS:
             where = f"format {fmt!r}" if fmt else f"path {str(path)!r}"
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"cannot draw to {where}: give a path ending in .png or .svg, or .html for an explorer page "
                 "(or fmt='png'/'svg'/'html')"
             )
@@ -772,7 +771,7 @@ def draw(
         shapes = list(shape) if several else [shape]
         return _draw_html(shapes, path, max_rows, max_cols, memory_slots)
     if several:
-        raise ValueError(
+        raise InvalidArgumentError(
             "draw: several shapes go on one page only as HTML (fmt='html' or a path ending in .html)"
         )
     picture = layout_picture(shape, max_rows=max_rows, max_cols=max_cols, memory_slots=memory_slots)
@@ -781,5 +780,5 @@ def draw(
         try:
             fig.savefig(path, format=kind, dpi=150 if kind == "png" else None)
         except OSError as err:
-            raise ValueError(f"cannot write {path}: {err.strerror or err}") from None
+            raise InvalidArgumentError(f"cannot write {path}: {err.strerror or err}") from None
     return fig

@@ -44,6 +44,7 @@ from layout_algebra.codegen import generate_code
 from layout_algebra.codegen.expr import TREE, Expr, index_vars, lift
 from layout_algebra.codegen.printers import printer
 from layout_algebra.meaning.layout_map import LayoutMap
+from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["Panel", "explorer_page", "write_page"]
 
@@ -99,7 +100,7 @@ def _panel_code(n: int, panel: Panel) -> tuple[list[str], dict[str, object]]:
     m = panel.map
     shape = str(m.shape)
     if int(m.size_in_bits) >= _SAFE:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"{shape}: its {m.size_in_bits} bits reach 2^53, past the integers the explorer page computes "
             "exactly; show a smaller array with the same layout"
         )
@@ -115,7 +116,7 @@ def _panel_code(n: int, panel: Panel) -> tuple[list[str], dict[str, object]]:
     ):
         g = generate_code(m.shape, "js", direction, unit, f"p{n}_{_function_name(key)}")
         if g.certification.status != "proved":
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"{shape}: the generated {direction} code in {unit}s is not certified "
                 f"({g.certification}); the explorer shows only certified arithmetic"
             )
@@ -181,7 +182,7 @@ def _function_name(key: str) -> str:
 def explorer_page(panels: Sequence[Panel], title: str | None = None) -> str:
     """The HTML of one self-contained page showing ``panels`` side by side."""
     if not panels:
-        raise ValueError("an explorer page needs at least one layout")
+        raise InvalidArgumentError("an explorer page needs at least one layout")
     functions: list[str] = []
     specs = []
     for n, panel in enumerate(panels):
@@ -204,7 +205,7 @@ def write_page(page: str, path: str | Path) -> None:
     try:
         Path(path).write_text(page, encoding="utf-8")
     except OSError as err:
-        raise ValueError(f"cannot write {path}: {err.strerror or err}") from None
+        raise InvalidArgumentError(f"cannot write {path}: {err.strerror or err}") from None
 
 
 _CSS = """

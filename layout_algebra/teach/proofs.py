@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.prove.result import ProofResult
 
 __all__ = [
@@ -89,7 +90,7 @@ def _load(path: Path) -> Any:
     try:
         spec = importlib.util.spec_from_file_location(f"layout_algebra_proof_{path.stem}", path)
         if spec is None or spec.loader is None:
-            raise ValueError(f"cannot load {path}")
+            raise InvalidArgumentError(f"cannot load {path}")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
@@ -112,14 +113,16 @@ def theorem_files(directory: Path | None = None, only: Sequence[str] = ()) -> li
                 " give a directory of theorem files with --catalog DIR)"
             )
         )
-        raise ValueError(f"proof catalog {directory} does not exist{hint}")
+        raise InvalidArgumentError(f"proof catalog {directory} does not exist{hint}")
     paths = sorted(directory.glob("[!_]*.py"))
     if not paths:
-        raise ValueError(f"proof catalog {directory} holds no theorem file (*.py not starting with _)")
+        raise InvalidArgumentError(
+            f"proof catalog {directory} holds no theorem file (*.py not starting with _)"
+        )
     unmatched = [name for name in only if not any(name in path.stem for path in paths)]
     if unmatched:
         names = ", ".join(path.stem for path in paths)
-        raise ValueError(
+        raise InvalidArgumentError(
             f"no theorem in {directory} has {' or '.join(map(repr, unmatched))} in its name; the theorems: {names}"
         )
     return [path for path in paths if not only or any(name in path.stem for name in only)]
@@ -130,7 +133,7 @@ def prove_file(path: Path) -> CatalogEntry:
     module = _load(path)
     expected = tuple(getattr(module, "EXPECTED", ()))
     if any(e not in ("proved", "refuted") for e in expected):
-        raise ValueError(f"{path}: EXPECTED lists 'proved' or 'refuted' per result, not {expected}")
+        raise InvalidArgumentError(f"{path}: EXPECTED lists 'proved' or 'refuted' per result, not {expected}")
     start = time.perf_counter()
     results = module.prove_claim()
     seconds = time.perf_counter() - start

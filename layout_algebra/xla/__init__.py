@@ -18,8 +18,20 @@ and, elsewhere, "what the layout really means", and show where the two part ways
 Modules follow XLA's files: ``shape_util`` (sizes and strides), ``layout_util`` (linear
 index, split configs, untiled check, byte-stride check, ``Layout::Equal``), ``index_util``
 (dimension strides), ``primitive_util`` (type names) and ``bitcast_util`` (the
-bitcast predicates of ``shape_util.cc``: ``reshape_is_bitcast``, ``transpose_is_bitcast``,
-``decompose_bitcast``, ``align_layouts``, ...).
+bitcast predicates of ``shape_util.cc``: ``decompose_bitcast``, ``align_layouts``, ...).
+
+XLA's tile-blind bitcast predicates (``ShapeUtil::ReshapeIsBitcast``, ``TransposeIsBitcast``,
+``IsReshapeOrTransposeBitcast``) answer a different question from the package's exact
+``layout_algebra.reshape_is_bitcast``, and can say the opposite on the same shapes, so they
+are reached only through their module, a name that says whose they are:
+``layout_algebra.xla.bitcast_util.reshape_is_bitcast`` (quirk 12 below).
+
+>>> import layout_algebra as la
+>>> tiled, flat = "f32[16,256]{1,0:T(8,128)}", "f32[4096]{0}"
+>>> la.xla.bitcast_util.reshape_is_bitcast(tiled, flat)   # XLA: tiles unseen
+True
+>>> la.reshape_is_bitcast(tiled, flat).status               # exact: the tiles reorder elements
+'refuted'
 
 The quirks reproduced
 ---------------------
@@ -72,10 +84,7 @@ from layout_algebra.xla.bitcast_util import (
     common_factors,
     decompose_bitcast,
     deduce_transpose_dimensions_for_bitcast,
-    is_reshape_or_transpose_bitcast,
     permute_dimensions,
-    reshape_is_bitcast,
-    transpose_is_bitcast,
 )
 from layout_algebra.xla.index_util import dimension_stride
 from layout_algebra.xla.layout_util import (
@@ -116,15 +125,12 @@ __all__ = [
     "decompose_bitcast",
     "deduce_transpose_dimensions_for_bitcast",
     "dimension_stride",
-    "is_reshape_or_transpose_bitcast",
     "is_untiled_layout",
     "layout_equal",
     "layout_util_linear_index",
     "max_elements_in_per_split",
     "max_split_size",
     "permute_dimensions",
-    "reshape_is_bitcast",
     "string_to_primitive_type",
-    "transpose_is_bitcast",
     "unpacked_byte_strides",
 ]

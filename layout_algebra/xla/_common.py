@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Sequence
 
+from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import (
     UNBOUNDED_SIZE,
@@ -30,7 +31,7 @@ __all__ = ["ShapeLike", "XlaInputError"]
 ShapeLike = Shape | str
 
 
-class XlaInputError(ValueError):
+class XlaInputError(LayoutAlgebraError, ValueError):
     """An input that XLA's C++ helper has no answer for.
 
     In XLA the same input would CHECK-fail, ``LOG(FATAL)``, or run into undefined

@@ -13,7 +13,7 @@ that each keeps its untiled physical offset. ``f32[3,2,2]{1,0,2}`` stores dimens
 fastest, then 0, then 2; ``f32[6,2]{0,1}`` stores its dimension 0 (the merged 3 x 2)
 fastest, so both read memory in the same order:
 
->>> from layout_algebra.xla import reshape_is_bitcast
+>>> from layout_algebra.xla.bitcast_util import reshape_is_bitcast
 >>> reshape_is_bitcast("f32[3,2,2]{1,0,2}", "f32[6,2]{0,1}")
 True
 >>> reshape_is_bitcast("f32[2,3]{1,0}", "f32[3,2]{0,1}")       # a transpose, not a reshape
@@ -34,7 +34,7 @@ dimension ``i`` is input dimension ``dimension_mapping[i]``. XLA only checks tha
 dimension keeps its physical position, ``dimension_mapping[out.m2m[i]] == in.m2m[i]``;
 the dimension sizes are never compared:
 
->>> from layout_algebra.xla import transpose_is_bitcast
+>>> from layout_algebra.xla.bitcast_util import transpose_is_bitcast
 >>> transpose_is_bitcast("f32[5,3]{1,0}", "f32[3,5]{0,1}", [1, 0])
 True
 >>> transpose_is_bitcast("f32[2,3]{1,0}", "f32[7,9]{0,1}", [1, 0])   # sizes unchecked
@@ -54,7 +54,7 @@ The last step calls ``TransposeIsBitcast`` with its two shapes swapped, which is
 for a permutation that is its own inverse, so a 3-cycle is missed:
 
 >>> from layout_algebra.xla import deduce_transpose_dimensions_for_bitcast
->>> from layout_algebra.xla import is_reshape_or_transpose_bitcast
+>>> from layout_algebra.xla.bitcast_util import is_reshape_or_transpose_bitcast
 >>> deduce_transpose_dimensions_for_bitcast("f32[2,3,4]{2,1,0}", "f32[3,4,2]{1,0,2}")
 (1, 2, 0)
 >>> transpose_is_bitcast("f32[2,3,4]{2,1,0}", "f32[3,4,2]{1,0,2}", [1, 2, 0])

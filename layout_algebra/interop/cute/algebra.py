@@ -62,6 +62,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from layout_algebra.model.errors import LayoutAlgebraError
+
 if TYPE_CHECKING:
     from layout_algebra.model.shapes import ArrayShape, Shape
 
@@ -91,7 +93,7 @@ __all__ = [
 IntTuple: TypeAlias = "int | tuple[IntTuple, ...]"
 
 
-class AlgebraError(ValueError):
+class AlgebraError(LayoutAlgebraError, ValueError):
     """Bad CuTe text, a layout CuTe cannot express, or an operation whose precondition fails."""
 
 

@@ -90,6 +90,7 @@ from layout_algebra.meaning.stages.stages import (
     ToBits,
     Transpose,
 )
+from layout_algebra.model.errors import InvalidArgumentError, LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import dim_symbol
 
@@ -306,7 +307,7 @@ def to_cute(shape: Shape | str) -> str:
 
 
 # ------------------------------------------------------------------------ reading CuTe text
-class CuteTextError(ValueError):
+class CuteTextError(LayoutAlgebraError, ValueError):
     """CuTe ``shape:stride`` text that cannot be read; the message quotes the text and says why."""
 
 
@@ -502,7 +503,7 @@ def cute_expr(text: str, rank: int, sizes: tuple[str, ...] = ()) -> sympy.Expr:
     if rank == 0:
         return sympy.Integer(0)
     if len(modes) != rank:
-        raise ValueError(f"CuTe text {text!r} has {len(modes)} modes for rank {rank}")
+        raise InvalidArgumentError(f"CuTe text {text!r} has {len(modes)} modes for rank {rank}")
     offset = sympy.Integer(0)
     for i, (sizes_, strides_) in zip(index_symbols(rank), modes, strict=True):
         weight = sympy.Integer(1)

@@ -51,6 +51,7 @@ from layout_algebra.meaning.stages.stages import (
     Transpose,
     round_up_size,
 )
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.meaning import element_size_in_bits, meaningful_array
 from layout_algebra.model.shapes import COMBINE_DIMENSION, ArrayShape, Dim, Shape, Tile
 
@@ -251,5 +252,7 @@ def combine_groups(start: int, tile: Tile) -> tuple[tuple[int, ...], ...]:
             groups.append(tuple(run))
             run = []
     if run:
-        raise ValueError(f"tile {tile} ends with '*': there is no more minor dimension to combine into")
+        raise InvalidArgumentError(
+            f"tile {tile} ends with '*': there is no more minor dimension to combine into"
+        )
     return tuple(groups)

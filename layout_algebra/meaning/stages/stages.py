@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from layout_algebra.meaning.stages.arith import ARITHMETIC, Arithmetic
+from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Dim
 
 __all__ = [
@@ -156,7 +157,9 @@ class Transpose(Stage):
 
     def __post_init__(self) -> None:
         if sorted(self.permutation) != list(range(len(self.domain))):
-            raise ValueError(f"{self.permutation} is not a permutation of {len(self.domain)} dimensions")
+            raise InvalidArgumentError(
+                f"{self.permutation} is not a permutation of {len(self.domain)} dimensions"
+            )
 
     @property
     def range(self) -> tuple[Dim, ...]:
@@ -249,7 +252,9 @@ class Combine(Stage):
     def __post_init__(self) -> None:
         flat = [i for g in self.groups for i in g]
         if flat != list(range(len(self.domain))) or any(not g for g in self.groups):
-            raise ValueError(f"groups {self.groups} must split {len(self.domain)} dimensions into runs")
+            raise InvalidArgumentError(
+                f"groups {self.groups} must split {len(self.domain)} dimensions into runs"
+            )
 
     @property
     def range(self) -> tuple[Dim, ...]:
@@ -318,7 +323,7 @@ class Pad(Stage):
 
     def __post_init__(self) -> None:
         if len(self.padded) != len(self.domain):
-            raise ValueError(f"padding {self.padded} does not match dimensions {self.domain}")
+            raise InvalidArgumentError(f"padding {self.padded} does not match dimensions {self.domain}")
 
     @property
     def range(self) -> tuple[Dim, ...]:
@@ -376,7 +381,9 @@ class Split(Stage):
 
     def __post_init__(self) -> None:
         if self.start + len(self.tile) != len(self.domain):
-            raise ValueError(f"tile {self.tile} at {self.start} does not cover the end of {self.domain}")
+            raise InvalidArgumentError(
+                f"tile {self.tile} at {self.start} does not cover the end of {self.domain}"
+            )
 
     @property
     def range(self) -> tuple[Dim, ...]:
@@ -630,7 +637,7 @@ def _exact_quotient(d: Dim, t: int) -> Dim:
     """
     if isinstance(d, int):
         if d % t:
-            raise ValueError(f"dimension {d} is not a multiple of the tile size {t}; pad it first")
+            raise InvalidArgumentError(f"dimension {d} is not a multiple of the tile size {t}; pad it first")
         return d // t
     from layout_algebra.model.symbols import as_sympy
 
