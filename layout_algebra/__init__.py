@@ -40,8 +40,6 @@ sub-packages the documentation reaches as attributes (``la.xla``, ``la.prove``, 
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-# first: the moment before any other module of the package is read (prove.lemma_cache)
-import layout_algebra.model._loaded  # noqa: F401
 from layout_algebra.model import (
     COMBINE_DIMENSION,
     UNBOUNDED_SIZE,

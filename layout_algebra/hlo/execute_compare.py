@@ -26,7 +26,8 @@ from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
-from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing.formats import numpy_dtype
+from layout_algebra.packing.numpy_eval import pack, unpack
 
 
 # ------------------------------------------------------------------------ compare

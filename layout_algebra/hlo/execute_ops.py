@@ -17,7 +17,7 @@ from layout_algebra.hlo.literals import is_tuple_or_complex_literal, literal_ent
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.model.shapes import ArrayShape
-from layout_algebra.packing.numpy_eval import numpy_dtype
+from layout_algebra.packing.formats import numpy_dtype
 
 
 class ExecutionError(LayoutAlgebraError, ValueError):
