@@ -40,8 +40,8 @@ each other, so each little-endian 32-bit word holds row 2k in its low half:
 >>> z = np.zeros((16, 256), ml_dtypes.bfloat16)
 >>> z[0, 0], z[1, 0], z[0, 1], z[1, 1] = 1, 2, 3, 4
 >>> packed = pack(z, "bf16[16,256]{1,0:T(8,128)(2,1)}")
->>> packed.view(ml_dtypes.bfloat16)[:4]             # column 0: rows 0, 1; column 1: rows 0, 1
-array([1, 2, 3, 4], dtype=bfloat16)
+>>> packed.view(ml_dtypes.bfloat16)[:4].tolist()    # column 0: rows 0, 1; column 1: rows 0, 1
+[1.0, 2.0, 3.0, 4.0]
 >>> [hex(w) for w in packed.view(np.uint32)[:2]]     # bf16 1.0 is 0x3f80, 2.0 is 0x4000
 ['0x40003f80', '0x40804040']
 
@@ -259,8 +259,8 @@ _WORD_KERNEL_CHUNK_ELEMENTS = 1 << 24
 def numpy_dtype(element_type: PrimitiveType | str) -> np.dtype:
     """The NumPy dtype that holds one element of an XLA type (``ml_dtypes`` for the new ones).
 
-    >>> numpy_dtype("f32"), numpy_dtype("pred"), numpy_dtype("bf16"), numpy_dtype("s4")
-    (dtype('float32'), dtype('bool'), dtype(bfloat16), dtype(int4))
+    >>> [numpy_dtype(t).name for t in ("f32", "pred", "bf16", "s4")]
+    ['float32', 'bool', 'bfloat16', 'int4']
     >>> numpy_dtype("token")
     Traceback (most recent call last):
     ...
