@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from layout_algebra.cli._common import parse_index, report_condition
+from layout_algebra.cli._common import check_assumed_names, parse_index, report_condition, shape_size_names
 
 __all__ = ["register", "run"]
 
@@ -74,12 +74,8 @@ _EXIT = {"proved": 0, "refuted": 1, "unknown": 3}
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.decide.bitcast import (
-        bitcast_is_valid,
-        reshape_is_bitcast,
-        suggest_bitcast_layout,
-        transpose_is_bitcast,
-    )
+    from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
+    from layout_algebra.decide.views import suggest_bitcast_layout
 
     if args.suggest:
         try:
@@ -103,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     if args.when:
         return _when(args)
     assume = args.assume or None
+    check_assumed_names(assume, shape_size_names([args.src, args.dst]))
     if args.permutation is not None:
         verdict = transpose_is_bitcast(args.src, args.dst, args.permutation, assume=assume)
     elif args.reinterpret:
