@@ -39,16 +39,18 @@ class PageSpec:
     max_cols: int = 32
 
 
+# Pages embedded in explorer.md show at most 16 columns (and 16 slots a buffer row): at 28 px a
+# cell they then fit the docs' content column unscaled, so their labels keep their size.
 PAGES: dict[str, PageSpec] = {
     # the tiled-layout document's figures
-    "figure1.html": PageSpec(("f32[3,5]{1,0:T(2,2)}",)),
-    "figure2.html": PageSpec(("f32[4,8]{1,0:T(2,4)(2,1)}",)),
-    "cross_tile.html": PageSpec(("f32[8,8]{1,0:T(2,4)(2,1,1,1)}",)),
+    "figure1.html": PageSpec(("f32[3,5]{1,0:T(2,2)}",), 16, 16),
+    "figure2.html": PageSpec(("f32[4,8]{1,0:T(2,4)(2,1)}",), 16, 16),
+    "cross_tile.html": PageSpec(("f32[8,8]{1,0:T(2,4)(2,1,1,1)}",), 16, 16),
     # minor_to_major: the same array, rows or columns minor
     "row_vs_column.html": PageSpec(("f32[16,256]{1,0:T(8,128)}", "f32[16,256]{0,1:T(8,128)}"), 16, 16),
     # the TPU formats, one page each
     "tpu_f32.html": PageSpec(("f32[20,300]{1,0:T(8,128)}",)),
-    "tpu_bf16.html": PageSpec(("bf16[20,300]{1,0:T(8,128)(2,1)}",)),
+    "tpu_bf16.html": PageSpec(("bf16[20,300]{1,0:T(8,128)(2,1)}",), 16, 16),
     "tpu_s8.html": PageSpec(("s8[40,300]{1,0:T(32,128)(4,1)}",)),
     "tpu_s4.html": PageSpec(("s4[70,300]{1,0:T(64,128)(8,1)E(4)}",)),
     "tpu_pred.html": PageSpec(("pred[3000]{0:T(1024)(128)(4,1)L(1024)}",)),
@@ -103,14 +105,15 @@ def screenshot(page: Path, png: Path, hover: str = "p0-cell-1-5") -> str:
         draw(shape, png, max_rows=16, max_cols=32)
         return "static figure (no Chromium/Selenium here)"
     options = webdriver.ChromeOptions()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1000,1000"):
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1000,1400"):
         options.add_argument(argument)
     options.binary_location = chromium
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     try:
         driver.get(page.resolve().as_uri())
         ActionChains(driver, duration=0).move_to_element(driver.find_element(By.ID, hover)).perform()
-        driver.save_screenshot(str(png))
+        # the first panel alone, at its own size: shown at that size on the page, its labels stay legible
+        driver.find_element(By.ID, "panel-0").screenshot(str(png))
     finally:
         driver.quit()
     return "headless Chromium"

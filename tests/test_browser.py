@@ -331,3 +331,78 @@ def test_edge_shapes_draw_without_errors(browser, tmp_path) -> None:
         assert (shown[5] == "padding") == layout_map(EDGES[3]).is_padding(p), text
     _check_element(EDGES[4], _hover(browser, "p4-cell-1-0-3"), (1, 0, 3))
     assert _errors(browser) == []
+
+
+# ------------------------------------------------------------------ readable at the size shown
+#: Two window sizes: a desktop browser, and the docs' content column (the pages sit in iframes).
+WINDOWS = [(1280, 900), (700, 900)]
+#: Room a label keeps from its cell's edges, in SVG units: the red last-level outline is drawn
+#: 2.4 units inside the cell and is 1.3 wide, so a label closer than 3 would touch it.
+CLEARANCE = 3.0
+
+_OVERFLOW = """
+// inside its panel's frame, or the panel scrolls sideways to show it (then nothing shows outside it)
+const out = [];
+const within = (inner, outer) => inner.left >= outer.left - 0.5 && inner.right <= outer.right + 0.5 &&
+                                 inner.top >= outer.top - 0.5 && inner.bottom <= outer.bottom + 0.5;
+document.querySelectorAll(".panel").forEach((panel) => {
+  const frame = panel.getBoundingClientRect();
+  const scrolls = getComputedStyle(panel).overflowX === "auto" && panel.scrollWidth > panel.clientWidth;
+  panel.querySelectorAll("svg, .controls, .caption, .legend, .info, h2").forEach((e) => {
+    if (!within(e.getBoundingClientRect(), frame) && !scrolls) out.push(panel.id + " > " + (e.id || e.className.baseVal || e.className || e.tagName));
+  });
+});
+const page = document.documentElement;
+if (page.scrollWidth > page.clientWidth + 1) out.push("the page scrolls sideways: " + page.scrollWidth + " > " + page.clientWidth);
+return out;
+"""
+
+
+@pytest.mark.parametrize("window", WINDOWS, ids=lambda w: f"{w[0]}x{w[1]}")
+@pytest.mark.parametrize(
+    "shapes, rows, cols",
+    [
+        (["f32[4,8]{1,0:T(2,4)(2,1)}"], 16, 16),  # Figure 2, as explorer.md embeds it
+        (["bf16[20,300]{1,0:T(8,128)(2,1)}"], 16, 32),  # 4-digit slots, draw --html's default window
+        (FIVE, 16, 32),
+    ],
+    ids=["figure2", "tpu_bf16", "five"],
+)
+def test_nothing_leaves_its_frame_and_no_label_touches_an_outline(
+    browser, tmp_path, window, shapes, rows, cols
+):
+    path = tmp_path / "page.html"
+    draw(shapes, path, fmt="html", max_rows=rows, max_cols=cols)
+    browser.set_window_size(*window)
+    try:
+        browser.get(path.resolve().as_uri())
+        assert _errors(browser) == []
+        assert browser.execute_script(_OVERFLOW) == []
+        boxes = browser.execute_script(_LABEL_BOXES)
+        assert len(boxes) > 20
+        crowded = [
+            b[:2]
+            for b in boxes
+            if b[2] < b[6] + CLEARANCE
+            or b[3] < b[7] + CLEARANCE
+            or b[2] + b[4] > b[6] + b[8] - CLEARANCE
+            or b[3] + b[5] > b[7] + b[9] - CLEARANCE
+        ]
+        assert crowded == [], crowded[:5]
+        # the labels are legible where they are shown: at least 6 CSS px high on screen
+        smallest = browser.execute_script(
+            "return Math.min(...Array.from(document.querySelectorAll('svg text'), (t) =>"
+            " t.getBoundingClientRect().height))"
+        )
+        assert smallest >= 6, smallest
+    finally:
+        browser.set_window_size(2600, 2400)
+
+
+def test_the_info_box_shows_the_formula_in_the_documents_notation(page) -> None:
+    text = _hover(page, _cells(page, 1, "cell")[5])
+    arithmetic = re.search(r"^arithmetic: (.*)$", text, re.M)[1]
+    assert "Math." not in text and "//" in arithmetic
+    from layout_algebra import generate_code
+
+    assert arithmetic == generate_code(FIVE[1], "python", "forward", "element").expression_texts[0]

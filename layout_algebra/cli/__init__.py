@@ -81,8 +81,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    """Run the command line; returns the exit status.
+
+    With no command it lists the commands (the help) and exits 2, saying so on stderr.
+    """
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else list(argv)):
+        parser.print_help()
+        print(
+            "\nlayout-algebra: error: name a COMMAND (listed above); COMMAND --help tells more",
+            file=sys.stderr,
+        )
+        return 2
+    args = parser.parse_args(argv)
     try:
         return args.run(args)
     except LayoutAlgebraError as err:  # bad input, refused on purpose

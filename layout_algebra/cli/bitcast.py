@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from layout_algebra.cli._common import parse_index, report_condition
+from layout_algebra.cli._common import check_assumed_names, parse_index, report_condition, shape_size_names
 from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["register", "run"]
@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if args.when:
         return _when(args)
     assume = args.assume or None
+    check_assumed_names(assume, shape_size_names([args.src, args.dst]))
     if args.permutation is not None:
         verdict = transpose_is_bitcast(args.src, args.dst, args.permutation, assume=assume)
     elif args.reinterpret:

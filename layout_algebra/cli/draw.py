@@ -43,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-memory", action="store_true", help="leave out the memory strip (pictures only)")
     p.add_argument("--rows", type=int, default=16, metavar="N", help="draw at most N rows (default 16)")
     p.add_argument("--cols", type=int, default=32, metavar="N", help="draw at most N columns (default 32)")
+    p.add_argument(
+        "--json", action="store_true", help="print what was written as one JSON object (docs/cli.md)"
+    )
     p.set_defaults(run=run)
 
 
@@ -62,5 +65,16 @@ def run(args: argparse.Namespace) -> int:
             )
         shape = args.shapes if several else args.shapes[0]
         draw(shape, path, memory_strip=not args.no_memory, max_rows=args.rows, max_cols=args.cols)
-    print(f"{path}: {', '.join(str(parse_shape(s)) for s in args.shapes)}")
+    shapes = [str(parse_shape(s)) for s in args.shapes]
+    if args.json:
+        from layout_algebra.cli._batch import print_json
+
+        kind = (
+            "html"
+            if args.html is not None or path.lower().endswith(".html")
+            else path.rsplit(".", 1)[-1].lower()
+        )
+        print_json({"path": path, "format": kind, "shapes": shapes})
+    else:
+        print(f"{path}: {', '.join(shapes)}")
     return 0

@@ -32,6 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0,
         help="padding value: a byte (0-255), or the bits of a slot for sub-byte elements (default 0)",
     )
+    p.add_argument(
+        "--json", action="store_true", help="print what was written as one JSON object (docs/cli.md)"
+    )
     p.set_defaults(run=run)
 
 
@@ -57,13 +60,19 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(f"cannot read {args.input} as a .npy array: {err}") from None
     if args.unpack:
         array = unpack(data, args.shape)
-        done = f"{args.input} -> {args.output}: {array.dtype}{list(array.shape)}"
+        done = f"{args.input} -> {args.output}: {array.dtype}[{', '.join(f'{d:,}' for d in array.shape)}]"
+        record = {"input": args.input, "output": args.output, "shape": str(layout_map(args.shape).shape)}
+        record |= {"direction": "unpack", "dtype": array.dtype.name, "dimensions": list(array.shape)}
+        record["bytes"] = int(data.size)
     else:
         wanted = numpy_dtype(layout_map(args.shape).shape.element_type)
         if array.dtype.kind == "V" and array.dtype.itemsize == wanted.itemsize:
             array = array.view(wanted)  # .npy files keep ml_dtypes arrays as raw bytes
         data = pack(array, args.shape, fill=args.fill)
         done = f"{args.input} -> {args.output}: {data.size:,} bytes"
+        record = {"input": args.input, "output": args.output, "shape": str(layout_map(args.shape).shape)}
+        record |= {"direction": "pack", "dtype": array.dtype.name, "dimensions": list(array.shape)}
+        record["bytes"] = int(data.size)
     try:
         with open(args.output, "wb") as f:
             if args.unpack:
@@ -72,5 +81,10 @@ def run(args: argparse.Namespace) -> int:
                 data.tofile(f)
     except OSError as err:
         raise InvalidArgumentError(f"cannot write {args.output}: {err.strerror or err}") from None
-    print(done)
+    if args.json:
+        from layout_algebra.cli._batch import print_json
+
+        print_json(record)
+    else:
+        print(done)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from layout_algebra.cli._common import report_condition
+from layout_algebra.cli._common import check_assumed_names, report_condition, result_text, shape_size_names
 from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["register", "run"]
@@ -39,7 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=["injective", "in-bounds", "tiling", "equivalent", "no-padding"],
         help="what to prove",
     )
-    p.add_argument("shapes", nargs="+", metavar="SHAPE", help="shape text (two for 'equivalent')")
+    p.add_argument(
+        "shapes",
+        nargs="+",
+        metavar="SHAPE",
+        help="shape text: exactly two for 'equivalent'; for the other claims one or more, each proved in turn",
+    )
     p.add_argument(
         "--assume",
         action="append",
@@ -67,29 +72,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from layout_algebra import prove
 
-    expected = 2 if args.claim == "equivalent" else 1
-    if len(args.shapes) != expected:
-        raise InvalidArgumentError(f"'{args.claim}' takes {expected} shape(s), got {len(args.shapes)}")
+    if args.claim == "equivalent" and len(args.shapes) != 2:
+        raise InvalidArgumentError(f"'equivalent' compares two shapes, got {len(args.shapes)}")
     if args.when:
         return _when(args)
+    check_assumed_names(args.assume, shape_size_names(args.shapes))
     options = {"assume": args.assume or None, "timeout_ms": args.timeout_ms}
-    if args.claim == "no-padding":
-        result = prove.no_padding(args.shapes[0], **options)
-    elif args.claim == "injective":
-        result = prove.injective(args.shapes[0], method=args.method, **options)
-    elif args.claim == "in-bounds":
-        result = prove.in_bounds(args.shapes[0], allocation=args.allocation, method=args.method, **options)
-    elif args.claim == "tiling":
-        result = prove.tiling_is_pad_reshape_transpose(args.shapes[0], **options)
+    if args.claim == "equivalent":
+        results = [prove.equivalent(args.shapes[0], args.shapes[1], **options)]
     else:
-        result = prove.equivalent(args.shapes[0], args.shapes[1], **options)
+        results = []
+        for text in args.shapes:
+            if args.claim == "no-padding":
+                results.append(prove.no_padding(text, **options))
+            elif args.claim == "injective":
+                results.append(prove.injective(text, method=args.method, **options))
+            elif args.claim == "in-bounds":
+                results.append(
+                    prove.in_bounds(text, allocation=args.allocation, method=args.method, **options)
+                )
+            else:
+                results.append(prove.tiling_is_pad_reshape_transpose(text, **options))
     if args.json:
         from layout_algebra.cli._batch import print_json
 
-        print_json(result.to_dict())
+        records = [r.to_dict() for r in results]
+        print_json(records[0] if len(records) == 1 else records)
     else:
-        print(result)
-    return 0 if result.proved else 1
+        for result in results:
+            print(result_text(result))
+        if len(results) > 1:
+            proved = sum(1 for r in results if r.proved)
+            print(f"{proved:,} of {len(results):,} claims proved")
+    return 0 if all(r.proved for r in results) else 1
 
 
 def _when(args: argparse.Namespace) -> int:
@@ -102,6 +117,8 @@ def _when(args: argparse.Namespace) -> int:
         )
     if args.assume:
         raise InvalidArgumentError("--when finds the condition itself: it takes no --assume")
+    if len(args.shapes) != 1:
+        raise InvalidArgumentError(f"--when takes one shape, got {len(args.shapes)}")
     if args.claim == "no-padding":
         found = conditions.when_no_padding(args.shapes[0])
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from layout_algebra.cli._common import read_text, report_condition
+from layout_algebra.cli._common import check_assumed_names, read_text, report_condition, result_text
 from layout_algebra.model.errors import InvalidArgumentError
 
 __all__ = ["register", "run"]
@@ -73,11 +73,31 @@ def run(args: argparse.Namespace) -> int:
         if args.assume:
             raise InvalidArgumentError("--when finds the condition itself: it takes no --assume")
         return report_condition(when_rewrite_is_safe(modules[0], modules[1], mode=args.mode), args.json)
+    check_assumed_names(args.assume, _size_names(modules))
     result = verify_rewrite(
         modules[0], modules[1], assume=args.assume or None, mode=args.mode, timeout_ms=args.timeout_ms
     )
     if args.json:  # the schema of `layout-algebra prove --json`, and the mode
         print(json.dumps({**result.to_dict(), "mode": args.mode}))
     else:
-        print(result)
+        print(result_text(result))
     return EXIT_STATUS[result.status]
+
+
+def _size_names(modules: list) -> tuple[str, ...]:
+    """The size symbols the modules' arrays are written in."""
+    from layout_algebra.model.shapes import ArrayShape, TupleShape
+
+    names: list[str] = []
+
+    def visit(shape: object) -> None:
+        if isinstance(shape, TupleShape):
+            for element in shape.elements:
+                visit(element)
+        elif isinstance(shape, ArrayShape):
+            names.extend(str(s) for s in shape.size_symbols if str(s) not in names)
+
+    for module in modules:
+        for _, instruction in module.instructions():
+            visit(instruction.shape)
+    return tuple(names)

@@ -105,6 +105,7 @@ def _panel_code(n: int, panel: Panel) -> tuple[list[str], dict[str, object]]:
             "exactly; show a smaller array with the same layout"
         )
     functions: list[str] = []
+    shown = printer("python")
     exprs: dict[str, str] = {}
     certificates: dict[str, str] = {}
     for direction, unit, key in (
@@ -121,7 +122,8 @@ def _panel_code(n: int, panel: Panel) -> tuple[list[str], dict[str, object]]:
                 f"({g.certification}); the explorer shows only certified arithmetic"
             )
         functions.append(g.text)
-        exprs[key] = ", ".join(g.expression_texts)
+        # shown in the info box in the documents' notation (``//`` floor division, ``%``), not JavaScript
+        exprs[key] = ", ".join(shown.expr(e) for e in g.expressions)
         certificates[key] = str(g.certification)
     last_stage = panel.linearize_at + 1
     functions.append(_stage_function(m, f"p{n}_slot", last_stage))
@@ -212,7 +214,9 @@ _CSS = """
 body { font-family: system-ui, sans-serif; margin: 12px; color: #222; }
 h1 { font-size: 16px; margin: 0 0 8px 0; }
 .panels { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
-.panel { border: 1px solid #ccc; border-radius: 6px; padding: 8px; max-width: 100%; overflow-x: auto; }
+.panel { border: 1px solid #ccc; border-radius: 6px; padding: 8px; max-width: 100%; min-width: 0;
+         box-sizing: border-box; overflow-x: auto; }
+.panel svg { display: block; max-width: 100%; height: auto; }
 .panel h2 { font-size: 14px; font-family: monospace; margin: 0 0 4px 0; }
 .legend, .caption { font-size: 11px; color: #555; margin: 2px 0; }
 .controls { font-size: 12px; margin: 4px 0; display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
@@ -230,8 +234,18 @@ svg .group-edge { stroke: #d62728; stroke-width: 1.3; }
 _RUNTIME = r"""
 "use strict";
 const SVGNS = "http://www.w3.org/2000/svg";
-const CELL = 24;
+const CELL = 28;
 const MULTIPLIERS = [1, 3, 7, 9, 11, 13, 17, 19, 21, 23];
+
+// An SVG drawn w x h units: scaled down to fit its frame, but never below MIN_SCALE (its labels
+// would be unreadable): past that the frame scrolls sideways instead.
+const MIN_SCALE = 0.85;
+function sizeSvg(svg, w, h) {
+  svg.setAttribute("width", w);
+  svg.setAttribute("height", h);
+  svg.setAttribute("viewBox", "0 0 " + w + " " + h);
+  svg.style.minWidth = (w * MIN_SCALE).toFixed(1) + "px";
+}
 
 function svgEl(tag, attrs) {
   const e = document.createElementNS(SVGNS, tag);
@@ -244,7 +258,9 @@ function tuple(values) { return "(" + values.join(", ") + ")"; }
 // How a label fits a cell: monospace glyphs are 0.6 em wide, so n characters take 0.6 n em.
 // One line in the largest font (at most `largest`) that fits; a label that would need a font
 // below 6 px is split in two lines at its middle comma (a long index: "1,6,7," over "10,9").
-const GLYPH_EM = 0.6, LINE_EM = 1.15, ROOM = CELL - 3;
+// ROOM leaves each side clear of the tile outline and of the inset red outline (inset 2.4 px,
+// 1.3 px wide), so a 4-digit label never touches them.
+const GLYPH_EM = 0.6, LINE_EM = 1.15, ROOM = CELL - 8;
 function fitLabel(label, largest) {
   const size = (lines) => Math.min(largest, ROOM / (GLYPH_EM * Math.max(...lines.map((l) => l.length))),
                                    ROOM / (LINE_EM * lines.length));
@@ -366,7 +382,8 @@ class Explorer {
     const legend = document.createElement("div"); legend.className = "legend";
     legend.textContent = "number in a cell: its element slot (grey: padding); colours: tiles " +
       (s.firstTile || "(none)") + (s.lastTile ? "; red: last-level tiles " + s.lastTile : "") +
-      "; " + s.elementBits + "-bit elements, " + s.size.element + " slots = " + s.size.byte + " bytes";
+      "; " + s.elementBits + "-bit elements, " + s.size.element.toLocaleString("en-US") + " slots = " +
+      s.size.byte.toLocaleString("en-US") + " bytes";
     root.appendChild(legend);
     const controls = document.createElement("div"); controls.className = "controls"; root.appendChild(controls);
     const addInput = (label, value, onChange, id) => {
@@ -459,8 +476,7 @@ class Explorer {
     const cols = Math.max(0, Math.min(s.gridCols, s.colExtent - this.col0));
     const grid = this.grid;
     grid.innerHTML = "";
-    grid.setAttribute("width", Math.max(cols, 1) * CELL + 2);
-    grid.setAttribute("height", Math.max(rows, 1) * CELL + 2);
+    sizeSvg(grid, Math.max(cols, 1) * CELL + 2, Math.max(rows, 1) * CELL + 2);
     const g = svgEl("g", { transform: "translate(1,1)" }); grid.appendChild(g);
     // keys of the window's cells and of the ring around it, each computed once
     const memo = (key) => {
@@ -493,7 +509,7 @@ class Explorer {
           rect.addEventListener("mouseenter", () => this.showPaddingCell(index, label));
         }
         g.appendChild(rect);
-        g.appendChild(labelText(c * CELL + CELL / 2, r * CELL + CELL / 2, label, 9,
+        g.appendChild(labelText(c * CELL + CELL / 2, r * CELL + CELL / 2, label, 11,
                                 { fill: cell.inside ? "#000" : "#8c8c8c" }));
       }
     }
@@ -517,8 +533,7 @@ class Explorer {
     const strip = this.strip;
     strip.innerHTML = "";
     const srows = Math.ceil(count / s.stripWidth);
-    strip.setAttribute("width", Math.max(Math.min(count, s.stripWidth), 1) * CELL + 2);
-    strip.setAttribute("height", Math.max(srows, 1) * CELL + 2);
+    sizeSvg(strip, Math.max(Math.min(count, s.stripWidth), 1) * CELL + 2, Math.max(srows, 1) * CELL + 2);
     const sg = svgEl("g", { transform: "translate(1,1)" }); strip.appendChild(sg);
     const slotKeys = [];
     const contents = [];
@@ -545,7 +560,7 @@ class Explorer {
       sg.appendChild(rect);
       if (!pad) {
         const label = (byView ? drawn.map((d) => index[d]) : index).join(",");
-        sg.appendChild(labelText(c * CELL + CELL / 2, r * CELL + CELL / 2, label, 8, {}));
+        sg.appendChild(labelText(c * CELL + CELL / 2, r * CELL + CELL / 2, label, 10, {}));
       }
     }
     const stripKey = (r, c) => {
@@ -555,7 +570,7 @@ class Explorer {
     };
     if (count) this.outline(sg, stripKey, srows, s.stripWidth, "tile-edge", 0);
     this.stripCaption.textContent = count
-      ? "buffer: element slots " + this.slot0 + "-" + (this.slot0 + count - 1) + " of " + s.size.element +
+      ? "buffer: element slots " + this.slot0 + "-" + (this.slot0 + count - 1) + " of " + s.size.element.toLocaleString("en-US") +
         ", in memory order, " + s.stripWidth + " a row; each shows the " +
         (byView ? "(row, col) of its element (the other dims as chosen above)" : "index of its element") +
         ", padding white"
