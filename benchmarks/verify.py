@@ -7,7 +7,7 @@ elimination, layout assignment) or a wrong version of one, written with symbolic
 95th percentile over all runs are reported, with the goal median < 200 ms.
 
 Baseline, in the same run: the same rewrites specialised to N = M = 256 and checked by
-*executing* both modules on random packed bytes (``hlo.execute.compare``, 4 trials) —
+*executing* both modules on random packed bytes (``hlo.execute_compare.compare``, 4 trials) —
 what a test of the rewrite would do without a proof, for one size only. The ratio is the
 verifier's time (all sizes) over the executor's (one size).
 

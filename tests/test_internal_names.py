@@ -26,7 +26,7 @@ from oracles import nested_linear_index
 from layout_algebra import prove
 from layout_algebra.decide import conditions
 from layout_algebra.decide.bitcast import reshape_is_bitcast
-from layout_algebra.hlo.execute import compare
+from layout_algebra.hlo.execute_compare import compare
 from layout_algebra.hlo.rewrite_conditions import when_rewrite_is_safe
 from layout_algebra.hlo.verify import verify_rewrite
 from layout_algebra.model import internal_names

@@ -9,7 +9,7 @@ stage pipelines, and the NumPy evaluator's ``E(n)`` wider than the type.
 The oracles share no code with the provers: a transcription of ``ArraySize`` from
 ``xla-facts.md`` §4.2 (its pseudocode and test values), packing real arrays of distinct
 values with ``numpy_eval.pack``, plain Python evaluation of your own functions, and the
-NumPy HLO executor (``hlo.execute.compare``) at concrete sizes. The tests named
+NumPy HLO executor (``hlo.execute_compare.compare``) at concrete sizes. The tests named
 ``test_regression_*`` each pin a defect found here (the docstring says what the old code
 answered); the others keep making attacks that found nothing.
 """

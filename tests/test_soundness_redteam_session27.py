@@ -14,7 +14,7 @@ The changes attacked:
 The oracles share no code with the provers: packing arrays of distinct values with
 ``numpy_eval.pack`` and reading the bytes back as the other shape (:func:`moves_no_data`),
 plain Python evaluation of claims and of your own index maps at every size of a grid, and
-the NumPy HLO executor (``hlo.execute.compare``) at concrete sizes. ``proved`` must hold at
+the NumPy HLO executor (``hlo.execute_compare.compare``) at concrete sizes. ``proved`` must hold at
 every size of the domain the grid reaches; ``refuted`` must name sizes of the domain where
 the oracle fails; ``unknown`` is allowed. The random batches are seeded (derandomized) and
 small; the campaign they were drawn from (thousands of cases, no false verdict) is recorded

@@ -1,7 +1,7 @@
 """The HLO rewrite verifier (``hlo.verify``): each answer checked against an executable oracle.
 
 Every ``proved`` sample is cross-checked by running both modules on random packed bytes at
-small sizes (``hlo.execute.compare``, written independently); every ``refuted`` carries
+small sizes (``hlo.execute_compare.compare``, written independently); every ``refuted`` carries
 concrete sizes and an element, and the modules at those sizes are re-run. Each defect of
 issue 15 has a regression test (``test_issue15_*``) that failed on the old ``prove.rewrite``.
 """

@@ -6,7 +6,7 @@ is an array only where ``8 | N``): an implicit fact, as for the layout-level que
 (``prove.core.shape_facts``). Assumptions no such sizes satisfy raise
 ``AssumptionsAdmitNoSizes`` instead of giving a vacuous proof.
 
-The oracle is the NumPy HLO executor (``hlo.execute.compare``), which runs both modules on
+The oracle is the NumPy HLO executor (``hlo.execute_compare.compare``), which runs both modules on
 real packed bytes at concrete sizes and shares no code with the verifier's encoding, and
 plain evaluation of the dimension formulas and assumptions at every size in a box.
 """
