@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def answers(reports) -> list[tuple[str, str, str]]:
-    return [(r.module, r.later.after, r.status) for report in reports for r in report.results]
+    return [(r.module, r.later.after, r.verdict) for report in reports for r in report.results]
 
 
 def on_ray(jobs: list[ProgramJob], workers: int):

@@ -46,7 +46,7 @@ INTERNAL_LOOKALIKES = (
 _NAME_MADE = re.compile(
     r"z3\.(?:Int|Ints|Real|Reals|Bool|Bools|BitVec|BitVecs|Const|Consts)\(\s*f?[\"']"
     r"|Symbol\(\s*f[\"']|dim_symbol\(\s*f[\"']"
-    r"|[\"'][^\"'\s]*!(?![rsa]\})[A-Za-z0-9{][^\"']*[\"']"  # the supply's mark, outside a !r}
+    r"|[\"'][^\"'\s]*(?<!<)!(?![rsa]\})[A-Za-z0-9{][^\"']*[\"']"  # the supply's mark, outside a !r} or <!
 )
 
 #: Index symbols of the closed forms, refused as size names where they are made

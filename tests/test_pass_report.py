@@ -99,16 +99,16 @@ def test_defined_and_named_instructions() -> None:
 def test_the_page_of_a_real_report_is_self_contained_and_says_what_the_report_says(tmp_path: Path) -> None:
     dump = write_dump(tmp_path / "d", [MOVEMENT, MOVEMENT, RIGHT, WRONG])
     report = validate_passes(dump)
-    statuses = [r.status for r in report.results]
+    statuses = [r.verdict for r in report.results]
     assert statuses[0] == "unchanged" and statuses[-1] == "refuted"
     texts = {p.name: p.read_text() for p in dump.iterdir()}
     page = pass_report_html(report.to_dict(), texts=texts, assumption_texts=ASSUMPTIONS)
     found = structure(page)
     assert found.outside == []  # nothing fetched, nothing run
     assert len(found.cells) == len(report.results)  # one timeline cell per pair
-    changed = [r for r in report.results if r.status != "unchanged"]
+    changed = [r for r in report.results if r.verdict != "unchanged"]
     assert len(found.section_ids) == len(changed)
-    refuted = next(p for p in report.to_dict()["pairs"] if p["status"] == "refuted")
+    refuted = next(p for p in report.to_dict()["pairs"] if p["verdict"] == "refuted")
     shown = json.dumps(refuted["counterexample"], indent=1, default=str)
     assert shown in html.unescape(page)  # the refutation's input and both values, as the report has them
     assert "bitcast" in page
@@ -173,7 +173,7 @@ def test_a_zoo_is_validated_program_by_program_with_one_summary(
     parallel = json.loads(capsys.readouterr().out)
 
     def answers(out: dict) -> list:
-        return [(p["program"], q["pass"], q["status"]) for p in out["programs"] for q in p["pairs"]]
+        return [(p["program"], q["pass"], q["verdict"]) for p in out["programs"] for q in p["pairs"]]
 
     assert answers(parallel) == answers(serial)
     page = html_path.read_text()
@@ -205,13 +205,13 @@ def test_a_local_dask_cluster_of_two_workers_gives_the_serial_answers(tmp_path: 
 
     def answers(reports) -> list:  # a refutation's element may be another one (each is re-checked)
         return [
-            (r.module, r.later.after, r.status, r.counterexample is None)
+            (r.module, r.later.after, r.verdict, r.counterexample is None)
             for report in reports
             for r in report.results
         ]
 
     assert answers(on_cluster) == answers(serial)
-    assert [r.status for report in serial for r in report.results] == [
+    assert [r.verdict for report in serial for r in report.results] == [
         "proved",
         "unchanged",
         "proved",

@@ -132,7 +132,7 @@ def _write_html(path: str, programs: list, reports: list) -> None:
                 "to": f"{prefix}{pair['to']}",
             }
             pairs.append(pair)
-            if pair["status"] != "unchanged":
+            if pair["verdict"] != "unchanged":
                 for key in ("from", "to"):
                     file = Path(directory) / pair[key][len(prefix) :]
                     texts[pair[key]] = file.read_text(encoding="utf-8", errors="replace")

@@ -47,6 +47,15 @@ class Suggestion:
     def __bool__(self) -> bool:
         return self.shape is not None
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (``layout-algebra bitcast --suggest --json``): the suggestion, the reason, the proof."""
+        return {
+            "suggestion": None if self.shape is None else str(self.shape),
+            "reason": self.reason,
+            "verdict": None if self.verdict is None else self.verdict.to_dict(),
+            "others": [str(s) for s in self.others],
+        }
+
 
 def suggest_bitcast_layout(src: Shape | str, dst_dims: Sequence[int]) -> Suggestion:
     """A layout for ``reshape(src) -> dst_dims`` under which the reshape moves no data.

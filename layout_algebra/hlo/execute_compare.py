@@ -48,6 +48,27 @@ class Comparison:
     sizes: dict[str, int] = field(default_factory=dict)
     trials: int = 0
 
+    @property
+    def status(self) -> str:
+        """The package's answer: ``refuted`` when a run found a difference; ``unknown`` otherwise,
+        for random trials that agree prove nothing (``same`` says whether they agreed)."""
+        return "refuted" if self.same is False else "unknown"
+
+    def __bool__(self) -> bool:
+        return False  # an answer is truthy exactly when proved, and running never proves
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data: the status, ``same``, the first difference, the sizes and trials."""
+        return {
+            "status": self.status,
+            "same": self.same,
+            "element": None if self.element is None else [int(i) for i in self.element],
+            "detail": self.detail,
+            "reason": self.reason,
+            "sizes": {str(k): int(v) for k, v in self.sizes.items()},
+            "trials": self.trials,
+        }
+
 
 Mode = Literal["physical", "logical"]
 

@@ -15,10 +15,10 @@ with no outside resources (no scripts, fonts or style sheets fetched from anywhe
 ...     "directory": "dump",
 ...     "counts": {"proved": 1, "refuted": 0, "unknown": 0, "unchanged": 1},
 ...     "pairs": [
-...         {"module": "m", "pass": "cse", "number": 1, "mode": "logical", "status": "unchanged",
+...         {"module": "m", "pass": "cse", "number": 1, "mode": "logical", "verdict": "unchanged", "status": "proved",
 ...          "seconds": 0.01, "reason": "", "counterexample": None, "assumptions": [],
 ...          "from": "a.txt", "to": "b.txt"},
-...         {"module": "m", "pass": "algsimp", "number": 2, "mode": "logical", "status": "proved",
+...         {"module": "m", "pass": "algsimp", "number": 2, "mode": "logical", "verdict": "proved", "status": "proved",
 ...          "seconds": 0.2, "reason": "", "counterexample": None, "assumptions": ["exact-ops"],
 ...          "from": "b.txt", "to": "c.txt"},
 ...     ],
@@ -128,6 +128,11 @@ def _diff_html(before: str, after: str, names: Collection[str], context: int = 3
     return "\n".join(lines) if lines else "(the two texts are the same)"
 
 
+def _verdict(pair: Mapping[str, Any]) -> str:
+    """A pair's verdict: ``unchanged`` is kept apart from ``proved`` on the page."""
+    return str(pair.get("verdict", pair["status"]))
+
+
 def _pair_id(pair: Mapping[str, Any]) -> str:
     return "pair-" + re.sub(r"[^\w-]", "_", f"{pair['module']}-{pair['number']}")
 
@@ -138,11 +143,11 @@ def _timeline(pairs: list[Mapping[str, Any]]) -> str:
     for p in pairs:
         share = max(float(p.get("seconds") or 0.0), 0.0) / total
         weight = max(share * 100, 100 / (4 * len(pairs)))  # every pair stays visible
-        colour = STATUS_COLOURS.get(p["status"], "#999")
+        colour = STATUS_COLOURS.get(_verdict(p), "#999")
         title = (
             f"{p['number']:04d} {p['pass']}: {p['status']} ({float(p.get('seconds') or 0) * 1000:,.0f} ms)"
         )
-        target = f"#{_pair_id(p)}" if p["status"] != "unchanged" else "#"
+        target = f"#{_pair_id(p)}" if _verdict(p) != "unchanged" else "#"
         cells.append(
             f'<a href="{target}" title="{_escape(title)}" style="flex: {weight:.3f} 1 0; background: {colour}"></a>'
         )
@@ -152,7 +157,7 @@ def _timeline(pairs: list[Mapping[str, Any]]) -> str:
 def _counts_table(pairs: Iterable[Mapping[str, Any]]) -> str:
     counts = dict.fromkeys(STATUS_COLOURS, 0)
     for p in pairs:
-        counts[p["status"]] = counts.get(p["status"], 0) + 1
+        counts[_verdict(p)] = counts.get(_verdict(p), 0) + 1
     head = "".join(f"<th>{_escape(s)}</th>" for s in counts)
     row = "".join(f"<td>{n:,}</td>" for n in counts.values())
     return f'<table class="counts"><tr>{head}</tr><tr>{row}</tr></table>'
@@ -165,11 +170,11 @@ def _pair_section(
     names = defined_names(before or "") | defined_names(after or "")
     counterexample = pair.get("counterexample")
     cited = named_instructions(f"{pair.get('reason', '')} {json.dumps(counterexample, default=str)}", names)
-    colour = STATUS_COLOURS.get(pair["status"], "#999")
+    colour = STATUS_COLOURS.get(_verdict(pair), "#999")
     parts = [
         f'<section class="pair" id="{_pair_id(pair)}" style="border-left-color: {colour}">',
         f"<h3>{pair['number']:04d} <code>{_escape(pair['pass'])}</code> — "
-        f'<span style="color: {colour}">{_escape(pair["status"])}</span> '
+        f'<span style="color: {colour}">{_escape(_verdict(pair))}</span> '
         f"({_escape(pair['mode'])}, {float(pair.get('seconds') or 0) * 1000:,.0f} ms)</h3>",
     ]
     if pair.get("reason"):
@@ -217,7 +222,7 @@ def pass_report_html(
     legend = "".join(f'<span style="background: {c}">{_escape(s)}</span>' for s, c in STATUS_COLOURS.items())
     body = [f"<h1>{_escape(heading)}</h1>", f'<p class="legend">{legend}</p>', _counts_table(pairs)]
     for module, module_pairs in modules.items():
-        changed = [p for p in module_pairs if p["status"] != "unchanged"]
+        changed = [p for p in module_pairs if _verdict(p) != "unchanged"]
         body.append(f"<h2>{_escape(module)}: {len(module_pairs):,} pairs, {len(changed):,} changed</h2>")
         body.append(_timeline(module_pairs))
         body.extend(_pair_section(p, texts, assumption_texts) for p in changed)
