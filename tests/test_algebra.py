@@ -299,15 +299,25 @@ def test_by_mode_composition_is_composition_of_each_mode() -> None:
 # ------------------------------------------------------------------------ complement
 @EXAMPLES
 @given(layouts(64), st.integers(1, 300))
-@example(Layout((5, 3), (1, 12)), 251)  # 12 is no multiple of 5: CuTe's last mode fell one step short
+@example(Layout((5, 3), (1, 12)), 251)  # 12 is no multiple of 5: CuTe's last mode falls one step short
+@example(Layout((2, 2), (3, 1)), 12)  # pycute's 2:6 reaches cosize 11
 def test_complement_postconditions(L: Layout, cotarget: int) -> None:
+    moving = sorted((d, s) for s, d in zip(leaves(L.shape), leaves(L.stride), strict=True) if s > 1 and d)
+    spans = [1] + [s * d for d, s in moving]
     try:
         M = complement(L, cotarget)
     except AlgebraError as err:
-        assert "inside the" in str(err)
-        moving = sorted((d, s) for s, d in zip(leaves(L.shape), leaves(L.stride), strict=True) if s > 1 and d)
-        spans = [1] + [s * d for d, s in moving]
-        assert any(d < spans[k] for k, (d, _) in enumerate(moving))
+        if "inside the" in str(err):  # non-injective
+            assert any(d < spans[k] for k, (d, _) in enumerate(moving))
+            return
+        # outside CuTe's precondition: a stride no multiple of the span below it, and CuTe's
+        # answer (floor divisions, then ceil(cotarget / span)) falls short of the cotarget
+        assert "not a multiple" in str(err) and any(d % spans[k] for k, (d, _) in enumerate(moving))
+        cute = [(d // spans[k], spans[k]) for k, (d, _) in enumerate(moving)] + [
+            (-(-cotarget // spans[-1]), spans[-1])
+        ]
+        cosize = sum((s - 1) * d for s, d in zip(leaves(L.shape), leaves(L.stride), strict=True))
+        assert cosize + sum((n - 1) * w for n, w in cute) + 1 < cotarget
         return
     m = offsets(M)
     image = set(offsets(L))

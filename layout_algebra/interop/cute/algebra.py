@@ -520,7 +520,15 @@ def complement(value: LayoutLike, cotarget: int = 1) -> Layout:
     postconditions): ``M`` is ordered (``M(j-1) < M(j)``), ``M(j)`` for ``j >= 1`` is no offset of
     ``L``, and ``cosize((L, M)) >= cotarget``. When each stride of ``L`` (sorted, stride-0 modes
     left out) is a multiple of the span of those before it, ``(L, M)`` is moreover a bijection
-    onto ``[0, size(L)·size(M))``.
+    onto ``[0, size(L)·size(M))``. Where a stride is not, ``M`` is CuTe's answer when that
+    still reaches the cotarget, and refused (the precondition named) when it does not:
+
+    >>> str(complement("(2,2):(3,1)", 11))
+    '2:6'
+    >>> complement("(2,2):(3,1)", 12)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    layout_algebra.interop.cute.algebra.AlgebraError: complement((2,2):(3,1), 12): the mode 2:3 starts at stride 3, which is not a multiple of the 2 offsets spanned by the modes of smaller strides ...
 
     >>> str(complement("4:2", 16)), str(complement("(2,4):(1,6)")), str(complement("4:1", 4))
     ('(2,2):(1,8)', '3:2', '1:0')
@@ -538,11 +546,21 @@ def complement(value: LayoutLike, cotarget: int = 1) -> Layout:
         out.append((d // extent, extent))
         extent = s * d
     # CuTe's last mode, ceil(cotarget / extent), reaches the cotarget when the modes tile
-    # [0, extent); where a stride is no multiple of the span before it they leave a gap at the
-    # top, and the last mode takes one more step so that cosize((L, M)) >= cotarget still holds.
+    # [0, extent); where a stride is no multiple of the span before it, the floor division
+    # above leaves a gap at the top, and CuTe's answer may miss its own postcondition
+    # cosize((L, M)) >= cotarget: then the input is outside CuTe's precondition, refused.
+    out.append((-(-cotarget // extent), extent))
     reached = sum((s - 1) * d for s, d in L.leaves()) + sum((n - 1) * w for n, w in out) + 1
-    steps = max(-(-cotarget // extent), -(-(cotarget - reached) // extent) + 1)
-    out.append((steps, extent))
+    if reached < cotarget:
+        leaves = _sorted_moving_leaves(L, str(L))
+        spans = [1, *(s * d for s, d in leaves)]
+        off = next((s, d, e) for (s, d), e in zip(leaves, spans, strict=False) if d % e)
+        raise AlgebraError(
+            f"complement({L}, {cotarget}): the mode {off[0]}:{off[1]} starts at stride {off[1]}, which is not a "
+            f"multiple of the {off[2]} offsets spanned by the modes of smaller strides (CuTe's precondition for "
+            f"a complement that reaches the cotarget): CuTe's answer {coalesce(_result(out))} reaches only "
+            f"cosize {reached} < {cotarget}"
+        )
     return coalesce(_result(out))
 
 
