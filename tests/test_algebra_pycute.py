@@ -259,3 +259,18 @@ def check_modes(name: str, A: Layout, tiler: tuple[Layout, Layout]) -> None:
             )
         elif not isinstance(mine, AlgebraError):
             assert holds(Ak, bk, mine), f"{name}: our {base}({Ak}, {bk}) = {mine} is wrong"
+
+
+def test_the_reader_reads_what_pycute_prints() -> None:
+    """pycute's own ``str()`` of random layouts (rank-1 tuples print as ``(8,):(1,)``, Python's
+    1-tuple) reads back as the same shape and stride, through the one CuTe reader."""
+    rng = random.Random(8)
+    from layout_algebra.interop.cute.export import parse_cute
+
+    for _ in range(AGREEMENTS):
+        L = random_any(rng, 256)
+        for p in (as_theirs(L), pycute.Layout((L.shape,), (L.stride,))):  # and as a rank-1 tuple
+            text = str(p)
+            assert parse_cute(text) == (p.shape, p.stride), text
+            assert algebra.layout(text) == Layout(p.shape, p.stride), text
+            assert same(algebra.coalesce(text), pycute.coalesce(p)), text

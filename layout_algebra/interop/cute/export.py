@@ -337,12 +337,16 @@ def parse_cute(text: str, sizes: tuple[str, ...] = ()) -> tuple[Any, Any]:
     entries, nested; a static integer may carry CuTe's ``_`` (``_8`` is 8); strides may be
     negative, sizes not; whitespace may separate tokens (``1 2`` is two tokens, not 12). The
     shape and the stride must be congruent (the same nesting), as CuTe requires. ``(8):(1)``
-    is a rank-1 tuple, as in CuTe; a lone ``8`` is no layout (CuTe prints ``8:1``).
+    is a rank-1 tuple, as in CuTe; a lone ``8`` is no layout (CuTe prints ``8:1``). A tuple
+    may end with a comma, as Python prints a 1-tuple and ``pycute`` a rank-1 layout
+    (``(8,):(1,)``, ``((2, 4),):((1, 2),)``).
 
     >>> parse_cute("(4,(2,8)):(2,(1,8))")
     ((4, (2, 8)), (2, (1, 8)))
     >>> parse_cute("(_8, _2) : (_1, -8)"), parse_cute("(8):(1)"), parse_cute("8:1")
     (((8, 2), (1, -8)), ((8,), (1,)), (8, 1))
+    >>> parse_cute("(8,):(1,)"), parse_cute("((2, 4),):((1, 2),)")
+    (((8,), (1,)), (((2, 4),), ((1, 2),)))
 
     Sizes named in ``sizes`` may appear (as SymPy symbols, or formulas in the assumption grammar
     :mod:`layout_algebra.prove.assumptions`; text is never evaluated):
@@ -437,6 +441,9 @@ class _CuteReader:
                 after = self.peek()
                 if after is not None:
                     self.take()
+                if after == "," and self.peek() == ")":  # Python's (and pycute's) 1-tuple: (8,)
+                    self.take()
+                    return tuple(items)
                 if after == ",":
                     continue
                 if after == ")":
