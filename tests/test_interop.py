@@ -28,7 +28,7 @@ from layout_algebra.codegen.readback import read_back
 from layout_algebra.decide.normal_form import same_layout
 from layout_algebra.interop import NotExpressible
 from layout_algebra.interop.cute import algebra
-from layout_algebra.interop.cute.export import CuteTextError, cute_expr, parse_cute
+from layout_algebra.interop.cute.export import AlgebraError, CuteTextError, cute_expr, parse_cute
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.recover import _solutions, positions_of
 from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape, primitive_type
@@ -579,7 +579,7 @@ def test_algebra_and_interop_read_cute_text_alike(text: str) -> None:
         return  # algebra.layout reads such text as an XLA shape
     try:
         L = algebra.layout(text)
-    except algebra.AlgebraError as err:
+    except AlgebraError as err:
         if reason is None:
             assert "here, not -" in str(err) or "integer >= 1, not 0" in str(err), str(err)
         else:
