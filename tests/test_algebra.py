@@ -328,6 +328,16 @@ def test_complement_postconditions(L: Layout, cotarget: int) -> None:
         assert sorted(sums) == list(range(len(sums)))
 
 
+def test_complement_outside_cutes_precondition_is_refused_and_otherwise_is_cutes() -> None:
+    # 3 is no multiple of the 2 offsets below it: CuTe (and pycute) answer 2:6, whose cosize with
+    # the layout is 11; for a cotarget of 12 that breaks CuTe's own postcondition: refused, named
+    with pytest.raises(AlgebraError, match="stride 3, which is not a multiple of the 2 offsets"):
+        complement("(2,2):(3,1)", 12)
+    assert str(complement("(2,2):(3,1)", 11)) == "2:6"  # CuTe's answer reaches 11: it is the answer
+    with pytest.raises(AlgebraError, match="not a multiple"):
+        logical_divide("12:1", "(2,2):(3,1)")  # the divide's complement is that one
+
+
 def test_complement_cute_examples() -> None:
     assert str(complement("4:1", 24)) == "6:4"
     assert str(complement("6:4", 24)) == "4:1"
