@@ -16,7 +16,8 @@ import itertools
 import sympy
 
 from layout_algebra import prove
-from layout_algebra.interop.cute.algebra import AlgebraError, Layout, coalesce, offset_expr
+from layout_algebra.interop.cute.algebra import coalesce, offset_expr
+from layout_algebra.interop.cute.export import AlgebraError, Layout
 
 
 def size(name: str) -> sympy.Symbol:

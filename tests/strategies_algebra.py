@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
-from layout_algebra.interop.cute.algebra import IntTuple, Layout
+from layout_algebra.interop.cute.export import IntTuple, Layout
 
 STRIDES = (0, 1, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 

@@ -30,8 +30,6 @@ from strategies_algebra import (
 )
 
 from layout_algebra.interop.cute.algebra import (
-    AlgebraError,
-    Layout,
     coalesce,
     complement,
     composition,
@@ -48,7 +46,7 @@ from layout_algebra.interop.cute.algebra import (
     zipped_divide,
     zipped_product,
 )
-from layout_algebra.interop.cute.export import parse_cute, to_cute
+from layout_algebra.interop.cute.export import AlgebraError, Layout, parse_cute, to_cute
 
 EXAMPLES = settings(max_examples=150, deadline=None)
 
@@ -93,7 +91,7 @@ def test_coordinates_nested_and_flat() -> None:
         ("(4,x):(1,4)", "unexpected 'x"),
         ("(4,0):(1,4)", "integer >= 1"),
         ("4:1:2", "unexpected ':'"),
-        ("(4,):(1,)", "expected an integer or '('"),
+        ("(,):(1,)", "expected an integer or '('"),
         ("__import__('os')", "has no CuTe layout"),
         ("(f32[4], f32[2])", "XLA tuple shape"),
     ],
@@ -299,15 +297,25 @@ def test_by_mode_composition_is_composition_of_each_mode() -> None:
 # ------------------------------------------------------------------------ complement
 @EXAMPLES
 @given(layouts(64), st.integers(1, 300))
-@example(Layout((5, 3), (1, 12)), 251)  # 12 is no multiple of 5: CuTe's last mode fell one step short
+@example(Layout((5, 3), (1, 12)), 251)  # 12 is no multiple of 5: CuTe's last mode falls one step short
+@example(Layout((2, 2), (3, 1)), 12)  # pycute's 2:6 reaches cosize 11
 def test_complement_postconditions(L: Layout, cotarget: int) -> None:
+    moving = sorted((d, s) for s, d in zip(leaves(L.shape), leaves(L.stride), strict=True) if s > 1 and d)
+    spans = [1] + [s * d for d, s in moving]
     try:
         M = complement(L, cotarget)
     except AlgebraError as err:
-        assert "inside the" in str(err)
-        moving = sorted((d, s) for s, d in zip(leaves(L.shape), leaves(L.stride), strict=True) if s > 1 and d)
-        spans = [1] + [s * d for d, s in moving]
-        assert any(d < spans[k] for k, (d, _) in enumerate(moving))
+        if "inside the" in str(err):  # non-injective
+            assert any(d < spans[k] for k, (d, _) in enumerate(moving))
+            return
+        # outside CuTe's precondition: a stride no multiple of the span below it, and CuTe's
+        # answer (floor divisions, then ceil(cotarget / span)) falls short of the cotarget
+        assert "not a multiple" in str(err) and any(d % spans[k] for k, (d, _) in enumerate(moving))
+        cute = [(d // spans[k], spans[k]) for k, (d, _) in enumerate(moving)] + [
+            (-(-cotarget // spans[-1]), spans[-1])
+        ]
+        cosize = sum((s - 1) * d for s, d in zip(leaves(L.shape), leaves(L.stride), strict=True))
+        assert cosize + sum((n - 1) * w for n, w in cute) + 1 < cotarget
         return
     m = offsets(M)
     image = set(offsets(L))
@@ -318,6 +326,16 @@ def test_complement_postconditions(L: Layout, cotarget: int) -> None:
     assert len(set(sums)) == len(sums)  # (L without stride 0, M) is injective
     if compact_ordered(L):  # ... and onto [0, size(L')·size(M))
         assert sorted(sums) == list(range(len(sums)))
+
+
+def test_complement_outside_cutes_precondition_is_refused_and_otherwise_is_cutes() -> None:
+    # 3 is no multiple of the 2 offsets below it: CuTe (and pycute) answer 2:6, whose cosize with
+    # the layout is 11; for a cotarget of 12 that breaks CuTe's own postcondition: refused, named
+    with pytest.raises(AlgebraError, match="stride 3, which is not a multiple of the 2 offsets"):
+        complement("(2,2):(3,1)", 12)
+    assert str(complement("(2,2):(3,1)", 11)) == "2:6"  # CuTe's answer reaches 11: it is the answer
+    with pytest.raises(AlgebraError, match="not a multiple"):
+        logical_divide("12:1", "(2,2):(3,1)")  # the divide's complement is that one
 
 
 def test_complement_cute_examples() -> None:

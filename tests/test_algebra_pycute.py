@@ -35,7 +35,7 @@ from strategies_algebra import (
 )
 
 from layout_algebra.interop.cute import algebra
-from layout_algebra.interop.cute.algebra import AlgebraError, Layout
+from layout_algebra.interop.cute.export import AlgebraError, Layout, flatten
 
 pycute = pytest.importorskip(
     "pycute", reason="pycute is not installed (pip install nvidia-cutlass, or the [cute] extra)"
@@ -51,7 +51,7 @@ MAX_DRAWS = 20 * AGREEMENTS
 def as_ours(p: Any) -> Layout | None:
     """pycute's layout as ours; ``None`` when it has a mode of size 0 (no layout of ours: no
     operation here promises an empty result, so such an answer is wrong)."""
-    if 0 in algebra._flat(p.shape):
+    if 0 in flatten(p.shape):
         return None
     return Layout(p.shape, p.stride)
 
@@ -78,7 +78,7 @@ def composition_holds(A: Layout, B: Layout, R: Layout) -> bool:
 
 
 def complement_holds(L: Layout, cotarget: int, M: Layout) -> bool:
-    if 0 in algebra._flat(M.shape):
+    if 0 in flatten(M.shape):
         return False
     m, image = offsets(M), set(offsets(L))
     sums = [a + b for b in m for a in image]
@@ -259,3 +259,18 @@ def check_modes(name: str, A: Layout, tiler: tuple[Layout, Layout]) -> None:
             )
         elif not isinstance(mine, AlgebraError):
             assert holds(Ak, bk, mine), f"{name}: our {base}({Ak}, {bk}) = {mine} is wrong"
+
+
+def test_the_reader_reads_what_pycute_prints() -> None:
+    """pycute's own ``str()`` of random layouts (rank-1 tuples print as ``(8,):(1,)``, Python's
+    1-tuple) reads back as the same shape and stride, through the one CuTe reader."""
+    rng = random.Random(8)
+    from layout_algebra.interop.cute.export import parse_cute
+
+    for _ in range(AGREEMENTS):
+        L = random_any(rng, 256)
+        for p in (as_theirs(L), pycute.Layout((L.shape,), (L.stride,))):  # and as a rank-1 tuple
+            text = str(p)
+            assert parse_cute(text) == (p.shape, p.stride), text
+            assert algebra.layout(text) == Layout(p.shape, p.stride), text
+            assert same(algebra.coalesce(text), pycute.coalesce(p)), text

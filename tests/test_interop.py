@@ -28,7 +28,7 @@ from layout_algebra.codegen.readback import read_back
 from layout_algebra.decide.normal_form import same_layout
 from layout_algebra.interop import NotExpressible
 from layout_algebra.interop.cute import algebra
-from layout_algebra.interop.cute.export import CuteTextError, cute_expr, parse_cute
+from layout_algebra.interop.cute.export import AlgebraError, CuteTextError, cute_expr, parse_cute
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.recover import _solutions, positions_of
 from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape, primitive_type
@@ -579,7 +579,7 @@ def test_algebra_and_interop_read_cute_text_alike(text: str) -> None:
         return  # algebra.layout reads such text as an XLA shape
     try:
         L = algebra.layout(text)
-    except algebra.AlgebraError as err:
+    except AlgebraError as err:
         if reason is None:
             assert "here, not -" in str(err) or "integer >= 1, not 0" in str(err), str(err)
         else:
@@ -596,6 +596,11 @@ def test_algebra_and_interop_read_cute_text_alike(text: str) -> None:
         ("(_4,_16):(_1,_4)", [([4], [1]), ([16], [4])]),  # CuTe prints a static 4 as _4
         ("(4,16):(-1,4)", [([4], [-1]), ([16], [4])]),  # CuTe strides may be negative
         ("(8):(1)", [([8], [1])]),  # a rank-1 tuple: one mode
+        ("(8,):(1,)", [([8], [1])]),  # pycute's rank-1 layout: Python's 1-tuple
+        ("(8, 4):(1, 8)", [([8], [1]), ([4], [8])]),  # pycute: Python's tuples, with spaces
+        ("((2, 4),):((1, 2),)", [([2, 4], [1, 2])]),  # pycute: one nested mode
+        ("((_2,_4),_8):((_1,_2),_8)", [([2, 4], [1, 2]), ([8], [8])]),  # CuTe C++: static entries
+        ("(_8,):(_1,)", [([8], [1])]),
     ],
 )
 def test_cute_modes_reads_what_cute_prints(text: str, modes) -> None:
@@ -610,7 +615,8 @@ def test_cute_modes_reads_what_cute_prints(text: str, modes) -> None:
         ("(8):1", "not congruent (same nesting): (8) against 1"),  # was accepted
         ("((2,4)):(((1,2)))", "the mode (2,4) and its stride ((1,2)) are not congruent"),  # was accepted
         ("():()", "an empty tuple () is not read here"),
-        ("(4,):(1,)", "expected an integer or '(' but found ')'"),
+        ("(,):(1,)", "expected an integer or '(' but found ','"),  # a comma ends a tuple, never starts one
+        ("(4,,):(1,,)", "expected an integer or '(' but found ','"),
         ("(-4,6):(1,4)", "unexpected '-4'"),  # sizes are not negative
         ("8", "needs ':' between the shape and the stride"),  # CuTe prints 8:1
         ("(" * 5000 + "1" + ")" * 5000 + ":1", "nested more than 100 levels deep"),  # not a RecursionError
@@ -619,6 +625,13 @@ def test_cute_modes_reads_what_cute_prints(text: str, modes) -> None:
 def test_cute_modes_refuses_what_cute_does_not_print(text: str, reason: str) -> None:
     with pytest.raises(CuteTextError, match=re.escape(reason)):
         interop.cute_modes(text)
+
+
+def test_the_algebra_reads_what_pycute_prints_for_a_rank_1_layout() -> None:
+    # pycute prints Layout((8,), (1,)) as (8,):(1,); a pycute user passes str() along
+    assert str(algebra.coalesce("(8,):(1,)")) == "8:1"
+    assert str(algebra.layout("(8, 4):(1, 8)")) == "(8,4):(1,8)"
+    assert str(interop.from_cute("(8,):(1,)", "f32")) == "f32[8]{0}"
 
 
 def test_from_cute_refuses_a_negative_stride_for_what_it_is() -> None:

@@ -17,7 +17,8 @@ them: the buffer ends at the last element and XLA allocates it whole.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis.errors import InvalidArgument
 from oracles import oracle_slots, slot_bits, tiled_shape_slots, xla_allocation
 from strategies import small_concrete_layouts
 
@@ -36,6 +37,14 @@ from layout_algebra.model.syntax import as_shape
 SETTINGS = settings(max_examples=200, suppress_health_check=list(HealthCheck))
 
 
+def note(what: str) -> None:
+    """Count an outcome in Hypothesis' statistics (``--hypothesis-show-statistics``), inside a draw."""
+    try:
+        event(what)
+    except InvalidArgument:  # a hand-written example, outside Hypothesis
+        pass
+
+
 def carried(shape: ArrayShape) -> bool:
     """Whether a format that ends at the last element can carry the buffer and the allocation:
     the buffer (oracle) ends at the last element, and XLA allocates it whole."""
@@ -52,6 +61,7 @@ def assert_same_layout(back: ArrayShape, shape: ArrayShape, via: str, *, buffer:
     theirs, their_slots = oracle_slots(shape)
     assert mine.shape == theirs.shape, (via, str(shape), str(back))
     assert np.array_equal(mine, theirs), f"{via}: {shape} came back as {back}: elements moved"
+    note(f"{via.split()[0]}: {'offsets, buffer and allocation' if buffer else 'offsets'} compared")
     if not buffer:
         return
     assert mine_slots == their_slots, (
@@ -72,6 +82,7 @@ def test_mlir_round_trips_keep_offsets_buffer_and_allocation(shape: ArrayShape) 
     try:
         mlir = to_mlir_affine_map(shape)
     except NotExpressible as err:
+        note("MLIR: export refused")
         if "no affine map keeps XLA's allocation" in str(err):  # true: the memref allocates otherwise
             bits = slot_bits(shape)
             spanned = -(-tiled_shape_slots(shape) * bits // 8)
@@ -82,6 +93,7 @@ def test_mlir_round_trips_keep_offsets_buffer_and_allocation(shape: ArrayShape) 
     try:
         back = from_mlir_affine_map(mlir, shape.element_type.text, shape.dimensions, element_size_in_bits=e)
     except NotExpressible:
+        note("MLIR: read back refused")
         return  # the search is not complete; what it returns is checked
     assert isinstance(back, ArrayShape)
     assert_same_layout(back, shape, f"MLIR {mlir}")
@@ -105,6 +117,7 @@ def test_cute_round_trips_keep_offsets_buffer_and_allocation(shape: ArrayShape) 
         cute = to_cute(shape)
         back = from_cute(cute, shape.element_type.text, element_size_in_bits=e, rank=shape.rank)
     except NotExpressible:
+        note("CuTe: refused")
         return
     assert_same_layout(back, shape, f"CuTe {cute}", buffer=carried(shape))
 
@@ -117,5 +130,6 @@ def test_triton_round_trips_keep_offsets_buffer_and_allocation(shape: ArrayShape
         ll = to_linear_layout(shape)
         back = from_linear_layout(ll, shape.element_type.text, element_size_in_bits=e)
     except NotExpressible:
+        note("Triton: refused")
         return
     assert_same_layout(back, shape, f"Triton {ll}", buffer=carried(shape))

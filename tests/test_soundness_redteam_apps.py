@@ -372,7 +372,7 @@ def test_a_view_proved_to_be_a_layout_is_that_layout_on_every_element(text: str,
 @given(small_layouts(element="f32"), st.integers(0, 2**16))
 def test_from_cute_of_a_mutated_export_places_elements_as_the_cute_text_says(text: str, seed: int) -> None:
     """Export to CuTe, change one number, read back: any layout returned must be the map
-    the (mutated) CuTe text says, evaluated by ``algebra.Layout`` mode by mode."""
+    the (mutated) CuTe text says, evaluated by ``Layout`` mode by mode."""
     import random
 
     from layout_algebra.interop.cute.algebra import layout as cute_layout

@@ -58,7 +58,7 @@ def is_padding(p, N, M):
     return (8*(p // (4096*((M + 127) // 128))) + (p // 512) % 8 >= N) | (128*((p // 4096) % ((M + 127) // 128)) + (p // 4) % 128 >= M)
 
 Layouts that are CuTe layouts export to CuTe's ``shape:stride`` notation: that is
-interop, :mod:`layout_algebra.interop.cute.export` (``to_cute``, ``cute_layout``, ``CuteLayout``).
+interop, :mod:`layout_algebra.interop.cute.export` (``to_cute``, ``cute_layout``, ``Layout``).
 The certificate check is imported from its module,
 ``from layout_algebra.codegen.certification import certify``: the package does not bind the
 function over the module of the same name.

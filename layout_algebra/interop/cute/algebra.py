@@ -6,7 +6,8 @@ stride ``d`` takes a coordinate ``0 <= x < s`` and contributes ``x·d``. A singl
 index is first taken apart *colexicographically* — the first mode varies fastest — so
 ``(4,(2,8)):(2,(1,8))`` sends ``i`` to ``2·(i mod 4) + 1·(⌊i/4⌋ mod 2) + 8·⌊i/8⌋``:
 
->>> from layout_algebra.interop.cute.algebra import Layout, layout
+>>> from layout_algebra.interop.cute.algebra import layout
+>>> from layout_algebra.interop.cute.export import Layout
 >>> L = layout("(4,(2,8)):(2,(1,8))")
 >>> str(L), L.size, L.cosize, L.rank, L.depth
 ('(4,(2,8)):(2,(1,8))', 64, 64, 2, 2)
@@ -14,6 +15,10 @@ index is first taken apart *colexicographically* — the first mode varies faste
 [0, 2, 4, 6, 1, 3, 5, 7, 8, 10]
 >>> L((1, 5)), L((1, (1, 2)))      # a coordinate: an integer per mode, or a nested one
 (19, 19)
+
+The layout type is :class:`~layout_algebra.interop.cute.export.Layout`, the package's one CuTe
+layout type (:func:`~layout_algebra.interop.cute.export.cute_layout` makes one from an XLA layout,
+certified); its errors are :class:`~layout_algebra.interop.cute.export.AlgebraError`.
 
 As in CuTe, the last mode is not reduced: an index past the size extends it
 (``layout("4:2")(5) == 10``). Strides are non-negative integers here.
@@ -35,7 +40,7 @@ operation promises:
 >>> composition("(4,3):(1,10)", "6:1")
 Traceback (most recent call last):
 ...
-layout_algebra.interop.cute.algebra.AlgebraError: composition((4,3):(1,10), 6:1): shape divisibility fails: B's 6 elements of stride 1 do not split into whole runs of A's mode 4:1 (6 is not a multiple of 4), so the composition is no layout
+layout_algebra.interop.cute.export.AlgebraError: composition((4,3):(1,10), 6:1): shape divisibility fails: B's 6 elements of stride 1 do not split into whole runs of A's mode 4:1 (6 is not a multiple of 4), so the composition is no layout
 
 **XLA layouts.** Wherever a layout is expected, an XLA shape (text or ``Shape``) that CuTe
 can express is accepted too, read through :func:`~layout_algebra.interop.cute.export.cute_layout`
@@ -48,7 +53,7 @@ can express is accepted too, read through :func:`~layout_algebra.interop.cute.ex
 >>> layout("f32[12,256]{1,0:T(8,128)}")
 Traceback (most recent call last):
 ...
-layout_algebra.interop.cute.algebra.AlgebraError: f32[12,256]{1,0:T(8,128)}: dimension 0 (size 12) is padded to 16 by tile 1: (8,128) and then split as 2 x 8, so the padding falls inside a mode: CuTe layouts cannot express padding there
+layout_algebra.interop.cute.export.AlgebraError: f32[12,256]{1,0:T(8,128)}: dimension 0 (size 12) is padded to 16 by tile 1: (8,128) and then split as 2 x 8, so the padding falls inside a mode: CuTe layouts cannot express padding there
 
 Every operation is checked against brute-force enumeration of its definition in
 ``tests/test_algebra.py``, against ``pycute`` in an opt-in test, and the laws in
@@ -58,19 +63,22 @@ Every operation is checked against brute-force enumeration of its definition in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from layout_algebra.model.errors import LayoutAlgebraError
+from layout_algebra.interop.cute.export import (
+    AlgebraError,
+    Layout,
+    cute_layout,
+    flatten,
+    parse_cute,
+)
+from layout_algebra.meaning.recover import NotExpressible
 
 if TYPE_CHECKING:
-    from layout_algebra.model.shapes import ArrayShape, Shape
+    from layout_algebra.model.shapes import Shape
 
 __all__ = [
-    "AlgebraError",
-    "IntTuple",
-    "Layout",
     "LayoutLike",
     "coalesce",
     "complement",
@@ -89,56 +97,6 @@ __all__ = [
     "zipped_product",
 ]
 
-#: A CuTe integer tuple: an integer or a tuple of them, nested.
-IntTuple: TypeAlias = "int | tuple[IntTuple, ...]"
-
-
-class AlgebraError(LayoutAlgebraError, ValueError):
-    """Bad CuTe text, a layout CuTe cannot express, or an operation whose precondition fails."""
-
-
-# ------------------------------------------------------------------------ integer tuples
-def _flat(t: IntTuple) -> tuple[int, ...]:
-    """The leaves of an integer tuple, first to last."""
-    return tuple(x for item in t for x in _flat(item)) if isinstance(t, tuple) else (t,)
-
-
-def _product(t: IntTuple) -> int:
-    return math.prod(_flat(t))
-
-
-def _depth(t: IntTuple) -> int:
-    return 1 + max((_depth(x) for x in t), default=0) if isinstance(t, tuple) else 0
-
-
-def _congruent(a: IntTuple, b: IntTuple) -> bool:
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b, strict=True))
-    return not isinstance(a, tuple) and not isinstance(b, tuple)
-
-
-def _text(t: IntTuple) -> str:
-    return "(" + ",".join(_text(x) for x in t) + ")" if isinstance(t, tuple) else str(t)
-
-
-def _offset(coordinate: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
-    """CuTe's ``crd2idx``: an integer coordinate of a tuple mode is split colexicographically,
-    the last sub-mode unreduced; a tuple coordinate goes mode by mode."""
-    if isinstance(coordinate, tuple):
-        if not isinstance(shape, tuple) or len(coordinate) != len(shape):
-            raise AlgebraError(f"the coordinate {_text(coordinate)} does not match the shape {_text(shape)}")
-        assert isinstance(stride, tuple)
-        return sum(_offset(c, s, d) for c, s, d in zip(coordinate, shape, stride, strict=True))
-    if isinstance(shape, tuple):
-        assert isinstance(stride, tuple)
-        total = 0
-        for s, d in zip(shape[:-1], stride[:-1], strict=True):
-            coordinate, digit = divmod(coordinate, _product(s))
-            total += _offset(digit, s, d)
-        return total + _offset(coordinate, shape[-1], stride[-1])
-    assert isinstance(stride, int)
-    return coordinate * stride
-
 
 def offset_expr(shape: Any, stride: Any, index: Any) -> Any:
     """The offset of the integer index ``index`` by CuTe's definition, for sizes and strides that
@@ -154,7 +112,7 @@ def offset_expr(shape: Any, stride: Any, index: Any) -> Any:
     """
     import sympy
 
-    sizes, strides = _flat(shape), _flat(stride)
+    sizes, strides = flatten(shape), flatten(stride)
     if len(sizes) != len(strides):
         raise AlgebraError(f"{shape}:{stride}: the shape and the stride are not congruent")
     total: Any = sympy.Integer(0)
@@ -166,95 +124,6 @@ def offset_expr(shape: Any, stride: Any, index: Any) -> Any:
     return total
 
 
-# ------------------------------------------------------------------------ the layout type
-@dataclass(frozen=True)
-class Layout:
-    """A CuTe layout ``shape:stride`` (congruent nested tuples of integers; ``str`` is CuTe's notation).
-
-    >>> L = Layout((4, (2, 8)), (2, (1, 8)))
-    >>> print(L), print(L[1]), len(L)
-    (4,(2,8)):(2,(1,8))
-    (2,8):(1,8)
-    (None, None, 2)
-    """
-
-    shape: IntTuple
-    stride: IntTuple
-
-    def __post_init__(self) -> None:
-        if not _congruent(self.shape, self.stride):
-            raise AlgebraError(
-                f"{_text(self.shape)}:{_text(self.stride)}: the shape and the stride are not congruent "
-                "(the same nesting of tuples)"
-            )
-        for s in _flat(self.shape):
-            if not isinstance(s, int) or isinstance(s, bool) or s < 1:
-                raise AlgebraError(f"{self}: every size must be an integer >= 1, not {s!r}")
-        for d in _flat(self.stride):
-            if not isinstance(d, int) or isinstance(d, bool) or d < 0:
-                raise AlgebraError(f"{self}: every stride must be an integer >= 0 here, not {d!r}")
-
-    def __str__(self) -> str:
-        return f"{_text(self.shape)}:{_text(self.stride)}"
-
-    def __call__(self, index: IntTuple) -> int:
-        """The offset of an integer index (colexicographic) or of a coordinate."""
-        if any(not isinstance(x, int) or x < 0 for x in _flat(index)):
-            raise AlgebraError(f"{self}: the index {index!r} is not made of integers >= 0")
-        return _offset(index, self.shape, self.stride)
-
-    def __len__(self) -> int:
-        return self.rank
-
-    def __getitem__(self, k: int) -> Layout:
-        """Mode ``k`` as a layout of its own."""
-        if not isinstance(self.shape, tuple):
-            if k != 0:
-                raise IndexError(f"{self} has one mode, not {k + 1}")
-            return self
-        assert isinstance(self.stride, tuple)
-        return Layout(self.shape[k], self.stride[k])
-
-    def __iter__(self) -> Iterator[Layout]:
-        return (self[k] for k in range(self.rank))
-
-    @property
-    def size(self) -> int:
-        """How many indices: the product of the shape."""
-        return _product(self.shape)
-
-    @property
-    def cosize(self) -> int:
-        """One past the largest offset, ``L(size - 1) + 1`` (strides are non-negative)."""
-        return self(self.size - 1) + 1
-
-    @property
-    def rank(self) -> int:
-        """How many top-level modes (an integer shape has one)."""
-        return len(self.shape) if isinstance(self.shape, tuple) else 1
-
-    @property
-    def depth(self) -> int:
-        """How deeply the shape nests (0 for an integer)."""
-        return _depth(self.shape)
-
-    def leaves(self) -> list[tuple[int, int]]:
-        """The ``(size, stride)`` of every leaf mode, fastest first."""
-        return list(zip(_flat(self.shape), _flat(self.stride), strict=True))
-
-    def offsets(self) -> list[int]:
-        """``[L(0), L(1), ..., L(size - 1)]``."""
-        return [self(i) for i in range(self.size)]
-
-    def to_xla(self, dtype: str, **options: object) -> ArrayShape:
-        """The XLA layout placing every element where this layout does (one dimension per mode),
-        by :func:`~layout_algebra.interop.cute.export.from_cute`; ``NotExpressible`` (a ``ValueError``)
-        with the reason when there is none."""
-        from layout_algebra.interop.cute.export import from_cute
-
-        return from_cute(str(self), dtype, **options)  # type: ignore[arg-type]
-
-
 # ------------------------------------------------------------------------ reading layouts
 LayoutLike: TypeAlias = "Layout | str | int | Shape"
 #: A layout, or one per mode (CuTe's *tiler*; ``None`` leaves a mode as it is).
@@ -263,8 +132,6 @@ Tiler: TypeAlias = "LayoutLike | tuple[LayoutLike | None, ...] | list[LayoutLike
 
 def _parse(text: str) -> Layout:
     """CuTe text read by the one reader of it, :func:`~layout_algebra.interop.cute.export.parse_cute`."""
-    from layout_algebra.interop.cute.export import parse_cute
-
     try:
         shape, stride = parse_cute(text)
     except ValueError as err:
@@ -273,9 +140,6 @@ def _parse(text: str) -> Layout:
 
 
 def _from_xla(shape: Shape | str) -> Layout:
-    from layout_algebra.interop.cute.export import cute_layout
-    from layout_algebra.meaning.recover import NotExpressible
-
     try:
         cute = cute_layout(shape, check=False)
     except NotExpressible as err:
@@ -284,13 +148,13 @@ def _from_xla(shape: Shape | str) -> Layout:
         raise AlgebraError(
             f"{str(shape)!r} has no CuTe layout (nor is it CuTe text, shape:stride): {err}"
         ) from None
-    if not cute.shape:
-        return Layout(1, 0)
-    if any(not isinstance(x, int) for x in _flat(cute.shape) + _flat(cute.stride)):
+    if cute.is_symbolic:
         raise AlgebraError(
             f"{shape}: the algebra computes with concrete sizes; this layout has symbolic ones "
             f"({cute.text}): give the sizes"
         )
+    if not isinstance(cute.shape, tuple) or not isinstance(cute.stride, tuple):  # a scalar: 1:0
+        return Layout(cute.shape, cute.stride)
     return Layout(
         cute.shape if len(cute.shape) > 1 else cute.shape[0],
         cute.stride if len(cute.stride) > 1 else cute.stride[0],
@@ -308,9 +172,13 @@ def layout(value: LayoutLike) -> Layout:
     >>> layout("(4,2):(1)")
     Traceback (most recent call last):
     ...
-    layout_algebra.interop.cute.algebra.AlgebraError: CuTe text '(4,2):(1)': the shape and the stride are not congruent (same nesting): 2 shape modes but 1 strides
+    layout_algebra.interop.cute.export.AlgebraError: CuTe text '(4,2):(1)': the shape and the stride are not congruent (same nesting): 2 shape modes but 1 strides
     """
     if isinstance(value, Layout):
+        if value.is_symbolic:
+            raise AlgebraError(
+                f"{value}: the algebra computes with concrete sizes; this layout has symbolic ones"
+            )
         return value
     if isinstance(value, bool):
         raise AlgebraError(f"{value!r} is not a layout")
@@ -399,7 +267,7 @@ def composition(a: LayoutLike, b: Tiler) -> Layout:
     >>> composition("(6,2):(8,2)", "2:4")
     Traceback (most recent call last):
     ...
-    layout_algebra.interop.cute.algebra.AlgebraError: composition((6,2):(8,2), 2:4): stride divisibility fails: B's running stride 4 and A's mode 6:8 do not divide one another, so B's elements do not fall on a sub-grid of A's modes
+    layout_algebra.interop.cute.export.AlgebraError: composition((6,2):(8,2), 2:4): stride divisibility fails: B's running stride 4 and A's mode 6:8 do not divide one another, so B's elements do not fall on a sub-grid of A's modes
     """
     by_mode = _by_mode("composition", composition, a, b)
     if by_mode is not None:
@@ -522,14 +390,22 @@ def complement(value: LayoutLike, cotarget: int = 1) -> Layout:
     postconditions): ``M`` is ordered (``M(j-1) < M(j)``), ``M(j)`` for ``j >= 1`` is no offset of
     ``L``, and ``cosize((L, M)) >= cotarget``. When each stride of ``L`` (sorted, stride-0 modes
     left out) is a multiple of the span of those before it, ``(L, M)`` is moreover a bijection
-    onto ``[0, size(L)·size(M))``.
+    onto ``[0, size(L)·size(M))``. Where a stride is not, ``M`` is CuTe's answer when that
+    still reaches the cotarget, and refused (the precondition named) when it does not:
+
+    >>> str(complement("(2,2):(3,1)", 11))
+    '2:6'
+    >>> complement("(2,2):(3,1)", 12)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    layout_algebra.interop.cute.export.AlgebraError: complement((2,2):(3,1), 12): the mode 2:3 starts at stride 3, which is not a multiple of the 2 offsets spanned by the modes of smaller strides ...
 
     >>> str(complement("4:2", 16)), str(complement("(2,4):(1,6)")), str(complement("4:1", 4))
     ('(2,2):(1,8)', '3:2', '1:0')
     >>> complement("(2,2):(1,1)")
     Traceback (most recent call last):
     ...
-    layout_algebra.interop.cute.algebra.AlgebraError: complement((2,2):(1,1), 1): the mode 2:1 starts at stride 1, inside the 2 offsets spanned by the modes of smaller strides, so no mode of a complement fits between them (CuTe rejects this as a non-injective layout)
+    layout_algebra.interop.cute.export.AlgebraError: complement((2,2):(1,1), 1): the mode 2:1 starts at stride 1, inside the 2 offsets spanned by the modes of smaller strides, so no mode of a complement fits between them (CuTe rejects this as a non-injective layout)
     """
     L = layout(value)
     if isinstance(cotarget, bool) or not isinstance(cotarget, int) or cotarget < 1:
@@ -540,11 +416,21 @@ def complement(value: LayoutLike, cotarget: int = 1) -> Layout:
         out.append((d // extent, extent))
         extent = s * d
     # CuTe's last mode, ceil(cotarget / extent), reaches the cotarget when the modes tile
-    # [0, extent); where a stride is no multiple of the span before it they leave a gap at the
-    # top, and the last mode takes one more step so that cosize((L, M)) >= cotarget still holds.
+    # [0, extent); where a stride is no multiple of the span before it, the floor division
+    # above leaves a gap at the top, and CuTe's answer may miss its own postcondition
+    # cosize((L, M)) >= cotarget: then the input is outside CuTe's precondition, refused.
+    out.append((-(-cotarget // extent), extent))
     reached = sum((s - 1) * d for s, d in L.leaves()) + sum((n - 1) * w for n, w in out) + 1
-    steps = max(-(-cotarget // extent), -(-(cotarget - reached) // extent) + 1)
-    out.append((steps, extent))
+    if reached < cotarget:
+        leaves = _sorted_moving_leaves(L, str(L))
+        spans = [1, *(s * d for s, d in leaves)]
+        off = next((s, d, e) for (s, d), e in zip(leaves, spans, strict=False) if d % e)
+        raise AlgebraError(
+            f"complement({L}, {cotarget}): the mode {off[0]}:{off[1]} starts at stride {off[1]}, which is not a "
+            f"multiple of the {off[2]} offsets spanned by the modes of smaller strides (CuTe's precondition for "
+            f"a complement that reaches the cotarget): CuTe's answer {coalesce(_result(out))} reaches only "
+            f"cosize {reached} < {cotarget}"
+        )
     return coalesce(_result(out))
 
 
@@ -584,7 +470,7 @@ def left_inverse(value: LayoutLike) -> Layout:
     >>> left_inverse("(2,4):(0,1)")
     Traceback (most recent call last):
     ...
-    layout_algebra.interop.cute.algebra.AlgebraError: left_inverse((2,4):(0,1)): the mode 2:0 has stride 0: the layout is not injective, so it has no left inverse
+    layout_algebra.interop.cute.export.AlgebraError: left_inverse((2,4):(0,1)): the mode 2:0 has stride 0: the layout is not injective, so it has no left inverse
     """
     L = layout(value)
     for s, d in L.leaves():

@@ -70,8 +70,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeAlias
 
 import sympy
 
@@ -95,29 +96,179 @@ from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.model.symbols import dim_symbol
 
 __all__ = [
-    "CuteLayout",
+    "AlgebraError",
     "CuteTextError",
+    "IntTuple",
+    "Layout",
     "NotExpressible",
+    "congruent",
+    "crd2idx",
     "cute_expr",
     "cute_layout",
     "cute_modes",
+    "depth",
+    "flatten",
     "from_cute",
     "parse_cute",
+    "product",
     "to_cute",
+    "tuple_text",
 ]
 
+#: A CuTe integer tuple: an integer or a tuple of them, nested.
+IntTuple: TypeAlias = "int | tuple[IntTuple, ...]"
 
+
+class AlgebraError(LayoutAlgebraError, ValueError):
+    """Bad CuTe text, a layout CuTe cannot express, or an operation whose precondition fails."""
+
+
+# ------------------------------------------------------------------------ integer tuples
+def flatten(t: IntTuple) -> tuple[int, ...]:
+    """The leaves of an integer tuple, first to last."""
+    return tuple(x for item in t for x in flatten(item)) if isinstance(t, tuple) else (t,)
+
+
+def product(t: IntTuple) -> int:
+    return math.prod(flatten(t))
+
+
+def depth(t: IntTuple) -> int:
+    return 1 + max((depth(x) for x in t), default=0) if isinstance(t, tuple) else 0
+
+
+def crd2idx(coordinate: IntTuple, shape: IntTuple, stride: IntTuple) -> int:
+    """CuTe's ``crd2idx``: an integer coordinate of a tuple mode is split colexicographically,
+    the last sub-mode unreduced; a tuple coordinate goes mode by mode."""
+    if isinstance(coordinate, tuple):
+        if not isinstance(shape, tuple) or len(coordinate) != len(shape):
+            raise AlgebraError(
+                f"the coordinate {tuple_text(coordinate)} does not match the shape {tuple_text(shape)}"
+            )
+        assert isinstance(stride, tuple)
+        return sum(crd2idx(c, s, d) for c, s, d in zip(coordinate, shape, stride, strict=True))
+    if isinstance(shape, tuple):
+        assert isinstance(stride, tuple)
+        total = 0
+        for s, d in zip(shape[:-1], stride[:-1], strict=True):
+            coordinate, digit = divmod(coordinate, product(s))
+            total += crd2idx(digit, s, d)
+        return total + crd2idx(coordinate, shape[-1], stride[-1])
+    assert isinstance(stride, int)
+    return coordinate * stride
+
+
+# ------------------------------------------------------------------------ the layout type
 @dataclass(frozen=True)
-class CuteLayout:
-    """A layout in CuTe form: ``shape`` and ``stride`` (one mode per logical dimension), the text, its check."""
+class Layout:
+    """A CuTe layout ``shape:stride`` (congruent nested tuples; ``str`` is CuTe's notation): the
+    one CuTe layout type, computed with by :mod:`~layout_algebra.interop.cute.algebra` and made
+    from an XLA layout by :func:`cute_layout` (which fills ``certification``: the proof that
+    it is the XLA layout's map).
 
-    shape: tuple[Any, ...]
-    stride: tuple[Any, ...]
-    text: str
-    certification: Certification
+    >>> L = Layout((4, (2, 8)), (2, (1, 8)))
+    >>> print(L), print(L[1]), len(L)
+    (4,(2,8)):(2,(1,8))
+    (2,8):(1,8)
+    (None, None, 2)
+
+    Entries are integers (sizes >= 1, strides >= 0), or SymPy formulas in the sizes of an
+    XLA layout with symbolic sizes (``cute_layout("f32[N,M]{1,0}")`` is ``(N,M):(M,1)``); the
+    algebra computes with integers only.
+    """
+
+    shape: IntTuple
+    stride: IntTuple
+    certification: Certification | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not congruent(self.shape, self.stride):
+            raise AlgebraError(
+                f"{tuple_text(self.shape)}:{tuple_text(self.stride)}: the shape and the stride are not congruent "
+                "(the same nesting of tuples)"
+            )
+        for s in flatten(self.shape):
+            if _symbolic(s):
+                continue
+            if not isinstance(s, int) or isinstance(s, bool) or s < 1:
+                raise AlgebraError(f"{self}: every size must be an integer >= 1, not {s!r}")
+        for d in flatten(self.stride):
+            if _symbolic(d):
+                continue
+            if not isinstance(d, int) or isinstance(d, bool) or d < 0:
+                raise AlgebraError(f"{self}: every stride must be an integer >= 0 here, not {d!r}")
+
+    @property
+    def text(self) -> str:
+        """CuTe's notation, as ``str``."""
+        return str(self)
+
+    @property
+    def is_symbolic(self) -> bool:
+        """Whether an entry is a formula in symbolic sizes (then the algebra does not apply)."""
+        return any(_symbolic(x) for x in (*flatten(self.shape), *flatten(self.stride)))
 
     def __str__(self) -> str:
-        return self.text
+        return f"{tuple_text(self.shape)}:{tuple_text(self.stride)}"
+
+    def __call__(self, index: IntTuple) -> int:
+        """The offset of an integer index (colexicographic) or of a coordinate."""
+        if any(not isinstance(x, int) or x < 0 for x in flatten(index)):
+            raise AlgebraError(f"{self}: the index {index!r} is not made of integers >= 0")
+        return crd2idx(index, self.shape, self.stride)
+
+    def __len__(self) -> int:
+        return self.rank
+
+    def __getitem__(self, k: int) -> Layout:
+        """Mode ``k`` as a layout of its own."""
+        if not isinstance(self.shape, tuple):
+            if k != 0:
+                raise IndexError(f"{self} has one mode, not {k + 1}")
+            return self
+        assert isinstance(self.stride, tuple)
+        return Layout(self.shape[k], self.stride[k])
+
+    def __iter__(self) -> Iterator[Layout]:
+        return (self[k] for k in range(self.rank))
+
+    @property
+    def size(self) -> int:
+        """How many indices: the product of the shape."""
+        return product(self.shape)
+
+    @property
+    def cosize(self) -> int:
+        """One past the largest offset, ``L(size - 1) + 1`` (strides are non-negative)."""
+        return self(self.size - 1) + 1
+
+    @property
+    def rank(self) -> int:
+        """How many top-level modes (an integer shape has one)."""
+        return len(self.shape) if isinstance(self.shape, tuple) else 1
+
+    @property
+    def depth(self) -> int:
+        """How deeply the shape nests (0 for an integer)."""
+        return depth(self.shape)
+
+    def leaves(self) -> list[tuple[int, int]]:
+        """The ``(size, stride)`` of every leaf mode, fastest first."""
+        return list(zip(flatten(self.shape), flatten(self.stride), strict=True))
+
+    def offsets(self) -> list[int]:
+        """``[L(0), L(1), ..., L(size - 1)]``."""
+        return [self(i) for i in range(self.size)]
+
+    def to_xla(self, dtype: str, **options: object) -> ArrayShape:
+        """The XLA layout placing every element where this layout does (one dimension per mode),
+        by :func:`from_cute`; ``NotExpressible`` (a ``ValueError``) with the reason when there is none."""
+        return from_cute(str(self), dtype, **options)  # type: ignore[arg-type]
+
+
+def _symbolic(x: object) -> bool:
+    """A SymPy formula that is not a number (a size of a layout with symbolic sizes)."""
+    return isinstance(x, sympy.Basic) and not x.is_number
 
 
 def _product(values: Any) -> Any:
@@ -230,9 +381,9 @@ def _split(
     return hi, lo
 
 
-def _text(value: Any) -> str:
+def tuple_text(value: Any) -> str:
     if isinstance(value, tuple):
-        return "(" + ",".join(_text(v) for v in value) + ")"
+        return "(" + ",".join(tuple_text(v) for v in value) + ")"
     return str(value).replace(" ", "")
 
 
@@ -284,12 +435,12 @@ def _by_weight(pairs: list[tuple[Digit, Any]], sizes: tuple[Any, ...]) -> list[t
     return out
 
 
-def cute_layout(shape: Shape | str, *, check: bool = True) -> CuteLayout:
+def cute_layout(shape: Shape | str, *, check: bool = True) -> Layout:
     """The CuTe form of ``shape``'s layout (element strides), certified; ``NotExpressible`` if none."""
     m = layout_map(shape)
     digits = _digits_of_layout(m)
     modes, strides = _modes(m, digits)
-    text = "1:0" if m.rank == 0 else f"{_text(modes)}:{_text(strides)}"
+    text = "1:0" if m.rank == 0 else f"{tuple_text(modes)}:{tuple_text(strides)}"
     if check:
         certification = certify(
             m, "forward", "element", cute_expr(text, m.rank, tuple(map(str, m.shape.size_symbols)))
@@ -298,7 +449,9 @@ def cute_layout(shape: Shape | str, *, check: bool = True) -> CuteLayout:
         certification = Certification("unknown", "none", "not checked (check=False)")
     if certification.status == "refuted":  # a bug: never hand out a wrong layout
         raise AssertionError(f"{m.shape}: the CuTe form {text} differs from the layout: {certification}")
-    return CuteLayout(modes, strides, text, certification)
+    if m.rank == 0:
+        return Layout(1, 0, certification)
+    return Layout(modes, strides, certification)
 
 
 def to_cute(shape: Shape | str) -> str:
@@ -338,12 +491,16 @@ def parse_cute(text: str, sizes: tuple[str, ...] = ()) -> tuple[Any, Any]:
     entries, nested; a static integer may carry CuTe's ``_`` (``_8`` is 8); strides may be
     negative, sizes not; whitespace may separate tokens (``1 2`` is two tokens, not 12). The
     shape and the stride must be congruent (the same nesting), as CuTe requires. ``(8):(1)``
-    is a rank-1 tuple, as in CuTe; a lone ``8`` is no layout (CuTe prints ``8:1``).
+    is a rank-1 tuple, as in CuTe; a lone ``8`` is no layout (CuTe prints ``8:1``). A tuple
+    may end with a comma, as Python prints a 1-tuple and ``pycute`` a rank-1 layout
+    (``(8,):(1,)``, ``((2, 4),):((1, 2),)``).
 
     >>> parse_cute("(4,(2,8)):(2,(1,8))")
     ((4, (2, 8)), (2, (1, 8)))
     >>> parse_cute("(_8, _2) : (_1, -8)"), parse_cute("(8):(1)"), parse_cute("8:1")
     (((8, 2), (1, -8)), ((8,), (1,)), (8, 1))
+    >>> parse_cute("(8,):(1,)"), parse_cute("((2, 4),):((1, 2),)")
+    (((8,), (1,)), (((2, 4),), ((1, 2),)))
 
     Sizes named in ``sizes`` may appear (as SymPy symbols, or formulas in the assumption grammar
     :mod:`layout_algebra.prove.assumptions`; text is never evaluated):
@@ -374,21 +531,21 @@ def _check_congruent(text: str, shape: Any, stride: Any) -> None:
     shape_modes = shape if isinstance(shape, tuple) else (shape,)
     stride_modes = stride if isinstance(stride, tuple) else (stride,)
     if isinstance(shape, tuple) != isinstance(stride, tuple):
-        raise CuteTextError(f"CuTe text {text!r}: {why}: {_text(shape)} against {_text(stride)}")
+        raise CuteTextError(f"CuTe text {text!r}: {why}: {tuple_text(shape)} against {tuple_text(stride)}")
     if len(shape_modes) != len(stride_modes):
         raise CuteTextError(
             f"CuTe text {text!r}: {why}: {len(shape_modes)} shape modes but {len(stride_modes)} strides"
         )
     for s, t in zip(shape_modes, stride_modes, strict=True):
-        if not _congruent(s, t):
+        if not congruent(s, t):
             raise CuteTextError(
-                f"CuTe text {text!r}: {why}: the mode {_text(s)} and its stride {_text(t)} are not congruent"
+                f"CuTe text {text!r}: {why}: the mode {tuple_text(s)} and its stride {tuple_text(t)} are not congruent"
             )
 
 
-def _congruent(a: Any, b: Any) -> bool:
+def congruent(a: Any, b: Any) -> bool:
     if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b, strict=True))
     return not isinstance(a, tuple) and not isinstance(b, tuple)
 
 
@@ -438,13 +595,16 @@ class _CuteReader:
                 after = self.peek()
                 if after is not None:
                     self.take()
+                if after == "," and self.peek() == ")":  # Python's (and pycute's) 1-tuple: (8,)
+                    self.take()
+                    return tuple(items)
                 if after == ",":
                     continue
                 if after == ")":
                     return tuple(items)
                 found = repr(after) if after is not None else "the end"
                 raise CuteTextError(
-                    f"CuTe text {self.text!r}: expected ',' or ')' after {_text(item)}, found {found}"
+                    f"CuTe text {self.text!r}: expected ',' or ')' after {tuple_text(item)}, found {found}"
                 )
         if token in "):,":
             raise CuteTextError(f"CuTe text {self.text!r}: expected an integer or '(' but found {token!r}")
