@@ -1,7 +1,7 @@
 """What a result answers, kept so that its size condition can be found on demand.
 
 A decision (``reshape_is_bitcast``, ``transpose_is_bitcast``, ``bitcast_is_valid``,
-``prove.in_bounds``, ``prove.no_padding``, ``prove.rewrite``) returns a result that
+``prove.in_bounds``, ``prove.no_padding``, ``hlo.verify_rewrite``) returns a result that
 remembers its :class:`Question`: the kind of claim and its arguments. Its ``condition``
 (the :class:`AnswersQuestion` mix-in) is the **weakest condition on the size symbols**
 under which the claim holds, found by ``layout_algebra.decide.conditions`` on first use and then
