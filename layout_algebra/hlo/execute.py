@@ -1,6 +1,6 @@
 """Run an HLO module on real bytes: an executable oracle for rewrite verification.
 
-The rewrite verifier (``layout_algebra.hlo.verify``) answers "do these two modules
+The rewrite verifier (``layout_algebra.hlo.verify_rewrite``) answers "do these two modules
 produce the same root buffer?" with a proof. This module answers the same question by
 *running* both modules, for concrete sizes, on random data, the way a device would:
 

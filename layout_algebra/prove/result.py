@@ -18,8 +18,9 @@ data (``to_dict()``, the ``--json`` of ``layout-algebra prove``) it nests its le
 
 **One vocabulary.** Every answer of the package speaks it: ``ProofResult``, the code
 certificate (``codegen.certify.Certification``), the bitcast decision
-(``bitcast.BitcastVerdict``) and the audit's data-movement verdict
-(``hlo.audit.MovementVerdict``) each have a ``status`` in :data:`STATUSES` (with a
+(``bitcast.BitcastVerdict``), the audit's data-movement verdict
+(``hlo.audit.MovementVerdict``), a pass validation's ``hlo.passes.PassResult`` and the
+executor's ``hlo.execute.Comparison`` each have a ``status`` in :data:`STATUSES` (with a
 domain word beside it where one helps: ``"bitcast"``, ``"moves data"``), a short
 ``repr``, a ``str`` that starts with the answer, and ``to_dict()`` whose values
 :func:`json_value` made JSON-ready. :class:`Answer` names that shape:
