@@ -114,6 +114,7 @@ __all__ = [
     "ASSUMPTIONS",
     "DEFAULT_FLOAT_RULES",
     "PASS_FILE",
+    "PROVISIONAL_TILING",
     "PassDump",
     "PassResult",
     "ValidationReport",
@@ -134,6 +135,10 @@ ELIDED_CONSTANTS = "elided-constants"
 #: The name of the assumption that a convolution computing a dot's products is that dot.
 CONVOLUTION_AS_DOT = "convolution-as-dot"
 
+#: The name of the assumption that XLA:TPU's sub-byte parameter tilings are provisional until
+#: ``post-fusion-tiling-assignment`` (the entry computation layout holds the final tiling).
+PROVISIONAL_TILING = "xla-tpu-provisional-subbyte-tiling"
+
 #: The pass whose output is the last one compared logically (its input has no layouts).
 LAYOUT_ASSIGNMENT = "layout-assignment"
 
@@ -150,6 +155,13 @@ ASSUMPTIONS: dict[str, str] = {
     "array; the later module's equals the earlier's when both have the same name, are defined in "
     "computations of the same name and have the same type and dimensions (XLA does not rename a "
     "constant, and its name uniquer never gives an old name to a new instruction)",
+    PROVISIONAL_TILING: "XLA:TPU keeps the tiling of 8-bit and narrower arrays provisional from layout "
+    "assignment until post-fusion-tiling-assignment, while the entry computation layout already holds the "
+    "final tiling: an entry parameter whose tiling a pass changes to the entry computation layout's (same "
+    "element type, dimensions, dimension order, E(n) and memory space) holds the same buffer before and "
+    "after, laid out as the entry computation layout says. With no bitcast reading such a parameter, the "
+    "roots (both with the entry computation layout's result shape) are then the same buffers exactly when "
+    "they are the same logical arrays, which is what is proved",
     CONVOLUTION_AS_DOT: "a convolution whose window meets exactly the products of a dot (no spatial "
     "dimensions, or a base-dilated window pairing output s with input s and kernel s) computes that "
     "dot: the same products, summed alike (XLA's reference evaluator skips dilation holes and padding)",
@@ -377,6 +389,8 @@ class _Side:
     opaque: list[str]
     #: convolutions read as dots (CONVOLUTION_AS_DOT)
     as_dot: frozenset[str] = frozenset()
+    #: the keys of called computations, by (name, with layouts), computed once per module
+    attribute_keys: dict[tuple[str, bool], str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, module: HloModule) -> _Side:
@@ -508,8 +522,22 @@ class _Cuts:
         return HloModule(side.module.name, (entry,), entry)
 
 
-def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, str]) -> str:
-    """The structure of the cone of ``name`` down to cut points and parameters."""
+class ConeKeys:
+    """Hash-consed cone structures, shared by both sides of a pair: each distinct node — its
+    opcode, shape, literal or parameter number, attributes, and the *ids* of its operands — gets
+    one small integer, so two cones have equal ids exactly when they have the same structure
+    (no hash, no collision), and every entry has the size of one instruction: nothing grows with
+    the number of paths through the DAG (a backward pass shares sub-expressions everywhere)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[Any, ...], int] = {}
+
+    def id(self, node: tuple[Any, ...]) -> int:
+        return self.ids.setdefault(node, len(self.ids))
+
+
+def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, int], keys: ConeKeys) -> int:
+    """The structure of the cone of ``name`` down to cut points and parameters, as its id in ``keys``."""
     stack = [name]
     while stack:
         top = stack[-1]
@@ -518,7 +546,7 @@ def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, st
             continue
         instr = side.by_name[top]
         if top in cut:
-            memo[top] = f"cut{cut[top]}"
+            memo[top] = keys.id(("cut", cut[top]))
             stack.pop()
             continue
         pending = [o.name for o in instr.operands if o.name not in memo]
@@ -526,9 +554,10 @@ def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, st
             stack.extend(pending)
             continue
         stack.pop()
-        ops = ",".join(memo[o.name] for o in instr.operands)
+        ops = tuple(memo[o.name] for o in instr.operands)
         extra = instr.parameter_number if instr.opcode == "parameter" else (instr.literal or "")
-        memo[top] = f"{instr.opcode}[{instr.shape}]{extra}({ops}){_attributes_key(side.module, instr, {})}"
+        attributes = _attributes_key(side.module, instr, side.attribute_keys)
+        memo[top] = keys.id((instr.opcode, str(instr.shape), extra, ops, attributes))
     return memo[name]
 
 
@@ -536,8 +565,9 @@ def _decide_equal(cuts: _Cuts, a_name: str, b_name: str, mode: str, timeout_ms: 
     """Are earlier ``a_name`` and later ``b_name`` equal (given the cuts)? (status, result)."""
     a_cut = {n: k for n, k in cuts.number.items()}
     b_cut = {b: cuts.number[a] for b, a in cuts.pairs.items()}
-    ka = _cone_key(cuts.a, a_name, a_cut, {})
-    kb = _cone_key(cuts.b, b_name, b_cut, {})
+    keys = ConeKeys()
+    ka = _cone_key(cuts.a, a_name, a_cut, {}, keys)
+    kb = _cone_key(cuts.b, b_name, b_cut, {}, keys)
     if ka == kb and (
         mode == "logical" or str(cuts.a.builder.shapes[a_name]) == str(cuts.b.builder.shapes[b_name])
     ):
@@ -590,6 +620,25 @@ def validate_pair(
     b_mod = parse_module(later) if isinstance(later, str) else later
     dummy = PassDump(Path("earlier"), a_mod.name, 0, "", "earlier", None)
     dummy_b = PassDump(Path("later"), b_mod.name, 1, "", "later", None)
+    try:
+        return _validate_modules(a_mod, b_mod, dummy, dummy_b, mode, timeout_ms, float_rules, start)
+    except MemoryError:  # a memory cap (ulimit -v, --max-memory): this pair's answer, not a crash
+        reason = "ran out of memory validating this pair (the process's memory cap); no answer"
+    except RecursionError:
+        reason = "the chains of instructions are too deep to follow (Python's recursion limit); no answer"
+    return PassResult(a_mod.name, dummy, dummy_b, mode, "unknown", time.perf_counter() - start, reason)
+
+
+def _validate_modules(
+    a_mod: HloModule,
+    b_mod: HloModule,
+    dummy: PassDump,
+    dummy_b: PassDump,
+    mode: str,
+    timeout_ms: int,
+    float_rules: Collection[str],
+    start: float,
+) -> PassResult:
 
     used: set[str] = set()
 
@@ -618,6 +667,20 @@ def validate_pair(
         interface = _interface_change(a_mod, b_mod)
         if interface:
             return answer("unknown", interface)
+        retiled = _provisional_retiling(a_mod, b_mod)
+        if isinstance(retiled, str):
+            return answer("unknown", retiled)
+        if retiled:
+            logical = _validate_modules(
+                a_mod, b_mod, dummy, dummy_b, "logical", timeout_ms, float_rules, start
+            )
+            said = f"parameters {', '.join(map(str, retiled))} re-tiled ({PROVISIONAL_TILING})"
+            if logical.status == "proved":
+                used.update((*logical.assumptions, PROVISIONAL_TILING))
+                return answer("proved", cuts=logical.cut_points)
+            if logical.status == "refuted":
+                return dataclasses.replace(logical, mode=mode, seconds=time.perf_counter() - start)
+            return answer("unknown", f"{said}: compared logically: {logical.reason}", cuts=logical.cut_points)
     try:
         a, b = _Side.of(a_mod), _Side.of(b_mod)
     except (Unsupported, KeyError, ValueError) as err:
@@ -749,6 +812,75 @@ def _interface_change(a: HloModule, b: HloModule) -> str:
                 f"not the entry computation layout's result {layout.result_shape}"
             )
     return ""
+
+
+def _parameter_shapes(module: HloModule) -> dict[int, Shape]:
+    return {
+        i.parameter_number: i.shape
+        for i in module.entry.instructions
+        if i.opcode == "parameter" and i.parameter_number is not None
+    }
+
+
+def _only_tiles_differ(x: Shape, y: Shape) -> bool:
+    """Two arrays of one 8-bit or narrower type whose layouts differ in their tiles alone."""
+    if not (isinstance(x, ArrayShape) and isinstance(y, ArrayShape)) or x.layout is None or y.layout is None:
+        return False
+    return (
+        x.element_type == y.element_type
+        and x.element_type.bit_width <= 8
+        and x.dimensions == y.dimensions
+        and dataclasses.replace(x.layout, tiles=()) == dataclasses.replace(y.layout, tiles=())
+        and x.layout.tiles != y.layout.tiles
+    )
+
+
+def _provisional_retiling(a: HloModule, b: HloModule) -> list[int] | str:
+    """The entry parameters whose provisional sub-byte tiling the pass finalized to the entry
+    computation layout's (:data:`PROVISIONAL_TILING`), or why the parameters differ otherwise.
+
+    Physical mode compares buffers given the same parameter buffers: a parameter whose layout
+    changed is a changed interface unless XLA:TPU's provisional tiling explains it, and then
+    only where no bitcast reads the parameter through its tiling."""
+    pa, pb = _parameter_shapes(a), _parameter_shapes(b)
+    if sorted(pa) != sorted(pb):
+        return f"the entry parameters changed: {sorted(pa)} before, {sorted(pb)} after"
+    layout = b.entry_computation_layout
+    declared = layout.parameter_shapes if layout is not None else ()
+    retiled = []
+    for n in sorted(pa):
+        x, y = pa[n], pb[n]
+        if str(x) == str(y):
+            continue
+        final = declared[n] if n < len(declared) else None
+        if final is None or str(y) != str(final) or not _only_tiles_differ(x, y):
+            return (
+                f"the rewrite changes the interface: parameter {n} is {x} before and {y} after "
+                "(not a provisional sub-byte tiling finalized to the entry computation layout's)"
+            )
+        retiled.append(n)
+    for module in (a, b) if retiled else ():
+        for computation, instruction in module.instructions():
+            if instruction.opcode != "bitcast" or instruction.operands[0].name not in computation:
+                continue
+            operand = computation.instruction(instruction.operands[0].name)
+            shape = operand.shape
+            # a bitcast of an entry parameter, or (conservatively) of any fused or called
+            # parameter of 8 bits or fewer, reads a tiling that may be provisional
+            if operand.opcode == "parameter" and (
+                (computation is module.entry and operand.parameter_number in retiled)
+                or (
+                    computation is not module.entry
+                    and isinstance(shape, ArrayShape)
+                    and shape.element_type.bit_width <= 8
+                )
+            ):
+                return (
+                    f"bitcast {instruction.name} reads parameter {operand.name} through its tiling, "
+                    f"which is provisional (re-tiled parameters {', '.join(map(str, retiled))}): the tiling matters, "
+                    "and it is not final"
+                )
+    return retiled
 
 
 def _precision_changes(a: _Side, b: _Side) -> str:
