@@ -2,7 +2,7 @@
 
 The theorems live in ``proofs/`` at the top of the repository (the docs link them there).
 A wheel installs only the package, so the build copies ``proofs/*.py`` into
-``layout_algebra/proofs_catalog/``, where ``layout_algebra.teach.proofs.default_catalog`` finds
+``layout_algebra/teach/proofs_catalog/``, where ``layout_algebra.teach.proofs.default_catalog`` finds
 them when no checkout is beside the package. Everything else is in ``pyproject.toml``.
 """
 
@@ -12,7 +12,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 CATALOG_SOURCE = Path("proofs")
-CATALOG_TARGET = Path("layout_algebra", "proofs_catalog")
+CATALOG_TARGET = Path("layout_algebra", "teach", "proofs_catalog")
 
 
 class BuildWithProofCatalog(build_py):

@@ -1,4 +1,4 @@
-"""Speed of pack/unpack (layout_algebra.pack.numpy_eval) against np.copyto of the same bytes and JAX on the CPU.
+"""Speed of pack/unpack (layout_algebra.packing.numpy_eval) against np.copyto of the same bytes and JAX on the CPU.
 
 For each array, in the same run and interleaved round by round (best of N rounds):
 
@@ -19,8 +19,8 @@ round (1 = as fast as copying the bytes), the median over the rounds: on a share
 whose load changes, neighbouring measurements compare better than best-of-N ones.
 
 With ``--baseline REV``, the same rounds also run ``pack``/``unpack`` with the compiled
-kernels of git revision ``REV`` (``layout_algebra/pack/copy_kernels.py`` and
-``layout_algebra/pack/transpose_kernels.py`` as committed there, imported as separate modules),
+kernels of git revision ``REV`` (``layout_algebra/packing/copy_kernels.py`` and
+``layout_algebra/packing/transpose_kernels.py`` as committed there, imported as separate modules),
 on one thread and on every CPU, and a second table gives
 the time of each baseline operation divided by the current one (> 1: now faster), the
 median over the rounds: an A/B of a kernel change in one process.
@@ -31,7 +31,7 @@ traffic of packing two nibbles into a byte), and read 1 and write 2 (unpacking),
 32 MB packed buffer, against ``np.copyto`` of the 32 MB in the same rounds.
 
 Run:  python benchmarks/pack.py [--rounds N] [--only TEXT] [--shape TEXT ...] [--cpu-time] [--baseline REV] [--ceiling]
-      (the transposing layouts alone, compiled by ``layout_algebra.pack.transpose_kernels``:
+      (the transposing layouts alone, compiled by ``layout_algebra.packing.transpose_kernels``:
       ``--only "{0,1:"``; their NumPy-only columns are the baseline)
 """
 
@@ -65,8 +65,8 @@ from layout_algebra.meaning.stages.stages import (
     ToBits,
     Transpose,
 )
-from layout_algebra.pack import copy_engine
-from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing import copy_engine
+from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
 
 CASES = [
     "f32[8192,8192]{1,0:T(8,128)}",
@@ -172,14 +172,14 @@ def module_at(revision: str, path: str) -> ModuleType:
 
 
 def kernels_at(revision: str) -> tuple[ModuleType, ModuleType | None]:
-    """``layout_algebra/pack/copy_kernels.py`` and ``layout_algebra/pack/transpose_kernels.py`` as
+    """``layout_algebra/packing/copy_kernels.py`` and ``layout_algebra/packing/transpose_kernels.py`` as
     committed at git ``revision`` (None for the second before it existed: NumPy then blocks
     the transposing copies): the baseline of an A/B run."""
     try:
-        transposes = module_at(revision, "layout_algebra/pack/transpose_kernels.py")
+        transposes = module_at(revision, "layout_algebra/packing/transpose_kernels.py")
     except subprocess.CalledProcessError:
         transposes = None
-    return module_at(revision, "layout_algebra/pack/copy_kernels.py"), transposes
+    return module_at(revision, "layout_algebra/packing/copy_kernels.py"), transposes
 
 
 def with_kernels(
@@ -385,7 +385,7 @@ def main() -> None:
     print(f"GB/s of packed bytes (best round, {what}); in parentheses the speed relative to np.copyto")
     print("of the same bytes in the same round (median over rounds).")
     print()
-    from layout_algebra.pack.copy_engine import default_threads
+    from layout_algebra.packing.copy_engine import default_threads
 
     kernels = "numba " + __import__("numba").__version__ if copy_engine.kernels() else "no numba: NumPy only"
     print(

@@ -78,8 +78,8 @@ _LAZY: dict[str, str] = {
     "delinearize": "layout_algebra.meaning.layout_map",
     "layout_map": "layout_algebra.meaning.layout_map",
     "linear_index": "layout_algebra.meaning.layout_map",
-    "pack": "layout_algebra.pack.numpy_eval",
-    "unpack": "layout_algebra.pack.numpy_eval",
+    "pack": "layout_algebra.packing.numpy_eval",
+    "unpack": "layout_algebra.packing.numpy_eval",
     "SizeReport": "layout_algebra.meaning.sizes",
     "physical_size_in_bits": "layout_algebra.meaning.sizes",
     "physical_size_in_bytes": "layout_algebra.meaning.sizes",
@@ -148,7 +148,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs, which do not
         size_report,
         tiled_dimensions,
     )
-    from layout_algebra.pack.numpy_eval import pack, unpack
+    from layout_algebra.packing.numpy_eval import pack, unpack
     from layout_algebra.target import tpu
     from layout_algebra.teach.draw import draw
     from layout_algebra.teach.explain import explain

@@ -41,10 +41,10 @@ MOVES: dict[str, str] = {
     "references": "meaning.references",
     "interop.digits": "meaning.digits",
     "interop.recover": "meaning.recover",
-    "numpy_eval": "pack.numpy_eval",
-    "copy_engine": "pack.copy_engine",
-    "copy_kernels": "pack.copy_kernels",
-    "transpose_kernels": "pack.transpose_kernels",
+    "numpy_eval": "packing.numpy_eval",
+    "copy_engine": "packing.copy_engine",
+    "copy_kernels": "packing.copy_kernels",
+    "transpose_kernels": "packing.transpose_kernels",
     "tpu": "target.tpu",
     "access": "target.access",
     "bitcast": "decide.bitcast",
@@ -64,7 +64,7 @@ DELETED: dict[str, str] = {"codegen.cute": "interop.cute.export"}
 
 #: Names the package root exports as *functions* although a module of the same name existed:
 #: ``from layout_algebra import draw`` meant the function, and stays as it is.
-ROOT_FUNCTIONS = frozenset({"draw", "explain", "layout_map", "normal_form", "codegen"})
+ROOT_FUNCTIONS = frozenset({"draw", "explain", "layout_map", "normal_form", "codegen", "pack", "unpack"})
 
 #: What each new folder is, written into its ``__init__.py``.
 NEW_PACKAGES: dict[str, str] = {
@@ -73,7 +73,7 @@ NEW_PACKAGES: dict[str, str] = {
     "(concrete values and SymPy closed forms), ``sizes`` measures it, ``logical_ops`` gives the\n"
     "index meaning of reshape and transpose, ``references`` computes the same positions\n"
     "independently, ``digits`` and ``recover`` read a layout back from its offsets.\n",
-    "pack": "Layer 2: packing real arrays into a layout's exact bytes, and back (NumPy, numba).\n",
+    "packing": "Layer 2: packing real arrays into a layout's exact bytes, and back (NumPy, numba).\n",
     "target": "Layer 2: what a target makes of layouts — XLA:TPU's defaults and sizes, and the\n"
     "queries a kernel writer asks (contiguous runs, vector loads).\n",
     "decide": "Layer 3: decisions about layouts — bitcasts, the normal form, views, size conditions.\n\n"
@@ -177,7 +177,17 @@ def git(*args: str, dry_run: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="print the moves, change nothing")
+    parser.add_argument(
+        "--rename",
+        metavar="OLD=NEW",
+        help="instead of the move: rename one module or folder below the package (dotted names) in "
+        "today's tree, and rewrite every reference to it (also run after merging a branch that "
+        "still names OLD)",
+    )
     args = parser.parse_args(argv)
+    if args.rename:
+        old, _, new = args.rename.partition("=")
+        return rename(old, new, dry_run=args.dry_run)
 
     table = {**MOVES, **DELETED}
     packages = {old for old in MOVES if is_package(old)}  # before any folder is made
@@ -208,6 +218,29 @@ def main(argv: list[str] | None = None) -> int:
         git("rm", "-q", "-f", str(module_path(old, package=False)), dry_run=args.dry_run)
     if not args.dry_run:
         git("add", f"{PACKAGE}", dry_run=False)
+    return 0
+
+
+def rename(old: str, new: str, *, dry_run: bool) -> int:
+    """Rename ``old`` to ``new`` (dotted, below the package) and rewrite every reference."""
+    table = {old: new}
+    for path in tracked_text_files():
+        text = path.read_text(encoding="utf-8")
+        changed = rewrite(text, table)
+        if changed != text:
+            print("rewrite", path.relative_to(ROOT))
+            if not dry_run:
+                path.write_text(changed, encoding="utf-8")
+    package = is_package(old)
+    source, target = module_path(old, package=package), module_path(new, package=package)
+    if not (ROOT / source).exists():
+        return 0
+    if package and (ROOT / target).exists():  # both exist (after a merge): move file by file
+        for path in sorted((ROOT / source).rglob("*.py")):
+            relative = path.relative_to(ROOT / source)
+            git("mv", str(source / relative), str(target / relative), dry_run=dry_run)
+    else:
+        git("mv", str(source), str(target), dry_run=dry_run)
     return 0
 
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from layout_algebra.codegen.certify import Certification, certify
+from layout_algebra.codegen.certification import Certification, certify
 from layout_algebra.decide.bitcast import reshape_is_bitcast, transpose_is_bitcast
 from layout_algebra.hlo.audit import MOVES_DATA, NO_DATA_MOVEMENT, UNKNOWN, MovementVerdict, classify_movement
 from layout_algebra.hlo.ir import HloInstruction

@@ -9,7 +9,7 @@ The layers, lowest first (a module may import its own layer and the ones below):
 
     0 model                  plain data and text: shapes, layouts, syntax, validation
     1 meaning, xla           the stage pipeline and its first readers; XLA's C++ helpers
-    2 prove, pack, target    Z3 front end; NumPy packing; TPU defaults and kernel queries
+    2 prove, packing, target Z3 front end; NumPy packing; TPU defaults and kernel queries
     3 decide, codegen        bitcasts, normal form, views, conditions; certified index code
     4 hlo, interop, teach    HLO modules; other libraries' layouts; explanations and figures
     5 cli, __main__          the command line
@@ -36,7 +36,7 @@ LAYERS: dict[str, int] = {
     "meaning": 1,
     "xla": 1,
     "prove": 2,
-    "pack": 2,
+    "packing": 2,
     "target": 2,
     "decide": 3,
     "codegen": 3,
@@ -50,7 +50,7 @@ LAYERS: dict[str, int] = {
 LAYER_NAMES = {
     0: "model",
     1: "meaning/xla",
-    2: "prove/pack/target",
+    2: "prove/packing/target",
     3: "decide/codegen",
     4: "hlo/interop/teach",
     5: "CLI",

@@ -29,7 +29,7 @@ from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.stages import offset_form
 from layout_algebra.model.shapes import ArrayShape
 from layout_algebra.model.syntax import parse_shape
-from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
 
 FAST = "same physical arrangement (no solver)"
 

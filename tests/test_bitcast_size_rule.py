@@ -25,7 +25,7 @@ from layout_algebra import layout_map, parse_shape
 from layout_algebra.hlo import InvalidHlo, parse_module, verify_rewrite
 from layout_algebra.hlo.execute import run
 from layout_algebra.hlo.execute_compare import compare
-from layout_algebra.pack.numpy_eval import pack
+from layout_algebra.packing.numpy_eval import pack
 from layout_algebra.xla import array_size
 
 PASS_DUMPS = GROUND_TRUTH.parent / "pass_dumps"
@@ -41,7 +41,7 @@ def bitcast_module(source: str, result: str) -> str:
 
 def logical_input(shape: str, seed: int = 0) -> np.ndarray:
     """Random logical values for ``shape`` (small integers fit every type used here)."""
-    from layout_algebra.pack.numpy_eval import numpy_dtype
+    from layout_algebra.packing.numpy_eval import numpy_dtype
 
     s = parse_shape(shape)
     values = np.random.default_rng(seed).integers(0, 2, tuple(s.dimensions))

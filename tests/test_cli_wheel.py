@@ -56,7 +56,7 @@ def test_the_wheel_ships_every_theorem_of_the_catalog(wheel) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     theorems = sorted(p.name for p in (ROOT / "proofs").glob("*.py"))
     assert len(theorems) >= 13
-    missing = [t for t in theorems if f"layout_algebra/proofs_catalog/{t}" not in names]
+    missing = [t for t in theorems if f"layout_algebra/teach/proofs_catalog/{t}" not in names]
     assert not missing
     assert not any(n.startswith("proofs/") for n in names), "the catalog must live inside the package"
 
@@ -73,7 +73,7 @@ def test_proofs_runs_from_the_installed_wheel(wheel, tmp_path) -> None:
     out = subprocess.run(where, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     module_file, catalog = out.stdout.split()
     assert Path(module_file).is_relative_to(site), "the test must run the wheel's copy, not the checkout"
-    assert Path(catalog) == site / "layout_algebra" / "proofs_catalog"
+    assert Path(catalog) == site / "layout_algebra" / "teach" / "proofs_catalog"
     run = [sys.executable, "-m", "layout_algebra", "proofs", "minor_to_major"]
     done = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert done.returncode == 0, done.stderr

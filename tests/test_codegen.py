@@ -25,7 +25,7 @@ from layout_algebra.cli import main
 from layout_algebra.codegen import LANGUAGES, certify, generate_code
 from layout_algebra.codegen import printers as printers_module
 from layout_algebra.codegen import simplify as simplify_module
-from layout_algebra.codegen.certify import evaluate
+from layout_algebra.codegen.certification import evaluate
 from layout_algebra.codegen.expr import (
     CeilDiv,
     Const,

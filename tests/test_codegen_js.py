@@ -29,7 +29,7 @@ from strategies_maps import small_layout_shapes
 from layout_algebra import delinearize, linear_index
 from layout_algebra.cli import main
 from layout_algebra.codegen import certify, generate_code
-from layout_algebra.codegen.certify import evaluate
+from layout_algebra.codegen.certification import evaluate
 from layout_algebra.codegen.readback import ReadBackError, read_back
 from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, UNITS, layout_map
 

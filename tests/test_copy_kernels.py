@@ -1,4 +1,4 @@
-"""The compiled word kernels (``layout_algebra.pack.copy_kernels``, numba) against NumPy and the index map.
+"""The compiled word kernels (``layout_algebra.packing.copy_kernels``, numba) against NumPy and the index map.
 
 Every test that packs runs both paths, the kernels (``copy_engine.USE_KERNELS = True``) and
 NumPy alone, on the same input, and checks both against the layout map's positions
@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 from test_numpy_eval import random_array, raw_bytes, reference_pack
 
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.pack import copy_engine, numpy_eval
-from layout_algebra.pack.numpy_eval import pack, unpack
+from layout_algebra.packing import copy_engine, numpy_eval
+from layout_algebra.packing.numpy_eval import pack, unpack
 
 numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
-from layout_algebra.pack import copy_kernels  # noqa: E402  (needs numba)
+from layout_algebra.packing import copy_kernels  # noqa: E402  (needs numba)
 
 KERNELS = (
     "words_from_bytes",
@@ -198,9 +198,9 @@ def test_random_word_layouts_give_the_same_bytes_on_both_paths(text, seed, fill,
         patch.setattr(copy_engine, "WORD_MIN_ELEMENTS", 0)  # the word path at every size
         patch.setattr(copy_engine, "STAGE_BYTES", stage)  # staged words: never, small ones, the default
         if chunk:  # several chunks, on two threads
-            patch.setattr("layout_algebra.pack.numpy_eval._CHUNK_BYTES", 64 << (4 * chunk))
-            patch.setattr("layout_algebra.pack.numpy_eval._KERNEL_CHUNK_BYTES", 64 << (4 * chunk))
-            patch.setattr("layout_algebra.pack.numpy_eval._WORD_KERNEL_CHUNK_ELEMENTS", 64 << (4 * chunk))
+            patch.setattr("layout_algebra.packing.numpy_eval._CHUNK_BYTES", 64 << (4 * chunk))
+            patch.setattr("layout_algebra.packing.numpy_eval._KERNEL_CHUNK_BYTES", 64 << (4 * chunk))
+            patch.setattr("layout_algebra.packing.numpy_eval._WORD_KERNEL_CHUNK_ELEMENTS", 64 << (4 * chunk))
         fast, slow = both_paths(x, text, fill=fill, threads=1 + chunk % 2)
     np.testing.assert_array_equal(fast, slow, err_msg=text)
     np.testing.assert_array_equal(fast, reference_pack(x, text, fill=fill), err_msg=text)
@@ -343,9 +343,9 @@ def test_without_numba_or_switched_off_numpy_does_the_work(monkeypatch) -> None:
 
 def test_importing_the_package_or_packing_small_arrays_does_not_import_numba() -> None:
     code = (
-        "import sys, layout_algebra, layout_algebra.pack.numpy_eval, layout_algebra.pack.copy_engine\n"
+        "import sys, layout_algebra, layout_algebra.packing.numpy_eval, layout_algebra.packing.copy_engine\n"
         "import numpy as np\n"
-        "pack = layout_algebra.pack.numpy_eval.pack\n"
+        "pack = layout_algebra.packing.numpy_eval.pack\n"
         "pack(np.zeros((8, 128), np.float32), 'f32[8,128]{1,0:T(8,128)}')\n"
         "pack(np.zeros((64, 256), np.int8), 's8[64,256]{1,0:T(32,128)(4,1)}')\n"
         "print('numba' in sys.modules)\n"

@@ -25,7 +25,7 @@ from layout_algebra.hlo.execute_compare import Comparison, compare, random_array
 from layout_algebra.hlo.execute_ops import UnsupportedOpError
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.pack.numpy_eval import numpy_dtype
+from layout_algebra.packing.numpy_eval import numpy_dtype
 from layout_algebra.xla import array_size
 
 

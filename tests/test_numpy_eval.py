@@ -24,8 +24,8 @@ from strategies_maps import small_layout_shapes
 import layout_algebra as la
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
-from layout_algebra.pack import copy_engine, numpy_eval
-from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing import copy_engine, numpy_eval
+from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
 
 #: Every element type with a NumPy dtype, stored in whole bytes (no E(n)).
 WHOLE_BYTE_CASES = tuple(

@@ -272,7 +272,7 @@ def _same_placement(shape: str, other: str) -> bool:
     import numpy as np
 
     from layout_algebra.model.syntax import parse_shape
-    from layout_algebra.pack.numpy_eval import pack
+    from layout_algebra.packing.numpy_eval import pack
 
     def as_s32(text: str) -> str:
         return re.sub(r"^\w+\[", "s32[", text)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from layout_algebra import prove
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.pack.numpy_eval import pack
+from layout_algebra.packing.numpy_eval import pack
 
 N, M = dim_symbol("N"), dim_symbol("M")
 

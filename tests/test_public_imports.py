@@ -1,11 +1,12 @@
-"""Every public module path imports with ``import a.b.c as x``, and ``x`` is that module.
+"""Every public module path imports with ``import a.b.c as x``, and ``x`` is that module;
+no package binds a function or class under the name of one of its sub-modules.
 
-``import a.b.c as x`` binds ``x`` by looking ``b`` up on ``a`` and ``c`` on that, so a
-top-level *function* exported under a sub-package's name (``la.codegen``) used to break
-``import layout_algebra.codegen.simplify as s`` (``cannot import name 'simplify' from
-'codegen'``). The names the package deliberately exports as functions (``explain``,
-``layout_map``, ``codegen``, ``draw``, ``normal_form``: see ``test_cli_names.py``) give that
-function for their own path, and their sub-modules stay reachable.
+``import a.b.c as x`` binds ``x`` by looking ``b`` up on ``a`` and ``c`` on that, and the
+import system rebinds ``a.b`` to the module ``b`` the first time it is imported. A package that
+exported a *function* under a sub-module's name (``la.codegen``, ``la.draw``, ``la.pack`` once)
+gave the function or the module depending on what was imported first. So no name is both:
+functions are named after what they do (``la.generate_code``), folders after what they hold
+(``layout_algebra.packing``).
 """
 
 from __future__ import annotations
@@ -17,11 +18,6 @@ import pytest
 from conftest import python_output
 
 import layout_algebra
-
-#: Paths where ``import ... as x`` gives the function the package exports under that name.
-FUNCTIONS = {
-    f"layout_algebra.{name}": name for name in ("explain", "layout_map", "codegen", "draw", "normal_form")
-}
 
 
 def public_module_paths() -> list[str]:
@@ -41,12 +37,7 @@ for path in json.loads(sys.argv[1]):
         failures[path] = f"{type(err).__name__}: {err}"
         continue
     x, module = namespace["x"], sys.modules[path]
-    expected_function = json.loads(sys.argv[2]).get(path)
-    if expected_function:
-        ok = isinstance(x, types.FunctionType) and x is getattr(module, expected_function)
-    else:
-        ok = x is module
-    if not ok:
+    if x is not module:
         failures[path] = f"bound to {x!r}"
 print(json.dumps(failures))
 """
@@ -54,7 +45,7 @@ print(json.dumps(failures))
 
 def run_imports(paths: list[str]) -> dict[str, str]:
     """The paths whose ``import ... as x`` failed or bound the wrong object, in a fresh Python."""
-    program = f"import sys\nsys.argv[1:] = {[json.dumps(paths), json.dumps(FUNCTIONS)]!r}\n{PROGRAM}"
+    program = f"import sys\nsys.argv[1:] = {[json.dumps(paths)]!r}\n{PROGRAM}"
     result: dict[str, str] = json.loads(python_output(program, timeout=300).splitlines()[-1])
     return result
 
@@ -74,18 +65,54 @@ def test_every_public_module_path_imports_as_itself(order: str) -> None:
     assert failures == {}
 
 
-def test_codegen_sub_modules_import_as_modules_and_codegen_stays_the_function() -> None:
+def test_no_package_binds_another_object_under_a_sub_module_name() -> None:
+    """After importing every module, each package's attribute named like a sub-module is that module."""
     output = python_output(
         *[
-            "import layout_algebra as la, sys, types",
-            "import layout_algebra.codegen.simplify as s",
-            "import layout_algebra.codegen.certify as c",  # the package binds certify() too
-            "assert s is sys.modules['layout_algebra.codegen.simplify']",
-            "assert c is sys.modules['layout_algebra.codegen.certify']",
-            "assert isinstance(la.codegen, types.FunctionType)",
+            "import importlib, pkgutil, types, layout_algebra",
+            "found = [m for m in pkgutil.walk_packages(layout_algebra.__path__, prefix='layout_algebra.')",
+            "         if not m.name.endswith('__main__')]",
+            "for m in found: importlib.import_module(m.name)",
+            "bad = []",
+            "for package in [layout_algebra] + [importlib.import_module(m.name) for m in found if m.ispkg]:",
+            "    for sub in pkgutil.iter_modules(package.__path__):",
+            "        value = package.__dict__.get(sub.name)",
+            "        if value is not None and not isinstance(value, types.ModuleType):",
+            "            bad.append(f'{package.__name__}.{sub.name}')",
+            "print(bad)",
+        ]
+    )
+    assert output == "[]"
+
+
+def test_the_checker_sees_a_function_named_like_a_sub_module(tmp_path) -> None:
+    package = tmp_path / "clash"
+    package.mkdir()
+    (package / "__init__.py").write_text("def helper():\n    return 1\n")
+    (package / "helper.py").write_text("VALUE = 2\n")
+    output = python_output(
+        *[
+            "import sys, types, pkgutil",
+            f"sys.path.insert(0, {str(tmp_path)!r})",
+            "import clash",
+            "bad = [s.name for s in pkgutil.iter_modules(clash.__path__)",
+            "       if not isinstance(clash.__dict__.get(s.name), (types.ModuleType, type(None)))]",
+            "print(bad)",
+        ]
+    )
+    assert output == "['helper']"
+
+
+def test_the_root_functions_stay_functions_after_every_module_is_imported() -> None:
+    output = python_output(
+        *[
+            "import importlib, pkgutil, types, layout_algebra as la",
+            "for m in pkgutil.walk_packages(la.__path__, prefix='layout_algebra.'):",
+            "    if not m.name.endswith('__main__'): importlib.import_module(m.name)",
+            "names = ('draw', 'explain', 'layout_map', 'generate_code', 'normal_form', 'pack', 'unpack')",
+            "assert all(isinstance(getattr(la, n), types.FunctionType) for n in names), names",
+            "assert str(la.layout_map('f32[3,5]{1,0:T(2,2)}').forward((2, 3))) == '17'",
             "assert 'uint64_t element_offset(' in la.generate_code('f32[3,5]{1,0:T(2,2)}', 'c').text",
-            "from layout_algebra.codegen import certify",
-            "assert isinstance(certify, types.FunctionType)",
             "print('ok')",
         ]
     )

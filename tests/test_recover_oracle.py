@@ -3,7 +3,7 @@
 The oracle does not use the recovery. It enumerates XLA layouts of small arrays (every
 ``minor_to_major``, one or two tile levels whose entries divide the dimensions or not, the
 ``(2,1)`` packing level of a 16-bit type), packs the element numbers into each layout's
-real bytes with :func:`layout_algebra.pack.numpy_eval.pack` and reads back where each element
+real bytes with :func:`layout_algebra.packing.numpy_eval.pack` and reads back where each element
 went: the offset map. It then takes the map apart into digits with strides by itself
 (:func:`strided_digits`), as ``from_cute`` would from text, and asks
 :func:`~layout_algebra.meaning.recover.recover_layout` for a layout. The answer must put
@@ -27,7 +27,7 @@ from layout_algebra.interop import NotExpressible
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.recover import layout_shape, recover_layout, strided_positions, unpadded_tilings
 from layout_algebra.model import ArrayShape
-from layout_algebra.pack.numpy_eval import pack
+from layout_algebra.packing.numpy_eval import pack
 
 #: Each element type with the NumPy type that holds the element numbers exactly, and its packing tile.
 TYPES = {"f32": (np.float32, None), "bf16": (ml_dtypes.bfloat16, (2, 1))}

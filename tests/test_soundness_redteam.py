@@ -41,7 +41,7 @@ from layout_algebra.hlo.verify import verify_rewrite
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
 from layout_algebra.prove import assumptions as assumptions_module
 from layout_algebra.prove.assumptions import (
     AssumptionsAdmitNoSizes,

@@ -301,7 +301,7 @@ def slots(shape_text) -> np.ndarray:
     """The element slot of every logical element of a 32- or 16-bit shape: pack distinct ids
     with ``numpy_eval.pack`` and find each in the bytes (no stage pipeline read here)."""
     from layout_algebra.model.syntax import as_shape
-    from layout_algebra.pack.numpy_eval import pack
+    from layout_algebra.packing.numpy_eval import pack
 
     shape = as_shape(shape_text)
     logical, word = _SLOT_TYPES[shape.element_type.text]

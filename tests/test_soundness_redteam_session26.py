@@ -285,7 +285,7 @@ def test_wide_element_sizes_pack_each_element_at_the_low_end_of_its_slot() -> No
     from oracles import nested_tiling
 
     from layout_algebra.model.syntax import parse_shape
-    from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+    from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
 
     rng = np.random.default_rng(6)
     for case in range(120):

@@ -42,7 +42,7 @@ from layout_algebra.hlo.rewrite_conditions import rewrite_claim
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.hlo.verify import verify_rewrite
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.pack.numpy_eval import pack, unpack
+from layout_algebra.packing.numpy_eval import pack, unpack
 from layout_algebra.prove import assumptions
 from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes
 

@@ -1,4 +1,4 @@
-"""The compiled transposing copies (``layout_algebra.pack.transpose_kernels``, numba) against NumPy and the index map.
+"""The compiled transposing copies (``layout_algebra.packing.transpose_kernels``, numba) against NumPy and the index map.
 
 Oracles that know nothing of the kernels: ``np.copyto`` of the same views, a Python loop
 over the definition of an 8x8 block, and ``reference_pack`` (positions from
@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from test_numpy_eval import random_array, raw_bytes, reference_pack
 
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.pack import copy_engine
-from layout_algebra.pack.numpy_eval import pack, unpack
+from layout_algebra.packing import copy_engine
+from layout_algebra.packing.numpy_eval import pack, unpack
 
 numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
-from layout_algebra.pack import transpose_kernels  # noqa: E402  (needs numba)
+from layout_algebra.packing import transpose_kernels  # noqa: E402  (needs numba)
 
 DTYPES = (np.uint8, np.int16, np.float32, np.uint32, np.float64)
 
@@ -286,7 +286,7 @@ def both_paths(
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("text", TEXTS)
 def test_pack_and_unpack_match_numpy_and_the_index_map(small_blocks, monkeypatch, text, threads) -> None:
-    import layout_algebra.pack.numpy_eval as numpy_eval
+    import layout_algebra.packing.numpy_eval as numpy_eval
 
     if threads == 1:  # the stores kept in the cache (with 2 threads: streamed, from any size)
         monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 1 << 40)

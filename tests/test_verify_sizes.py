@@ -196,7 +196,7 @@ def _bit_of(root: str, element: tuple[int, ...]) -> int:
     the verifier's stage encoding is not read), in bits."""
     import numpy as np
 
-    from layout_algebra.pack.numpy_eval import pack
+    from layout_algebra.packing.numpy_eval import pack
 
     shape = as_shape(root)
     dims = tuple(int(d) for d in shape.dimensions)

@@ -77,9 +77,9 @@ def run(args: argparse.Namespace) -> int:
     from layout_algebra.decide.bitcast import (
         bitcast_is_valid,
         reshape_is_bitcast,
-        suggest_bitcast_layout,
         transpose_is_bitcast,
     )
+    from layout_algebra.decide.views import suggest_bitcast_layout
 
     if args.suggest:
         try:

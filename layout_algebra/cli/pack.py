@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from layout_algebra.meaning.layout_map import layout_map
-    from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+    from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
 
     try:
         with open(args.input, "rb") as f:

@@ -22,10 +22,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="exit status: 0 no pair refuted, 1 some pair refuted, 2 bad input.\n\n"
         "examples:\n  layout-algebra validate-passes /tmp/dump\n"
-        "  layout-algebra validate-passes /tmp/dump --json --all",
+        "  layout-algebra validate-passes /tmp/dump --json --all\n"
+        "  layout-algebra validate-passes zoo/ --jobs 2 --html report.html   (zoo/<program>/<dump files>)",
     )
-    p.add_argument("directory", metavar="DIR", help="an XLA dump directory")
+    p.add_argument(
+        "directories",
+        metavar="DIR",
+        nargs="+",
+        help="an XLA dump directory, or a directory of them (a model zoo: one program per sub-directory)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument(
+        "--html",
+        metavar="REPORT.html",
+        help="also write one self-contained page: the pipeline as a timeline, each changed pair's difference",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="programs validated at once, in processes (default: all cores; 1: in this process)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="validate the programs on a Dask cluster: a scheduler's address (tcp://host:8786), or "
+        "local:N for a local cluster of N worker processes (needs the [cluster] extra)",
+    )
     p.add_argument("--all", action="store_true", help="also list the unchanged pairs")
     p.add_argument("--timeout-ms", type=int, default=10_000, help="per solver query (default 10000)")
     p.add_argument(
@@ -45,20 +69,85 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from layout_algebra.hlo.passes import DEFAULT_FLOAT_RULES, validate_passes
+    from layout_algebra.hlo.pass_programs import programs_of, summary_rows, validate_programs
+    from layout_algebra.hlo.passes import DEFAULT_FLOAT_RULES
 
-    if args.max_memory is not None:
+    if args.max_memory is not None:  # inherited by the --jobs processes
         _cap_memory(args.max_memory)
-    report = validate_passes(
-        args.directory,
+    programs = programs_of(args.directories)
+    reports = validate_programs(
+        programs,
         timeout_ms=args.timeout_ms,
-        float_rules=() if args.no_float_rules else DEFAULT_FLOAT_RULES,
+        float_rules=() if args.no_float_rules else tuple(DEFAULT_FLOAT_RULES),
+        jobs=args.jobs,
+        cluster=args.cluster,
     )
+    if args.html:
+        _write_html(args.html, programs, reports)
     if args.json:
-        print(json.dumps(report.as_json()))
+        if len(reports) == 1:
+            print(json.dumps(reports[0].as_json()))
+        else:
+            programs_json = [
+                {"program": p.name, **r.as_json()} for p, r in zip(programs, reports, strict=True)
+            ]
+            print(json.dumps({"programs": programs_json, "summary": summary_rows(programs, reports)}))
     else:
-        _print_table(report, show_all=args.all)
-    return 1 if report.counts()["refuted"] else 0
+        for report in reports:
+            _print_table(report, show_all=args.all)
+        if len(reports) > 1:
+            _print_summary(summary_rows(programs, reports))
+    return 1 if any(r.counts()["refuted"] for r in reports) else 0
+
+
+def _print_summary(rows: list[dict[str, object]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Programs (changed pairs from layout assignment on)")
+    for column in ("program", "pairs", "changed", "proved", "refuted", "unknown", "proved %", "s"):
+        table.add_column(column, justify="left" if column == "program" else "right")
+    for row in rows:
+        changed = int(row["changed_from_layout_assignment"])  # type: ignore[call-overload]
+        share = f"{100 * int(row['proved']) / changed:.0f}%" if changed else "-"  # type: ignore[call-overload]
+        table.add_row(
+            str(row["program"]),
+            f"{row['pairs']:,}",
+            f"{changed:,}",
+            f"{row['proved']:,}",
+            f"{row['refuted']:,}",
+            f"{row['unknown']:,}",
+            share,
+            f"{row['seconds']:,.1f}",
+        )
+    Console(width=160).print(table)
+
+
+def _write_html(path: str, programs: list, reports: list) -> None:
+    from pathlib import Path
+
+    from layout_algebra.hlo.pass_report import pass_report_html
+    from layout_algebra.hlo.passes import ASSUMPTIONS
+
+    pairs, texts = [], {}
+    for program, report in zip(programs, reports, strict=True):
+        name, directory = program.name, program.directory
+        for pair in report.as_json()["pairs"]:
+            prefix = f"{name}/" if len(programs) > 1 else ""
+            pair = {
+                **pair,
+                "module": f"{prefix}{pair['module']}",
+                "from": f"{prefix}{pair['from']}",
+                "to": f"{prefix}{pair['to']}",
+            }
+            pairs.append(pair)
+            if pair["status"] != "unchanged":
+                for key in ("from", "to"):
+                    file = Path(directory) / pair[key][len(prefix) :]
+                    texts[pair[key]] = file.read_text(encoding="utf-8", errors="replace")
+    title = "XLA passes in " + ", ".join(program.name for program in programs)
+    page = pass_report_html({"pairs": pairs}, texts=texts, assumption_texts=ASSUMPTIONS, title=title)
+    Path(path).write_text(page, encoding="utf-8")
 
 
 def _print_table(report, show_all: bool) -> None:

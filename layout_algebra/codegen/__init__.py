@@ -66,7 +66,7 @@ interop, :mod:`layout_algebra.interop.cute.export` (``to_cute``, ``cute_layout``
 '((8,2),(128,3)):((128,3072),(1,1024))'
 """
 
-from layout_algebra.codegen.certify import (
+from layout_algebra.codegen.certification import (
     DIRECTIONS,
     EXHAUSTIVE_LIMIT,
     PROVER_TIMEOUT_MS,

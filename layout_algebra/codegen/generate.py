@@ -10,7 +10,7 @@ The steps, for ``generate_code(shape, lang, direction, unit)``:
 3. **print** each expression and wrap them in a complete function (or map);
 4. **read back** the printed expressions into SymPy
    (:mod:`~layout_algebra.codegen.readback`) and **certify** them against the layout map
-   (:func:`~layout_algebra.codegen.certify.certify`).
+   (:func:`~layout_algebra.codegen.certification.certify`).
 
 The four steps by hand, for the element at byte offset ``p`` of an s4 array (two
 elements per byte, so the stages start from bit ``8p`` and divide by 4 bits):
@@ -45,7 +45,7 @@ from typing import Any
 
 import sympy
 
-from layout_algebra.codegen.certify import DIRECTIONS, PROVER_TIMEOUT_MS, Certification, certify
+from layout_algebra.codegen.certification import DIRECTIONS, PROVER_TIMEOUT_MS, Certification, certify
 from layout_algebra.codegen.expr import (
     OFFSET,
     TREE,

@@ -5,7 +5,7 @@ produce the same root buffer?" with a proof. This module answers the same questi
 *running* both modules, for concrete sizes, on random data, the way a device would:
 
 * every parameter is a logical NumPy array, **packed** into its layout's exact bytes
-  (``layout_algebra.pack.numpy_eval.pack``) with random junk in the padding bits;
+  (``layout_algebra.packing.numpy_eval.pack``) with random junk in the padding bits;
 * every data-movement op (``transpose``, ``reshape``, ``slice``, ``pad``, ...) and every
   elementwise op (``add``, ``compare``, ``convert``, ...) runs on logical arrays, with its
   real semantics in NumPy;
@@ -152,7 +152,7 @@ from layout_algebra.hlo.validity import (
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 from layout_algebra.model.symbols import as_sympy, dim_symbol
-from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
 
 __all__ = [
     "Buffer",

@@ -25,7 +25,7 @@ from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
-from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
+from layout_algebra.packing.numpy_eval import numpy_dtype, pack, unpack
 
 
 # ------------------------------------------------------------------------ compare

@@ -16,7 +16,7 @@ from layout_algebra.hlo.ir import HloComputation, HloInstruction
 from layout_algebra.hlo.literals import is_tuple_or_complex_literal, literal_entries
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.model.shapes import ArrayShape
-from layout_algebra.pack.numpy_eval import numpy_dtype
+from layout_algebra.packing.numpy_eval import numpy_dtype
 
 
 class ExecutionError(ValueError):

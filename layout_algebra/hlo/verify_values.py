@@ -460,7 +460,9 @@ def representable(value: Fraction, type_text: str) -> bool:
 
 def _float_dtype(type_text: str):
     """The NumPy (or ``ml_dtypes``) scalar type that rounds like ``type_text``, or None if none does."""
-    from layout_algebra.pack.numpy_eval import numpy_dtype  # lazily: NumPy only when a float literal is read
+    from layout_algebra.packing.numpy_eval import (
+        numpy_dtype,  # lazily: NumPy only when a float literal is read
+    )
 
     try:
         return numpy_dtype(type_text).type

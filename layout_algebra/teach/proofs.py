@@ -61,9 +61,9 @@ SHIPPED_CATALOG = Path(__file__).resolve().parent / "proofs_catalog"
 
 def default_catalog() -> Path:
     """``proofs/`` of the checkout (beside the package); else the copy installed with the
-    package (``layout_algebra/proofs_catalog/``, from a wheel); else ``proofs/`` of the
+    package (``layout_algebra/teach/proofs_catalog/``, from a wheel); else ``proofs/`` of the
     current directory."""
-    beside = Path(__file__).resolve().parents[1] / "proofs"
+    beside = Path(__file__).resolve().parents[2] / "proofs"
     if beside.is_dir():
         return beside
     return SHIPPED_CATALOG if SHIPPED_CATALOG.is_dir() else Path.cwd() / "proofs"

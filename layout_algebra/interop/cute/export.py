@@ -62,7 +62,7 @@ Traceback (most recent call last):
 layout_algebra.meaning.recover.NotExpressible: f32[12,256]{1,0:T(8,128)}: dimension 0 (size 12) is padded to 16 by tile 1: (8,128) and then split as 2 x 8, so the padding falls inside a mode: CuTe layouts cannot express padding there
 
 Every result is checked: the printed text is read back, evaluated by CuTe's definition
-above, and certified equal to the layout map (:func:`~layout_algebra.codegen.certify.certify`;
+above, and certified equal to the layout map (:func:`~layout_algebra.codegen.certification.certify`;
 exhaustive for concrete shapes of up to ``EXHAUSTIVE_LIMIT`` elements).
 """
 
@@ -75,7 +75,7 @@ from typing import Any
 
 import sympy
 
-from layout_algebra.codegen.certify import Certification, certify
+from layout_algebra.codegen.certification import Certification, certify
 from layout_algebra.decide.normal_form import normal_form
 from layout_algebra.meaning.digits import Digit
 from layout_algebra.meaning.layout_map import LayoutMap, index_symbols, layout_map

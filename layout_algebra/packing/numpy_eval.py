@@ -8,7 +8,7 @@ NumPy arrays.
 
 >>> import numpy as np
 >>> import ml_dtypes
->>> from layout_algebra.pack.numpy_eval import pack, unpack
+>>> from layout_algebra.packing.numpy_eval import pack, unpack
 
 Column-major is a transpose:
 
@@ -122,7 +122,7 @@ The logical array is cut into *blocks*, views that each land as a box of the til
 
 With ``numba`` installed (the ``fast`` extra), words of 32 bits made of several rows — the
 4 bytes of an ``(4,1)`` tile, the 8 nibbles of an ``(8,1)`` tile under ``E(4)`` — are built
-by compiled kernels (:mod:`layout_algebra.pack.copy_kernels`) in one pass per block instead, and
+by compiled kernels (:mod:`layout_algebra.packing.copy_kernels`) in one pass per block instead, and
 taken apart the same way (also the 2 halves of a bf16 ``(2,1)`` tile); the bytes are the same.
 
 Slots of any other size (``s4`` under ``E(5)``) take a plainer path: every ``L`` slots of
@@ -141,11 +141,11 @@ minor end (the ``(2,1)`` of bf16, the ``(4,1)`` of s8) peeled into separate copi
 NumPy's inner loop runs over a long dimension. A copy that *transposes* (the tiles lie
 over a transposed array, ``{0,1:T(8,128)}``: along the box's minor dimension the array is
 read 32 KB apart) is not cache-blocked by NumPy, so it goes block by block through a
-256 KB staging buffer laid out like the logical array (:func:`~layout_algebra.pack.copy_engine.blocked_copy`): one copy
+256 KB staging buffer laid out like the logical array (:func:`~layout_algebra.packing.copy_engine.blocked_copy`): one copy
 moves long runs between the array and the staging buffer, the other transposes between
 the staging buffer, in the cache, and the box; such layouts use 32 MB chunks (longer runs
 in the array) and ``unpack`` reads them without staging the chunk. With ``numba``, a
-compiled kernel (:mod:`layout_algebra.pack.transpose_kernels`) does both steps in one call,
+compiled kernel (:mod:`layout_algebra.packing.transpose_kernels`) does both steps in one call,
 transposing 8x8 blocks in vector registers. Extra memory: one
 chunk (for sub-byte elements, one byte per element of a chunk), and the 256 KB staging
 buffer. Only a ``*`` merge of dimensions that are not adjacent in memory makes a copy of
@@ -191,7 +191,7 @@ from layout_algebra.meaning.stages.stages import (
 )
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import Shape
-from layout_algebra.pack import copy_engine as engine
+from layout_algebra.packing import copy_engine as engine
 
 __all__ = ["numpy_dtype", "pack", "unpack"]
 
@@ -1141,7 +1141,7 @@ def _word_chunk_bytes(plan: _Plan, dims: int, bits: int) -> int:
 def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None, threads: int) -> None:
     """Sub-byte elements whose minor dims make words: gather codes word position by word
     position (contiguous copies), build each byte of the words from its positions in
-    contiguous arrays (:func:`~layout_algebra.pack.copy_engine.pack_lanes`), and copy it into its
+    contiguous arrays (:func:`~layout_algebra.packing.copy_engine.pack_lanes`), and copy it into its
     place in the words. ``fill`` is None when the blocks cover every slot."""
     dims = _word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
@@ -1178,7 +1178,7 @@ def _pack_words(plan: _Plan, out: np.ndarray, bits: int, fill: int | None, threa
 def _unpack_words(plan: _Plan, buf: np.ndarray, bits: int, threads: int) -> None:
     """The inverse of :func:`_pack_words`: each byte of the words is copied out into a
     contiguous array and split into its positions' codes
-    (:func:`~layout_algebra.pack.copy_engine.unpack_lanes`)."""
+    (:func:`~layout_algebra.packing.copy_engine.unpack_lanes`)."""
     dims = _word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
 

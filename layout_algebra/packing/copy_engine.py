@@ -1,6 +1,6 @@
 """The copy engine: NumPy copies between strided views at memory speed, and nibble packing.
 
-Generic NumPy machinery, independent of layouts; :mod:`layout_algebra.pack.numpy_eval` cuts a
+Generic NumPy machinery, independent of layouts; :mod:`layout_algebra.packing.numpy_eval` cuts a
 layout's stages into views and moves the data with it.
 
 * :func:`copy` is ``np.copyto`` made fast for the copies a relayout makes. NumPy's loop
@@ -12,7 +12,7 @@ layout's stages into views and moves the data with it.
   a small staging buffer laid out for long runs on both sides (:func:`blocked_copy`);
   with ``numba``, a compiled kernel does the same in one call, transposing 8x8 blocks in
   vector registers and writing large outputs past the caches (:func:`transpose_compiled`,
-  :mod:`layout_algebra.pack.transpose_kernels`).
+  :mod:`layout_algebra.packing.transpose_kernels`).
 * :func:`pack_lanes` / :func:`unpack_lanes` build bytes of ``8 // bits`` sub-byte codes
   (and split them) on 64-bit lanes, 8 bytes per operation; :func:`codes_to_bytes` /
   :func:`bytes_to_codes` do the same for a contiguous run of codes.
@@ -20,7 +20,7 @@ layout's stages into views and moves the data with it.
   disjoint bytes) on several threads: NumPy copies release the GIL.
 * When ``numba`` is installed (the ``fast`` extra), words are built from their parts, and
   taken apart, by compiled loops (:func:`interleave`, :func:`deinterleave`, running
-  :mod:`layout_algebra.pack.copy_kernels`) in one pass instead of one NumPy pass per part;
+  :mod:`layout_algebra.packing.copy_kernels`) in one pass instead of one NumPy pass per part;
   ``USE_KERNELS = False`` keeps to NumPy. Both give the same bytes.
 
 A transposing copy of a 300x200 array, through blocks of at most 4096 bytes:
@@ -86,7 +86,7 @@ PAD_BYTES = 64
 WORD_MIN_ELEMENTS = 256
 #: Work smaller than this (bytes moved) runs on the calling thread: threads cost more than they save.
 PARALLEL_MIN_BYTES = 1 << 22
-#: Use the compiled kernels (:mod:`layout_algebra.pack.copy_kernels`) when ``numba`` is importable...
+#: Use the compiled kernels (:mod:`layout_algebra.packing.copy_kernels`) when ``numba`` is importable...
 USE_KERNELS = True
 #: ... for words of at least this many bytes: below it NumPy is quick enough, and a small
 #: ``pack`` (the command line's) does not pay for importing numba (about a second).
@@ -286,7 +286,7 @@ _kernels_lock = threading.Lock()
 
 
 def kernels() -> Any:
-    """:mod:`layout_algebra.pack.copy_kernels` if ``USE_KERNELS`` and ``numba`` imports, else None.
+    """:mod:`layout_algebra.packing.copy_kernels` if ``USE_KERNELS`` and ``numba`` imports, else None.
 
     Imported on first use, so that ``import layout_algebra`` does not load numba.
     """
@@ -297,7 +297,7 @@ def kernels() -> Any:
         with _kernels_lock:
             if _kernels is None:
                 try:
-                    from layout_algebra.pack import copy_kernels
+                    from layout_algebra.packing import copy_kernels
                 except ImportError:
                     _kernels = False
                 else:
@@ -558,12 +558,12 @@ TRANSPOSE_PAD_BYTES = 64
 #: A compiled transposing copy of at least this many bytes writes by non-temporal stores: its
 #: output will not be read from the cache, and they do not read the lines they fill first.
 TRANSPOSE_STREAM_BYTES = 1 << 21
-_transposer: Any = None  # layout_algebra.pack.transpose_kernels, False when it cannot be imported
+_transposer: Any = None  # layout_algebra.packing.transpose_kernels, False when it cannot be imported
 _transpose_stages = threading.local()  # one staging buffer per thread
 
 
 def transpose_kernels() -> Any:
-    """:mod:`layout_algebra.pack.transpose_kernels` when :func:`kernels` are used, else None."""
+    """:mod:`layout_algebra.packing.transpose_kernels` when :func:`kernels` are used, else None."""
     global _transposer
     if kernels() is None:
         return None
@@ -571,7 +571,7 @@ def transpose_kernels() -> Any:
         with _kernels_lock:
             if _transposer is None:
                 try:
-                    from layout_algebra.pack import transpose_kernels as module
+                    from layout_algebra.packing import transpose_kernels as module
                 except ImportError:  # pragma: no cover - numba without llvmlite's IR builder
                     _transposer = False
                 else:
@@ -580,7 +580,7 @@ def transpose_kernels() -> Any:
 
 
 def transpose_form(dst: np.ndarray, src: np.ndarray, budget: int | None = None) -> tuple[Any, ...] | None:
-    """The canonical form of :mod:`layout_algebra.pack.transpose_kernels` for copying ``src``
+    """The canonical form of :mod:`layout_algebra.packing.transpose_kernels` for copying ``src``
     into ``dst``: ``(writes_far, near, near_strides, far, far_strides, shape, width)`` (flat
     arrays, strides in elements over ``(o0, o1, a, c, d)``; ``width``: steps of ``a`` per
     staged run, so that the staging buffer has at most about ``budget`` bytes, default
@@ -656,7 +656,7 @@ def _canonical(dst: np.ndarray, src: np.ndarray, writes_far: bool, budget: int) 
 
 def transpose_compiled(dst: np.ndarray, src: np.ndarray) -> bool:
     """``np.copyto(dst, src)`` for a transposing copy by a compiled kernel
-    (:mod:`layout_algebra.pack.transpose_kernels`); False, having done nothing, when none takes
+    (:mod:`layout_algebra.packing.transpose_kernels`); False, having done nothing, when none takes
     it (numba missing, ``USE_KERNELS`` off, fewer than ``KERNEL_MIN_BYTES``, no canonical
     form: :func:`transpose_form`)."""
     if dst.nbytes < KERNEL_MIN_BYTES:

@@ -1,6 +1,6 @@
-"""Compiled transposing copies for :mod:`layout_algebra.pack.copy_engine` (optional: needs ``numba``).
+"""Compiled transposing copies for :mod:`layout_algebra.packing.copy_engine` (optional: needs ``numba``).
 
-A *transposing* copy (:func:`~layout_algebra.pack.copy_engine.is_transposing`) moves a block of
+A *transposing* copy (:func:`~layout_algebra.packing.copy_engine.is_transposing`) moves a block of
 an array whose rows are far apart (the *far* side: the logical array of ``{0,1:T(8,128)}``,
 rows 32 KB apart) to or from a chunk of a buffer whose minor dimension runs the other way
 (the *near* side: the tiles). Five things make it slow, and each has its fix here:
@@ -37,7 +37,7 @@ The copy, in canonical form: five dimensions ``(o0, o1, a, c, d)`` with
 * ``o0``, ``o1``: everything else, outer loops.
 
 ``near[no + i . ns] = far[fo + i . fs]`` (the far side read: :func:`gather_rows`; written:
-:func:`scatter_rows`), strides in elements, as in :mod:`layout_algebra.pack.copy_kernels`.
+:func:`scatter_rows`), strides in elements, as in :mod:`layout_algebra.packing.copy_kernels`.
 ``f32[16,16]{0,1:T(8,8)}``-style tiles of a 16x16 array: near ``(a, o1, c, d)`` is the tile
 ``(a, o1)``, row ``c``, column ``d``; far ``x[o1 * 8 + d, a * 8 + c]``:
 

@@ -1,10 +1,10 @@
-"""Compiled inner loops for :mod:`layout_algebra.pack.copy_engine` (optional: needs ``numba``).
+"""Compiled inner loops for :mod:`layout_algebra.packing.copy_engine` (optional: needs ``numba``).
 
-Importing this module imports ``numba``; :mod:`layout_algebra.pack.copy_engine` imports it on the
+Importing this module imports ``numba``; :mod:`layout_algebra.packing.copy_engine` imports it on the
 first copy that can use it, and keeps its NumPy code when ``numba`` is not installed
 (``pip install 'layout-algebra[fast]'``). The kernels are plain loops over flat 1-D arrays:
 an element of a strided view is ``flat[offset + sum(i_k * stride_k)]`` with strides counted
-in elements (:func:`~layout_algebra.pack.copy_engine.flat_view` makes ``flat``, the view's memory,
+in elements (:func:`~layout_algebra.packing.copy_engine.flat_view` makes ``flat``, the view's memory,
 from any view with non-negative strides), over exactly four dimensions (fewer are padded
 with ones, more are merged where the strides allow). Where both sides step by one element
 along the last dimension, the loop body reads and writes contiguous slices, which LLVM

@@ -1,0 +1,107 @@
+"""The pass-validation report in a real browser (headless Chromium through Selenium), at two
+window sizes: nothing runs out of the window (a module's long lines scroll inside their own
+box), every pair of the pipeline has a visible cell on the timeline, and a cell leads to its
+pair's section.
+
+Chromium and its driver come from Debian (``apt-get install chromium chromium-driver``);
+without them the module skips with the reason, except under ``CI=true``, where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from test_pass_report import MOVEMENT, RIGHT, WRONG, write_dump
+
+from layout_algebra.hlo.pass_report import pass_report_html
+from layout_algebra.hlo.passes import ASSUMPTIONS, validate_passes
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+CHROMEDRIVER = shutil.which("chromedriver")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+except ImportError:  # pragma: no cover - the test extra installs it
+    webdriver = None
+
+_MISSING = (
+    "selenium is not installed (pip install -e '.[test]')"
+    if webdriver is None
+    else "Debian's chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
+    if not (CHROMEDRIVER and CHROMIUM)
+    else None
+)
+if _MISSING and not IN_CI:
+    pytest.skip(_MISSING, allow_module_level=True)
+
+#: Elements whose right edge is past the window's (boxes that scroll are allowed to hold wide text),
+#: and the page's own width (text spilling out of a box that does not scroll widens it).
+_OVERFLOW = """
+const width = document.documentElement.clientWidth;
+const out = [];
+for (const e of document.body.querySelectorAll('*')) {
+  if (e.closest('pre.diff, pre')) continue;
+  const r = e.getBoundingClientRect();
+  if (r.width > 0 && r.right > width + 1) out.push(e.tagName + '.' + e.className + ' ' + Math.round(r.right));
+}
+const diffs = Array.from(document.querySelectorAll('pre.diff'), (p) => p.getBoundingClientRect().right);
+return [out, diffs.filter((right) => right > width + 1).length, width, document.documentElement.scrollWidth];
+"""
+
+_CELLS = """
+return Array.from(document.querySelectorAll('.timeline a'),
+  (a) => [a.getBoundingClientRect().width, a.getAttribute('href'), a.getAttribute('title')]);
+"""
+
+
+@pytest.fixture(scope="module")
+def report_page(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("passes")
+    dump = write_dump(folder / "dump", [MOVEMENT, MOVEMENT, RIGHT, WRONG])
+    report = validate_passes(dump)
+    texts = {p.name: p.read_text() for p in dump.iterdir()}
+    long_line = "  note = f32[8] constant({" + ", ".join(["1.5"] * 400) + "})\n"  # scrolls, never spills
+    for name in list(texts):
+        texts[name] = texts[name] + long_line
+    path = folder / "report.html"
+    path.write_text(pass_report_html(report.as_json(), texts=texts, assumption_texts=ASSUMPTIONS))
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert _MISSING is None, _MISSING
+    options = webdriver.ChromeOptions()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu"):
+        options.add_argument(argument)
+    options.binary_location = CHROMIUM
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def test_chromium_and_selenium_are_available() -> None:
+    assert _MISSING is None, _MISSING
+
+
+@pytest.mark.parametrize("size", [(800, 900), (1600, 1000)])
+def test_nothing_runs_out_of_the_window_and_every_pair_has_a_visible_cell(browser, report_page, size) -> None:
+    browser.set_window_size(*size)
+    browser.get(report_page.resolve().as_uri())
+    outside, spilled_diffs, width, page_width = browser.execute_script(_OVERFLOW)
+    assert outside == [] and spilled_diffs == 0, (width, outside)
+    assert page_width <= width, (page_width, width)  # no text runs out of its box and widens the page
+    cells = browser.execute_script(_CELLS)
+    assert len(cells) == 3  # three consecutive pairs of four dumps
+    assert all(cell_width >= 2 for cell_width, _, _ in cells), cells
+    sections = browser.execute_script(
+        "return Array.from(document.querySelectorAll('section.pair'), (s) => s.id)"
+    )
+    linked = [href[1:] for _, href, _ in cells if href != "#"]
+    assert linked == sections  # each changed pair's cell leads to its section
+    browser.save_screenshot(str(report_page.with_name(f"report-{size[0]}.png")))
