@@ -70,7 +70,6 @@ A pass that moves a transpose into a ``dot``'s dimension numbers:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 import time
@@ -81,7 +80,6 @@ from typing import Any
 
 from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
 from layout_algebra.hlo.ir import (
-    COMPUTATION_REFERENCE_ATTRIBUTES,
     HloComputation,
     HloInstruction,
     HloModule,
@@ -89,7 +87,6 @@ from layout_algebra.hlo.ir import (
 )
 from layout_algebra.hlo.opcodes import (
     ELEMENTWISE_OPCODES,
-    INERT_ATTRIBUTES,
     LAYOUT_SENSITIVE_OPCODES,
     MOVEMENT_OPCODES,
     RANDOM_OPCODES,
@@ -102,12 +99,12 @@ from layout_algebra.hlo.pass_canonical import (
     canonical_dot,
     canonical_reduce,
     convolution_as_dot,
-    defines_computation,
     flatten_module,
 )
+from layout_algebra.hlo.pass_keys import attributes_key, module_key, plain_text
 from layout_algebra.hlo.validity import bitcast_size_problem
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
-from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
+from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.prove.result import json_value
 
 __all__ = [
@@ -290,95 +287,6 @@ def read_dump_directory(directory: str | os.PathLike[str]) -> tuple[dict[str, li
     return modules, skipped
 
 
-# ------------------------------------------------------------------------ structure
-def _plain(shape: Shape) -> str:
-    """A shape's element type and dimensions, without its layout."""
-    if isinstance(shape, TupleShape):
-        return "(" + ", ".join(_plain(s) for s in shape.elements) + ")"
-    if isinstance(shape, ArrayShape):
-        return f"{shape.element_type.text}[{','.join(map(str, shape.dimensions))}]"
-    return str(shape)
-
-
-def _has_layout_sensitive(module: HloModule, name: str, seen: set[str] | None = None) -> bool:
-    seen = set() if seen is None else seen
-    if name in seen:
-        return False
-    seen.add(name)
-    computation = module.computation(name)
-    for i in computation.instructions:
-        if i.opcode == "bitcast" or i.opcode in LAYOUT_SENSITIVE_OPCODES:
-            return True
-        if any(
-            _has_layout_sensitive(module, c, seen)
-            for c in i.called_computations
-            if defines_computation(module, c)
-        ):
-            return True
-    return False
-
-
-def computation_key(
-    module: HloModule, name: str, _memo: dict[tuple[str, bool], str] | None = None, *, layouts: bool = False
-) -> str:
-    """A computation's structure as a hash of its root's expression DAG.
-
-    Names and the order of the instructions (which schedulers change) do not matter;
-    parameters are known by number. Layouts are part of it only when ``layouts`` or when
-    the computation holds a ``bitcast`` or another layout-sensitive op (elsewhere layouts
-    do not change what a computation computes)."""
-    memo = {} if _memo is None else _memo
-    key = (name, layouts)
-    if key in memo:
-        return memo[key]
-    memo[key] = f"<recursive {name}>"
-    computation = module.computation(name)
-    with_layouts = layouts or _has_layout_sensitive(module, name)
-    by_name = {i.name: i for i in computation.instructions}
-    done: dict[str, str] = {}
-    stack = [computation.root.name]
-    while stack:
-        top = stack[-1]
-        if top in done:
-            stack.pop()
-            continue
-        instr = by_name[top]
-        pending = [o.name for o in instr.operands if o.name not in done and o.name in by_name]
-        if pending:
-            stack.extend(pending)
-            continue
-        stack.pop()
-        shape = str(instr.shape) if with_layouts else _plain(instr.shape)
-        ops = ",".join(done.get(o.name, o.name) for o in instr.operands)
-        own = instr.parameter_number if instr.opcode == "parameter" else (instr.literal or "")
-        text = f"{shape} {instr.opcode}({ops}) {own} {_attributes_key(module, instr, memo)}"
-        done[top] = hashlib.sha1(text.encode()).hexdigest()[:20]
-    memo[key] = done[computation.root.name]
-    return memo[key]
-
-
-def _attributes_key(module: HloModule, instr: HloInstruction, memo: dict[tuple[str, bool], str]) -> str:
-    parts = []
-    for key, value in sorted(instr.attributes.items()):
-        if key in INERT_ATTRIBUTES and not (instr.opcode == "custom-call" and key == "backend_config"):
-            continue
-        if key in COMPUTATION_REFERENCE_ATTRIBUTES:
-            names = re.findall(r"%?([A-Za-z0-9_][\w.\-]*)", value)
-            value = ",".join(
-                computation_key(module, n, memo) if defines_computation(module, n) else n for n in names
-            )
-        parts.append(f"{key}={value}")
-    return ",".join(parts)
-
-
-def module_key(module: HloModule) -> str:
-    """The module as a program: equal keys mean the same computation, names and metadata aside."""
-    memo: dict[tuple[str, bool], str] = {}
-    entry = computation_key(module, module.entry.name, memo, layouts=True)
-    layout = str(module.entry_computation_layout) if module.entry_computation_layout else ""
-    return layout + entry
-
-
 # ------------------------------------------------------------------------ one pair
 @dataclass
 class _Side:
@@ -429,15 +337,15 @@ def _signature(side: _Side, instr: HloInstruction) -> str:
     shapes = side.builder.shapes
     if _is_elided_constant(instr):  # known only by its name (ASSUMPTIONS["elided-constants"])
         computation, name = side.builder.origin.get(instr.name, ("?", instr.name))
-        return f"elided constant {computation}/{name} {_plain(instr.shape)}"
+        return f"elided constant {computation}/{name} {plain_text(instr.shape)}"
     memo: dict[tuple[str, bool], str] = {}
     if instr.opcode in LAYOUT_SENSITIVE_OPCODES:
         operand_text = ",".join(str(shapes[o.name]) for o in instr.operands)
         result = str(instr.shape)
     else:
-        operand_text = ",".join(_plain(shapes[o.name]) for o in instr.operands)
-        result = _plain(instr.shape)
-    return f"{instr.opcode} {result} ({operand_text}) {_attributes_key(side.module, instr, memo)}"
+        operand_text = ",".join(plain_text(shapes[o.name]) for o in instr.operands)
+        result = plain_text(instr.shape)
+    return f"{instr.opcode} {result} ({operand_text}) {attributes_key(side.module, instr, memo)}"
 
 
 class _Cuts:
@@ -556,7 +464,7 @@ def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, in
         stack.pop()
         ops = tuple(memo[o.name] for o in instr.operands)
         extra = instr.parameter_number if instr.opcode == "parameter" else (instr.literal or "")
-        attributes = _attributes_key(side.module, instr, side.attribute_keys)
+        attributes = attributes_key(side.module, instr, side.attribute_keys)
         memo[top] = keys.id((instr.opcode, str(instr.shape), extra, ops, attributes))
     return memo[name]
 
@@ -950,11 +858,11 @@ def _operand_types(side: _Side, instr: HloInstruction) -> list[str]:
 def _no_counterpart(
     a: _Side, b: _Side, b_instr: HloInstruction, candidates: list[str], failures: list[str]
 ) -> str:
-    what = f"{b_instr.opcode} {b_instr.name} ({_plain(b_instr.shape)})"
+    what = f"{b_instr.opcode} {b_instr.name} ({plain_text(b_instr.shape)})"
     if _is_elided_constant(b_instr):
         computation, name = b.builder.origin.get(b_instr.name, ("?", b_instr.name))
         return (
-            f"constant {b_instr.name} ({_plain(b_instr.shape)}) is printed {{...}} (its value elided by the dump) "
+            f"constant {b_instr.name} ({plain_text(b_instr.shape)}) is printed {{...}} (its value elided by the dump) "
             f"and the earlier module has no elided constant {name} of that type in a computation {computation}: "
             "its value is unknown"
         )
