@@ -677,7 +677,9 @@ cases = st.one_of(
 class Outcome:
     kind: str
     mode: str
-    verdict: str  # proved | refuted | unknown | rejected (the verifier raised ValueError)
+    verdict: (
+        str  # proved | refuted | unknown | rejected (invalid HLO: ValueError, or an invalid after module)
+    )
     same: bool | str | None  # "invalid HLO" when the executor rejected a module
     agree: bool | None  # None when either side has no answer
 
@@ -700,6 +702,10 @@ def check_case(case: Case, *, trials: int = 4, seed: int = 0) -> Outcome:
         del err
     else:
         verdict = result.status
+        invalid = (result.counterexample or {}).get("invalid_hlo") if verdict == "refuted" else None
+        if invalid is not None:  # an unsafe rewrite: the rewritten module is invalid HLO
+            verdict, result = "rejected", None
+            refused_size = "changes the shape size" in invalid
     same: bool | None = None
     executed: list[bool | None] = []
     try:

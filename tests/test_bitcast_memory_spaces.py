@@ -40,8 +40,10 @@ DEVICE_CROSSINGS = [(0, 1), (1, 0), (0, 6), (6, 0), (2, 1)]
 @pytest.mark.parametrize("mode", ["physical", "logical"])
 def test_a_bitcast_in_or_out_of_host_memory_is_invalid_in_both(space_in, space_out, mode) -> None:
     copy, bitcast = moved(space_in, space_out, "copy"), moved(space_in, space_out, "bitcast")
-    with pytest.raises(InvalidHlo, match=r"S\(5\)"):
-        verify_rewrite(copy, bitcast, mode=mode)
+    r = verify_rewrite(copy, bitcast, mode=mode)  # the rewritten module is invalid: unsafe
+    assert r.status == "refuted" and "S(5)" in r.counterexample["invalid_hlo"], str(r)
+    with pytest.raises(InvalidHlo, match=r"S\(5\)"):  # as the input: bad input
+        verify_rewrite(bitcast, bitcast, mode=mode)
     with pytest.raises(InvalidHlo, match=r"S\(5\)"):
         compare(copy, bitcast, mode=mode)
     with pytest.raises(InvalidHlo, match="host memory"):
@@ -91,7 +93,7 @@ def test_a_computed_operand_is_not_exempt() -> None:
         "ROOT b = f32[2]{0:S(5)} bitcast(n)",
     )
     copy = bitcast.replace("bitcast(n)", "copy(n)")
-    with pytest.raises(InvalidHlo, match=r"S\(5\)"):
-        verify_rewrite(copy, bitcast)
+    r = verify_rewrite(copy, bitcast)
+    assert r.status == "refuted" and "S(5)" in r.counterexample["invalid_hlo"], str(r)
     with pytest.raises(InvalidHlo, match=r"S\(5\)"):
         compare(copy, bitcast)

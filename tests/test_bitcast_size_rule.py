@@ -78,11 +78,14 @@ AS_BITCAST = UNTILE.replace("copy(p)", "bitcast(p)")
 
 @pytest.mark.parametrize("mode", ["physical", "logical"])
 def test_copy_to_bitcast_of_partial_tiles_is_not_proved_for_every_n(mode: str) -> None:
-    # the old verifier answered "proved" here: for N % 8 != 0 XLA's verifier refuses the bitcast
-    with pytest.raises(InvalidHlo, match="changes the shape size") as info:
-        verify_rewrite(UNTILE, AS_BITCAST, mode=mode)
-    message = str(info.value)
+    # the old verifier answered "proved" here: for N % 8 != 0 XLA's verifier refuses the bitcast,
+    # so the rewrite is unsafe there: refuted, with the sizes and XLA's rule
+    r = verify_rewrite(UNTILE, AS_BITCAST, mode=mode)
+    assert r.status == "refuted", str(r)
+    message = r.counterexample["invalid_hlo"]
+    assert "changes the shape size" in message
     n = sizes_in(message)["N"]
+    assert r.counterexample["sizes"] == {"N": n}
     assert n % 8 != 0
     assert f"takes {array_size(f'f32[{n},128]{{1,0:T(8,128)}}')} bytes" in message
     assert f"f32[{n},128]{{1,0}} {512 * n} bytes" in message
@@ -106,8 +109,10 @@ def test_compare_refuses_before_it_compares_the_roots() -> None:
     after = before.replace("reshape(p)", "bitcast(p)")
     with pytest.raises(InvalidHlo, match=r"takes 32 bytes, the result f32\[2\]\{0:L\(8\)\} 8 bytes"):
         compare(before, after)
-    with pytest.raises(InvalidHlo, match="takes 32 bytes"):
-        verify_rewrite(before, after)
+    r = verify_rewrite(before, after)  # the rewritten module is invalid: an unsafe rewrite
+    assert r.status == "refuted" and "takes 32 bytes" in r.counterexample["invalid_hlo"]
+    with pytest.raises(InvalidHlo, match="takes 32 bytes"):  # the same module as the input: bad input
+        verify_rewrite(after, after)
 
 
 def test_a_bitcast_off_the_root_path_is_checked_too() -> None:
@@ -249,15 +254,20 @@ def test_a_pass_that_writes_a_size_changing_bitcast_is_refuted() -> None:
     assert validate_pair(whole, whole.replace("copy(p)", "bitcast(p)"), mode="physical").status == "proved"
 
 
-def test_the_command_line_refuses_it_with_exit_2(tmp_path, capsys) -> None:
+def test_the_command_line_refutes_an_invalid_rewritten_module_and_refuses_an_invalid_input(
+    tmp_path, capsys
+) -> None:
     from layout_algebra.cli import main
 
     (tmp_path / "before.hlo").write_text(UNTILE)
     (tmp_path / "after.hlo").write_text(AS_BITCAST)
-    assert main(["verify", str(tmp_path / "before.hlo"), str(tmp_path / "after.hlo")]) == 2
-    assert "bitcast c at N=" in capsys.readouterr().err
     files = [str(tmp_path / "before.hlo"), str(tmp_path / "after.hlo")]
+    assert main(["verify", *files]) == 1  # refuted: the rewritten module is invalid at some N
+    assert "bitcast c at N=" in capsys.readouterr().out
     assert main(["verify", *files, "--assume", "N % 8 == 0"]) == 0
+    # the invalid module as the input: bad input, exit 2
+    assert main(["verify", files[1], files[1]]) == 2
+    assert "bitcast c at N=" in capsys.readouterr().err
 
 
 # --------------------------------------------------- random layouts against the oracle

@@ -522,3 +522,83 @@ def test_maximum_with_minus_inf_and_minimum_with_inf_are_identities_on_every_val
     # and in f32 on the widened values (what the rule reads through a convert)
     wide = every.astype(np.float32)
     assert same_up_to_nan_payload(np.maximum(wide, np.float32(-np.inf)).astype(NARROW[narrow]), every)
+
+
+# ------------------------------------------------- power-of-two division, an exact identity
+def powers_of_two(narrow: str) -> list[Fraction]:
+    """Every divisor ±2^k of the type whose reciprocal is exact in it (subnormal ones included)."""
+    p, emin, emax = FORMAT[narrow]
+    smallest = emin - p + 1  # the exponent of the smallest subnormal
+    return [
+        s * Fraction(2) ** k for k in range(smallest, emax + 1) if smallest <= -k <= emax for s in (1, -1)
+    ]
+
+
+@pytest.mark.parametrize("narrow", ["bf16", "f16"])
+def test_power_of_two_division_is_multiplication_by_the_exact_reciprocal(narrow: str) -> None:
+    """x / 2^k and x * 2^-k, each rounded once from the exact rational (IEEE 754), are the same
+    bits for random bit patterns and special values x and every power of two the type holds."""
+    random_values, _ = samples(narrow, 600, seed=11)
+    x = np.concatenate([random_values[:600], np.array(special_values(narrow), dtype=NARROW[narrow])])
+    for c in powers_of_two(narrow):
+        quotient = np.array([exact_op("divide", float(v), float(c), narrow) for v in x], dtype=NARROW[narrow])
+        product = np.array(
+            [exact_op("multiply", float(v), float(1 / c), narrow) for v in x], dtype=NARROW[narrow]
+        )
+        assert same_up_to_nan_payload(product, quotient), (narrow, c)
+
+
+def test_power_of_two_division_in_f32_hardware_arithmetic() -> None:
+    """The same identity in IEEE f32 as NumPy computes it, on random bit patterns of every exponent."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 1 << 32, 200_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        for k in range(-126, 127):  # 2^-k normal: its reciprocal is exact (subnormal or normal)
+            c = np.float32(2.0**k)
+            got, want = x * np.float32(2.0**-k), x / c
+            nan = np.isnan(want)
+            assert (got.view(np.uint32) == want.view(np.uint32))[~nan].all() and np.isnan(got[nan]).all(), k
+
+
+def test_the_oracle_refutes_the_identity_for_other_divisors() -> None:
+    """The check can fail: dividing by 3 is not multiplying by the rounded 1/3."""
+    x, _ = samples("bf16", 2000, seed=3)
+    third = float(np.float32(1 / 3).astype(NARROW["bf16"]))
+    quotient = np.array([exact_op("divide", float(v), 3.0, "bf16") for v in x], dtype=NARROW["bf16"])
+    product = np.array([exact_op("multiply", float(v), third, "bf16") for v in x], dtype=NARROW["bf16"])
+    assert not same_up_to_nan_payload(product, quotient)
+
+
+def _scaled(op: str, constant: str, element: str = "f32", source: str = "f32") -> str:
+    convert = f"  f = {element}[256]{{0}} convert(p)\n" if source != element else ""
+    operand = "f" if convert else "p"
+    return (
+        f"HloModule m\nENTRY e {{\n  p = {source}[256]{{0}} parameter(0)\n{convert}"
+        f"  c = {element}[] constant({constant})\n  b = {element}[256]{{0}} broadcast(c), dimensions={{}}\n"
+        f"  ROOT d = {element}[256]{{0}} {op}({operand}, b)\n}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("element", "divisor", "reciprocal"),
+    [("f32", "2048", "0.00048828125"), ("bf16", "0.25", "4"), ("f16", "-32768", "-3.0517578125e-05")],
+)
+def test_power_of_two_division_is_proved_naming_its_rule(element: str, divisor: str, reciprocal: str) -> None:
+    before, after = (
+        _scaled("divide", divisor, element, element),
+        _scaled("multiply", reciprocal, element, element),
+    )
+    r = verify_rewrite(before, after, float_rules=("power-of-two-division",))
+    assert r.status == "proved" and float_rules_used(r) == ("power-of-two-division",), r.reason
+    assert verify_rewrite(before, after).status != "proved"  # without the rule: uninterpreted
+
+
+def test_division_by_255_is_not_multiplication_by_its_rounded_reciprocal() -> None:
+    """The algebraic simplifier's u8 x/255 -> x*(1/255): 126 of the 256 inputs round differently."""
+    before = _scaled("divide", "255", "f32", "u8")
+    after = _scaled("multiply", "0.00392156886", "f32", "u8")
+    r = verify_rewrite(before, after, float_rules=ALL_RULES)
+    assert r.status == "refuted", r.reason
+    x = np.arange(256, dtype=np.float32)
+    differ = int((x / np.float32(255) != x * np.float32(0.00392156886)).sum())
+    assert differ == 126

@@ -179,8 +179,10 @@ def test_regression_an_invalid_layout_is_refused_in_logical_mode_too(layout: str
     with pytest.raises(ValueError):
         executed_same(before, after, mode="logical")
     for mode in ("logical", "physical"):
-        with pytest.raises(InvalidHlo, match=re.escape(problem)):
-            verify_rewrite(before, after, mode=mode)
+        r = verify_rewrite(before, after, mode=mode)  # the rewritten module is invalid: unsafe
+        assert r.status == "refuted" and problem in r.counterexample["invalid_hlo"], str(r)
+        with pytest.raises(InvalidHlo, match=re.escape(problem)):  # as the input: bad input
+            verify_rewrite(after, before, mode=mode)
 
 
 # ------------------------------------------- hlo.verify: counterexamples re-checked by running

@@ -86,10 +86,15 @@ def test_regression_an_intermediate_dimension_formula_must_be_a_size_too() -> No
         "  t = f32[N/8,8,128]{2,1,0} reshape(p)\n  ROOT r = f32[N,128]{1,0} reshape(t)\n}\n"
     )
     for assume, n in ((None, None), ("N == 3", 3), ("N <= 7 or N == 16", None)):
-        with pytest.raises(InvalidHlo, match=r"reshape t: f32\[N/8,8,128\]\{2,1,0\} has a dimension") as info:
-            verify_rewrite(before, after, assume=assume)
-        found = int(re.search(r"at N=(\d+)", str(info.value)).group(1))
+        r = verify_rewrite(before, after, assume=assume)  # the rewritten module is invalid there
+        assert r.status == "refuted", str(r)
+        problem = r.counterexample["invalid_hlo"]
+        assert re.search(r"reshape t: f32\[N/8,8,128\]\{2,1,0\} has a dimension", problem), problem
+        found = int(re.search(r"at N=(\d+)", problem).group(1))
+        assert r.counterexample["sizes"] == {"N": found}
         assert found % 8 != 0 and (n is None or found == n)
+        with pytest.raises(InvalidHlo, match=r"reshape t: f32\[N/8,8,128\]"):  # as the input: bad input
+            verify_rewrite(after, after, assume=assume)
         with pytest.raises(InvalidHlo):  # the executor cannot run it there either
             compare(before, after, sizes={"N": found})
     assert verify_rewrite(before, after, assume="N % 8 == 0").status == "proved"

@@ -58,6 +58,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="elementwise float ops fully uninterpreted: no proof rests on the float rules "
         "(exact-ops, correctly-rounded, mixed-precision; see docs/passes.md)",
     )
+    p.add_argument(
+        "--max-memory",
+        type=float,
+        metavar="GIB",
+        help="cap this process's memory at GIB gibibytes: a pair that needs more is unknown "
+        "(ran out of memory) instead of the whole run being killed",
+    )
     p.set_defaults(run=run)
 
 
@@ -65,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     from layout_algebra.hlo.pass_programs import programs_of, summary_rows, validate_programs
     from layout_algebra.hlo.passes import DEFAULT_FLOAT_RULES
 
+    if args.max_memory is not None:  # inherited by the --jobs processes
+        _cap_memory(args.max_memory)
     programs = programs_of(args.directories)
     reports = validate_programs(
         programs,
@@ -183,3 +192,16 @@ def _print_table(report, show_all: bool) -> None:
         + ", ".join(f"{k} {v}" for k, v in counts.items())
         + f"; from layout assignment on: {late['proved']}/{differing} differing pairs proved ({share})"
     )
+
+
+def _cap_memory(gib: float) -> None:
+    """Cap the address space, so that running out raises ``MemoryError`` (answered per pair)."""
+    import resource
+
+    if gib <= 0:
+        raise ValueError(f"--max-memory {gib}: give a positive number of gibibytes")
+    limit = int(gib * 2**30)
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))

@@ -82,6 +82,7 @@ from layout_algebra.decide.bitcast import BitcastVerdict, decide_movement, memor
 from layout_algebra.hlo.ir import NATIVE_START_OPCODES, HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.opcodes import ALIASING_OPCODES, AUDITED_MOVEMENT_OPCODES
 from layout_algebra.hlo.parser import HloModuleStream
+from layout_algebra.hlo.validity import host_memory_problem
 from layout_algebra.meaning.sizes import LayoutSemanticsError, SizeReport, size_report
 from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import ArrayShape, BufferShape, Shape, TupleShape
@@ -653,7 +654,8 @@ class _Pending:
 
     computation: str
     is_entry: bool
-    items: list[tuple[str, str, _ShapeFacts, MovementVerdict | None]]
+    #: (name, opcode, shape facts, movement, memory spaces (operand, result) of a bitcast)
+    items: list[tuple[str, str, _ShapeFacts, MovementVerdict | None, tuple[int, int] | None]]
 
 
 def _pending_rows(computation: HloComputation, sizes: dict, per_shape: dict, movements: dict) -> _Pending:
@@ -665,9 +667,14 @@ def _pending_rows(computation: HloComputation, sizes: dict, per_shape: dict, mov
         if facts is None or facts.shape is not instruction.shape:
             facts = per_shape[id(instruction.shape)] = _shape_facts(instruction.shape, sizes)
         movement = None
+        spaces = None
         if instruction.opcode in AUDITED_MOVEMENT_OPCODES:
             movement = _movement(instruction, shapes, movements)
-        items.append((instruction.name, intern(instruction.opcode), facts, movement))
+            operand = instruction.operands[0].name if instruction.operands else ""
+            constant = operand in computation and computation.instruction(operand).opcode == "constant"
+            if instruction.opcode == "bitcast" and not constant:  # XLA exempts a constant's bitcast
+                spaces = _memory_spaces(instruction, shapes)
+        items.append((instruction.name, intern(instruction.opcode), facts, movement, spaces))
     return _Pending(computation.name, computation.is_entry, items)
 
 
@@ -689,16 +696,48 @@ def _movement(
     return movement
 
 
+def _memory_spaces(instruction: HloInstruction, shapes: dict[str, Shape]) -> tuple[int, int] | None:
+    """The memory spaces of a bitcast's operand and result, where both are arrays."""
+    if len(instruction.operands) != 1:
+        return None
+    operand = instruction.operands[0]
+    src = _as_array(operand.shape if operand.shape is not None else shapes.get(operand.name))  # type: ignore[arg-type]
+    dst = _as_array(instruction.shape)
+    if src is None or dst is None:
+        return None
+    return src.effective_layout.memory_space, dst.effective_layout.memory_space
+
+
+def _fused_bitcast_between_memories(movement: MovementVerdict, spaces: tuple[int, int]) -> MovementVerdict:
+    """Inside a fusion, XLA:TPU writes a bitcast between device memory spaces for a fusion that
+    copies between them (a "bitcast fusion"): data movement, and valid HLO."""
+    return MovementVerdict(
+        MOVES_DATA,
+        f"a bitcast between memory spaces inside a fusion ({memory_space_reason(*spaces)}): the fusion "
+        "copies its operand's bytes into the other memory (XLA:TPU's bitcast fusion)",
+        movement.bitcast,
+    )
+
+
 def _finish_rows(pending: _Pending, role: str, rows: list[AuditRow], totals: dict[int, list[int]]) -> None:
-    """Append the computation's rows, now that its role is known; add buffers to the totals."""
+    """Append the computation's rows, now that its role is known; add buffers to the totals.
+
+    A bitcast is either data movement or invalid HLO, never both: inside a fusion, one between
+    device memory spaces is the fusion's copy between memories (moves data, valid); every other
+    bitcast the exact check refutes, and one in or out of host memory ``S(5)`` (XLA's verifier,
+    :mod:`layout_algebra.hlo.validity`), is an invalid bitcast, a problem (``audit --strict``)."""
     program = role in ("entry", "control flow")
-    for name, opcode, facts, movement in pending.items:
+    for name, opcode, facts, movement, spaces in pending.items:
         problems = facts.problems
-        if movement is not None and program:
-            # Inside fusion bodies XLA:TPU writes memory-space-changing "bitcast fusions";
-            # the fusion as a whole is the copy, so only program computations are flagged.
+        if movement is not None and spaces is not None and spaces[0] != spaces[1]:
+            host = host_memory_problem(*spaces, operand_is_constant=False)
+            if host is not None:
+                problems = (*problems, f"invalid bitcast: {host}")
+            elif not program:
+                movement = _fused_bitcast_between_memories(movement, spaces)
+        if movement is not None:
             invalid = invalid_bitcast(movement)
-            if invalid:
+            if invalid and movement.verdict != MOVES_DATA and invalid not in problems:
                 problems = (*problems, invalid)
         row = AuditRow(
             pending.computation,

@@ -31,6 +31,10 @@ FLOAT_RULES: dict[str, str] = {
     "correctly-rounded": "assumes correctly rounded narrow arithmetic: add/subtract/multiply/divide of "
     "two narrow values computed in f32 and rounded to bf16 or f16 equal the narrow op "
     "(double rounding is innocuous when p_wide >= 2 p_narrow + 2); equal up to NaN payloads",
+    "power-of-two-division": "x / 2^k as x * 2^-k where 2^-k is exact in the type (a broadcast or scalar "
+    "constant): both are the real x * 2^-k rounded once, so they are the same bits, zeros, infinities and "
+    "subnormals included (NaN payloads aside); assumes a correctly rounded divide (IEEE 754), as for "
+    "correctly-rounded",
     "mixed-precision": "an op with wide float operands and a narrow float result (allow_mixed_precision) "
     "is the op in the operand type followed by a convert (XLA's float normalization)",
 }
@@ -196,6 +200,11 @@ class ElementwiseOps:
             if narrowed is not None:
                 return narrowed[0], narrowed[1] | {"mixed-precision"}
             return self.app("convert", "", result_type, (inner,), wide), frozenset({"mixed-precision"})
+        if op == "divide" and len(args) == 2 and not mixed and "power-of-two-division" in self.rules:
+            reciprocal = _exact_power_of_two_reciprocal(args[1], result_type)
+            if reciprocal is not None:
+                product = self.app("multiply", attributes, result_type, (args[0], reciprocal))
+                return product, frozenset({"power-of-two-division"})
         if op == "convert" and (result_type, types[0]) in _WIDENINGS:
             return self.rounded(args[0], result_type, types[0])
         if op in _IDENTITIES and len(args) == 2 and not mixed and "exact-ops" in self.rules:
@@ -319,3 +328,18 @@ class ElementwiseOps:
         return self.app(op, attributes, narrow, args), used
 
     # -------------------------------------------------------------- checks
+
+
+def _exact_power_of_two_reciprocal(divisor: Any, type_text: str) -> Number | None:
+    """``2^-k`` for a divisor ``±2^k`` whose reciprocal is exact in ``type_text``, else ``None``."""
+    if (
+        not isinstance(divisor, Number)
+        or divisor.type != type_text
+        or not isinstance(divisor.value, Fraction)
+    ):
+        return None
+    size = abs(divisor.value)
+    if size == 0 or size.numerator & (size.numerator - 1) or size.denominator & (size.denominator - 1):
+        return None  # not a power of two
+    reciprocal = 1 / divisor.value
+    return Number(type_text, reciprocal) if representable(reciprocal, type_text) else None

@@ -62,6 +62,12 @@ class Evaluator(MovementOps, ElementwiseOps):
         #: bitcasts that made SlotBits (read only at the root or by another bitcast)
         self.slot_bits: set[str] = set()
         self._scopes: list[Scope] = []
+        #: element values already computed, by (scope, name, index, path, open branches): a DAG
+        #: that shares sub-expressions is evaluated once per node, not once per path through it
+        self._elements: dict[tuple[Any, ...], Any] = {}
+        self._alive: list[Any] = []  # what the ids in those keys name, kept alive
+        self._branches: tuple[int, ...] = ()  # the guarded() calls open now, by serial number
+        self._serial = 0
 
     # -------------------------------------------------------------- helpers
     def lift(self, d: Any) -> Any:
@@ -80,8 +86,15 @@ class Evaluator(MovementOps, ElementwiseOps):
         """``thunk()``, with what its encoding relied on required only where ``cond`` holds."""
         if not self.symbolic:
             return thunk()
-        with self.ar.branch(cond):
-            return thunk()
+        # a value computed in another branch recorded its obligations under that branch's
+        # condition: values are reused only within the branch they were computed in
+        self._serial += 1
+        outer, self._branches = self._branches, (*self._branches, self._serial)
+        try:
+            with self.ar.branch(cond):
+                return thunk()
+        finally:
+            self._branches = outer
 
     def operand(self, scope: Scope, instr: HloInstruction, k: int) -> HloInstruction:
         if k >= len(instr.operands):
@@ -93,6 +106,27 @@ class Evaluator(MovementOps, ElementwiseOps):
 
     # -------------------------------------------------------------- elements
     def element(self, scope: Scope, name: str, index: Sequence[Any], path: tuple = ()) -> Any:
+        """The value of element ``index`` of instruction ``name`` (at tuple ``path``), computed once."""
+        key = self._element_key(scope, name, index, path)
+        if key is None:
+            return self._element(scope, name, index, path)
+        if key not in self._elements:
+            self._elements[key] = self._element(scope, name, index, path)
+            self._alive.append((scope, tuple(index)))
+        return self._elements[key]
+
+    def _element_key(self, scope: Scope, name: str, index: Sequence[Any], path: tuple) -> tuple | None:
+        terms: list[Any] = []
+        for i in index:
+            if isinstance(i, int):
+                terms.append(i)
+            elif isinstance(i, z3.AstRef):
+                terms.append(("z3", i.get_id()))
+            else:
+                return None
+        return (id(scope), name, tuple(terms), path, self._branches)
+
+    def _element(self, scope: Scope, name: str, index: Sequence[Any], path: tuple = ()) -> Any:
         instr = instruction_named(scope.computation, name)
         op = instr.opcode
         if op not in SUPPORTED_OPCODES:

@@ -70,7 +70,6 @@ A pass that moves a transpose into a ``dot``'s dimension numbers:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 import time
@@ -81,7 +80,6 @@ from typing import Any
 
 from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
 from layout_algebra.hlo.ir import (
-    COMPUTATION_REFERENCE_ATTRIBUTES,
     HloComputation,
     HloInstruction,
     HloModule,
@@ -89,7 +87,6 @@ from layout_algebra.hlo.ir import (
 )
 from layout_algebra.hlo.opcodes import (
     ELEMENTWISE_OPCODES,
-    INERT_ATTRIBUTES,
     LAYOUT_SENSITIVE_OPCODES,
     MOVEMENT_OPCODES,
     RANDOM_OPCODES,
@@ -102,9 +99,9 @@ from layout_algebra.hlo.pass_canonical import (
     canonical_dot,
     canonical_reduce,
     convolution_as_dot,
-    defines_computation,
     flatten_module,
 )
+from layout_algebra.hlo.pass_keys import attributes_key, module_key, plain_text
 from layout_algebra.hlo.validity import bitcast_size_problem
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 from layout_algebra.model.errors import LayoutAlgebraError
@@ -115,6 +112,7 @@ __all__ = [
     "ASSUMPTIONS",
     "DEFAULT_FLOAT_RULES",
     "PASS_FILE",
+    "PROVISIONAL_TILING",
     "PassDump",
     "PassResult",
     "ValidationReport",
@@ -135,6 +133,10 @@ ELIDED_CONSTANTS = "elided-constants"
 #: The name of the assumption that a convolution computing a dot's products is that dot.
 CONVOLUTION_AS_DOT = "convolution-as-dot"
 
+#: The name of the assumption that XLA:TPU's sub-byte parameter tilings are provisional until
+#: ``post-fusion-tiling-assignment`` (the entry computation layout holds the final tiling).
+PROVISIONAL_TILING = "xla-tpu-provisional-subbyte-tiling"
+
 #: The pass whose output is the last one compared logically (its input has no layouts).
 LAYOUT_ASSIGNMENT = "layout-assignment"
 
@@ -151,6 +153,13 @@ ASSUMPTIONS: dict[str, str] = {
     "array; the later module's equals the earlier's when both have the same name, are defined in "
     "computations of the same name and have the same type and dimensions (XLA does not rename a "
     "constant, and its name uniquer never gives an old name to a new instruction)",
+    PROVISIONAL_TILING: "XLA:TPU keeps the tiling of 8-bit and narrower arrays provisional from layout "
+    "assignment until post-fusion-tiling-assignment, while the entry computation layout already holds the "
+    "final tiling: an entry parameter whose tiling a pass changes to the entry computation layout's (same "
+    "element type, dimensions, dimension order, E(n) and memory space) holds the same buffer before and "
+    "after, laid out as the entry computation layout says. With no bitcast reading such a parameter, the "
+    "roots (both with the entry computation layout's result shape) are then the same buffers exactly when "
+    "they are the same logical arrays, which is what is proved",
     CONVOLUTION_AS_DOT: "a convolution whose window meets exactly the products of a dot (no spatial "
     "dimensions, or a base-dilated window pairing output s with input s and kernel s) computes that "
     "dot: the same products, summed alike (XLA's reference evaluator skips dilation holes and padding)",
@@ -290,95 +299,6 @@ def read_dump_directory(directory: str | os.PathLike[str]) -> tuple[dict[str, li
     return modules, skipped
 
 
-# ------------------------------------------------------------------------ structure
-def _plain(shape: Shape) -> str:
-    """A shape's element type and dimensions, without its layout."""
-    if isinstance(shape, TupleShape):
-        return "(" + ", ".join(_plain(s) for s in shape.elements) + ")"
-    if isinstance(shape, ArrayShape):
-        return f"{shape.element_type.text}[{','.join(map(str, shape.dimensions))}]"
-    return str(shape)
-
-
-def _has_layout_sensitive(module: HloModule, name: str, seen: set[str] | None = None) -> bool:
-    seen = set() if seen is None else seen
-    if name in seen:
-        return False
-    seen.add(name)
-    computation = module.computation(name)
-    for i in computation.instructions:
-        if i.opcode == "bitcast" or i.opcode in LAYOUT_SENSITIVE_OPCODES:
-            return True
-        if any(
-            _has_layout_sensitive(module, c, seen)
-            for c in i.called_computations
-            if defines_computation(module, c)
-        ):
-            return True
-    return False
-
-
-def computation_key(
-    module: HloModule, name: str, _memo: dict[tuple[str, bool], str] | None = None, *, layouts: bool = False
-) -> str:
-    """A computation's structure as a hash of its root's expression DAG.
-
-    Names and the order of the instructions (which schedulers change) do not matter;
-    parameters are known by number. Layouts are part of it only when ``layouts`` or when
-    the computation holds a ``bitcast`` or another layout-sensitive op (elsewhere layouts
-    do not change what a computation computes)."""
-    memo = {} if _memo is None else _memo
-    key = (name, layouts)
-    if key in memo:
-        return memo[key]
-    memo[key] = f"<recursive {name}>"
-    computation = module.computation(name)
-    with_layouts = layouts or _has_layout_sensitive(module, name)
-    by_name = {i.name: i for i in computation.instructions}
-    done: dict[str, str] = {}
-    stack = [computation.root.name]
-    while stack:
-        top = stack[-1]
-        if top in done:
-            stack.pop()
-            continue
-        instr = by_name[top]
-        pending = [o.name for o in instr.operands if o.name not in done and o.name in by_name]
-        if pending:
-            stack.extend(pending)
-            continue
-        stack.pop()
-        shape = str(instr.shape) if with_layouts else _plain(instr.shape)
-        ops = ",".join(done.get(o.name, o.name) for o in instr.operands)
-        own = instr.parameter_number if instr.opcode == "parameter" else (instr.literal or "")
-        text = f"{shape} {instr.opcode}({ops}) {own} {_attributes_key(module, instr, memo)}"
-        done[top] = hashlib.sha1(text.encode()).hexdigest()[:20]
-    memo[key] = done[computation.root.name]
-    return memo[key]
-
-
-def _attributes_key(module: HloModule, instr: HloInstruction, memo: dict[tuple[str, bool], str]) -> str:
-    parts = []
-    for key, value in sorted(instr.attributes.items()):
-        if key in INERT_ATTRIBUTES and not (instr.opcode == "custom-call" and key == "backend_config"):
-            continue
-        if key in COMPUTATION_REFERENCE_ATTRIBUTES:
-            names = re.findall(r"%?([A-Za-z0-9_][\w.\-]*)", value)
-            value = ",".join(
-                computation_key(module, n, memo) if defines_computation(module, n) else n for n in names
-            )
-        parts.append(f"{key}={value}")
-    return ",".join(parts)
-
-
-def module_key(module: HloModule) -> str:
-    """The module as a program: equal keys mean the same computation, names and metadata aside."""
-    memo: dict[tuple[str, bool], str] = {}
-    entry = computation_key(module, module.entry.name, memo, layouts=True)
-    layout = str(module.entry_computation_layout) if module.entry_computation_layout else ""
-    return layout + entry
-
-
 # ------------------------------------------------------------------------ one pair
 @dataclass
 class _Side:
@@ -389,6 +309,8 @@ class _Side:
     opaque: list[str]
     #: convolutions read as dots (CONVOLUTION_AS_DOT)
     as_dot: frozenset[str] = frozenset()
+    #: the keys of called computations, by (name, with layouts), computed once per module
+    attribute_keys: dict[tuple[str, bool], str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, module: HloModule) -> _Side:
@@ -427,15 +349,15 @@ def _signature(side: _Side, instr: HloInstruction) -> str:
     shapes = side.builder.shapes
     if _is_elided_constant(instr):  # known only by its name (ASSUMPTIONS["elided-constants"])
         computation, name = side.builder.origin.get(instr.name, ("?", instr.name))
-        return f"elided constant {computation}/{name} {_plain(instr.shape)}"
+        return f"elided constant {computation}/{name} {plain_text(instr.shape)}"
     memo: dict[tuple[str, bool], str] = {}
     if instr.opcode in LAYOUT_SENSITIVE_OPCODES:
         operand_text = ",".join(str(shapes[o.name]) for o in instr.operands)
         result = str(instr.shape)
     else:
-        operand_text = ",".join(_plain(shapes[o.name]) for o in instr.operands)
-        result = _plain(instr.shape)
-    return f"{instr.opcode} {result} ({operand_text}) {_attributes_key(side.module, instr, memo)}"
+        operand_text = ",".join(plain_text(shapes[o.name]) for o in instr.operands)
+        result = plain_text(instr.shape)
+    return f"{instr.opcode} {result} ({operand_text}) {attributes_key(side.module, instr, memo)}"
 
 
 class _Cuts:
@@ -520,8 +442,22 @@ class _Cuts:
         return HloModule(side.module.name, (entry,), entry)
 
 
-def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, str]) -> str:
-    """The structure of the cone of ``name`` down to cut points and parameters."""
+class ConeKeys:
+    """Hash-consed cone structures, shared by both sides of a pair: each distinct node — its
+    opcode, shape, literal or parameter number, attributes, and the *ids* of its operands — gets
+    one small integer, so two cones have equal ids exactly when they have the same structure
+    (no hash, no collision), and every entry has the size of one instruction: nothing grows with
+    the number of paths through the DAG (a backward pass shares sub-expressions everywhere)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[Any, ...], int] = {}
+
+    def id(self, node: tuple[Any, ...]) -> int:
+        return self.ids.setdefault(node, len(self.ids))
+
+
+def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, int], keys: ConeKeys) -> int:
+    """The structure of the cone of ``name`` down to cut points and parameters, as its id in ``keys``."""
     stack = [name]
     while stack:
         top = stack[-1]
@@ -530,7 +466,7 @@ def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, st
             continue
         instr = side.by_name[top]
         if top in cut:
-            memo[top] = f"cut{cut[top]}"
+            memo[top] = keys.id(("cut", cut[top]))
             stack.pop()
             continue
         pending = [o.name for o in instr.operands if o.name not in memo]
@@ -538,9 +474,10 @@ def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, st
             stack.extend(pending)
             continue
         stack.pop()
-        ops = ",".join(memo[o.name] for o in instr.operands)
+        ops = tuple(memo[o.name] for o in instr.operands)
         extra = instr.parameter_number if instr.opcode == "parameter" else (instr.literal or "")
-        memo[top] = f"{instr.opcode}[{instr.shape}]{extra}({ops}){_attributes_key(side.module, instr, {})}"
+        attributes = attributes_key(side.module, instr, side.attribute_keys)
+        memo[top] = keys.id((instr.opcode, str(instr.shape), extra, ops, attributes))
     return memo[name]
 
 
@@ -548,8 +485,9 @@ def _decide_equal(cuts: _Cuts, a_name: str, b_name: str, mode: str, timeout_ms: 
     """Are earlier ``a_name`` and later ``b_name`` equal (given the cuts)? (status, result)."""
     a_cut = {n: k for n, k in cuts.number.items()}
     b_cut = {b: cuts.number[a] for b, a in cuts.pairs.items()}
-    ka = _cone_key(cuts.a, a_name, a_cut, {})
-    kb = _cone_key(cuts.b, b_name, b_cut, {})
+    keys = ConeKeys()
+    ka = _cone_key(cuts.a, a_name, a_cut, {}, keys)
+    kb = _cone_key(cuts.b, b_name, b_cut, {}, keys)
     if ka == kb and (
         mode == "logical" or str(cuts.a.builder.shapes[a_name]) == str(cuts.b.builder.shapes[b_name])
     ):
@@ -602,6 +540,25 @@ def validate_pair(
     b_mod = parse_module(later) if isinstance(later, str) else later
     dummy = PassDump(Path("earlier"), a_mod.name, 0, "", "earlier", None)
     dummy_b = PassDump(Path("later"), b_mod.name, 1, "", "later", None)
+    try:
+        return _validate_modules(a_mod, b_mod, dummy, dummy_b, mode, timeout_ms, float_rules, start)
+    except MemoryError:  # a memory cap (ulimit -v, --max-memory): this pair's answer, not a crash
+        reason = "ran out of memory validating this pair (the process's memory cap); no answer"
+    except RecursionError:
+        reason = "the chains of instructions are too deep to follow (Python's recursion limit); no answer"
+    return PassResult(a_mod.name, dummy, dummy_b, mode, "unknown", time.perf_counter() - start, reason)
+
+
+def _validate_modules(
+    a_mod: HloModule,
+    b_mod: HloModule,
+    dummy: PassDump,
+    dummy_b: PassDump,
+    mode: str,
+    timeout_ms: int,
+    float_rules: Collection[str],
+    start: float,
+) -> PassResult:
 
     used: set[str] = set()
 
@@ -630,6 +587,20 @@ def validate_pair(
         interface = _interface_change(a_mod, b_mod)
         if interface:
             return answer("unknown", interface)
+        retiled = _provisional_retiling(a_mod, b_mod)
+        if isinstance(retiled, str):
+            return answer("unknown", retiled)
+        if retiled:
+            logical = _validate_modules(
+                a_mod, b_mod, dummy, dummy_b, "logical", timeout_ms, float_rules, start
+            )
+            said = f"parameters {', '.join(map(str, retiled))} re-tiled ({PROVISIONAL_TILING})"
+            if logical.status == "proved":
+                used.update((*logical.assumptions, PROVISIONAL_TILING))
+                return answer("proved", cuts=logical.cut_points)
+            if logical.status == "refuted":
+                return dataclasses.replace(logical, mode=mode, seconds=time.perf_counter() - start)
+            return answer("unknown", f"{said}: compared logically: {logical.reason}", cuts=logical.cut_points)
     try:
         a, b = _Side.of(a_mod), _Side.of(b_mod)
     except (Unsupported, KeyError, ValueError) as err:
@@ -763,6 +734,75 @@ def _interface_change(a: HloModule, b: HloModule) -> str:
     return ""
 
 
+def _parameter_shapes(module: HloModule) -> dict[int, Shape]:
+    return {
+        i.parameter_number: i.shape
+        for i in module.entry.instructions
+        if i.opcode == "parameter" and i.parameter_number is not None
+    }
+
+
+def _only_tiles_differ(x: Shape, y: Shape) -> bool:
+    """Two arrays of one 8-bit or narrower type whose layouts differ in their tiles alone."""
+    if not (isinstance(x, ArrayShape) and isinstance(y, ArrayShape)) or x.layout is None or y.layout is None:
+        return False
+    return (
+        x.element_type == y.element_type
+        and x.element_type.bit_width <= 8
+        and x.dimensions == y.dimensions
+        and dataclasses.replace(x.layout, tiles=()) == dataclasses.replace(y.layout, tiles=())
+        and x.layout.tiles != y.layout.tiles
+    )
+
+
+def _provisional_retiling(a: HloModule, b: HloModule) -> list[int] | str:
+    """The entry parameters whose provisional sub-byte tiling the pass finalized to the entry
+    computation layout's (:data:`PROVISIONAL_TILING`), or why the parameters differ otherwise.
+
+    Physical mode compares buffers given the same parameter buffers: a parameter whose layout
+    changed is a changed interface unless XLA:TPU's provisional tiling explains it, and then
+    only where no bitcast reads the parameter through its tiling."""
+    pa, pb = _parameter_shapes(a), _parameter_shapes(b)
+    if sorted(pa) != sorted(pb):
+        return f"the entry parameters changed: {sorted(pa)} before, {sorted(pb)} after"
+    layout = b.entry_computation_layout
+    declared = layout.parameter_shapes if layout is not None else ()
+    retiled = []
+    for n in sorted(pa):
+        x, y = pa[n], pb[n]
+        if str(x) == str(y):
+            continue
+        final = declared[n] if n < len(declared) else None
+        if final is None or str(y) != str(final) or not _only_tiles_differ(x, y):
+            return (
+                f"the rewrite changes the interface: parameter {n} is {x} before and {y} after "
+                "(not a provisional sub-byte tiling finalized to the entry computation layout's)"
+            )
+        retiled.append(n)
+    for module in (a, b) if retiled else ():
+        for computation, instruction in module.instructions():
+            if instruction.opcode != "bitcast" or instruction.operands[0].name not in computation:
+                continue
+            operand = computation.instruction(instruction.operands[0].name)
+            shape = operand.shape
+            # a bitcast of an entry parameter, or (conservatively) of any fused or called
+            # parameter of 8 bits or fewer, reads a tiling that may be provisional
+            if operand.opcode == "parameter" and (
+                (computation is module.entry and operand.parameter_number in retiled)
+                or (
+                    computation is not module.entry
+                    and isinstance(shape, ArrayShape)
+                    and shape.element_type.bit_width <= 8
+                )
+            ):
+                return (
+                    f"bitcast {instruction.name} reads parameter {operand.name} through its tiling, "
+                    f"which is provisional (re-tiled parameters {', '.join(map(str, retiled))}): the tiling matters, "
+                    "and it is not final"
+                )
+    return retiled
+
+
 def _precision_changes(a: _Side, b: _Side) -> str:
     """The converts the later module has more of than the earlier, by types: what a
     precision-changing pass (``bfloat16-propagation``, ``float-type-correction``) adds."""
@@ -830,11 +870,11 @@ def _operand_types(side: _Side, instr: HloInstruction) -> list[str]:
 def _no_counterpart(
     a: _Side, b: _Side, b_instr: HloInstruction, candidates: list[str], failures: list[str]
 ) -> str:
-    what = f"{b_instr.opcode} {b_instr.name} ({_plain(b_instr.shape)})"
+    what = f"{b_instr.opcode} {b_instr.name} ({plain_text(b_instr.shape)})"
     if _is_elided_constant(b_instr):
         computation, name = b.builder.origin.get(b_instr.name, ("?", b_instr.name))
         return (
-            f"constant {b_instr.name} ({_plain(b_instr.shape)}) is printed {{...}} (its value elided by the dump) "
+            f"constant {b_instr.name} ({plain_text(b_instr.shape)}) is printed {{...}} (its value elided by the dump) "
             f"and the earlier module has no elided constant {name} of that type in a computation {computation}: "
             "its value is unknown"
         )

@@ -30,8 +30,9 @@ between converts is read as the narrow op where a stated theorem or assumption s
 a proof that used a rule names it in its ``encoding``.
 Deterministic compute ops (``dot``, ``reduce``, ``convolution``, ``gather``, ...) are opaque
 arrays: equal when their text (operand subgraphs, attributes, called computations) is.
-HLO that XLA's verifier refuses is an error (``InvalidHlo``), for symbolic sizes wherever
-the assumptions allow: among others a ``bitcast`` that changes the shape size
+HLO that XLA's verifier refuses, for symbolic sizes wherever the assumptions allow, is an
+unsafe rewrite when it is the ``after`` module (``refuted``: the counterexample's ``invalid_hlo``
+says XLA's rule, ``sizes`` where it fails) and bad input (``InvalidHlo``) when it is ``before``: among others a ``bitcast`` that changes the shape size
 (:mod:`layout_algebra.hlo.validity`; a ``copy`` of ``f32[N,128]{1,0:T(8,128)}`` into
 ``f32[N,128]{1,0}`` becomes a bitcast only under ``N % 8 == 0``). A size-keeping bitcast that
 changes ``E(n)`` of a sub-byte type (``s4[16]{0:E(4)}`` read as ``s4[8]{0}``) is read bit by
@@ -429,7 +430,14 @@ def _check_requirements(ctx: _Context, evaluators: Sequence[Evaluator]) -> None:
         for a, b, at_most, problem in ev.requirements:
             verdict, sizes = _property_differs(ctx, a, b, at_most)
             if verdict == "differ":
-                raise InvalidHlo(f"{problem}, e.g. at {sizes}")
+                raise _invalid_at(f"{problem}, e.g. at {sizes}", sizes)
+
+
+def _invalid_at(message: str, sizes: Mapping[str, int] | None) -> InvalidHlo:
+    """The error for HLO that XLA's verifier rejects at ``sizes`` (kept on it as ``sizes``)."""
+    err = InvalidHlo(message)
+    err.sizes = dict(sizes or {})  # type: ignore[attr-defined]
+    return err
 
 
 def _check_bitcast_sizes(ctx: _Context) -> str | None:
@@ -458,9 +466,10 @@ def _check_bitcast_sizes(ctx: _Context) -> str | None:
                     return (
                         f"bitcast {instr.name}: the solver's sizes {at} give equal shape sizes when evaluated"
                     )
-                raise InvalidHlo(
+                raise _invalid_at(
                     f"bitcast {instr.name} at {at} (sizes the assumptions allow) {concrete}; for every "
-                    f"size: {size_text(a)} against {size_text(b)}"
+                    f"size: {size_text(a)} against {size_text(b)}",
+                    sizes,
                 )
     return None
 
@@ -487,9 +496,10 @@ def _check_dimension_formulas(ctx: _Context) -> str | None:
                         return f"whether {instr.opcode} {instr.name} ({leaf}) has whole dimensions >= 0 is {verdict}"
                     if verdict == "differ" and sizes is not None:
                         at = ", ".join(f"{k}={v}" for k, v in sizes.items())
-                        raise InvalidHlo(
+                        raise _invalid_at(
                             f"{instr.opcode} {instr.name}: {leaf} has a dimension that is not a whole number "
-                            f">= 0 at {at} (sizes the assumptions allow): {condition_text(fact)} fails there"
+                            f">= 0 at {at} (sizes the assumptions allow): {condition_text(fact)} fails there",
+                            sizes,
                         )
     return None
 
@@ -753,19 +763,51 @@ def verify_rewrite(
     ``before``/``after``: HLO module texts or parsed modules. ``assume``: conditions on the
     symbolic sizes (``"N % 8 == 0"``). ``mode``: ``"physical"`` (same root buffer, bit for
     bit) or ``"logical"`` (same root array, layouts free). Raises ``ValueError``
-    (``InvalidHlo``, ``UnsupportedHlo``, ``HloParseError``) for bad input, quoting it.
+    (``InvalidHlo``, ``UnsupportedHlo``, ``HloParseError``) for bad input, quoting it: text
+    that does not parse, or a ``before`` module XLA's verifier rejects. An ``after`` module XLA's
+    verifier rejects at sizes the assumptions allow is an unsafe rewrite: ``refuted``, the
+    counterexample's ``invalid_hlo`` saying XLA's rule and ``sizes`` where it fails.
     A refutation's counterexample has ``sizes`` (name -> int), ``element`` (a root index,
     or ``None`` when a buffer property differs) and ``before``/``after`` descriptions.
     ``float_rules``: names from :data:`FLOAT_RULES` the proof may use (none by default:
     elementwise ops stay uninterpreted); a proof that used one names it in its ``encoding``.
     """
+    start = time.perf_counter()
+    a, b = as_module(before), as_module(after)
+    options: dict[str, Any] = dict(assume=assume, mode=mode, timeout_ms=timeout_ms, float_rules=float_rules)
+    try:
+        return _verify_modules(a, b, **options)
+    except InvalidHlo as err:
+        _verify_modules(a, a, **options)  # an invalid before module raises here: bad input
+        sizes = dict(getattr(err, "sizes", {}))
+        claim = f"rewrite of {a.entry.name} preserves the root {'buffer' if mode == 'physical' else 'array'}"
+        return ProofResult(
+            "refuted",
+            claim,
+            time.perf_counter() - start,
+            "XLA's verifier rules (hlo.validity) on the rewritten module",
+            counterexample={"sizes": sizes, "element": None, "invalid_hlo": str(err)},
+            reason=f"the rewritten module is invalid HLO (XLA's verifier rejects it): {err}",
+        )
+
+
+def _verify_modules(
+    before: HloModule,
+    after: HloModule,
+    *,
+    assume: Assumptions = None,
+    mode: str = "physical",
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    float_rules: Collection[str] = (),
+) -> ProofResult:
+    """:func:`verify_rewrite` on parsed modules; raises ``InvalidHlo`` for either module invalid."""
     if mode not in MODES:
         raise InvalidArgumentError(f"mode {mode!r} is not one of {', '.join(MODES)}")
     unknown_rules = sorted(set(float_rules) - set(FLOAT_RULES))
     if unknown_rules:
         raise InvalidArgumentError(f"float rules {unknown_rules} are not among {', '.join(FLOAT_RULES)}")
     start = time.perf_counter()
-    a, b = as_module(before), as_module(after)
+    a, b = before, after
     _check_interface(a, b, mode)
     _check_layouts(a)
     _check_layouts(b)

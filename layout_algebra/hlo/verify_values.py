@@ -160,15 +160,30 @@ def as_condition(x: Any) -> Any:
 
 # ---------------------------------------------------------------------- comparing values
 def differ_values(a: Any, b: Any) -> Any:
-    """A condition under which the two element values can differ (uninterpreted ops free)."""
+    """A condition under which the two element values can differ (uninterpreted ops free).
+
+    Values are DAGs (an element read twice is one object): each pair of nodes is compared once,
+    so the work grows with the number of nodes, not with the number of paths through them."""
+    memo: dict[tuple[int, int], Any] = {}
+
+    def differ(a: Any, b: Any) -> Any:
+        key = (id(a), id(b))
+        if key not in memo:
+            memo[key] = _differ_once(a, b, differ)
+        return memo[key]
+
+    return differ(a, b)
+
+
+def _differ_once(a: Any, b: Any, differ: Callable[[Any, Any], Any]) -> Any:
     if isinstance(a, Choice):
-        return _ite(a.cond, differ_values(a.then, b), differ_values(a.other, b))
+        return _ite(a.cond, differ(a.then, b), differ(a.other, b))
     if isinstance(b, Choice):
-        return _ite(b.cond, differ_values(a, b.then), differ_values(a, b.other))
+        return _ite(b.cond, differ(a, b.then), differ(a, b.other))
     if isinstance(a, Undefined) or isinstance(b, Undefined):
         return True
     if isinstance(a, SlotBits) or isinstance(b, SlotBits):  # physical mode, at the root: every digit
-        return any_of(*(differ_values(x, y) for x, y in SlotBits.pairs(a, b)))
+        return any_of(*(differ(x, y) for x, y in SlotBits.pairs(a, b)))
     if isinstance(a, Param) and isinstance(b, Param):
         if a.key != b.key:
             return True
@@ -178,7 +193,7 @@ def differ_values(a: Any, b: Any) -> Any:
     if isinstance(a, App) and isinstance(b, App):
         if a.op != b.op or len(a.args) != len(b.args):
             return True
-        return any_of(*(differ_values(x, y) for x, y in zip(a.args, b.args, strict=True)))
+        return any_of(*(differ(x, y) for x, y in zip(a.args, b.args, strict=True)))
     return True
 
 
@@ -222,7 +237,24 @@ def difference_kind(a: Any, b: Any) -> str | None:
     return "data"
 
 
+#: How much of a value :func:`show_value` writes out (a DAG written as a tree can be huge).
+MAX_SHOWN = 600
+
+
 def show_value(v: Any) -> str:
+    """A value in words, at most about :data:`MAX_SHOWN` characters (each shared node written once)."""
+    memo: dict[int, str] = {}
+
+    def show(v: Any) -> str:
+        if id(v) not in memo:
+            text = _show_once(v, show)
+            memo[id(v)] = text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+        return memo[id(v)]
+
+    return show(v)
+
+
+def _show_once(v: Any, show_value: Callable[[Any], str]) -> str:
     if isinstance(v, Param):
         number, path = v.key
         where = f"parameter {number}" + "".join(f".{k}" for k in path)
