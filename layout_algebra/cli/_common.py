@@ -176,6 +176,11 @@ def report_condition(found: Any, as_json: bool) -> int:
         when = "exactly when" if found.status == "exact" else "when (see the status)"
         if found.expr is not None:
             print(f"{found.claim} {when}: {condition_in_grammar(found.expr)}")
+        elif getattr(found, "fitted", None) is not None:
+            print(
+                f"{found.claim}: for which sizes is not known (evidence only, not proved: "
+                f"{condition_in_grammar(found.fitted)} matched the exact decision at {len(found.grid)} grid sizes)"
+            )
         else:
             print(f"{found.claim}: for which sizes is not known (no condition of the grammar fits)")
         print(f"  status: {found.status} ({found.method})")

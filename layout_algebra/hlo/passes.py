@@ -105,7 +105,7 @@ from layout_algebra.hlo.pass_keys import attributes_key, module_key, plain_text
 from layout_algebra.hlo.validity import bitcast_size_problem
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 from layout_algebra.model.errors import LayoutAlgebraError
-from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
+from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.prove.result import json_value
 
 __all__ = [
