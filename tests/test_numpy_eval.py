@@ -848,3 +848,24 @@ def test_a_kept_recipe_still_checks_the_array() -> None:
     unpack(np.zeros(layout_map(text).size_in_bytes, np.uint8), text)
     with pytest.raises(ValueError, match="has 4 bytes"):
         unpack(np.zeros(4, np.uint8), text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f8e5m2[64,96]{0,1:T(8,128)(4,1)}",  # a (4,1) word of 4 bytes that are contiguous in the array
+        "pred[40,64]{0,1:T(8,128)(4,1)}",
+        "bf16[24,64]{0,1:T(8,128)(2,1)}",
+        "u8[30,70]{0,1:T(8,16)(4,1)}",  # padded both ways: ragged words at the edges
+        "s8[2,16,24]{1,2,0:T(4,8)(8,1)}",  # 8-byte words
+    ],
+)
+def test_words_contiguous_on_both_sides_are_copied_as_words(text: str, monkeypatch) -> None:
+    monkeypatch.setattr(copy_engine, "WORD_MIN_ELEMENTS", 0)
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(5))
+    expected = reference_pack(x, text, fill=3)
+    for use in (True, False):
+        monkeypatch.setattr(copy_engine, "USE_KERNELS", use)
+        np.testing.assert_array_equal(pack(x, text, fill=3), expected, err_msg=text)
+        np.testing.assert_array_equal(raw_bytes(unpack(expected, text)), raw_bytes(x), err_msg=text)

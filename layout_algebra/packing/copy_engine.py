@@ -220,6 +220,9 @@ def copy(dst: np.ndarray, src: np.ndarray) -> None:
             if not deinterleave(d, _word_view(s), 8 * s.itemsize):
                 parts_from_words(d, s)
             return
+        if _same_words(d, s):  # whole words on both sides: one copy of words, not one per part
+            copy(_word_view(d), _word_view(s))
+            return
     for d, s in peeled(dst, src):
         if d.nbytes > BLOCK_BYTES and is_transposing(d, s):
             blocked_copy(d, s)
@@ -239,6 +242,31 @@ def _makes_words(packed: np.ndarray, parts: np.ndarray) -> bool:
         and packed.strides[-1] == size
         and parts.strides[-1] != size
         and all(s % (k * size) == 0 for s in packed.strides[:-1])
+    )
+
+
+def _same_words(dst: np.ndarray, src: np.ndarray) -> bool:
+    """Whether both sides' last dim is the same few unsigned elements in a row that make a word
+    of at most 8 bytes (the 4 bytes of an ``(4,1)`` tile over a transposed ``f8`` array): then
+    the copy is a copy of words, and its other dims stay as they are.
+
+    >>> x = np.zeros((64, 32), np.uint8)
+    >>> _same_words(np.zeros((8, 64, 4), np.uint8), x.reshape(64, 8, 4).transpose(1, 0, 2))
+    True
+    >>> _same_words(np.zeros((8, 64, 3), np.uint8), np.zeros((64, 8, 3), np.uint8).transpose(1, 0, 2))
+    False
+    """
+    if dst.ndim < 2 or dst.shape != src.shape or dst.dtype != src.dtype or dst.dtype.kind != "u":
+        return False
+    k, size = dst.shape[-1], dst.itemsize
+    return (
+        k in (2, 4, 8)
+        and k * size <= 8
+        and dst.strides[-1] == size
+        and src.strides[-1] == size
+        and dst.ctypes.data % (k * size) == 0
+        and src.ctypes.data % (k * size) == 0
+        and all(st % (k * size) == 0 for a in (dst, src) for st in a.strides[:-1])
     )
 
 
