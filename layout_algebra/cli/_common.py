@@ -52,17 +52,14 @@ def parse_dims(values: Sequence[str]) -> tuple[int, ...]:
 
 
 def shape_size_names(shapes: Iterable[str]) -> tuple[str, ...]:
-    """The size symbols of shape texts, in order of first appearance (texts that do not parse add none:
-    the command reports them itself)."""
+    """The size symbols of shape texts, in order of first appearance (a text that does not parse
+    raises its parse error: that is the input's fault to report, before any assumption's)."""
     from layout_algebra.model.shapes import ArrayShape
     from layout_algebra.model.syntax import parse_shape
 
     names: list[str] = []
     for text in shapes:
-        try:
-            shape = parse_shape(text) if isinstance(text, str) else text
-        except ValueError:
-            continue
+        shape = parse_shape(text) if isinstance(text, str) else text
         if isinstance(shape, ArrayShape):
             names += [str(s) for s in shape.size_symbols if str(s) not in names]
     return tuple(names)
