@@ -42,6 +42,8 @@ class FigureSpec:
 FIGURES: dict[str, FigureSpec] = {
     # the tiled-layout document's figures
     "figure1.png": FigureSpec("f32[3,5]{1,0:T(2,2)}"),
+    # the home page's picture: Figure 2 with the buffer in rows of 8 slots, legible at the column's width
+    "home.png": FigureSpec("f32[4,8]{1,0:T(2,4)(2,1)}", {"max_cols": 8}),
     "figure2.png": FigureSpec("f32[4,8]{1,0:T(2,4)(2,1)}"),
     "cross_tile.png": FigureSpec("f32[8,8]{1,0:T(2,4)(2,1,1,1)}"),
     # minor_to_major

@@ -245,3 +245,19 @@ __all__ = [
     "unpack",
     "validate",
 ]
+
+
+def _show_pictures_in_ipython() -> None:
+    """In IPython (a Jupyter notebook), shapes and layout maps display as their pictures
+    (``layout_algebra.teach.notebook``); elsewhere nothing is imported or registered."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is not None:
+        from layout_algebra.teach.notebook import register
+
+        register(shell)
+
+
+_show_pictures_in_ipython()

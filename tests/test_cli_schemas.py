@@ -246,3 +246,8 @@ def test_counterexamples_print_without_python_reprs(files, capsys) -> None:
         capsys, "prove", "in-bounds", "s16[1000,200]{0,1:T(1,128)(2,1)}", "--allocation", "xla"
     )
     assert code == 1 and "262,144" in out and "204,800" in out
+
+
+def test_a_bad_shape_is_reported_before_the_assumptions_names(capsys) -> None:
+    code, _, err = run(capsys, "prove", "injective", "f32[N", "--assume", "N == 1")
+    assert code == 2 and "cannot parse shape" in err and "names the size" not in err

@@ -32,7 +32,7 @@ from oracles import nested_linear_index, nested_tiling
 from layout_algebra import condition_of, prove
 from layout_algebra.decide import conditions
 from layout_algebra.decide.bitcast import reshape_is_bitcast, transpose_is_bitcast
-from layout_algebra.hlo.execute import compare
+from layout_algebra.hlo.execute_compare import compare
 from layout_algebra.hlo.verify import verify_rewrite
 from layout_algebra.model.symbols import dim_symbol
 

@@ -34,6 +34,7 @@ __all__ = [
     "read_text",
     "report_condition",
     "result_text",
+    "separated",
     "shape_size_names",
     "value_text",
 ]
@@ -53,17 +54,14 @@ def parse_dims(values: Sequence[str]) -> tuple[int, ...]:
 
 
 def shape_size_names(shapes: Iterable[str]) -> tuple[str, ...]:
-    """The size symbols of shape texts, in order of first appearance (texts that do not parse add none:
-    the command reports them itself)."""
+    """The size symbols of shape texts, in order of first appearance (a text that does not parse
+    raises its parse error: that is the input's fault to report, before any assumption's)."""
     from layout_algebra.model.shapes import ArrayShape
     from layout_algebra.model.syntax import parse_shape
 
     names: list[str] = []
     for text in shapes:
-        try:
-            shape = parse_shape(text) if isinstance(text, str) else text
-        except ValueError:
-            continue
+        shape = parse_shape(text) if isinstance(text, str) else text
         if isinstance(shape, ArrayShape):
             names += [str(s) for s in shape.size_symbols if str(s) not in names]
     return tuple(names)
@@ -104,8 +102,16 @@ def value_text(value: Any) -> str:
     if isinstance(value, (tuple, list)):
         inner = ", ".join(value_text(v) for v in value)
         return f"({inner},)" if len(value) == 1 and isinstance(value, tuple) else f"({inner})"
-    text = str(value)
-    return re.sub(r"(?<![\w.])\d{4,}(?![\w.])", lambda m: f"{int(m.group()):,}", text)
+    return separated(str(value))
+
+
+def separated(text: str) -> str:
+    """Counts in a sentence with thousands separators; numbers inside a formula keep their digits.
+
+    >>> separated("decided exactly at 1764 sizes; 4096 bytes, 8192*ceiling(N/8) bytes, 2^53, 1024")
+    'decided exactly at 1,764 sizes; 4,096 bytes, 8192*ceiling(N/8) bytes, 2^53, 1,024'
+    """
+    return re.sub(r"(?<![\w.*/+%^(-])\d{4,}(?![\w.*/+%^(-])", lambda m: f"{int(m.group()):,}", text)
 
 
 def result_text(result: Any) -> str:
@@ -185,5 +191,5 @@ def report_condition(found: Any, as_json: bool) -> int:
             print(f"{found.claim}: for which sizes is not known (no condition of the grammar fits)")
         print(f"  status: {found.status} ({found.method})")
         for line in found.details:
-            print(f"  {line}")
+            print(f"  {separated(line)}")
     return 0 if found.status == "exact" else 3

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from layout_algebra.model.errors import InvalidArgumentError
+
 __all__ = ["register", "run"]
 
 
@@ -199,7 +201,7 @@ def _cap_memory(gib: float) -> None:
     import resource
 
     if gib <= 0:
-        raise ValueError(f"--max-memory {gib}: give a positive number of gibibytes")
+        raise InvalidArgumentError(f"--max-memory {gib}: give a positive number of gibibytes")
     limit = int(gib * 2**30)
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
