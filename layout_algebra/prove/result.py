@@ -20,7 +20,7 @@ data (``to_dict()``, the ``--json`` of ``layout-algebra prove``) it nests its le
 certificate (``codegen.certify.Certification``), the bitcast decision
 (``bitcast.BitcastVerdict``), the audit's data-movement verdict
 (``hlo.audit.MovementVerdict``), a pass validation's ``hlo.passes.PassResult`` and the
-executor's ``hlo.execute.Comparison`` each have a ``status`` in :data:`STATUSES` (with a
+executor's ``hlo.execute_compare.Comparison`` each have a ``status`` in :data:`STATUSES` (with a
 domain word beside it where one helps: ``"bitcast"``, ``"moves data"``), a short
 ``repr``, a ``str`` that starts with the answer, and ``to_dict()`` whose values
 :func:`json_value` made JSON-ready. :class:`Answer` names that shape:
