@@ -37,7 +37,6 @@ from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.internal_names import lemma_names
 from layout_algebra.model.questions import Question
 from layout_algebra.model.symbols import as_sympy
-from layout_algebra.model.syntax import divisibility_conditions
 from layout_algebra.prove.assumptions import (
     Assumptions,
     AssumptionsAdmitNoSizes,
@@ -153,8 +152,14 @@ def shape_facts(shapes: Sequence[Any]) -> tuple[sympy.Basic, ...]:
     for shape in shapes:
         if not getattr(shape, "is_symbolic", False):
             continue
-        for text in divisibility_conditions(shape):
-            facts += [f for f in parse_assumptions(text) if f not in facts]
+        for d in shape.dimensions:  # each formula a whole number, read from the shape itself:
+            if isinstance(d, int):  # its symbols may be internal names no assumption text can spell
+                continue
+            numerator, denominator = sympy.fraction(sympy.together(as_sympy(d)))
+            if denominator != 1:
+                whole = sympy.Eq(sympy.Mod(numerator, denominator), 0)
+                if whole not in facts:
+                    facts.append(whole)
         for d in shape.dimensions:
             if not isinstance(d, int) and as_sympy(d).is_nonnegative is not True:
                 fact = sympy.Ge(as_sympy(d), 0, evaluate=False)
