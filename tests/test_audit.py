@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ground_truth_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import nested_linear_index
+from support.ground_truth import ground_truth_file
 from test_hlo import all_modules, module_text
 
 from layout_algebra import parse_shape, physical_size_in_bytes, size_report

@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import TEST_DATA, ground_truth_file
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
+from support.ground_truth import TEST_DATA, ground_truth_file
 
 from layout_algebra.decide import bitcast
 from layout_algebra.decide.bitcast import (

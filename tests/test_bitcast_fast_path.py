@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 import pytest
-from conftest import GROUND_TRUTH, TEST_DATA, ground_truth_file
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from support.ground_truth import GROUND_TRUTH, TEST_DATA, ground_truth_file
 
 from layout_algebra.decide import bitcast
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast

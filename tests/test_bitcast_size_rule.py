@@ -16,10 +16,10 @@ import re
 
 import numpy as np
 import pytest
-from conftest import GROUND_TRUTH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
+from support.ground_truth import GROUND_TRUTH
 
 from layout_algebra import layout_map, parse_shape
 from layout_algebra.hlo import InvalidHlo, parse_module, verify_rewrite

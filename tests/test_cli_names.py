@@ -5,7 +5,7 @@ and the modules stay importable with ``from ... import``."""
 from __future__ import annotations
 
 import pytest
-from conftest import python_output
+from support.processes import python_output
 
 FUNCTIONS_NAMED_LIKE_MODULES = ("explain", "layout_map", "codegen", "draw")
 

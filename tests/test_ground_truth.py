@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import GROUND_TRUTH
+from support.ground_truth import GROUND_TRUTH
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = GROUND_TRUTH / "MANIFEST.sha256"

@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import GROUND_TRUTH, ground_truth_file
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.ground_truth import GROUND_TRUTH, ground_truth_file
 
 from layout_algebra import parse_shape
 from layout_algebra.hlo import HloParseError, PaddingDimension, SliceDimension, parse_module

@@ -27,9 +27,9 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import GROUND_TRUTH, TEST_DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.ground_truth import GROUND_TRUTH, TEST_DATA
 
 from layout_algebra import parse_shape
 from layout_algebra.hlo import HloParseError, parse_module

@@ -16,11 +16,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import sympy
-from conftest import require_vector, vector_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import nested_tiling
 from strategies_maps import small_layout_shapes
+from support.ground_truth import require_vector, vector_params
 from sympy.printing.pycode import PythonCodePrinter
 
 from layout_algebra import xla

@@ -12,9 +12,9 @@ import dataclasses
 
 import pytest
 import sympy
-from conftest import require_vector, vector_params
 from hypothesis import given, settings
 from strategies import layouts, shapes
+from support.ground_truth import require_vector, vector_params
 
 from layout_algebra import parse_layout, parse_shape
 from layout_algebra.model.primitive_types import ARRAY_TYPE_NAMES, PrimitiveType, primitive_type

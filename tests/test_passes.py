@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from conftest import TEST_DATA
+from support.ground_truth import TEST_DATA
 
 from layout_algebra.cli import main as cli_main
 from layout_algebra.hlo import parse_module

@@ -14,7 +14,7 @@ import json
 import pkgutil
 
 import pytest
-from conftest import python_output
+from support.processes import python_output
 
 import layout_algebra
 

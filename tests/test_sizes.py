@@ -9,10 +9,10 @@ import math
 
 import pytest
 import sympy
-from conftest import GROUND_TRUTH, TEST_DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import nested_linear_index
+from support.ground_truth import GROUND_TRUTH, TEST_DATA
 
 import layout_algebra as la
 from layout_algebra.meaning.sizes import first_tile_dimensions, size_report, tiled_dimensions

@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from conftest import TEST_DATA, ground_truth_file, require_vector, vector_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import array_shapes, layouts, shapes
+from support.ground_truth import TEST_DATA, ground_truth_file, require_vector, vector_params
 
 import layout_algebra.model.symbols  # noqa: F401  (import SymPy now, not inside a timed example)
 from layout_algebra import ParseError, parse_layout, parse_shape

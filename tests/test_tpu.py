@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import GROUND_TRUTH, ground_truth_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.ground_truth import GROUND_TRUTH, ground_truth_file
 
 from layout_algebra import layout_problems, parse_shape, size_report
 from layout_algebra.cli import main

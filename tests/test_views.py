@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
-from conftest import ground_truth_file
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strategies_maps import small_layout_shapes
+from support.ground_truth import ground_truth_file
 
 from layout_algebra.decide.bitcast import reshape_is_bitcast
 from layout_algebra.decide.views import (

@@ -21,10 +21,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import ground_truth_file, require_vector, vector_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import array_shapes, layouts
+from support.ground_truth import ground_truth_file, require_vector, vector_params
 
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import ArrayShape, Layout

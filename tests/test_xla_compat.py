@@ -20,9 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import GROUND_TRUTH
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from support.ground_truth import GROUND_TRUTH
 
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.shapes import ArrayShape, Layout, SplitConfig, Tile
