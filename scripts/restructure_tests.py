@@ -306,7 +306,9 @@ def rewrite_paths(text: str, paths: dict[str, str]) -> str:
     text = path_pattern(paths).sub(lambda m: paths[m[1]], text)
     for old, new in FOLDERS.items():
         text = re.sub(rf"(?<![\w/.])tests/{old}(?![\w])", f"tests/{new}", text)
-        text = re.sub(rf'(("tests"|\))\s*/\s*)"{old}"', rf'\1"{new}"', text)  # Path(...) / "oracle"
+        text = re.sub(
+            rf'(("tests"|\)|parents?(\[\d+\])?)\s*/\s*)"{old}"', rf'\1"{new}"', text
+        )  # Path(...) / "oracle"
     renamed = {old[:-3]: new[:-3] for old, (_, new) in table().items() if old != new}
     for old, new in renamed.items():  # bare module names: ``test_soundness_redteam_session27``
         text = re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", new, text)
