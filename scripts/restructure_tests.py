@@ -440,6 +440,11 @@ def main(argv: list[str] | None = None) -> int:
             (ROOT / new).parent.mkdir(parents=True, exist_ok=True)
             subprocess.run(["git", "mv", old, new], cwd=ROOT, check=True)
 
+    for old in FOLDERS:  # git mv leaves the emptied folder behind
+        folder = TESTS / old
+        if not args.dry_run and folder.is_dir() and not any(folder.rglob("*.py")):
+            shutil.rmtree(folder)
+
     python_files = [rel for rel in rewritten if rel.endswith(".py")]
     ruff = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
     if python_files and not args.dry_run:
