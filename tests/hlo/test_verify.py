@@ -2,8 +2,8 @@
 
 Every ``proved`` sample is cross-checked by running both modules on random packed bytes at
 small sizes (``hlo.execute.compare``, written independently); every ``refuted`` carries
-concrete sizes and an element, and the modules at those sizes are re-run. Each defect of
-issue 15 has a regression test (``test_issue15_*``) that failed on the old ``prove.rewrite``.
+concrete sizes and an element, and the modules at those sizes are re-run. Each defect found in
+the first verifier has a regression test (``test_regression_*``) that failed on the old ``prove.rewrite``.
 """
 
 from __future__ import annotations
@@ -170,9 +170,9 @@ def test_exhaustive_agreement_on_small_transposes() -> None:
             assert verify_rewrite(before, after).status == ("proved" if truth else "refuted")
 
 
-# ------------------------------------------------------------ issue 15, item 1: memory spaces
+# ------------------------------------------------------------------------------ memory spaces
 @pytest.mark.parametrize("space", [1, 6])  # a bitcast into S(5): test_bitcast_memory_spaces.py
-def test_issue15_memory_spaces_are_compared(space) -> None:
+def test_regression_memory_spaces_are_compared(space) -> None:
     copy = module(
         "p = f32[N,M]{1,0:T(8,128)} parameter(0)",
         f"ROOT c = f32[N,M]{{1,0:T(8,128)S({space})}} copy(p)",
@@ -189,8 +189,8 @@ def test_issue15_memory_spaces_are_compared(space) -> None:
     assert verify_rewrite(copy, dropped, mode="logical").status == "proved"
 
 
-# ------------------------------------------------------- issue 15, item 2: symbolic buffer sizes
-def test_issue15_symbolic_sizes_are_compared() -> None:
+# ------------------------------------------------------------------------- symbolic buffer sizes
+def test_regression_symbolic_sizes_are_compared() -> None:
     tiled = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)")
     plain = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0} copy(p)")
     r = verify_rewrite(tiled, plain)
@@ -243,7 +243,7 @@ def test_reading_padding_is_never_the_same() -> None:
     assert_executor_refuses(short)
 
 
-def test_issue15_allocation_size_is_compared() -> None:
+def test_regression_allocation_size_is_compared() -> None:
     # (8,128)(2,1) nests exactly at 8 rows, but XLA allocates by the first tile only
     a = module("p = s16[3,128]{1,0} parameter(0)", "ROOT c = s16[3,128]{1,0:T(8,128)(2,1)} copy(p)")
     b = module("p = s16[3,128]{1,0} parameter(0)", "ROOT c = s16[3,128]{1,0:T(8,128)} copy(p)")
@@ -251,8 +251,8 @@ def test_issue15_allocation_size_is_compared() -> None:
     assert r.status == "refuted"
 
 
-# ------------------------------------------- issue 15, item 3: wrong symbolic claims are refuted
-def test_issue15_symbolic_transpose_kept_layout_is_refuted() -> None:
+# ------------------------------------------------------------- wrong symbolic claims are refuted
+def test_regression_symbolic_transpose_kept_layout_is_refuted() -> None:
     before = module("p = f32[N,N]{1,0} parameter(0)", "ROOT t = f32[N,N]{1,0} transpose(p), dimensions={1,0}")
     after = module("p = f32[N,N]{1,0} parameter(0)", "ROOT t = f32[N,N]{1,0} bitcast(p)")
     r = assert_refuted_and_executed(before, after)
@@ -262,7 +262,7 @@ def test_issue15_symbolic_transpose_kept_layout_is_refuted() -> None:
     assert n <= 4  # small sizes are looked for first, so that the counterexample can be run
 
 
-def test_issue15_bf16_merge_of_major_dims_without_whole_tiles_is_refuted() -> None:
+def test_regression_bf16_merge_of_major_dims_without_whole_tiles_is_refuted() -> None:
     before = module(
         "p = bf16[2,N,256]{2,1,0:T(8,128)(2,1)} parameter(0)",
         "ROOT r = bf16[M,256]{1,0:T(8,128)(2,1)} reshape(p)",
@@ -283,7 +283,7 @@ def test_issue15_bf16_merge_of_major_dims_without_whole_tiles_is_refuted() -> No
     assert verify_rewrite(before, after, assume="M == 2*N and N % 8 == 0").status == "proved"
 
 
-# ------------------------------------------------------------- issue 15, item 5: coverage
+# ------------------------------------------------------------------------------- coverage
 SUNK = module(
     "p = f32[N,M]{1,0} parameter(0)",
     "t = f32[M,N]{1,0} transpose(p), dimensions={1,0}",
@@ -457,8 +457,8 @@ def test_unsupported_ops_are_named(text, message) -> None:
         verify_rewrite(text, text)
 
 
-# ---------------------------------------------- issue 15, item 7: constants and packed roots
-def test_issue15_constants_are_arrays() -> None:
+# ---------------------------------------------------------------- constants and packed roots
+def test_regression_constants_are_arrays() -> None:
     three = module("c = s32[3]{0} constant({1, 2, 3})", "ROOT s = s32[2]{0} slice(c), slice={[0:2]}")
     r = verify_rewrite(three, three.replace("[0:2]", "[1:3]"))
     assert r.status == "refuted" and r.counterexample["element"] in ((0,), (1,))
@@ -475,7 +475,7 @@ def test_issue15_constants_are_arrays() -> None:
     )
 
 
-def test_issue15_float_constants_compare_by_value() -> None:
+def test_regression_float_constants_compare_by_value() -> None:
     one = module("ROOT c = f32[] constant(1)")
     assert verify_rewrite(one, module("ROOT c = f32[] constant(1.0)")).status == "proved"
     assert verify_rewrite(one, module("ROOT c = f32[] constant(2)")).status == "refuted"
@@ -499,7 +499,7 @@ def test_issue15_float_constants_compare_by_value() -> None:
     )
 
 
-def test_issue15_root_elements_compared_at_their_bits() -> None:
+def test_regression_root_elements_compared_at_their_bits() -> None:
     packed = module("p = s4[4]{0} parameter(0)", "ROOT c = s4[4]{0:L(8)E(4)} copy(p)")
     plain = module("p = s4[4]{0} parameter(0)", "ROOT c = s4[4]{0} copy(p)")
     r = assert_refuted_and_executed(packed, plain)
@@ -565,7 +565,7 @@ def test_issue15_root_elements_compared_at_their_bits() -> None:
         ),
     ],
 )
-def test_issue15_invalid_hlo_is_rejected(text, message) -> None:
+def test_regression_invalid_hlo_is_rejected(text, message) -> None:
     with pytest.raises(InvalidHlo, match=message):
         verify_rewrite(text, text)
 

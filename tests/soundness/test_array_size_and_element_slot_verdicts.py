@@ -1,6 +1,6 @@
-"""Red team of session 26's verdict-producing changes: each verdict against an independent oracle.
+"""Verdicts about array sizes and element slots, each against an independent oracle.
 
-The changes attacked: XLA's bitcast size rule (``hlo.bitcast_rule``: ``ShapeUtil::ArraySize``
+The verdicts attacked: XLA's bitcast size rule (``hlo.bitcast_rule``: ``ShapeUtil::ArraySize``
 with first-tile padding, ``L(n)`` only with tiles, packed ``E(n)`` bytes), sizes >= 0
 everywhere (``N == 0`` admitted), function-map counterexamples re-checked by SymPy
 substitution, physical-mode placement in the rewrite verifier, the bitcast fast path on

@@ -1,6 +1,6 @@
-"""Red team of session 27's verdict-producing changes: each verdict against an independent oracle.
+"""Verdicts over dimension formulas and residues, each against an independent oracle.
 
-The changes attacked:
+The verdicts attacked:
 
 * the symbolic bitcast decision reshapes group by group where both row-major readings
   split at the same place (``bitcast._row_major_cuts`` / ``_input_index_by_groups``);
