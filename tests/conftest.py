@@ -17,11 +17,13 @@ from hypothesis import settings
 from support.ground_truth import GROUND_TRUTH, ground_truth_file
 
 # No example database: keeps test runs from writing ``.hypothesis/`` into the checkout.
-# ``print_blob`` makes a failure reproducible with ``@reproduce_failure``.
-settings.register_profile("layout_algebra", database=None, print_blob=True)
+# ``print_blob`` makes a failure reproducible with ``@reproduce_failure``. No deadline: an
+# example's time says nothing about correctness (timings live in ``benchmarks/``), and a
+# busy machine must not fail a test. Every ``settings(...)`` in the tests inherits these.
+settings.register_profile("layout_algebra", database=None, print_blob=True, deadline=None)
 # CI draws the same examples on every run (a red CI is then reproducible and never a coin
 # toss); local runs keep exploring new random examples.
-settings.register_profile("ci", database=None, print_blob=True, derandomize=True)
+settings.register_profile("ci", parent=settings.get_profile("layout_algebra"), derandomize=True)
 settings.load_profile("ci" if os.environ.get("CI") else "layout_algebra")
 
 

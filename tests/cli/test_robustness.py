@@ -13,14 +13,14 @@ import layout_algebra as la
 from layout_algebra.cli import main
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(shapes(symbolic=True, layout=None, max_tile_levels=3))  # layout=None: sometimes unset
 def test_explain_works_on_every_shape(shape: la.Shape) -> None:
     text = str(la.explain(shape))
     assert text.splitlines()[0] == str(shape)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(array_shapes(symbolic=False, max_tile_levels=3))
 def test_sizes_either_answer_or_say_why_not(shape: la.ArrayShape) -> None:
     try:
@@ -34,7 +34,7 @@ def test_sizes_either_answer_or_say_why_not(shape: la.ArrayShape) -> None:
     assert report.physical_elements % shape.layout.tail_padding_alignment_in_elements == 0
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.text(alphabet="fbs0123456789[]{}(),:*?<=TLESCPMD#/ NM", max_size=60))
 def test_cli_never_shows_a_traceback(text: str) -> None:
     for command in ("explain", "size", "validate"):

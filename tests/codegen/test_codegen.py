@@ -54,7 +54,6 @@ CC = shutil.which("cc") or shutil.which("gcc")
 C_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O0"]
 BATCH = settings(
     max_examples=3,
-    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 
@@ -248,7 +247,7 @@ def test_c_with_symbolic_sizes_takes_them_as_parameters(tmp_path) -> None:
 _C_OPERATOR = re.compile(r"\|\||>=|[-+*/%]")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     small_layout_shapes(),
     st.sampled_from(["forward", "inverse", "padding"]),
@@ -276,7 +275,7 @@ def _load(code: str, name: str):
     return namespace[name]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(small_layout_shapes(), st.sampled_from(["element", "byte", "bit"]))
 def test_python_and_numpy_code_agree_with_the_layout_map_everywhere(shape, unit) -> None:
     m = layout_map(shape)
@@ -491,7 +490,7 @@ def test_the_affine_grammar_check_rejects_what_mlir_rejects() -> None:
     _AffineGrammar("affine_map<(d0)[s0] -> (d0 * s0 + (d0 mod 4) * 2, d0 ceildiv (s0 * 4))>").check()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     small_layout_shapes(),
     st.sampled_from(["forward", "inverse", "padding"]),
@@ -524,7 +523,7 @@ def _balanced(text: str) -> bool:
     return depth == 0 and text.count("\\left") == text.count("\\right")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(small_layout_shapes(), st.sampled_from(["forward", "inverse", "padding"]))
 def test_latex_is_well_formed_and_reads_back(shape, direction) -> None:
     g = generate_code(shape, "latex", direction)
@@ -600,7 +599,7 @@ GRID = _grid()
 BOX = Bounds({name: (0, bound - 1) for name, bound in VAR_BOUNDS.items()})  # N: a size, >= 1, unbounded
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(_trees())
 def test_simplification_preserves_the_value_at_every_point(e) -> None:
     log: list[str] = []
@@ -615,7 +614,7 @@ def test_simplification_preserves_the_value_at_every_point(e) -> None:
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.__name__ for r in RULES])
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(e=_trees())
 def test_each_rule_alone_is_sound(rule, e) -> None:
     simplified = simplify(e, BOX, rules=(rule,))
@@ -645,7 +644,7 @@ def test_each_rule_fires_on_its_own_example() -> None:
         assert rule(before, BOX) == after, rule.__name__
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     small_layout_shapes(),
     st.sampled_from(["forward", "inverse", "padding"]),
@@ -897,7 +896,7 @@ def _cute_offsets(text: str, dims: tuple[int, ...]) -> list[int]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(small_layout_shapes(max_slots=512))
 def test_cute_export_is_right_whenever_it_answers(shape) -> None:
     m = layout_map(shape)
@@ -997,7 +996,7 @@ def test_a_layout_whose_closed_form_meets_that_sympy_bug_is_certified() -> None:
         assert g.certification.status == "proved", (lang, g.certification)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(_trees())
 def test_to_sympy_keeps_the_value_of_every_tree(e) -> None:
     env = {sympy.Symbol(k, integer=True, nonnegative=True): v for k, v in GRID.items() if k != "N"}

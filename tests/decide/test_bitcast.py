@@ -152,7 +152,7 @@ def reshapes(draw):
     return src, dst
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(reshapes())
 def test_reshape_verdict_agrees_with_enumeration(pair) -> None:
     src, dst = pair
@@ -166,7 +166,7 @@ def test_reshape_verdict_agrees_with_enumeration(pair) -> None:
         assert m_dst.forward(cex["element"], unit="bit") == cex["dst_bit"] != cex["src_bit"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(small_layout_shapes(max_slots=512).filter(lambda s: s.rank >= 2), st.data())
 def test_transpose_verdict_agrees_with_enumeration(src, data) -> None:
     perm = tuple(data.draw(st.permutations(range(src.rank))))
@@ -350,7 +350,7 @@ def bitcast_pairs(draw):
     return src, dst
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(bitcast_pairs())
 def test_bitcast_is_valid_agrees_with_brute_force(pair) -> None:
     src, dst = pair
@@ -362,7 +362,7 @@ def test_bitcast_is_valid_agrees_with_brute_force(pair) -> None:
         assert verdict.correspondence in found
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(bitcast_pairs())
 def test_solver_path_agrees_with_enumeration(pair) -> None:
     """The sampled-refutation + Z3 path (used above ENUMERATION_LIMIT elements), forced on
@@ -380,7 +380,7 @@ def test_solver_path_agrees_with_enumeration(pair) -> None:
     assert forced.verdict == expected.verdict, (str(forced), str(expected))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(bitcast_pairs())
 def test_grouped_path_in_the_decision_agrees_with_brute_force(pair) -> None:
     """With the group shortcut tried first (as above SMALL elements), verdicts stand."""
@@ -397,7 +397,7 @@ def test_grouped_path_in_the_decision_agrees_with_brute_force(pair) -> None:
     assert verdict.verdict == ("bitcast" if found else "not a bitcast"), (found, str(verdict))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(bitcast_pairs())
 def test_solver_free_fast_path_is_exact(pair) -> None:
     """Whenever the same-physical-arrangement shortcut fires, enumeration agrees."""
@@ -601,7 +601,7 @@ def any_pairs(draw):
     return src, dst
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(any_pairs())
 def test_grouped_enumeration_is_exact(pair) -> None:
     """The per-group check (used above ENUMERATION_LIMIT) agrees with enumerating every

@@ -198,7 +198,7 @@ def arrangement_pairs(draw) -> tuple[ArrayShape, ArrayShape]:
     return src, dst
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=250)
 @given(arrangement_pairs())
 def test_whenever_the_path_fires_the_packed_bytes_agree(pair) -> None:
     src, dst = pair
@@ -207,7 +207,7 @@ def test_whenever_the_path_fires_the_packed_bytes_agree(pair) -> None:
             assert keeps_every_element(src, dst, corr), (str(src), str(dst), str(corr))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(arrangement_pairs())
 def test_a_fast_verdict_is_a_bitcast_by_the_bytes(pair) -> None:
     """Through the public decision: a verdict proved by the path holds for real bytes, in
@@ -226,7 +226,7 @@ def test_the_random_pairs_exercise_the_path() -> None:
     often, and every firing is confirmed by the bytes."""
     fired = []
 
-    @settings(max_examples=200, deadline=None, derandomize=True)
+    @settings(max_examples=200, derandomize=True)
     @given(arrangement_pairs())
     def collect(pair) -> None:
         src, dst = pair

@@ -157,7 +157,7 @@ def regroupings(draw):
     return src, dst, bitcast.Correspondence("transpose-reshape-transpose", src_order, dst_order)
 
 
-@settings(max_examples=120, deadline=None, derandomize=True)
+@settings(max_examples=120, derandomize=True)
 @given(regroupings())
 def test_grouped_input_index_is_the_reshape_on_every_element(case) -> None:
     src, dst, corr = case
@@ -307,7 +307,7 @@ def symbolic_regroupings(draw):
     return src, dst, draw(st.sampled_from(_ASSUMPTIONS))
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=40, derandomize=True)
 @given(symbolic_regroupings())
 def test_random_symbolic_regroupings_agree_with_the_bytes(case) -> None:
     """Random merges and splits over ``A``, ``B`` and numbers (a 5 s solver timeout: an

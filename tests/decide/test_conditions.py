@@ -336,7 +336,7 @@ def test_prove_no_padding_matches_the_sizes():
 
 
 # ------------------------------------------------------------- random layouts
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(
     rows=st.sampled_from([1, 2, 4, 8]),
     cols=st.sampled_from([1, 2, 4, 8, 16]),
@@ -356,7 +356,7 @@ def test_random_merges_agree_and_exact_means_beyond_the_grid(rows, cols, outer, 
     assert found.status == "exact" or found.status.startswith("sufficient") or found.status == "unknown"
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(
     rows=st.sampled_from([1, 2, 4, 8, 16]), cols=st.sampled_from([2, 4, 8, 128]), minor=st.integers(1, 300)
 )
@@ -668,7 +668,7 @@ _FIT_N, _FIT_M = dim_symbol("N"), dim_symbol("M")
 _FIT_ATOMS = conditions.atoms([as_shape("f32[N,M]{1,0:T(4,8)}")], [_FIT_N, _FIT_M], 12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     clauses=st.lists(
         st.lists(st.tuples(st.integers(0, len(_FIT_ATOMS) - 1), st.booleans()), min_size=1, max_size=2),

@@ -31,7 +31,7 @@ from layout_algebra.meaning.references import by_pad_reshape_transpose
 from layout_algebra.meaning.sizes import size_report
 from layout_algebra.model import ArrayShape, parse_shape
 
-SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+SETTINGS = settings(max_examples=80, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
 def offset_array(shape: ArrayShape) -> np.ndarray:

@@ -215,7 +215,7 @@ def transposes(draw):
     return HloInstruction("t", dst, opcode, dimensions=perm if opcode == "transpose" else None), src, perm
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(transposes())
 def test_movement_verdicts_are_sound(case) -> None:
     """A verdict other than "unknown" is checked against every element by enumeration."""

@@ -243,7 +243,7 @@ _PARTS = re.split(r"([~@])", _TEMPLATE)
 _OPTIONAL, _REQUIRED = _PARTS.count("~"), _PARTS.count("@")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.one_of(st.just(""), _GAPS), min_size=_OPTIONAL, max_size=_OPTIONAL),
     st.lists(_GAPS, min_size=_REQUIRED, max_size=_REQUIRED),
@@ -616,7 +616,7 @@ def test_the_fast_reader_agrees_on_tricky_attribute_values(head, attributes, mon
     assert _outcome(text) == _by_parts(text, monkeypatch)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(_instruction_lines(), min_size=1, max_size=3), closing=_GAPS)
 def test_the_fast_reader_agrees_on_generated_instructions(lines, closing, monkeypatch) -> None:
     body = "\n".join(f"  {line.replace('%x', f'%x{k}', 1)}" for k, line in enumerate(lines))

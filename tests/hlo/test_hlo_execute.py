@@ -307,7 +307,7 @@ def test_root_buffer_holds_each_element_at_its_linear_index(shape: str) -> None:
     assert defined.sum() == x.size * bits  # nothing else is defined: the padding holds junk
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(small_layout_shapes(max_rank=3, max_dim=5, max_slots=512, combine=False), st.integers(0, 2**32 - 1))
 def test_bitcast_to_flat_buffer_matches_linear_index(shape, seed) -> None:
     m = layout_map(shape)
@@ -465,7 +465,7 @@ def test_random_data_is_narrow_type_aware() -> None:
     assert set(random_array(parse_shape("pred[200]{0}"), rng).tolist()) == {False, True}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     sh.relayout(),
     st.integers(0, 20),

@@ -198,9 +198,7 @@ def test_every_gap_rewrapped_gives_the_same_module(path: Path) -> None:
     assert tuple(iter_computations(wrapped)) == dump_module(path).computations  # streamed alike
 
 
-@settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data(), path=st.sampled_from(DUMPS))
 def test_random_gaps_give_the_same_module(data, path: Path) -> None:
     text = dump_text(path)

@@ -689,7 +689,7 @@ def constant_rewrites(draw):
 def test_random_constant_rewrites_agree_with_execution() -> None:
     seen: set[str] = set()
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
     @given(constant_rewrites())
     def check(pair) -> None:
         before, after = pair
@@ -702,7 +702,7 @@ def test_random_constant_rewrites_agree_with_execution() -> None:
     assert seen == {"proved", "refuted"}  # not vacuous: both answers occur
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 6), st.integers(1, 4), st.sampled_from(["{1,0}", "{0,1}", "{1,0:T(2,2)}"]))
 def test_random_dynamic_slice_against_a_fixed_slice(start, rows, layout) -> None:
     """dynamic-slice at a parameter offset vs a slice at ``start``: refuted (offsets differ), and

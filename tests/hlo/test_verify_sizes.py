@@ -143,7 +143,7 @@ def _rewrite_module(parameter: str, body: str, rows: str, cols: int, root: str) 
     return f"HloModule m\nENTRY e {{\n  p = {parameter} parameter(0)\n{text}\n}}\n"
 
 
-@settings(max_examples=50, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.sampled_from(_ROWS),
     cols=st.integers(1, 4),
@@ -199,7 +199,7 @@ def _bit_of(root: str, element: tuple[int, ...]) -> int:
     return 32 * int(np.nonzero(words == ids[element])[0][0])
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(la=st.sampled_from(_NO_PADDING), lb=st.sampled_from(_NO_PADDING), symbolic=st.booleans())
 def test_the_same_bytes_with_elements_placed_apart_is_a_difference(la, lb, symbolic) -> None:
     """``copy`` into one layout against a ``bitcast`` of that copy into another: bit for bit

@@ -50,7 +50,7 @@ from layout_algebra.interop.cute.algebra import (
 )
 from layout_algebra.interop.cute.export import parse_cute, to_cute
 
-EXAMPLES = settings(max_examples=150, deadline=None)
+EXAMPLES = settings(max_examples=150)
 
 
 # ------------------------------------------------------------------------ the layout type
@@ -416,7 +416,7 @@ def test_divide_and_product_cute_examples() -> None:
     assert str(logical_divide("16:1", 4)) == "(4,4):(1,4)"  # an integer tile is n:1
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.randoms(use_true_random=False), st.integers(1, 4), st.integers(1, 4))
 def test_zipped_and_tiled_divide_regroup_the_same_modes(rng, t0: int, t1: int) -> None:
     A = Layout((t0 * rng.randint(1, 3), t1 * rng.randint(1, 3)), (rng.choice((1, 5)), rng.choice((7, 40))))

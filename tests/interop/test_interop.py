@@ -33,7 +33,7 @@ from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.recover import _solutions, positions_of
 from layout_algebra.model import ArrayShape, Layout, Tile, parse_shape, primitive_type
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=60, suppress_health_check=list(HealthCheck))
 
 
 # ------------------------------------------------------------------ independent evaluators
@@ -546,7 +546,7 @@ def test_positions_are_the_tiled_index() -> None:
 
 
 # ------------------------------------------------------------------ reading CuTe text (one reader)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(nested_shape_strides(min_stride=-64), st.booleans(), st.sampled_from(["", " ", "\t"]))
 def test_cute_text_round_trips_through_parse_cute_and_cute_modes(pair, statics: bool, space: str) -> None:
     """Random nested layouts (negative strides too) -> text as CuTe prints it -> the same tuples;
@@ -561,7 +561,7 @@ def test_cute_text_round_trips_through_parse_cute_and_cute_modes(pair, statics: 
     ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(alphabet="()_,:-0123456789 \tx", max_size=24))
 def test_algebra_and_interop_read_cute_text_alike(text: str) -> None:
     """Whatever the text, ``algebra.layout`` and ``parse_cute`` agree: the same tuples,

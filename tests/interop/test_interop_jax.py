@@ -23,7 +23,7 @@ def _jax():
     return pytest.importorskip("jax")
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=100, suppress_health_check=list(HealthCheck))
 @given(array_shapes(dynamic=False, max_dim=8, combine=False))
 def test_to_jax_layout_is_what_jax_asks_xla_for(shape: ArrayShape) -> None:
     _jax()

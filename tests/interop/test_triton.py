@@ -47,7 +47,7 @@ def power_of_two_layouts(draw: st.DrawFn) -> tuple[str, str, int]:
     return text, dtype, 4 if e else 0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(power_of_two_layouts())
 def test_xor_of_bases_is_the_layout_on_every_element(case: tuple[str, str, int]) -> None:
     text, _, _ = case
@@ -64,7 +64,7 @@ def test_xor_of_bases_is_the_layout_on_every_element(case: tuple[str, str, int])
         assert inverse.apply((p,)) == m.inverse(p)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(power_of_two_layouts())
 # (2,1) takes i1 mod 2 whole (tile number of extent 1) and stores it under i0 mod 2 (once refused)
 @example(("bf16[4,4,2]{0,1,2:T(2,2,2)(2,1)}", "bf16", 0))
@@ -188,7 +188,7 @@ def permutation_layouts(draw: st.DrawFn) -> LinearLayout:
     return LinearLayout.from_bases(bases, {"offset": 1 << total})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(permutation_layouts())
 def test_import_is_exact_or_refused(ll: LinearLayout) -> None:
     """Every bit permutation either comes back as a layout with exactly its map, or is refused."""
@@ -233,7 +233,7 @@ def gf2_layouts(draw: st.DrawFn) -> LinearLayout:
     return LinearLayout.from_bases(bases, {f"out{j}": 1 << w for j, w in enumerate(outs)})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(gf2_layouts())
 def test_rank_injectivity_and_inverse_by_enumeration(ll: LinearLayout) -> None:
     inputs = list(itertools.product(*(range(size) for _, size in ll.in_dims)))
@@ -310,7 +310,7 @@ def test_bad_bases_are_clear_errors(bases, out, match: str) -> None:
 
 
 # ------------------------------------------------------------------ Triton's MLIR text
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(power_of_two_layouts())
 def test_shared_linear_text_reads_back_to_the_same_map(case: tuple[str, str, int]) -> None:
     text, dtype, e = case

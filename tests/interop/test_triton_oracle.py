@@ -31,7 +31,7 @@ def _triton_layout(ll: LinearLayout):
     )
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=1000)
 @given(power_of_two_layouts())
 def test_triton_applies_the_exported_bases_as_the_layout_map(case: tuple[str, str, int]) -> None:
     text, _, _ = case
@@ -52,7 +52,7 @@ def test_triton_applies_the_exported_bases_as_the_layout_map(case: tuple[str, st
     ]
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=1000)
 @given(gf2_layouts())
 def test_rank_inverse_and_printing_agree_with_triton(ll: LinearLayout) -> None:
     theirs = _triton_layout(ll)

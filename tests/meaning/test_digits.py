@@ -81,7 +81,7 @@ def test_cute_and_recovery_read_the_same_digits(shape: str) -> None:
     assert agree(shape)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(tiled_shapes())
 def test_cute_and_recovery_agree_on_random_layouts(shape: str) -> None:
     agree(shape)
@@ -101,7 +101,7 @@ def test_padding_label_is_not_part_of_equality() -> None:
     assert Digit(0, 1, 8, 8, "tile 1") == Digit(0, 1, 8, 8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     st.lists(st.tuples(st.sampled_from(["mod", "floor"]), st.integers(1, 9)), min_size=1, max_size=3),
     st.integers(1, 40),

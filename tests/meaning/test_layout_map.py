@@ -133,7 +133,7 @@ def _all_positions(m):
     return np.asarray(m.apply(index, through=len(m.stages) - 1)[0]).reshape(-1), n
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(small_layout_shapes())
 def test_forward_is_injective_in_bounds_and_inverted(shape) -> None:
     m = layout_map(shape)
@@ -151,7 +151,7 @@ def test_forward_is_injective_in_bounds_and_inverted(shape) -> None:
         assert m.is_padding(p) == (p not in occupied)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(small_layout_shapes())
 def test_stages_sympy_and_both_references_agree(shape) -> None:
     m = layout_map(shape)
@@ -164,7 +164,7 @@ def test_stages_sympy_and_both_references_agree(shape) -> None:
         assert f(*map(Fraction, element)) == p
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(small_layout_shapes(max_slots=512))
 def test_inverse_and_padding_closed_forms_agree_with_stages(shape) -> None:
     m = layout_map(shape)
@@ -179,7 +179,7 @@ def test_inverse_and_padding_closed_forms_agree_with_stages(shape) -> None:
             assert tuple(inverse(exact)) == element
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(small_layout_shapes(combine=False))
 def test_map_and_sizes_agree_with_the_documents_nested_tiling(shape) -> None:
     """The tiled shape, every element's position and the buffer size, against the oracle."""

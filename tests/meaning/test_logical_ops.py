@@ -54,7 +54,7 @@ def factorizations(n: int) -> st.SearchStrategy[tuple[int, ...]]:
     return build()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.data())
 def test_reshape_is_numpy_reshape(data: st.DataObject) -> None:
     source = data.draw(dims_st)
@@ -65,7 +65,7 @@ def test_reshape_is_numpy_reshape(data: st.DataObject) -> None:
         assert x[reshape_source_index(j, result, source)] == y[j], (source, result, j)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.data())
 def test_transpose_is_numpy_transpose(data: st.DataObject) -> None:
     source = data.draw(dims_st)
@@ -103,7 +103,7 @@ def slices(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int
     return source, tuple(starts), tuple(limits), tuple(strides)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(slices())
 def test_slice_is_numpy_slicing(case: tuple[tuple[int, ...], ...]) -> None:
     source, starts, limits, strides = case
@@ -123,7 +123,7 @@ def test_slice_is_numpy_slicing(case: tuple[tuple[int, ...], ...]) -> None:
         assert (not any(slice_left_out(i, starts, limits, strides))) == (int(x[i]) in read), (case, i)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(slices(), st.integers(-2, 9), st.integers(-2, 9), st.integers(-1, 3))
 def test_slice_range_fits_is_python_slicing_without_clamping(
     case: tuple[tuple[int, ...], ...], start: int, limit: int, stride: int
@@ -151,7 +151,7 @@ def broadcasts(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple
     return tuple(result[d] for d in kept), result, kept
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(broadcasts())
 def test_broadcast_is_numpy_broadcast_to(case: tuple[tuple[int, ...], ...]) -> None:
     source, result, dims = case
@@ -177,7 +177,7 @@ def test_broadcast_dimensions_must_be_distinct_and_in_range() -> None:
     assert broadcast_maps_dimensions((2, 0), 2, 3)  # XLA's verifier does not require them sorted
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data())
 def test_reverse_is_numpy_flip(data: st.DataObject) -> None:
     source = data.draw(st.lists(st.integers(0, 5), min_size=0, max_size=4).map(tuple))
@@ -217,7 +217,7 @@ def numpy_pad(x: np.ndarray, config: list[tuple[int, int, int]], value: int) -> 
     ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.data())
 def test_pad_is_numpy_pad(data: st.DataObject) -> None:
     source = data.draw(
@@ -244,7 +244,7 @@ def test_pad_is_numpy_pad(data: st.DataObject) -> None:
             assert y[j] == -1, (source, config, j)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.data())
 def test_concatenate_is_numpy_concatenate(data: st.DataObject) -> None:
     shape = data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
@@ -277,7 +277,7 @@ def numpy_window(shape: list[int], sizes: list[int], starts: list[int]) -> tuple
     return tuple(slice(f, f + k) for f, k in zip(fitted, sizes, strict=True))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(dynamic_slices())
 def test_dynamic_slice_is_the_in_bounds_numpy_window(case: tuple[list[int], list[int], list[int]]) -> None:
     shape, sizes, starts = case
@@ -289,7 +289,7 @@ def test_dynamic_slice_is_the_in_bounds_numpy_window(case: tuple[list[int], list
         assert x[dynamic_slice_source_index(j, clamped)] == window[j], (shape, sizes, starts, j)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(dynamic_slices())
 def test_dynamic_update_slice_is_numpy_assignment_at_the_clamped_start(
     case: tuple[list[int], list[int], list[int]],

@@ -27,7 +27,7 @@ from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.recover import layout_shape
 from layout_algebra.model import ArrayShape, parse_shape
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(max_examples=120, suppress_health_check=list(HealthCheck))
 
 #: The element types drawn, with the packing tile XLA:TPU puts in a 32-bit word.
 PACKING = {"f32": None, "bf16": (2, 1), "s4": (8, 1)}

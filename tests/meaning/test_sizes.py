@@ -153,7 +153,7 @@ def small_tiled_shapes(draw):
     return dtype, dims, m2m, tiles, e
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(small_tiled_shapes())
 def test_every_element_lands_inside_the_exact_buffer(case) -> None:
     dtype, dims, m2m, tiles, e = case
@@ -167,7 +167,7 @@ def test_every_element_lands_inside_the_exact_buffer(case) -> None:
     assert report.first_tile_bytes <= report.physical_bytes
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(small_tiled_shapes(), st.integers(1, 40), st.integers(1, 40))
 def test_symbolic_size_evaluates_to_the_concrete_size(case, n, m) -> None:
     dtype, dims, m2m, tiles, e = case

@@ -16,7 +16,7 @@ def every_index(box: tuple[int, ...]) -> itertools.product:
     return itertools.product(*(range(d) for d in box))
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(small_layout_shapes())
 def test_a_carried_dimension_keeps_its_index_values(shape) -> None:
     """``carried_dimension(k) == j`` means: the stage copies coordinate ``k`` to ``j``."""
@@ -30,7 +30,7 @@ def test_a_carried_dimension_keeps_its_index_values(shape) -> None:
                 assert stage.forward(x)[j] == x[k], (stage.describe(), k, j, x)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(small_layout_shapes())
 def test_steps_chain_and_carry_their_roles(shape) -> None:
     steps = layout_steps(shape)

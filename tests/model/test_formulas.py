@@ -111,7 +111,7 @@ def _at(expr, env: dict[str, int]) -> Fraction:
 _SIZES = st.fixed_dictionaries({name: st.integers(0, 50) for name in NAMES})
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(_trees(3, division=False), st.sampled_from(["", " ", "  "]), _SIZES)
 def test_shape_text_and_assumptions_read_a_formula_as_the_same_term(tree, space, env) -> None:
     text = _text(tree, space)
@@ -136,7 +136,7 @@ def test_shape_text_and_assumptions_read_a_formula_as_the_same_term(tree, space,
     assert _at(dim, env) == expected
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(_trees(2, division=True), _SIZES)
 def test_exact_division_means_the_same_where_each_reader_allows_it(tree, env) -> None:
     """'/' is exact division in both; a claim may write it only inside floor/ceiling."""
@@ -301,7 +301,7 @@ _PIECES += [
 ]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
 def test_any_text_is_read_or_refused_with_the_readers_own_error(text) -> None:
     """Hostile token soup: a value, or a ParseError/AssumptionError quoting the text; never

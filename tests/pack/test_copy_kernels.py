@@ -183,7 +183,7 @@ def word_layouts(draw: st.DrawFn) -> str:
     return f"{element}[{dims[0]},{dims[1]}]{{{order}:T({rows},{cols})({k},1){e}}}"
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     text=word_layouts(),
     seed=st.integers(0, 2**32 - 1),
@@ -274,7 +274,7 @@ def per_word_reference(parts: np.ndarray, bits: int) -> np.ndarray:
     return words
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(data=st.data())
 def test_interleave_and_deinterleave_match_a_loop_for_any_strides(data) -> None:
     count, bits = data.draw(st.sampled_from(sorted(copy_engine.WORD_KERNELS)))
@@ -411,7 +411,7 @@ def word_boxes(draw: st.DrawFn, count: int) -> tuple:
 
 
 @pytest.mark.parametrize("kernels", [NIBBLES, BYTES, HALVES], ids=["nibbles", "bytes", "halves"])
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(data=st.data())
 def test_word_kernels_match_the_definition_on_every_path(kernels, data) -> None:
     build, split, count, bits = kernels

@@ -129,7 +129,7 @@ def reference_pack(x: np.ndarray, shape: str, fill: int = 0) -> np.ndarray:
 
 
 # -------------------------------------------------------------- positions, padding
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(shape=packable_shapes(), fill_seed=st.integers(0, 2**16))
 def test_every_element_is_at_its_layout_map_bit_offset_and_padding_is_fill(shape, fill_seed) -> None:
     m = layout_map(shape)
@@ -169,7 +169,7 @@ def random_array(m, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, 256, n * dtype.itemsize, dtype=np.uint8).view(dtype).reshape(dims)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(shape=packable_shapes(), seed=st.integers(0, 2**32 - 1))
 def test_unpack_of_pack_is_the_array_bitwise_and_pack_matches_the_index_map(shape, seed) -> None:
     m = layout_map(shape)
@@ -535,7 +535,7 @@ def strided_views(draw: st.DrawFn, shape: tuple[int, ...], dtype: np.dtype) -> t
     return base, make
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(data=st.data())
 def test_blocked_copy_copies_every_element_for_any_strides_and_block_size(data) -> None:
     rank = data.draw(st.integers(1, 4))
@@ -606,7 +606,7 @@ def test_only_transposing_copies_are_blocked(monkeypatch, text: str, blocked: bo
     np.testing.assert_array_equal(buf, reference_pack(x, text, fill=7))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     shape=packable_shapes(),
     seed=st.integers(0, 2**32 - 1),
@@ -648,7 +648,7 @@ def test_pack_lanes_and_unpack_lanes_match_a_per_byte_loop(bits: int) -> None:
 
 
 # ----------------------------------------------------------------- threads (copy engine)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     shape=packable_shapes(),
     seed=st.integers(0, 2**32 - 1),
@@ -718,7 +718,7 @@ def test_run_parallel_runs_every_item_once_and_raises_the_first_error() -> None:
 
 
 # ------------------------------------------- words built with shifts (bf16 (2,1), s8 (4,1))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(data=st.data())
 def test_copies_whose_minor_dim_makes_words_equal_np_copyto(data) -> None:
     size = data.draw(st.sampled_from([1, 2, 4]))
@@ -767,7 +767,7 @@ def test_bf16_and_s8_tiles_build_their_words_with_shifts(monkeypatch, text: str)
     assert "words_from_parts" in calls and "parts_from_words" in calls
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(shape=packable_shapes(), seed=st.integers(0, 2**32 - 1))
 def test_pack_and_unpack_with_words_built_everywhere_match_the_index_map(shape, seed) -> None:
     m = layout_map(shape)

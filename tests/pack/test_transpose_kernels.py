@@ -96,7 +96,7 @@ def test_streamed_blocks_store_the_same_elements_from_any_alignment(dtype, shift
         np.testing.assert_array_equal(dst, expected, err_msg=f"{n}x{m}")
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=60, derandomize=True)
 @given(start=st.integers(0, 70), n=st.integers(0, 300), p=st.integers(0, 9), dtype=st.sampled_from(DTYPES))
 def test_write_run_streamed_or_not_is_a_slice_copy(start, n, p, dtype) -> None:
     src = (np.arange(n + p) % 241).astype(dtype)
@@ -108,7 +108,7 @@ def test_write_run_streamed_or_not_is_a_slice_copy(start, n, p, dtype) -> None:
         np.testing.assert_array_equal(dst, expected, err_msg=f"stream={stream}")
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=40, derandomize=True)
 @given(n=st.integers(1, 21), m=st.integers(1, 21), extra=st.integers(0, 5), dtype=st.sampled_from(DTYPES))
 def test_transpose_block_of_any_size_matches_a_loop_and_touches_nothing_else(n, m, extra, dtype) -> None:
     sr, dr = n + extra, m + extra
@@ -122,7 +122,7 @@ def test_transpose_block_of_any_size_matches_a_loop_and_touches_nothing_else(n, 
     np.testing.assert_array_equal(dst, expected)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
+@settings(max_examples=60, derandomize=True)
 @given(
     rows=st.integers(0, 19),
     run=st.integers(0, 200),
@@ -212,7 +212,7 @@ def transposing_copies(draw):  # type: ignore[no-untyped-def]
     return (view, dense) if draw(st.booleans()) else (dense, view)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=150, derandomize=True)
 @given(pair=transposing_copies(), stream=st.sampled_from([0, 1 << 40]))
 def test_any_copy_the_kernels_take_equals_np_copyto(pair, stream) -> None:
     dst, src = pair

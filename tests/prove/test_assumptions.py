@@ -469,7 +469,7 @@ def _admits(node, env: dict[str, int]) -> bool:
 _SIZES = st.fixed_dictionaries({name: st.integers(0, 12) for name in _NAMES})
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(formula=_conditions(3), env=_SIZES)
 def test_random_formulas_hold_exactly_when_python_says(formula, env) -> None:
     text = _text(formula)
@@ -477,7 +477,7 @@ def test_random_formulas_hold_exactly_when_python_says(formula, env) -> None:
     assert assumptions_hold(parse_assumptions(text), values) == _admits(formula, env), text
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(formula=_conditions(2), env=_SIZES)
 def test_random_formulas_translate_to_z3_faithfully(formula, env) -> None:
     """With every size fixed, the Z3 terms are satisfiable exactly when the oracle admits the sizes."""
@@ -555,7 +555,7 @@ def _sizes_admitted(formula) -> list[dict[str, int]]:
     ]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(formula=_DISJUNCTIONS, pair=st.sampled_from(_PAIRS))
 def test_equivalence_is_never_proved_where_brute_force_finds_a_difference(formula, pair) -> None:
     text = _text(formula)
@@ -573,7 +573,7 @@ def test_equivalence_is_never_proved_where_brute_force_finds_a_difference(formul
         assert _positions(a, sizes)[element] != _positions(b, sizes)[element]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(formula=_DISJUNCTIONS)
 def test_injectivity_is_never_proved_where_brute_force_finds_a_collision(formula) -> None:
     """``4*i + j`` on an N x M box collides exactly when N >= 2 and M >= 5."""

@@ -163,7 +163,7 @@ def _drawn(data: st.DataObject, symbolic: Callable[[Pick], Sequence[str]]) -> Qu
 
 
 # ------------------------------------------------------------------------- properties
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_one_symbol_verdicts_agree_with_brute_force(data: st.DataObject) -> None:
     q = _drawn(data, lambda pick: [pick(FORMULAS)])
@@ -172,7 +172,7 @@ def test_one_symbol_verdicts_agree_with_brute_force(data: st.DataObject) -> None
     assert status != "unknown", q
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_two_symbol_verdicts_agree_with_brute_force(data: st.DataObject) -> None:
     q = _drawn(data, lambda pick: [pick(FORMULAS), pick(SECOND)])

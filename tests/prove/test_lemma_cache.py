@@ -594,7 +594,7 @@ def test_the_exact_switch_reads_and_writes_no_layout_record(exact_cache_dir) -> 
     assert not _layout_records(exact_cache_dir)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(shape=small_layout_shapes(max_slots=512))
 def test_layouts_read_from_their_record_agree_with_the_direct_query_and_enumeration(cache_dir, shape) -> None:
     m = prove.layout_index_map(shape)

@@ -83,7 +83,7 @@ def test_a_function_that_cannot_be_evaluated_stays_unknown() -> None:
     assert _position_at(half, {N: 4}, (1,)) == 2
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(FUNCTIONS)), layout=st.sampled_from(LAYOUTS))
 def test_function_map_equivalence_agrees_with_brute_force(name, layout) -> None:
     """Refuted: the element's positions differ at the sizes given, by plain evaluation.

@@ -59,7 +59,7 @@ def fresh_lemmas():
 
 
 # ---------------------------------------------------------------- verdicts vs enumeration
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(small_layout_shapes(max_slots=1024))
 def test_lemma_proofs_agree_with_enumeration_and_with_the_direct_query(shape) -> None:
     m = prove.layout_index_map(shape)
@@ -74,7 +74,7 @@ def test_lemma_proofs_agree_with_enumeration_and_with_the_direct_query(shape) ->
     assert all(0 <= p < layout_map(shape).size_in_elements for p in positions)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(small_layout_shapes(max_slots=1024))
 def test_every_stage_of_a_layout_is_an_instance_with_the_same_map(shape) -> None:
     for stage in position_stages(shape):
@@ -241,7 +241,7 @@ def _is_instance_by_arithmetic(stage: Stage) -> bool:
     return True
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=300, derandomize=True)
 @given(concrete_stages())
 def test_the_plain_instance_test_is_what_the_general_stages_cover(stage) -> None:
     found = instance_of(stage)

@@ -239,7 +239,7 @@ def _differs_at(before: str, after: str, cex: dict, mode: str) -> bool:
     return False
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(refutable_pairs())
 def test_every_counterexample_of_verify_is_a_real_difference_when_run(pair) -> None:
     """A refutation names a root element (and, physically, a bit offset); running both
@@ -328,7 +328,7 @@ def small_layouts(draw, element: str = "s32", most: int = 512) -> str:
     )
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts())
 def test_normal_form_places_every_element_where_the_layout_does(text: str) -> None:
     from layout_algebra.decide.normal_form import normal_form_with_proof
@@ -340,7 +340,7 @@ def test_normal_form_places_every_element_where_the_layout_does(text: str) -> No
     assert (a.physical_bytes, a.first_tile_bytes) == (b.physical_bytes, b.first_tile_bytes), (text, nf.shape)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts(), st.data())
 def test_a_view_proved_to_be_a_layout_is_that_layout_on_every_element(text: str, data) -> None:
     from layout_algebra.decide.views import Reverse, Slice, Transpose, view
@@ -366,7 +366,7 @@ def test_a_view_proved_to_be_a_layout_is_that_layout_on_every_element(text: str,
     assert np.array_equal(found * 32 + answer.offset_bits, seen * 32), (text, str(op), str(answer.shape))
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts(element="f32"), st.integers(0, 2**16))
 def test_from_cute_of_a_mutated_export_places_elements_as_the_cute_text_says(text: str, seed: int) -> None:
     """Export to CuTe, change one number, read back: any layout returned must be the map
@@ -400,7 +400,7 @@ def test_from_cute_of_a_mutated_export_places_elements_as_the_cute_text_says(tex
             )
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts(element="u16", most=128))
 def test_certified_python_code_is_the_layout_on_every_index_and_offset(text: str) -> None:
     from layout_algebra.codegen import generate_code
@@ -422,7 +422,7 @@ def test_certified_python_code_is_the_layout_on_every_index_and_offset(text: str
         assert bool(run["padding"](offset)) == (offset not in occupied), (text, offset)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts(), st.data())
 def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text: str, data) -> None:
     from layout_algebra.decide.views import suggest_bitcast_layout
@@ -437,7 +437,7 @@ def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text:
         assert size_report(as_shape(text)).first_tile_bytes == size_report(candidate).first_tile_bytes
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from((1, 2, 4, 8)), min_size=1, max_size=3), st.randoms(use_true_random=False))
 def test_from_linear_layout_of_a_bit_permutation_is_that_permutation(dims, rng) -> None:
     from layout_algebra.interop.triton import LinearLayout, from_linear_layout

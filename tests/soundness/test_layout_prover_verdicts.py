@@ -52,7 +52,7 @@ from layout_algebra.prove.assumptions import (
 )
 
 N, M = dim_symbol("N"), dim_symbol("M")
-SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+SETTINGS = settings(suppress_health_check=list(HealthCheck), derandomize=True)
 
 
 # ------------------------------------------------------------------------- the oracle

@@ -28,7 +28,7 @@ def fuzz(strategy: st.SearchStrategy[sh.Case], examples: int) -> sh.Tally:
     """Check ``examples`` cases drawn from ``strategy``; the tally of their outcomes."""
     tally = sh.Tally()
 
-    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples, suppress_health_check=[HealthCheck.too_slow])
     @given(strategy)
     def check(case: sh.Case) -> None:
         tally.add(sh.check_case(case))

@@ -64,7 +64,7 @@ def add(i: tuple[int, ...], k: int, t: int) -> tuple[int, ...]:
     return tuple(v + t if j == k else v for j, v in enumerate(i))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(small_layouts())
 def test_offset_is_a_sum_over_dimensions(text: str) -> None:
     m = layout_map(text)
@@ -89,7 +89,7 @@ def brute_run(text: str, k: int) -> tuple[int, int]:
     return stride, max(ok)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(small_layouts(), st.data())
 def test_dimension_access_is_the_definition(text: str, data: st.DataObject) -> None:
     m = layout_map(text)
@@ -129,7 +129,7 @@ def brute_vector_width(text: str, k: int) -> int:
     return 1
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(small_layouts(), st.data())
 def test_vector_width_is_the_definition(text: str, data: st.DataObject) -> None:
     m = layout_map(text)
@@ -157,7 +157,7 @@ def test_vector_width_examples(text: str, dim: int, elements: int, nbytes: int) 
     assert (got.elements, got.bytes) == (elements, nbytes), str(got)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(small_layouts())
 def test_words_hold_the_elements_stored_there(text: str) -> None:
     m = layout_map(text)

@@ -239,7 +239,7 @@ def test_cli_draw_errors_are_one_line_with_status_2(tmp_path: Path, capsys, argv
 
 
 # ------------------------------------------------------------------------ random layouts
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(small_layout_shapes(max_rank=3, max_dim=5, max_slots=512))
 def test_random_layouts_draw_the_documents_positions(shape) -> None:
     fig = draw(shape, max_rows=6, max_cols=6)

@@ -120,7 +120,6 @@ def collect(strategy: st.SearchStrategy, n: int) -> list:
         max_examples=n,
         derandomize=True,
         database=None,
-        deadline=None,
         suppress_health_check=list(HealthCheck),
     )
     @given(strategy)
