@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from support.environment import IN_CI
 from support.ground_truth import GROUND_TRUTH, ground_truth_file
 
 # No example database: keeps test runs from writing ``.hypothesis/`` into the checkout.
@@ -24,7 +25,7 @@ settings.register_profile("layout_algebra", database=None, print_blob=True, dead
 # CI draws the same examples on every run (a red CI is then reproducible and never a coin
 # toss); local runs keep exploring new random examples.
 settings.register_profile("ci", parent=settings.get_profile("layout_algebra"), derandomize=True)
-settings.load_profile("ci" if os.environ.get("CI") else "layout_algebra")
+settings.load_profile("ci" if IN_CI else "layout_algebra")
 
 
 # The run proves into a lemma cache of its own, for every test and doctest of the session

@@ -15,20 +15,19 @@ module skips, with the reason, except under ``CI=true``, where it fails.
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from support.environment import IN_CI
 from support.explorer_cases import FIVE
 
 from layout_algebra import delinearize, linear_index
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.teach.draw import draw, explorer_panel
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
 CHROMEDRIVER = shutil.which("chromedriver")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

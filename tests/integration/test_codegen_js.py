@@ -14,7 +14,6 @@ No ``node``: the tests skip with the reason, except under ``CI=true``, where the
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -24,6 +23,7 @@ import pytest
 import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.environment import IN_CI
 from support.strategies_maps import small_layout_shapes
 
 from layout_algebra import delinearize, linear_index
@@ -34,7 +34,6 @@ from layout_algebra.codegen.readback import ReadBackError, read_back
 from layout_algebra.meaning.layout_map import OFFSET_SYMBOL, UNITS, layout_map
 
 NODE = shutil.which("node")
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 if NODE is None and not IN_CI:
     pytest.skip(
@@ -43,7 +42,6 @@ if NODE is None and not IN_CI:
 
 BATCH = settings(
     max_examples=3,
-    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 

@@ -11,7 +11,6 @@ bad input is a clear ``ValueError`` (exit 2 on the command line).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -21,6 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.environment import IN_CI
 from support.explorer_cases import FIVE
 from support.strategies_maps import small_layout_shapes
 
@@ -29,7 +29,6 @@ from layout_algebra.teach.draw import draw, explorer_panel
 from layout_algebra.teach.explorer import explorer_page
 
 NODE = shutil.which("node")
-IN_CI = os.environ.get("CI", "").lower() == "true"
 needs_node = pytest.mark.skipif(
     NODE is None and not IN_CI, reason="node (JavaScript) is not installed: cannot run the page's functions"
 )
@@ -147,9 +146,7 @@ def test_stage_functions_agree_with_the_stages_for_the_five_layouts() -> None:
 
 
 @needs_node
-@settings(
-    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@settings(max_examples=4, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(small_layout_shapes(max_slots=512), min_size=6, max_size=6))
 def test_stage_functions_agree_with_the_stages_for_random_layouts(shapes) -> None:
     _check_stage_functions(shapes)
