@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,6 @@ def cache_dir(tmp_path, monkeypatch):
     The package's first import is put an hour ahead, so that a source file someone saves
     while the tests run does not turn records off under tests about something else; the
     rule itself is tested on its own below, and end to end in fresh processes."""
-    import time
 
     start = time.time() + 3600
     monkeypatch.setattr(lemma_cache, "_loaded_since", lambda: start)
@@ -59,6 +59,17 @@ def exact_cache_dir(cache_dir, monkeypatch):
     """``cache_dir`` with the records by general stage off: every query is built and looked up by its text."""
     monkeypatch.setenv(lemma_cache.SWITCH_VARIABLE, "exact")
     return cache_dir
+
+
+def _once_file_times_pass(moment_ns: int, scratch: Path) -> None:
+    """Return once a file written now is stamped later than ``moment_ns``: the kernel stamps
+    writes with a coarse clock, so two writes a moment apart may carry the same time. Waits on
+    the file system's own stamps (no fixed sleep that a busy machine could make too short)."""
+    while True:
+        scratch.write_bytes(b"")
+        if os.stat(scratch).st_ctime_ns > moment_ns:
+            return
+        time.sleep(0.001)
 
 
 def _forget_in_process() -> None:
@@ -434,8 +445,6 @@ def test_a_remembered_fingerprint_is_used_only_for_the_same_file_status(
 def test_rewriting_a_file_changes_its_status_even_with_the_old_size_and_time(tmp_path, monkeypatch) -> None:
     """What the memo relies on: writing a file's bytes (same length, modification time put
     back with os.utime) still changes the status (the status change time moves)."""
-    import time
-
     (tmp_path / "__init__.py").write_text("")
     code = tmp_path / "stage.py"
     code.write_text("x = 1\n")
@@ -445,7 +454,7 @@ def test_rewriting_a_file_changes_its_status_even_with_the_old_size_and_time(tmp
     before = lemma_cache._code_status()
     assert lemma_cache._code_status() == before  # nothing written: the same status
     st = os.stat(code)
-    time.sleep(0.01)
+    _once_file_times_pass(st.st_ctime_ns, tmp_path / "clock")
     code.write_text("x = 2\n")
     os.utime(code, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert os.stat(code).st_size == st.st_size and os.stat(code).st_mtime_ns == st.st_mtime_ns
@@ -644,7 +653,6 @@ def test_a_fresh_process_proves_a_known_structure_without_sympy_general_stages_z
 
 # --------------------------------------------- the fingerprint names the code that runs
 def test_the_load_time_is_the_packages_first_import_and_a_reload_keeps_it() -> None:
-    import time
 
     before = time.time()
     run = subprocess.run(
@@ -702,7 +710,6 @@ def _query_files_in(folder: Path, monkeypatch) -> Path:
 def test_no_fingerprint_when_a_source_file_was_written_after_the_package_was_loaded(
     cache_dir, fresh_fingerprint, tmp_path, monkeypatch
 ) -> None:
-    import time
 
     _query_files_in(tmp_path, monkeypatch)
     monkeypatch.setattr(lemma_cache, "_loaded_since", lambda: time.time() + 10)  # files older than the load
@@ -748,7 +755,6 @@ def test_a_source_file_edited_between_import_and_first_proof_keys_no_record(tmp_
     sees no edit writes records, the one that does writes none (its proofs still use the
     exact-text entries)."""
     import shutil
-    import time
 
     source = tmp_path / "src"
     shutil.copytree(
@@ -756,7 +762,9 @@ def test_a_source_file_edited_between_import_and_first_proof_keys_no_record(tmp_
         source / "layout_algebra",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
-    time.sleep(lemma_cache.START_MARGIN_S + 0.1)  # the copy is older than the processes below
+    newest = max(os.stat(f).st_ctime_ns for f in (source / "layout_algebra").rglob("*"))
+    # the copy is older than the processes below by the margin the cache allows
+    _once_file_times_pass(newest + int(lemma_cache.START_MARGIN_S * 1e9), tmp_path / "clock")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAYOUT_ALGEBRA_")}
     env["PYTHONPATH"] = str(source)
     for mode in ("plain", "edit"):
