@@ -7,17 +7,12 @@ import subprocess
 import sys
 
 import pytest
+from support.cli import run
 
 import layout_algebra as la
 from layout_algebra.cli import main
 
 README_SHAPE = "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_explain_prints_fields_tiled_shape_and_sizes(capsys) -> None:

@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from support.cli import run
 
 import layout_algebra as la
 from layout_algebra.cli import main
@@ -16,12 +17,6 @@ from layout_algebra.teach.explain import explain
 
 BAD = "f32[2,3]{1,0"  # no closing brace
 SHAPES = ["f32[3,5]{1,0:T(2,2)}", "bf16[16,256]{1,0:T(8,128)(2,1)}", "s4[9,7]{0,1:T(8,128)(8,1)E(4)}"]
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def run_json(capsys, *argv: str):
@@ -224,7 +219,6 @@ def _evaluate(text: str, env: dict[str, int]) -> int:
 
 def test_every_command_prints_counts_in_one_style(capsys) -> None:
     """Bytes read ``819,200`` in ``size``, ``explain``, ``tpu-layout`` alike (issue: one style)."""
-    from layout_algebra.cli import main
 
     shape = "s16[1000,200]{0,1:T(1,128)(2,1)}"
     assert main(["size", shape]) == 0
@@ -238,7 +232,6 @@ def test_every_command_prints_counts_in_one_style(capsys) -> None:
 
 
 def test_an_error_quotes_a_huge_input_shortened(capsys) -> None:
-    from layout_algebra.cli import main
 
     text = "(" * 3000
     assert main(["explain", text]) == 2

@@ -9,17 +9,11 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from support.cli import run
 
-from layout_algebra.cli import main
 from layout_algebra.pack.numpy_eval import pack
 
 SHAPE = "f32[3,5]{0,1:T(2,2)}"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_pack_writes_the_library_bytes_and_unpack_reads_them_back(capsys, tmp_path: Path) -> None:

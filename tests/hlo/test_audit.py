@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.ground_truth import ground_truth_file
+from support.cli import run
+from support.ground_truth import ground_truth_file, shipped_hlo_modules, shipped_hlo_text
 from support.oracles import nested_linear_index
-from test_hlo import all_modules, module_text
 
 from layout_algebra import parse_shape, physical_size_in_bytes, size_report
-from layout_algebra.cli import main
 from layout_algebra.hlo import (
     HloInstruction,
     HloModuleStream,
@@ -68,9 +67,9 @@ def leaves(shape):
         yield shape
 
 
-@pytest.mark.parametrize("name", all_modules())
+@pytest.mark.parametrize("name", shipped_hlo_modules())
 def test_totals_equal_the_sum_of_physical_sizes_of_the_buffers(name: str | None) -> None:
-    module = parse_module(module_text(name))
+    module = parse_module(shipped_hlo_text(name))
     report = audit_module(module)
     expected: dict[int, int] = {}
     for instruction in reference_buffers(module):
@@ -83,9 +82,9 @@ def test_totals_equal_the_sum_of_physical_sizes_of_the_buffers(name: str | None)
     assert len(report.rows) == module.instruction_count
 
 
-@pytest.mark.parametrize("name", all_modules())
+@pytest.mark.parametrize("name", shipped_hlo_modules())
 def test_every_row_sums_its_leaves(name: str | None) -> None:
-    report = audit_module(parse_module(module_text(name)))
+    report = audit_module(parse_module(shipped_hlo_text(name)))
     for row in report.rows:
         arrays = list(leaves(row.shape))
         assert row.logical_bytes == sum(size_report(a).logical_bytes for a in arrays)
@@ -272,12 +271,6 @@ def test_movement_cases() -> None:
 
 
 # ------------------------------------------------------------------------ CLI
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_audit_prints_tables(capsys) -> None:
     code, out, err = run(capsys, "audit", str(EXAMPLE))
     assert code == 0 and err == ""
@@ -344,12 +337,12 @@ def test_long_modules_show_a_progress_bar_on_a_terminal(capsys, tmp_path: Path, 
 
 
 # ------------------------------------------------------- one meaning, at scale
-@pytest.mark.parametrize("name", all_modules())
+@pytest.mark.parametrize("name", shipped_hlo_modules())
 def test_movement_verdicts_are_the_bitcast_decision(name: str | None) -> None:
     """The audit's verdict and reason are those of layout_algebra.decide.bitcast for the same pair."""
     from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
 
-    module = parse_module(module_text(name))
+    module = parse_module(shipped_hlo_text(name))
     report = audit_module(module)
     for computation in module.computations:
         shapes = {i.name: i.shape for i in computation.instructions}
@@ -393,8 +386,8 @@ def test_memoised_audit_gives_the_verdicts_of_fresh_decisions() -> None:
     from layout_algebra.hlo import audit as audit_mod
 
     name = "03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"
-    once = audit_module(parse_module(module_text(name)))
-    module = parse_module(_repeated(module_text(name), 4))
+    once = audit_module(parse_module(shipped_hlo_text(name)))
+    module = parse_module(_repeated(shipped_hlo_text(name), 4))
     report = audit_module(module)
     assert len(report.rows) == 4 * len(once.rows)
     movements = [r.movement.verdict for r in report.movements()]
@@ -492,23 +485,23 @@ def test_verdicts_are_those_of_the_audit_before_memoisation() -> None:
         "modules"
     ]
     for name, expected in recorded.items():
-        report = audit_module(parse_module(module_text(name)))
+        report = audit_module(parse_module(shipped_hlo_text(name)))
         assert [[r.name, r.movement.verdict] for r in report.movements()] == expected, name
     name = "03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"
-    report = audit_module(parse_module(_repeated(module_text(name), 4)))
+    report = audit_module(parse_module(_repeated(shipped_hlo_text(name), 4)))
     assert [r.movement.verdict for r in report.movements()] == 4 * [v for _, v in recorded[name]]
 
 
 # ------------------------------------------------------------- streaming (issue 18)
 def _streamed_cases() -> list:
     """Every shipped module and the largest one repeated to ~5,000 instructions."""
-    return [*all_modules(), pytest.param("repeated", id="03-repeated-34x")]
+    return [*shipped_hlo_modules(), pytest.param("repeated", id="03-repeated-34x")]
 
 
 def _case_text(name: str | None) -> str:
     if name == "repeated":
-        return _repeated(module_text("03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"), 34)
-    return module_text(name)
+        return _repeated(shipped_hlo_text("03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"), 34)
+    return shipped_hlo_text(name)
 
 
 @pytest.mark.parametrize("name", _streamed_cases())

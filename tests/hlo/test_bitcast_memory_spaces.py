@@ -14,18 +14,15 @@ import itertools
 
 import numpy as np
 import pytest
+from support.hlo_text import hlo_module
 
 from layout_algebra.hlo import InvalidHlo, verify_rewrite
 from layout_algebra.hlo.execute import InvalidHloError, compare, run
 
 
-def module(*lines: str) -> str:
-    return "HloModule m\nENTRY e {\n" + "\n".join("  " + line for line in lines) + "\n}"
-
-
 def moved(space_in: int, space_out: int, op: str) -> str:
     """``f32[4]`` in ``S(space_in)`` made ``S(space_out)`` by ``op`` (copy or bitcast)."""
-    return module(
+    return hlo_module(
         f"p = f32[4]{{0:S({space_in})}} parameter(0)",
         f"ROOT r = f32[4]{{0:S({space_out})}} {op}(p)",
     )
@@ -74,7 +71,7 @@ def test_a_constant_may_be_bitcast_into_host_memory(chain) -> None:
     for a, b in itertools.pairwise(chain):
         lines.append(f"{b} = f32[2]{{0}} copy({a})")
     lines.append(f"ROOT b = f32[2]{{0:S(5)}} bitcast({chain[-1]})")
-    bitcast = module(*lines)
+    bitcast = hlo_module(*lines)
     copy = bitcast.replace(f"bitcast({chain[-1]})", f"copy({chain[-1]})")
     r = verify_rewrite(copy, bitcast)
     assert r.status == "refuted", str(r)  # valid, but no data moves into host memory
@@ -84,7 +81,7 @@ def test_a_constant_may_be_bitcast_into_host_memory(chain) -> None:
 
 def test_a_computed_operand_is_not_exempt() -> None:
     """Only a constant is exempt: a negate of one is a computed array."""
-    bitcast = module(
+    bitcast = hlo_module(
         "c = f32[2]{0} constant({1, 2})",
         "n = f32[2]{0} negate(c)",
         "ROOT b = f32[2]{0:S(5)} bitcast(n)",

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.ground_truth import GROUND_TRUTH
+from support.hlo_text import hlo_module
 from support.strategies_maps import small_layout_shapes
 
 from layout_algebra import layout_map, parse_shape
@@ -30,12 +31,8 @@ from layout_algebra.xla import array_size
 PASS_DUMPS = GROUND_TRUTH.parent / "pass_dumps"
 
 
-def module(*lines: str) -> str:
-    return "HloModule m\nENTRY e {\n" + "\n".join("  " + line for line in lines) + "\n}"
-
-
 def bitcast_module(source: str, result: str) -> str:
-    return module(f"p = {source} parameter(0)", f"ROOT b = {result} bitcast(p)")
+    return hlo_module(f"p = {source} parameter(0)", f"ROOT b = {result} bitcast(p)")
 
 
 def logical_input(shape: str, seed: int = 0) -> np.ndarray:
@@ -69,7 +66,7 @@ def assert_both_refuse(text: str, operand_bytes: int, result_bytes: int) -> None
 
 
 # ------------------------------------------------------------ the defect: symbolic sizes
-UNTILE = module("p = f32[N,128]{1,0:T(8,128)} parameter(0)", "ROOT c = f32[N,128]{1,0} copy(p)")
+UNTILE = hlo_module("p = f32[N,128]{1,0:T(8,128)} parameter(0)", "ROOT c = f32[N,128]{1,0} copy(p)")
 AS_BITCAST = UNTILE.replace("copy(p)", "bitcast(p)")
 
 
@@ -101,7 +98,7 @@ def test_copy_to_bitcast_is_proved_where_whole_tiles_fill_the_rows() -> None:
 
 def test_compare_refuses_before_it_compares_the_roots() -> None:
     # found by the fuzz: compare answered "different root sizes" without running the modules
-    before = module("p = f32[2]{0:T(8)} parameter(0)", "ROOT r = f32[2]{0:L(8)} reshape(p)")
+    before = hlo_module("p = f32[2]{0:T(8)} parameter(0)", "ROOT r = f32[2]{0:L(8)} reshape(p)")
     after = before.replace("reshape(p)", "bitcast(p)")
     with pytest.raises(InvalidHloError, match=r"takes 32 bytes, the result f32\[2\]\{0:L\(8\)\} 8 bytes"):
         compare(before, after)
@@ -111,7 +108,7 @@ def test_compare_refuses_before_it_compares_the_roots() -> None:
 
 def test_a_bitcast_off_the_root_path_is_checked_too() -> None:
     # XLA verifies every instruction; the size check does not depend on what the root reads
-    dead = module(
+    dead = hlo_module(
         "p = f32[N,128]{1,0:T(8,128)} parameter(0)",
         "b = f32[N,128]{1,0} bitcast(p)",
         "ROOT c = f32[N,128]{1,0} copy(p)",
@@ -136,7 +133,7 @@ def test_an_undecided_size_question_is_unknown_not_proved(monkeypatch) -> None:
 
 def test_symbolic_sizes_equal_for_every_n_are_no_condition() -> None:
     # f32[N,128]{1,0} and f32[128*N]{0}: 512*N bytes either way, nothing to assume
-    flat = module("p = f32[N,128]{1,0} parameter(0)", "ROOT r = f32[128*N]{0} reshape(p)")
+    flat = hlo_module("p = f32[N,128]{1,0} parameter(0)", "ROOT r = f32[128*N]{0} reshape(p)")
     assert verify_rewrite(flat, flat.replace("reshape(p)", "bitcast(p)")).status == "proved"
 
 
@@ -228,7 +225,7 @@ def test_a_pass_that_writes_a_size_changing_bitcast_is_refuted() -> None:
     """Pass validation: XLA's verifier would refuse the later module, not the earlier one."""
     from layout_algebra.hlo.passes import validate_pair
 
-    earlier = module("p = f32[3,128]{1,0:T(8,128)} parameter(0)", "ROOT c = f32[3,128]{1,0} copy(p)")
+    earlier = hlo_module("p = f32[3,128]{1,0:T(8,128)} parameter(0)", "ROOT c = f32[3,128]{1,0} copy(p)")
     later = earlier.replace("copy(p)", "bitcast(p)")
     for mode in ("logical", "physical"):
         r = validate_pair(earlier, later, mode=mode)

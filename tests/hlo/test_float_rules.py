@@ -23,6 +23,7 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 import pytest
+from support.hlo_text import hlo_module_with_parameters
 
 from layout_algebra.hlo.verify import FLOAT_RULES, float_rules_used, verify_rewrite
 
@@ -238,11 +239,7 @@ def test_the_oracle_rounds_like_ieee() -> None:
 
 # ------------------------------------------------------------------ the verifier
 def _module(body: str, params: str = "bf16[4,8]{1,0} a, bf16[4,8]{1,0} b") -> str:
-    lines = [
-        f"  {name} = {shape} parameter({k})"
-        for k, (shape, name) in enumerate(p.rsplit(" ", 1) for p in params.split(", "))
-    ]
-    return "HloModule m\nENTRY e {\n" + "\n".join(lines) + "\n" + body + "\n}"
+    return hlo_module_with_parameters(body, params)
 
 
 NARROW_OP = _module("  ROOT r = bf16[4,8]{1,0} {op}(a, b)")

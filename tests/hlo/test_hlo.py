@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.ground_truth import GROUND_TRUTH, ground_truth_file
+from support.ground_truth import GROUND_TRUTH, ground_truth_file, shipped_hlo_modules, shipped_hlo_text
 
 from layout_algebra import parse_shape
 from layout_algebra.hlo import HloParseError, PaddingDimension, SliceDimension, parse_module
@@ -40,20 +40,6 @@ def hlo_file(prefix: str) -> Path:
     return ground_truth_file(f"hlo/{matches[0].name}")
 
 
-def all_modules() -> list:
-    """Every shipped module, as pytest params (one failing param if the data is missing)."""
-    paths = sorted((GROUND_TRUTH / "hlo").glob("*.hlo"))
-    if not paths:
-        return [pytest.param(None, id="ground-truth-missing")]
-    return [pytest.param(p.name, id=p.name.split(".")[0][:40]) for p in paths]
-
-
-def module_text(name: str | None) -> str:
-    if name is None:
-        ground_truth_file("hlo/01_missing.hlo")  # fails with the data directory's message
-    return ground_truth_file(f"hlo/{name}").read_text(encoding="utf-8")
-
-
 # ------------------------------------------------------------------ real modules
 @pytest.mark.parametrize("prefix", sorted(XLA_COUNTS))
 def test_counts_equal_xla_parser(prefix: str) -> None:
@@ -63,9 +49,9 @@ def test_counts_equal_xla_parser(prefix: str) -> None:
     assert sum(c.is_entry for c in module.computations) == 1
 
 
-@pytest.mark.parametrize("name", all_modules())
+@pytest.mark.parametrize("name", shipped_hlo_modules())
 def test_every_shipped_module_parses_and_counts_match_its_text(name: str | None) -> None:
-    text = module_text(name)
+    text = shipped_hlo_text(name)
     module = parse_module(text)
     if name.startswith("jax_"):
         # XLA:CPU dumps put every instruction on its own line and every computation header
@@ -81,9 +67,9 @@ def test_every_shipped_module_parses_and_counts_match_its_text(name: str | None)
         assert len(names) == len(set(names))
 
 
-@pytest.mark.parametrize("name", all_modules())
+@pytest.mark.parametrize("name", shipped_hlo_modules())
 def test_every_shape_round_trips(name: str | None) -> None:
-    _, recorded = _parse(module_text(name), record_shapes=True)
+    _, recorded = _parse(shipped_hlo_text(name), record_shapes=True)
     assert recorded
     for source, shape in recorded:
         assert parse_shape(str(shape)) == shape

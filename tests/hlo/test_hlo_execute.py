@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import strategies_hlo as sh
+from support.hlo_text import hlo_module_rooted_at_last
 from support.strategies_maps import small_layout_shapes
 
 from layout_algebra import linear_index, parse_shape
@@ -33,12 +34,6 @@ from layout_algebra.pack.numpy_eval import numpy_dtype
 from layout_algebra.xla import array_size
 
 
-def module(*lines: str) -> str:
-    """An HLO module whose entry computation is ``lines`` (the last one is the root)."""
-    body = "\n".join(f"  {'ROOT ' if k == len(lines) - 1 else ''}{line}" for k, line in enumerate(lines))
-    return f"HloModule m\nENTRY e {{\n{body}\n}}"
-
-
 def rng_array(shape: str, seed: int = 0) -> np.ndarray:
     return random_array(parse_shape(shape), np.random.default_rng(seed))
 
@@ -47,7 +42,7 @@ def rng_array(shape: str, seed: int = 0) -> np.ndarray:
 def test_transpose_follows_xla_dimension_order() -> None:
     x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
     out = run(
-        module(
+        hlo_module_rooted_at_last(
             "p = s32[2,3,4]{2,1,0} parameter(0)", "t = s32[4,2,3]{2,1,0} transpose(p), dimensions={2,0,1}"
         ),
         [x],
@@ -61,7 +56,9 @@ def test_transpose_follows_xla_dimension_order() -> None:
 def test_reshape_is_row_major_and_copy_keeps_values() -> None:
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     out = run(
-        module("p = f32[3,4]{1,0} parameter(0)", "r = f32[2,6]{0,1} reshape(p)", "c = f32[2,6]{1,0} copy(r)"),
+        hlo_module_rooted_at_last(
+            "p = f32[3,4]{1,0} parameter(0)", "r = f32[2,6]{0,1} reshape(p)", "c = f32[2,6]{1,0} copy(r)"
+        ),
         [x],
     )
     assert out.array.tolist() == [[0, 1, 2, 3, 4, 5], [6, 7, 8, 9, 10, 11]]
@@ -70,19 +67,30 @@ def test_reshape_is_row_major_and_copy_keeps_values() -> None:
 def test_slice_with_strides() -> None:
     x = np.arange(30, dtype=np.int32).reshape(5, 6)
     out = run(
-        module("p = s32[5,6]{1,0} parameter(0)", "s = s32[2,2]{1,0} slice(p), slice={[1:5:2], [0:6:4]}"), [x]
+        hlo_module_rooted_at_last(
+            "p = s32[5,6]{1,0} parameter(0)", "s = s32[2,2]{1,0} slice(p), slice={[1:5:2], [0:6:4]}"
+        ),
+        [x],
     )
     assert out.array.tolist() == [[x[1, 0], x[1, 4]], [x[3, 0], x[3, 4]]]
 
 
 def test_broadcast_maps_operand_dims_to_result_dims() -> None:
     x = np.array([7, 8, 9], np.int32)
-    out = run(module("p = s32[3]{0} parameter(0)", "b = s32[2,3,4]{2,1,0} broadcast(p), dimensions={1}"), [x])
+    out = run(
+        hlo_module_rooted_at_last(
+            "p = s32[3]{0} parameter(0)", "b = s32[2,3,4]{2,1,0} broadcast(p), dimensions={1}"
+        ),
+        [x],
+    )
     for i, j, k in itertools.product(range(2), range(3), range(4)):
         assert out.array[i, j, k] == x[j]
     y = np.arange(6, dtype=np.int32).reshape(2, 3)
     out = run(
-        module("p = s32[2,3]{1,0} parameter(0)", "b = s32[3,4,2]{2,1,0} broadcast(p), dimensions={2,0}"), [y]
+        hlo_module_rooted_at_last(
+            "p = s32[2,3]{1,0} parameter(0)", "b = s32[3,4,2]{2,1,0} broadcast(p), dimensions={2,0}"
+        ),
+        [y],
     )
     for i, j, k in itertools.product(range(3), range(4), range(2)):
         assert out.array[i, j, k] == y[k, i]  # operand dim 0 -> result dim 2, dim 1 -> dim 0
@@ -91,7 +99,7 @@ def test_broadcast_maps_operand_dims_to_result_dims() -> None:
 def test_concatenate_and_reverse() -> None:
     a, b = np.arange(4, dtype=np.int8).reshape(2, 2), np.arange(10, 16, dtype=np.int8).reshape(2, 3)
     out = run(
-        module(
+        hlo_module_rooted_at_last(
             "a = s8[2,2]{1,0} parameter(0)",
             "b = s8[2,3]{1,0} parameter(1)",
             "c = s8[2,5]{1,0} concatenate(a, b), dimensions={1}",
@@ -112,7 +120,7 @@ def test_concatenate_and_reverse() -> None:
     ],
 )
 def test_pad_low_high_interior_and_negative(config: str, expected: list[int]) -> None:
-    text = module(
+    text = hlo_module_rooted_at_last(
         "p = s32[3]{0} parameter(0)",
         "v = s32[] constant(9)",
         f"q = s32[{len(expected)}]{{0}} pad(p, v), padding={config}",
@@ -121,24 +129,24 @@ def test_pad_low_high_interior_and_negative(config: str, expected: list[int]) ->
 
 
 def test_iota_and_constants() -> None:
-    out = run(module("i = s32[2,3]{1,0} iota(), iota_dimension=1"), [])
+    out = run(hlo_module_rooted_at_last("i = s32[2,3]{1,0} iota(), iota_dimension=1"), [])
     assert out.array.tolist() == [[0, 1, 2], [0, 1, 2]]
-    out = run(module("c = f32[2,2]{1,0} constant({ {1.5, -2}, {inf, 0} })"), [])
+    out = run(hlo_module_rooted_at_last("c = f32[2,2]{1,0} constant({ {1.5, -2}, {inf, 0} })"), [])
     assert out.array.tolist() == [[1.5, -2.0], [np.inf, 0.0]]
-    out = run(module("c = pred[3]{0} constant({true, false, true})"), [])
+    out = run(hlo_module_rooted_at_last("c = pred[3]{0} constant({true, false, true})"), [])
     assert out.array.tolist() == [True, False, True]
 
 
 @pytest.mark.parametrize(("start", "clamped"), [(0, 0), (2, 2), (4, 3), (-5, 0)])
 def test_dynamic_slice_and_update_clamp_their_start(start: int, clamped: int) -> None:
     x = np.arange(6, dtype=np.int32) * 10
-    ds = module(
+    ds = hlo_module_rooted_at_last(
         "p = s32[6]{0} parameter(0)",
         f"o = s32[] constant({start})",
         "d = s32[3]{0} dynamic-slice(p, o), dynamic_slice_sizes={3}",
     )
     assert run(ds, [x]).array.tolist() == x[clamped : clamped + 3].tolist()
-    dus = module(
+    dus = hlo_module_rooted_at_last(
         "p = s32[6]{0} parameter(0)",
         "u = s32[3]{0} constant({-1, -2, -3})",
         f"o = s32[] constant({start})",
@@ -174,13 +182,15 @@ ENTRY e {
 
 def test_bitcast_convert_reinterprets_bits() -> None:
     x = np.array([1.0, -2.0], np.float32)
-    out = run(module("p = f32[2]{0} parameter(0)", "b = s32[2]{0} bitcast-convert(p)"), [x])
+    out = run(
+        hlo_module_rooted_at_last("p = f32[2]{0} parameter(0)", "b = s32[2]{0} bitcast-convert(p)"), [x]
+    )
     assert out.array.tolist() == [0x3F800000, -0x40000000]
 
 
 # ------------------------------------------------------------------ elementwise
 def binary(op: str, t: str, a, b, extra: str = "") -> list:
-    text = module(
+    text = hlo_module_rooted_at_last(
         f"a = {t}[{len(a)}]{{0}} parameter(0)",
         f"b = {t}[{len(a)}]{{0}} parameter(1)",
         f"r = {t}[{len(a)}]{{0}} {op}(a, b){extra}",
@@ -216,24 +226,24 @@ def test_compare_clamp_convert_and_logic() -> None:
         ("GE", [False, True, True]),
         ("NE", [True, False, True]),
     ]:
-        text = module(
+        text = hlo_module_rooted_at_last(
             "a = f32[3]{0} parameter(0)",
             "b = f32[3]{0} parameter(1)",
             f"r = pred[3]{{0}} compare(a, b), direction={direction}",
         )
         args = [np.array([1, 2, 3], np.float32), np.array([2, 2, 1], np.float32)]
         assert run(text, args).array.tolist() == expected
-    text = module(
+    text = hlo_module_rooted_at_last(
         "x = s32[4]{0} parameter(0)",
         "lo = s32[] constant(0)",
         "hi = s32[] constant(5)",
         "r = s32[4]{0} clamp(lo, x, hi)",
     )
     assert run(text, [np.array([-3, 0, 4, 9], np.int32)]).array.tolist() == [0, 0, 4, 5]
-    text = module("x = f32[5]{0} parameter(0)", "r = s8[5]{0} convert(x)")
+    text = hlo_module_rooted_at_last("x = f32[5]{0} parameter(0)", "r = s8[5]{0} convert(x)")
     x = np.array([1.9, -1.9, 1e9, -1e9, np.nan], np.float32)
     assert run(text, [x]).array.tolist() == [1, -1, 127, -128, 0]
-    text = module(
+    text = hlo_module_rooted_at_last(
         "a = pred[4]{0} parameter(0)",
         "b = pred[4]{0} parameter(1)",
         "o = pred[4]{0} or(a, b)",
@@ -241,7 +251,7 @@ def test_compare_clamp_convert_and_logic() -> None:
     )
     a, b = np.array([0, 0, 1, 1], bool), np.array([0, 1, 0, 1], bool)
     assert run(text, [a, b]).array.tolist() == [True, False, False, False]
-    text = module("x = f32[2]{0} parameter(0)", "r = f32[2]{0} exponential(x)")
+    text = hlo_module_rooted_at_last("x = f32[2]{0} parameter(0)", "r = f32[2]{0} exponential(x)")
     out = run(text, [np.array([0.0, 1.0], np.float32)]).array
     assert out[0] == 1.0 and abs(out[1] - np.e) < 4e-7  # within an ulp of f32 (NumPy's SIMD exp)
 
@@ -280,7 +290,9 @@ def expected_read(source: str, target: str, x: np.ndarray) -> tuple[dict, set]:
 )
 def test_bitcast_reads_the_bytes_at_linear_index(source: str, target: str) -> None:
     x = rng_array(source, seed=3)
-    out = run(module(f"p = {source} parameter(0)", f"b = {target} bitcast(p)"), [x], junk=1)
+    out = run(
+        hlo_module_rooted_at_last(f"p = {source} parameter(0)", f"b = {target} bitcast(p)"), [x], junk=1
+    )
     values, undefined = expected_read(source, target, x)
     for idx, v in values.items():
         assert out.defined[idx], idx
@@ -295,7 +307,7 @@ def test_root_buffer_holds_each_element_at_its_linear_index(shape: str) -> None:
     x = rng_array(shape, seed=5)
     s = parse_shape(shape)
     row_major = f"{s.element_type.value.name}[{','.join(map(str, x.shape))}]{{1,0}}"
-    out = run(module(f"p = {row_major} parameter(0)", f"c = {shape} copy(p)"), [x], junk=2)
+    out = run(hlo_module_rooted_at_last(f"p = {row_major} parameter(0)", f"c = {shape} copy(p)"), [x], junk=2)
     bits = layout_map(s).element_bits
     stream = np.unpackbits(out.data, bitorder="little")  # the buffer as a little-endian bit stream
     defined = np.unpackbits(out.defined_bits, bitorder="little")
@@ -314,7 +326,7 @@ def test_bitcast_to_flat_buffer_matches_linear_index(shape, seed) -> None:
     e = shape.layout.element_size_in_bits
     flat = f"{shape.element_type.value.name}[{m.size_in_elements}]{{0{f':E({e})' if e else ''}}}"
     x = random_array(shape, np.random.default_rng(seed))
-    text = module(f"p = {shape} parameter(0)", f"b = {flat} bitcast(p)")
+    text = hlo_module_rooted_at_last(f"p = {shape} parameter(0)", f"b = {flat} bitcast(p)")
     if array_size(shape) != array_size(flat):
         # XLA's size pads to the first tile only, and ignores an untiled L(n): the flat buffer
         # of every slot is another size, and XLA's verifier refuses the bitcast
@@ -331,7 +343,9 @@ def test_bitcast_to_flat_buffer_matches_linear_index(shape, seed) -> None:
 
 
 # --------------------------------------------------------------------- compare
-TRANSPOSE = module("p = f32[8,4]{1,0} parameter(0)", "t = f32[4,8]{1,0} transpose(p), dimensions={1,0}")
+TRANSPOSE = hlo_module_rooted_at_last(
+    "p = f32[8,4]{1,0} parameter(0)", "t = f32[4,8]{1,0} transpose(p), dimensions={1,0}"
+)
 
 
 def test_compare_transpose_against_bitcast() -> None:
@@ -346,7 +360,7 @@ def test_compare_transpose_against_bitcast() -> None:
 
 
 def test_compare_physical_checks_memory_space_size_and_positions() -> None:
-    base = module("p = f32[4,4]{1,0} parameter(0)", "c = f32[4,4]{1,0} copy(p)")
+    base = hlo_module_rooted_at_last("p = f32[4,4]{1,0} parameter(0)", "c = f32[4,4]{1,0} copy(p)")
     other_space = base.replace("c = f32[4,4]{1,0}", "c = f32[4,4]{1,0:S(1)}")
     c = compare(base, other_space)
     assert c.same is False and "memory space" in c.detail
@@ -361,19 +375,21 @@ def test_compare_physical_checks_memory_space_size_and_positions() -> None:
 
 def test_compare_catches_one_pred_element_off_by_one() -> None:
     # Narrow type: a difference in one pred must be found despite the 1-bit values.
-    before = module("p = pred[9]{0} parameter(0)", "s = pred[8]{0} slice(p), slice={[0:8]}")
+    before = hlo_module_rooted_at_last(
+        "p = pred[9]{0} parameter(0)", "s = pred[8]{0} slice(p), slice={[0:8]}"
+    )
     after = before.replace("[0:8]", "[1:9]")
     for seed in range(5):
         c = compare(before, after, seed=seed)
         assert c.same is False
         assert c.trials >= 1
-    one = module("p = pred[2]{0} parameter(0)", "s = pred[1]{0} slice(p), slice={[0:1]}")
+    one = hlo_module_rooted_at_last("p = pred[2]{0} parameter(0)", "s = pred[1]{0} slice(p), slice={[0:1]}")
     for seed in range(20):
         assert compare(one, one.replace("[0:1]", "[1:2]"), seed=seed).same is False
 
 
 def test_compare_logical_mode_lets_parameter_layouts_differ_except_through_bitcasts() -> None:
-    a = module("p = f32[2,3]{1,0} parameter(0)", "r = f32[6]{0} reshape(p)")
+    a = hlo_module_rooted_at_last("p = f32[2,3]{1,0} parameter(0)", "r = f32[6]{0} reshape(p)")
     b = a.replace("f32[2,3]{1,0} parameter", "f32[2,3]{0,1} parameter")
     assert compare(a, b, mode="logical").same is True
     assert compare(a, b).same is None  # physical: the parameter buffers are not the same
@@ -384,7 +400,7 @@ def test_compare_logical_mode_lets_parameter_layouts_differ_except_through_bitca
 
 
 def test_compare_symbolic_sizes() -> None:
-    before = module(
+    before = hlo_module_rooted_at_last(
         "p = f32[N,128]{1,0:T(8,128)} parameter(0)", "r = f32[N,128]{0,1} transpose(p), dimensions={0,1}"
     )
     c = compare(before, before.replace("transpose(p), dimensions={0,1}", "copy(p)"), sizes={"N": 16})
@@ -394,7 +410,7 @@ def test_compare_symbolic_sizes() -> None:
 
 
 def test_unsupported_op_is_none_with_its_name() -> None:
-    text = module(
+    text = hlo_module_rooted_at_last(
         "a = f32[2,2]{1,0} parameter(0)",
         "d = f32[2,2]{1,0} dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
     )
@@ -410,43 +426,57 @@ def test_unsupported_op_is_none_with_its_name() -> None:
     ("text", "args", "message"),
     [
         (
-            module("p = f32[2,3]{1,0} parameter(0)", "r = f32[5]{0} reshape(p)"),
+            hlo_module_rooted_at_last("p = f32[2,3]{1,0} parameter(0)", "r = f32[5]{0} reshape(p)"),
             [np.zeros((2, 3), np.float32)],
             "reshape of 6 elements",
         ),
         (
-            module("p = f32[2,3]{1,0} parameter(0)", "t = f32[3,2]{1,0} transpose(p), dimensions={0,0}"),
+            hlo_module_rooted_at_last(
+                "p = f32[2,3]{1,0} parameter(0)", "t = f32[3,2]{1,0} transpose(p), dimensions={0,0}"
+            ),
             [np.zeros((2, 3), np.float32)],
             "not a permutation",
         ),
         (
-            module("p = f32[2,3]{1,0} parameter(0)", "t = f32[2,3]{1,0} transpose(p), dimensions={1,0}"),
+            hlo_module_rooted_at_last(
+                "p = f32[2,3]{1,0} parameter(0)", "t = f32[2,3]{1,0} transpose(p), dimensions={1,0}"
+            ),
             [np.zeros((2, 3), np.float32)],
             r"gives dimensions \[3, 2\]",
         ),
         (
-            module("p = f32[4]{0} parameter(0)", "b = f32[4]{0:S(5)} bitcast(p)"),  # S(1) is valid
+            hlo_module_rooted_at_last(
+                "p = f32[4]{0} parameter(0)", "b = f32[4]{0:S(5)} bitcast(p)"
+            ),  # S(1) is valid
             [np.zeros(4, np.float32)],
             "memory space",
         ),
         (
-            module("p = f32[4]{0} parameter(0)", "c = f32[4]{0} copy(p)"),
+            hlo_module_rooted_at_last("p = f32[4]{0} parameter(0)", "c = f32[4]{0} copy(p)"),
             [np.zeros(4, np.float64)],
             "parameter\\(0\\)",
         ),
         (
-            module("p = f32[4]{0} parameter(0)", "s = f32[2]{0} slice(p), slice={[3:5]}"),
+            hlo_module_rooted_at_last("p = f32[4]{0} parameter(0)", "s = f32[2]{0} slice(p), slice={[3:5]}"),
             [np.zeros(4, np.float32)],
             "does not fit",
         ),
-        (module("p = f32[4]{0} parameter(0)", "c = s32[4]{0} copy(p)"), [np.zeros(4, np.float32)], "type"),
+        (
+            hlo_module_rooted_at_last("p = f32[4]{0} parameter(0)", "c = s32[4]{0} copy(p)"),
+            [np.zeros(4, np.float32)],
+            "type",
+        ),
         (  # XLA has no negative dimension numbers; NumPy's axis=-1 would count back
-            module("p = f32[2,3]{1,0} parameter(0)", "c = f32[2,3]{1,0} concatenate(p), dimensions={-1}"),
+            hlo_module_rooted_at_last(
+                "p = f32[2,3]{1,0} parameter(0)", "c = f32[2,3]{1,0} concatenate(p), dimensions={-1}"
+            ),
             [np.zeros((2, 3), np.float32)],
             "out of range",
         ),
         (
-            module("p = f32[4]{0} parameter(0)", "r = f32[4]{0} reverse(p), dimensions={0,0}"),
+            hlo_module_rooted_at_last(
+                "p = f32[4]{0} parameter(0)", "r = f32[4]{0} reverse(p), dimensions={0,0}"
+            ),
             [np.zeros(4, np.float32)],
             "twice",
         ),
@@ -513,7 +543,7 @@ def test_random_data_collision_entropy_is_at_least_the_bound_compare_uses(elemen
     ("element", "trials"), [("pred", 48), ("s4", 12), ("s8", 6), ("bf16", 6), ("s32", 4)]
 )
 def test_compare_runs_enough_trials_for_the_narrowest_type(element: str, trials: int) -> None:
-    text = module(f"p = {element}[4]{{0}} parameter(0)", f"c = {element}[4]{{0}} copy(p)")
+    text = hlo_module_rooted_at_last(f"p = {element}[4]{{0}} parameter(0)", f"c = {element}[4]{{0}} copy(p)")
     assert compare(text, text).trials == trials
 
 
@@ -538,7 +568,7 @@ def test_compare_runs_enough_trials_for_the_narrowest_type(element: str, trials:
 )
 def test_unary_float_ops_against_python_math(op: str, fn) -> None:
     xs = [0.25, 1.5, 2.0, 7.75]
-    text = module("x = f32[4]{0} parameter(0)", f"r = f32[4]{{0}} {op}(x)")
+    text = hlo_module_rooted_at_last("x = f32[4]{0} parameter(0)", f"r = f32[4]{{0}} {op}(x)")
     out = run(text, [np.array(xs, np.float32)]).array
     for got, x in zip(out.tolist(), xs, strict=True):
         assert got == pytest.approx(fn(x), rel=3e-7), (op, x)
@@ -574,7 +604,7 @@ ENTRY e {
 
 def test_opcodes_are_read_as_xla_spells_them() -> None:
     # XLA prints `exponential`; `exp` is not an HLO opcode and must not be guessed at.
-    text = module("x = f32[2]{0} parameter(0)", "r = f32[2]{0} exp(x)")
+    text = hlo_module_rooted_at_last("x = f32[2]{0} parameter(0)", "r = f32[2]{0} exp(x)")
     c = compare(text, text)
     assert c.same is None and "'exp'" in c.reason
 

@@ -12,14 +12,11 @@ import itertools
 import re
 
 import pytest
+from support.hlo_text import hlo_module
 
 from layout_algebra.hlo import InvalidHlo, UnsupportedHlo, verify_rewrite
 from layout_algebra.hlo.execute import InvalidHloError, compare
 from layout_algebra.meaning.layout_map import layout_map
-
-
-def module(*lines: str) -> str:
-    return "HloModule m\nENTRY e {\n" + "\n".join("  " + line for line in lines) + "\n}"
 
 
 def at(text: str, sizes: dict[str, int]) -> str:
@@ -66,9 +63,9 @@ def assert_refuted_and_executed(before: str, after: str, *, mode="physical", ass
 
 # ------------------------------------------------------------------ the old behaviour, kept
 def test_reshape_to_bitcast_proved_where_the_tile_is_row_major_and_refuted_where_not() -> None:
-    ok = module("p = f32[8,128]{1,0:T(8,128)} parameter(0)", "ROOT r = f32[1024]{0} reshape(p)")
+    ok = hlo_module("p = f32[8,128]{1,0:T(8,128)} parameter(0)", "ROOT r = f32[1024]{0} reshape(p)")
     assert_proved_and_executed(ok, ok.replace("reshape", "bitcast"))
-    bad = module("p = f32[16,256]{1,0:T(8,128)} parameter(0)", "ROOT r = f32[4096]{0} reshape(p)")
+    bad = hlo_module("p = f32[16,256]{1,0:T(8,128)} parameter(0)", "ROOT r = f32[4096]{0} reshape(p)")
     r = assert_refuted_and_executed(bad, bad.replace("reshape", "bitcast"))
     (j,) = r.counterexample["element"]
     src = layout_map("f32[16,256]{1,0:T(8,128)}")
@@ -76,12 +73,12 @@ def test_reshape_to_bitcast_proved_where_the_tile_is_row_major_and_refuted_where
 
 
 def test_transpose_rewrites() -> None:
-    two = module(
+    two = hlo_module(
         "p = f32[2,3,4]{2,1,0} parameter(0)",
         "a = f32[3,4,2]{2,1,0} transpose(p), dimensions={1,2,0}",
         "ROOT b = f32[4,2,3]{2,1,0} transpose(a), dimensions={1,2,0}",
     )
-    one = module(
+    one = hlo_module(
         "p = f32[2,3,4]{2,1,0} parameter(0)", "ROOT b = f32[4,2,3]{2,1,0} transpose(p), dimensions={2,0,1}"
     )
     assert_proved_and_executed(two, one)
@@ -90,26 +87,26 @@ def test_transpose_rewrites() -> None:
 
 
 def test_slice_pad_concatenate_broadcast() -> None:
-    sliced = module(
+    sliced = hlo_module(
         "p = f32[6,5]{1,0} parameter(0)",
         "a = f32[3,5]{1,0} slice(p), slice={[0:3], [0:5]}",
         "b = f32[3,5]{1,0} slice(p), slice={[3:6], [0:5]}",
         "ROOT c = f32[6,5]{1,0} concatenate(a, b), dimensions={0}",
     )
-    identity = module("p = f32[6,5]{1,0} parameter(0)", "ROOT c = f32[6,5]{1,0} copy(p)")
+    identity = hlo_module("p = f32[6,5]{1,0} parameter(0)", "ROOT c = f32[6,5]{1,0} copy(p)")
     assert_proved_and_executed(sliced, identity)
     r = assert_refuted_and_executed(sliced.replace("concatenate(a, b)", "concatenate(b, a)"), identity)
     assert r.counterexample["element"][0] in range(6)
-    padded = module(
+    padded = hlo_module(
         "p = f32[3,5]{1,0} parameter(0)",
         "z = f32[] constant(0)",
         "q = f32[4,6]{1,0:T(2,2)} pad(p, z), padding=0_1x0_1",
         "ROOT s = f32[3,5]{1,0} slice(q), slice={[0:3], [0:5]}",
     )
     assert_proved_and_executed(
-        padded, module("p = f32[3,5]{1,0} parameter(0)", "ROOT s = f32[3,5]{1,0} copy(p)")
+        padded, hlo_module("p = f32[3,5]{1,0} parameter(0)", "ROOT s = f32[3,5]{1,0} copy(p)")
     )
-    bcast = module("p = f32[5]{0} parameter(0)", "ROOT b = f32[3,5]{1,0} broadcast(p), dimensions={1}")
+    bcast = hlo_module("p = f32[5]{0} parameter(0)", "ROOT b = f32[3,5]{1,0} broadcast(p), dimensions={1}")
     assert_proved_and_executed(bcast, bcast)
     assert_refuted_and_executed(bcast, bcast.replace("f32[3,5]{1,0}", "f32[3,5]{0,1}"))
     # logically the same array: only the root layout differs
@@ -117,7 +114,7 @@ def test_slice_pad_concatenate_broadcast() -> None:
 
 
 def test_symbolic_transpose_to_bitcast_for_every_n() -> None:
-    before = module(
+    before = hlo_module(
         "p = f32[N,M]{1,0:T(8,128)} parameter(0)",
         "ROOT t = f32[M,N]{0,1:T(8,128)} transpose(p), dimensions={1,0}",
     )
@@ -132,7 +129,7 @@ def test_symbolic_transpose_to_bitcast_for_every_n() -> None:
     ("multiple", "status"), [(8, "proved"), (16, "proved"), (4, "refuted"), (1, "refuted")]
 )
 def test_symbolic_bf16_reshape_to_bitcast_needs_whole_tiles(multiple, status) -> None:
-    before = module(
+    before = hlo_module(
         "p = bf16[3,N,300]{2,1,0:T(8,128)(2,1)} parameter(0)",
         "ROOT r = bf16[M,300]{1,0:T(8,128)(2,1)} reshape(p)",
     )
@@ -157,11 +154,11 @@ def test_exhaustive_agreement_on_small_transposes() -> None:
         for m2m in ((1, 0), (0, 1)):
             dims = [[2, 3][p] for p in perm]
             dst = f"f32[{dims[0]},{dims[1]}]{{{m2m[0]},{m2m[1]}}}"
-            before = module(
+            before = hlo_module(
                 "p = f32[2,3]{1,0} parameter(0)",
                 f"ROOT t = {dst} transpose(p), dimensions={{{perm[0]},{perm[1]}}}",
             )
-            after = module("p = f32[2,3]{1,0} parameter(0)", f"ROOT t = {dst} bitcast(p)")
+            after = hlo_module("p = f32[2,3]{1,0} parameter(0)", f"ROOT t = {dst} bitcast(p)")
             src, out = layout_map("f32[2,3]{1,0}"), layout_map(dst)
             truth = all(
                 out.forward(j) == src.forward(tuple(j[perm.index(k)] for k in range(2)))
@@ -173,7 +170,7 @@ def test_exhaustive_agreement_on_small_transposes() -> None:
 # ------------------------------------------------------------------------------ memory spaces
 @pytest.mark.parametrize("space", [1, 6])  # a bitcast into S(5): test_bitcast_memory_spaces.py
 def test_regression_memory_spaces_are_compared(space) -> None:
-    copy = module(
+    copy = hlo_module(
         "p = f32[N,M]{1,0:T(8,128)} parameter(0)",
         f"ROOT c = f32[N,M]{{1,0:T(8,128)S({space})}} copy(p)",
     )
@@ -181,7 +178,7 @@ def test_regression_memory_spaces_are_compared(space) -> None:
     r = verify_rewrite(copy, bitcast)
     assert r.status == "refuted" and "memor" in r.counterexample["after"], str(r)
     assert set(r.counterexample["sizes"]) == {"N", "M"}
-    dropped = module("p = f32[N,M]{1,0:T(8,128)} parameter(0)", "ROOT c = f32[N,M]{1,0:T(8,128)} copy(p)")
+    dropped = hlo_module("p = f32[N,M]{1,0:T(8,128)} parameter(0)", "ROOT c = f32[N,M]{1,0:T(8,128)} copy(p)")
     r = verify_rewrite(copy, dropped)
     assert r.status == "refuted" and r.counterexample["property"] == "memory space"
     assert (r.counterexample["before"], r.counterexample["after"]) == (f"S({space})", "S(0)")
@@ -191,8 +188,8 @@ def test_regression_memory_spaces_are_compared(space) -> None:
 
 # ------------------------------------------------------------------------- symbolic buffer sizes
 def test_regression_symbolic_sizes_are_compared() -> None:
-    tiled = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)")
-    plain = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0} copy(p)")
+    tiled = hlo_module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)")
+    plain = hlo_module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0} copy(p)")
     r = verify_rewrite(tiled, plain)
     assert r.status == "refuted" and r.counterexample["property"] == "size in bytes"
     n = r.counterexample["sizes"]["N"]
@@ -204,14 +201,14 @@ def test_regression_symbolic_sizes_are_compared() -> None:
         "2560 bytes",
     )
     assert_proved_and_executed(tiled, plain, assume="N % 8 == 0", sizes_list=({"N": 8}, {"N": 16}))
-    tail = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:L(1024)} copy(p)")
+    tail = hlo_module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:L(1024)} copy(p)")
     assert verify_rewrite(tail, plain).status == "refuted"
     assert verify_rewrite(tail, plain, assume="N % 8 == 0").status == "proved"
 
 
 def test_a_buffer_is_sized_in_bytes() -> None:
     """s4[1] in E(4): 4 bits in one byte; with T(2): two 4-bit slots, the same byte (found by the fuzz)."""
-    one = module("p = s4[1]{0:E(4)} parameter(0)", "ROOT r = s4[1]{0:E(4)} reshape(p)")
+    one = hlo_module("p = s4[1]{0:E(4)} parameter(0)", "ROOT r = s4[1]{0:E(4)} reshape(p)")
     assert_proved_and_executed(one, one.replace("{0:E(4)} reshape", "{0:T(2)E(4)} bitcast"))
 
 
@@ -219,7 +216,7 @@ def test_a_buffer_is_sized_in_bytes() -> None:
 def test_what_one_branch_relies_on_is_needed_only_there(mode) -> None:
     """The second operand of a concatenate is read at j - 1, negative where the first is taken:
     that read's digits-in-box condition holds only in its branch (was unknown, found by the fuzz)."""
-    twice = module(
+    twice = hlo_module(
         "p = s4[1]{0:E(4)} parameter(0)",
         "i0 = s4[1]{0:E(4)} reshape(p)",
         "ROOT i1 = s4[2]{0:T(2)L(3)E(4)} concatenate(i0, i0), dimensions={0}",
@@ -234,7 +231,7 @@ def test_what_one_branch_relies_on_is_needed_only_there(mode) -> None:
 def test_reading_padding_is_never_the_same() -> None:
     """A bitcast that reads a parameter's padding slot: unspecified bits, even against itself (fuzz)."""
     # the operand's 8 slots (2 elements) read as f32[8]: the same 32 bytes, 6 slots of padding
-    padded = module("p = f32[1,1,2]{0,1,2:T(2,2)} parameter(0)", "ROOT r = f32[8]{0} bitcast(p)")
+    padded = hlo_module("p = f32[1,1,2]{0,1,2:T(2,2)} parameter(0)", "ROOT r = f32[8]{0} bitcast(p)")
     assert_refuted_and_executed(padded, padded)
     # read as f32[2] (the fuzz's module) it is 8 bytes of 32: invalid HLO, as in XLA
     short = padded.replace("f32[8]{0} bitcast", "f32[2]{0} bitcast")
@@ -245,16 +242,18 @@ def test_reading_padding_is_never_the_same() -> None:
 
 def test_regression_allocation_size_is_compared() -> None:
     # (8,128)(2,1) nests exactly at 8 rows, but XLA allocates by the first tile only
-    a = module("p = s16[3,128]{1,0} parameter(0)", "ROOT c = s16[3,128]{1,0:T(8,128)(2,1)} copy(p)")
-    b = module("p = s16[3,128]{1,0} parameter(0)", "ROOT c = s16[3,128]{1,0:T(8,128)} copy(p)")
+    a = hlo_module("p = s16[3,128]{1,0} parameter(0)", "ROOT c = s16[3,128]{1,0:T(8,128)(2,1)} copy(p)")
+    b = hlo_module("p = s16[3,128]{1,0} parameter(0)", "ROOT c = s16[3,128]{1,0:T(8,128)} copy(p)")
     r = verify_rewrite(a, b)
     assert r.status == "refuted"
 
 
 # ------------------------------------------------------------- wrong symbolic claims are refuted
 def test_regression_symbolic_transpose_kept_layout_is_refuted() -> None:
-    before = module("p = f32[N,N]{1,0} parameter(0)", "ROOT t = f32[N,N]{1,0} transpose(p), dimensions={1,0}")
-    after = module("p = f32[N,N]{1,0} parameter(0)", "ROOT t = f32[N,N]{1,0} bitcast(p)")
+    before = hlo_module(
+        "p = f32[N,N]{1,0} parameter(0)", "ROOT t = f32[N,N]{1,0} transpose(p), dimensions={1,0}"
+    )
+    after = hlo_module("p = f32[N,N]{1,0} parameter(0)", "ROOT t = f32[N,N]{1,0} bitcast(p)")
     r = assert_refuted_and_executed(before, after)
     n = r.counterexample["sizes"]["N"]
     i, j = r.counterexample["element"]
@@ -263,7 +262,7 @@ def test_regression_symbolic_transpose_kept_layout_is_refuted() -> None:
 
 
 def test_regression_bf16_merge_of_major_dims_without_whole_tiles_is_refuted() -> None:
-    before = module(
+    before = hlo_module(
         "p = bf16[2,N,256]{2,1,0:T(8,128)(2,1)} parameter(0)",
         "ROOT r = bf16[M,256]{1,0:T(8,128)(2,1)} reshape(p)",
     )
@@ -284,12 +283,12 @@ def test_regression_bf16_merge_of_major_dims_without_whole_tiles_is_refuted() ->
 
 
 # ------------------------------------------------------------------------------- coverage
-SUNK = module(
+SUNK = hlo_module(
     "p = f32[N,M]{1,0} parameter(0)",
     "t = f32[M,N]{1,0} transpose(p), dimensions={1,0}",
     "ROOT n = f32[M,N]{1,0} negate(t)",
 )
-HOISTED = module(
+HOISTED = hlo_module(
     "p = f32[N,M]{1,0} parameter(0)",
     "n = f32[N,M]{1,0} negate(p)",
     "ROOT t = f32[M,N]{1,0} transpose(n), dimensions={1,0}",
@@ -308,14 +307,14 @@ def test_transpose_moved_across_an_elementwise_op() -> None:
 
 
 def test_reshape_moved_across_a_binary_op() -> None:
-    before = module(
+    before = hlo_module(
         "p = f32[4,6]{1,0} parameter(0)",
         "q = f32[4,6]{1,0} parameter(1)",
         "a = f32[24]{0} reshape(p)",
         "b = f32[24]{0} reshape(q)",
         "ROOT s = f32[24]{0} subtract(a, b)",
     )
-    after = module(
+    after = hlo_module(
         "p = f32[4,6]{1,0} parameter(0)",
         "q = f32[4,6]{1,0} parameter(1)",
         "d = f32[4,6]{1,0} subtract(p, q)",
@@ -327,7 +326,7 @@ def test_reshape_moved_across_a_binary_op() -> None:
 
 
 def test_a_difference_through_an_op_is_refuted_only_when_execution_shows_it() -> None:
-    copy = module("p = f32[8]{0} parameter(0)", "ROOT r = f32[8]{0} copy(p)")
+    copy = hlo_module("p = f32[8]{0} parameter(0)", "ROOT r = f32[8]{0} copy(p)")
     r = verify_rewrite(copy, copy.replace("copy(p)", "negate(p)"))
     assert r.status == "refuted" and "execution" in r.counterexample and "negate" in r.counterexample["after"]
     assert oracle_same(copy, copy.replace("copy(p)", "negate(p)")) is False
@@ -335,25 +334,25 @@ def test_a_difference_through_an_op_is_refuted_only_when_execution_shows_it() ->
 
 def test_commuted_add_is_not_proved_and_not_refuted() -> None:
     """add(a,b) vs add(b,a): different as uninterpreted functions, equal when executed."""
-    a = module("p = f32[8]{0} parameter(0)", "q = f32[8]{0} parameter(1)", "ROOT s = f32[8]{0} add(p, q)")
+    a = hlo_module("p = f32[8]{0} parameter(0)", "q = f32[8]{0} parameter(1)", "ROOT s = f32[8]{0} add(p, q)")
     r = verify_rewrite(a, a.replace("add(p, q)", "add(q, p)"))
     assert r.status == "unknown" and "add" in r.reason and "propert" in r.reason
 
 
 def test_reverse_of_reverse_and_reverse() -> None:
-    twice = module(
+    twice = hlo_module(
         "p = f32[N,M]{1,0} parameter(0)",
         "a = f32[N,M]{1,0} reverse(p), dimensions={0,1}",
         "ROOT b = f32[N,M]{1,0} reverse(a), dimensions={1,0}",
     )
-    identity = module("p = f32[N,M]{1,0} parameter(0)", "ROOT b = f32[N,M]{1,0} copy(p)")
+    identity = hlo_module("p = f32[N,M]{1,0} parameter(0)", "ROOT b = f32[N,M]{1,0} copy(p)")
     assert_proved_and_executed(twice, identity, sizes_list=({"N": 3, "M": 2},))
     once = twice.replace("dimensions={1,0}", "dimensions={1}")
     assert_refuted_and_executed(once, identity)
 
 
 def test_dynamic_slice_with_symbolic_offsets() -> None:
-    ds = module(
+    ds = hlo_module(
         "p = f32[8,16]{1,0} parameter(0)",
         "i = s32[] parameter(1)",
         "z = s32[] constant(0)",
@@ -361,14 +360,14 @@ def test_dynamic_slice_with_symbolic_offsets() -> None:
     )
     assert verify_rewrite(ds, ds).status == "proved"
     # writing the slice back where it came from changes nothing, for every (clamped) offset
-    dus = module(
+    dus = hlo_module(
         "p = f32[8,16]{1,0} parameter(0)",
         "i = s32[] parameter(1)",
         "z = s32[] constant(0)",
         "d = f32[4,16]{1,0} dynamic-slice(p, i, z), dynamic_slice_sizes={4,16}",
         "ROOT u = f32[8,16]{1,0} dynamic-update-slice(p, d, i, z)",
     )
-    identity = module(
+    identity = hlo_module(
         "p = f32[8,16]{1,0} parameter(0)", "i = s32[] parameter(1)", "ROOT u = f32[8,16]{1,0} copy(p)"
     )
     assert_proved_and_executed(dus, identity)
@@ -380,41 +379,41 @@ def test_dynamic_slice_with_symbolic_offsets() -> None:
 
 
 def test_iota_select_tuple_and_fusion() -> None:
-    iota = module("ROOT i = s32[4,3]{1,0} iota(), iota_dimension=0")
+    iota = hlo_module("ROOT i = s32[4,3]{1,0} iota(), iota_dimension=0")
     assert verify_rewrite(iota, iota).status == "proved"
-    transposed = module(
+    transposed = hlo_module(
         "j = s32[3,4]{1,0} iota(), iota_dimension=1",
         "ROOT i = s32[4,3]{1,0} transpose(j), dimensions={1,0}",
     )
     assert verify_rewrite(iota, transposed).status == "proved"
     assert verify_rewrite(iota, iota.replace("iota_dimension=0", "iota_dimension=1")).status == "refuted"
-    sel = module(
+    sel = hlo_module(
         "c = pred[6]{0} parameter(0)",
         "p = f32[6]{0} parameter(1)",
         "q = f32[6]{0} parameter(2)",
         "ROOT s = f32[6]{0} select(c, p, q)",
     )
     assert verify_rewrite(sel, sel).status == "proved"
-    tup = module(
+    tup = hlo_module(
         "p = f32[6]{0} parameter(0)",
         "t = (f32[6]{0}, f32[6]{0}) tuple(p, p)",
         "g = f32[6]{0} get-tuple-element(t), index=1",
         "ROOT r = f32[6]{0} negate(g)",
     )
-    assert_proved_and_executed(tup, module("p = f32[6]{0} parameter(0)", "ROOT r = f32[6]{0} negate(p)"))
+    assert_proved_and_executed(tup, hlo_module("p = f32[6]{0} parameter(0)", "ROOT r = f32[6]{0} negate(p)"))
     fused = (
         "HloModule m\n"
         "fused {\n  x = f32[2,3]{1,0} parameter(0)\n  t = f32[3,2]{1,0} transpose(x), dimensions={1,0}\n"
         "  ROOT n = f32[3,2]{1,0} negate(t)\n}\n"
         "ENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n  ROOT f = f32[3,2]{1,0} fusion(p), kind=kLoop, calls=fused\n}"
     )
-    plain = module(
+    plain = hlo_module(
         "p = f32[2,3]{1,0} parameter(0)",
         "n = f32[2,3]{1,0} negate(p)",
         "ROOT t = f32[3,2]{1,0} transpose(n), dimensions={1,0}",
     )
     assert_proved_and_executed(fused, plain)
-    pair = module(
+    pair = hlo_module(
         "p = f32[6]{0} parameter(0)",
         "n = f32[6]{0} negate(p)",
         "ROOT t = (f32[6]{0}, f32[6]{0}) tuple(p, n)",
@@ -424,18 +423,18 @@ def test_iota_select_tuple_and_fusion() -> None:
 
 
 def test_bitcast_convert() -> None:
-    same = module("p = f32[4]{0} parameter(0)", "ROOT b = s32[4]{0} bitcast-convert(p)")
+    same = hlo_module("p = f32[4]{0} parameter(0)", "ROOT b = s32[4]{0} bitcast-convert(p)")
     assert verify_rewrite(same, same).status == "proved"
-    narrow = module("p = f32[4]{0} parameter(0)", "ROOT b = s16[4,2]{1,0} bitcast-convert(p)")
+    narrow = hlo_module("p = f32[4]{0} parameter(0)", "ROOT b = s16[4,2]{1,0} bitcast-convert(p)")
     assert verify_rewrite(narrow, narrow).status == "proved"
-    back = module(
+    back = hlo_module(
         "p = f32[4]{0} parameter(0)",
         "b = s16[4,2]{1,0} bitcast-convert(p)",
         "r = s16[4,2]{1,0} reverse(b), dimensions={1}",
         "ROOT c = f32[4]{0} bitcast-convert(r)",
     )
     assert (
-        verify_rewrite(back, module("p = f32[4]{0} parameter(0)", "ROOT c = f32[4]{0} copy(p)")).status
+        verify_rewrite(back, hlo_module("p = f32[4]{0} parameter(0)", "ROOT c = f32[4]{0} copy(p)")).status
         != "proved"
     )
     with pytest.raises(InvalidHlo, match="minor dimension"):
@@ -445,9 +444,14 @@ def test_bitcast_convert() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} while(p), condition=c, body=b"), "while"),
         (
-            module("p = f32[4]{0} parameter(0)", 'ROOT r = f32[4]{0} custom-call(p), custom_call_target="x"'),
+            hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} while(p), condition=c, body=b"),
+            "while",
+        ),
+        (
+            hlo_module(
+                "p = f32[4]{0} parameter(0)", 'ROOT r = f32[4]{0} custom-call(p), custom_call_target="x"'
+            ),
             "custom-call",
         ),
     ],
@@ -459,13 +463,13 @@ def test_unsupported_ops_are_named(text, message) -> None:
 
 # ---------------------------------------------------------------- constants and packed roots
 def test_regression_constants_are_arrays() -> None:
-    three = module("c = s32[3]{0} constant({1, 2, 3})", "ROOT s = s32[2]{0} slice(c), slice={[0:2]}")
+    three = hlo_module("c = s32[3]{0} constant({1, 2, 3})", "ROOT s = s32[2]{0} slice(c), slice={[0:2]}")
     r = verify_rewrite(three, three.replace("[0:2]", "[1:3]"))
     assert r.status == "refuted" and r.counterexample["element"] in ((0,), (1,))
-    assert verify_rewrite(three, module("ROOT s = s32[2]{0} constant({1, 2})")).status == "proved"
+    assert verify_rewrite(three, hlo_module("ROOT s = s32[2]{0} constant({1, 2})")).status == "proved"
     square = "c = f32[2,2]{1,0} constant({ { 1, 2 }, { 3, 4 } })"
-    copied = module(square, "ROOT r = f32[2,2]{1,0} copy(c)")
-    transposed = module(square, "ROOT r = f32[2,2]{1,0} transpose(c), dimensions={1,0}")
+    copied = hlo_module(square, "ROOT r = f32[2,2]{1,0} copy(c)")
+    transposed = hlo_module(square, "ROOT r = f32[2,2]{1,0} transpose(c), dimensions={1,0}")
     r = verify_rewrite(copied, transposed)
     assert r.status == "refuted" and r.counterexample["element"] in ((0, 1), (1, 0))
     symmetric = copied.replace("{ 3, 4 }", "{ 2, 4 }")
@@ -476,32 +480,34 @@ def test_regression_constants_are_arrays() -> None:
 
 
 def test_regression_float_constants_compare_by_value() -> None:
-    one = module("ROOT c = f32[] constant(1)")
-    assert verify_rewrite(one, module("ROOT c = f32[] constant(1.0)")).status == "proved"
-    assert verify_rewrite(one, module("ROOT c = f32[] constant(2)")).status == "refuted"
+    one = hlo_module("ROOT c = f32[] constant(1)")
+    assert verify_rewrite(one, hlo_module("ROOT c = f32[] constant(1.0)")).status == "proved"
+    assert verify_rewrite(one, hlo_module("ROOT c = f32[] constant(2)")).status == "refuted"
     # 0.1 and 0.10000000149 round to the same f32; -0 and 0 have different bits
     assert (
         verify_rewrite(
-            module("ROOT c = f32[] constant(0.1)"), module("ROOT c = f32[] constant(0.10000000149)")
+            hlo_module("ROOT c = f32[] constant(0.1)"), hlo_module("ROOT c = f32[] constant(0.10000000149)")
         ).status
         == "proved"
     )
     assert (
-        verify_rewrite(module("ROOT c = f32[] constant(-0)"), module("ROOT c = f32[] constant(0)")).status
+        verify_rewrite(
+            hlo_module("ROOT c = f32[] constant(-0)"), hlo_module("ROOT c = f32[] constant(0)")
+        ).status
         == "refuted"
     )
     assert (
         verify_rewrite(
-            module("ROOT c = pred[2]{0} constant({true, false})"),
-            module("ROOT c = pred[2]{0} constant({1, 0})"),
+            hlo_module("ROOT c = pred[2]{0} constant({true, false})"),
+            hlo_module("ROOT c = pred[2]{0} constant({1, 0})"),
         ).status
         == "proved"
     )
 
 
 def test_regression_root_elements_compared_at_their_bits() -> None:
-    packed = module("p = s4[4]{0} parameter(0)", "ROOT c = s4[4]{0:L(8)E(4)} copy(p)")
-    plain = module("p = s4[4]{0} parameter(0)", "ROOT c = s4[4]{0} copy(p)")
+    packed = hlo_module("p = s4[4]{0} parameter(0)", "ROOT c = s4[4]{0:L(8)E(4)} copy(p)")
+    plain = hlo_module("p = s4[4]{0} parameter(0)", "ROOT c = s4[4]{0} copy(p)")
     r = assert_refuted_and_executed(packed, plain)
     assert r.status == "refuted" and r.counterexample["property"] == "element size in bits"
     assert verify_rewrite(packed, plain, mode="logical").status == "proved"
@@ -510,18 +516,23 @@ def test_regression_root_elements_compared_at_their_bits() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} reshape(p)"), "4 elements"),
+        (hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} reshape(p)"), "4 elements"),
         (
-            module("p = f32[2,3]{1,0} parameter(0)", "ROOT r = f32[3,2]{1,0} transpose(p), dimensions={0,0}"),
+            hlo_module(
+                "p = f32[2,3]{1,0} parameter(0)", "ROOT r = f32[3,2]{1,0} transpose(p), dimensions={0,0}"
+            ),
             "permutation",
         ),
-        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} slice(p), slice={[3:5]}"), "out of range"),
         (
-            module("p = f32[8]{0} parameter(0)", "ROOT r = f32[2]{0} slice(p), slice={[1:8:3]}"),
+            hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} slice(p), slice={[3:5]}"),
+            "out of range",
+        ),
+        (
+            hlo_module("p = f32[8]{0} parameter(0)", "ROOT r = f32[2]{0} slice(p), slice={[1:8:3]}"),
             r"result dimension 0 is 2, the range \[1:8:3\] has 3",
         ),
         (  # used to be an IndexError from deep inside the evaluator
-            module(
+            hlo_module(
                 "p = f32[2]{0} parameter(0)",
                 "q = f32[2]{0} parameter(1)",
                 "ROOT r = f32[2]{0} concatenate(p, q), dimensions={5}",
@@ -529,38 +540,43 @@ def test_regression_root_elements_compared_at_their_bits() -> None:
             r"dimensions=\{5\} out of range for rank 1",
         ),
         (  # used to be read as Python's last dimension
-            module("p = f32[2]{0} parameter(0)", "ROOT r = f32[2]{0} concatenate(p), dimensions={-1}"),
+            hlo_module("p = f32[2]{0} parameter(0)", "ROOT r = f32[2]{0} concatenate(p), dimensions={-1}"),
             r"dimensions=\{-1\} out of range for rank 1",
         ),
         (
-            module("p = f32[4,2]{1,0} parameter(0)", "ROOT r = f32[4,2]{1,0} reverse(p), dimensions={0,0}"),
+            hlo_module(
+                "p = f32[4,2]{1,0} parameter(0)", "ROOT r = f32[4,2]{1,0} reverse(p), dimensions={0,0}"
+            ),
             "out of range for rank 2",
         ),
         (
-            module("p = f32[3]{0} parameter(0)", "ROOT r = f32[3,3]{1,0} broadcast(p), dimensions={0,0}"),
+            hlo_module("p = f32[3]{0} parameter(0)", "ROOT r = f32[3,3]{1,0} broadcast(p), dimensions={0,0}"),
             "does not map the operand",
         ),
         (
-            module("p = f32[3]{0} parameter(0)", "ROOT r = f32[4,2]{1,0} broadcast(p), dimensions={0}"),
+            hlo_module("p = f32[3]{0} parameter(0)", "ROOT r = f32[4,2]{1,0} broadcast(p), dimensions={0}"),
             "operand dimension 0 is 3, result dimension 0 is 4",
         ),
         (
-            module(
+            hlo_module(
                 "p = f32[4]{0} parameter(0)", "q = s32[4]{0} parameter(1)", "ROOT r = f32[4]{0} add(p, q)"
             ),
             "operand types",
         ),
         (
-            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} negate(p)").replace(
+            hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} negate(p)").replace(
                 "f32[4]{0} negate", "f32[5]{0} negate"
             ),
             "dimensions",
         ),
-        (module("ROOT c = s32[3]{0} constant({1, 2})"), "needs 3"),
-        (module("ROOT c = s8[] constant(300)"), "out of the range"),
-        (module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(q)"), "'q' is used but not defined"),
+        (hlo_module("ROOT c = s32[3]{0} constant({1, 2})"), "needs 3"),
+        (hlo_module("ROOT c = s8[] constant(300)"), "out of the range"),
         (
-            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} fusion(p), kind=kLoop, calls=gone"),
+            hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(q)"),
+            "'q' is used but not defined",
+        ),
+        (
+            hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} fusion(p), kind=kLoop, calls=gone"),
             "does not define",
         ),
     ],
@@ -571,7 +587,7 @@ def test_regression_invalid_hlo_is_rejected(text, message) -> None:
 
 
 def test_symbolic_reshape_must_keep_the_element_count() -> None:
-    bad = module("p = f32[N]{0} parameter(0)", "ROOT r = f32[M]{0} reshape(p)")
+    bad = hlo_module("p = f32[N]{0} parameter(0)", "ROOT r = f32[M]{0} reshape(p)")
     with pytest.raises(InvalidHlo, match="element count"):
         verify_rewrite(bad, bad)
     assert verify_rewrite(bad, bad, assume="M == N").status == "proved"
@@ -581,18 +597,18 @@ def test_symbolic_reshape_must_keep_the_element_count() -> None:
     ("before", "after", "message"),
     [
         (
-            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
-            module("p = f32[5]{0} parameter(0)", "ROOT r = f32[4]{0} slice(p), slice={[0:4]}"),
+            hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
+            hlo_module("p = f32[5]{0} parameter(0)", "ROOT r = f32[4]{0} slice(p), slice={[0:4]}"),
             "interface",
         ),
         (
-            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
-            module("p = f32[4]{0:S(1)} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
+            hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
+            hlo_module("p = f32[4]{0:S(1)} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
             "memory space",
         ),
         (
-            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
-            module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2,2]{1,0} reshape(p)"),
+            hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[4]{0} copy(p)"),
+            hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2,2]{1,0} reshape(p)"),
             "dimensions",
         ),
     ],
@@ -618,7 +634,7 @@ def test_cli_verify_exit_status(tmp_path, capsys, after_layout, extra, status) -
 
     from layout_algebra.cli import main
 
-    before = module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)")
+    before = hlo_module("p = f32[N,128]{1,0} parameter(0)", "ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)")
     (tmp_path / "b.hlo").write_text(before)
     (tmp_path / "a.hlo").write_text(before.replace("{1,0:T(8,128)} copy", after_layout))
     assert main(["verify", str(tmp_path / "b.hlo"), str(tmp_path / "a.hlo"), "--json", *extra]) == status
@@ -631,12 +647,16 @@ def test_cli_verify_exit_status(tmp_path, capsys, after_layout, extra, status) -
 def test_cli_verify_unknown_and_bad_input(tmp_path, capsys) -> None:
     from layout_algebra.cli import main
 
-    added = module("p = f32[8]{0} parameter(0)", "q = f32[8]{0} parameter(1)", "ROOT s = f32[8]{0} add(p, q)")
+    added = hlo_module(
+        "p = f32[8]{0} parameter(0)", "q = f32[8]{0} parameter(1)", "ROOT s = f32[8]{0} add(p, q)"
+    )
     (tmp_path / "b.hlo").write_text(added)
     (tmp_path / "a.hlo").write_text(added.replace("add(p, q)", "add(q, p)"))
     assert main(["verify", str(tmp_path / "b.hlo"), str(tmp_path / "a.hlo")]) == 3
     assert "unknown" in capsys.readouterr().out
-    (tmp_path / "bad.hlo").write_text(module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} reshape(p)"))
+    (tmp_path / "bad.hlo").write_text(
+        hlo_module("p = f32[4]{0} parameter(0)", "ROOT r = f32[2]{0} reshape(p)")
+    )
     assert main(["verify", str(tmp_path / "bad.hlo"), str(tmp_path / "bad.hlo")]) == 2
     assert "reshape r" in capsys.readouterr().err
 
@@ -665,16 +685,16 @@ def constant_rewrites(draw):
     def read() -> str:
         op = draw(st.sampled_from(["slice", "reverse", "concat"] if length == n else ["slice"]))
         if op == "reverse":
-            return module(const, f"ROOT r = {etype}[{n}]{{0}} reverse(c), dimensions={{0}}")
+            return hlo_module(const, f"ROOT r = {etype}[{n}]{{0}} reverse(c), dimensions={{0}}")
         if op == "slice":
             start = draw(st.integers(0, n - length))
-            return module(
+            return hlo_module(
                 const, f"ROOT r = {etype}[{length}]{{0}} slice(c), slice={{[{start}:{start + length}]}}"
             )
         cut = draw(st.integers(1, n - 1))
         first, second = draw(st.permutations([f"[0:{cut}]", f"[{cut}:{n}]"]))
         size = lambda r: int(r.split(":")[1][:-1]) - int(r.split(":")[0][1:])  # noqa: E731
-        return module(
+        return hlo_module(
             const,
             f"a = {etype}[{size(first)}]{{0}} slice(c), slice={{{first}}}",
             f"b = {etype}[{size(second)}]{{0}} slice(c), slice={{{second}}}",
@@ -708,7 +728,7 @@ def test_random_dynamic_slice_against_a_fixed_slice(start, rows, layout) -> None
     """dynamic-slice at a parameter offset vs a slice at ``start``: refuted (offsets differ), and
     the refutation's offset really reads other rows; at a constant offset it is the slice."""
     rows = min(rows, 8 - start)
-    ds = module(
+    ds = hlo_module(
         f"p = f32[8,3]{layout} parameter(0)",
         "i = s32[] parameter(1)",
         "z = s32[] constant(0)",
@@ -733,11 +753,13 @@ def test_random_dynamic_slice_against_a_fixed_slice(start, rows, layout) -> None
 
 def test_symbolic_ranges_must_hold_for_every_size() -> None:
     """A slice [0:8] of N rows is invalid for N < 8 (InvalidHlo with such an N) unless assumed."""
-    sliced = module("p = f32[N,4]{1,0} parameter(0)", "ROOT s = f32[8,4]{1,0} slice(p), slice={[0:8], [0:4]}")
+    sliced = hlo_module(
+        "p = f32[N,4]{1,0} parameter(0)", "ROOT s = f32[8,4]{1,0} slice(p), slice={[0:8], [0:4]}"
+    )
     with pytest.raises(InvalidHlo, match="out of range"):
         verify_rewrite(sliced, sliced)
     assert verify_rewrite(sliced, sliced, assume="N >= 8").status == "proved"
-    update = module(
+    update = hlo_module(
         "p = f32[N]{0} parameter(0)",
         "u = f32[4]{0} parameter(1)",
         "z = s32[] constant(0)",
@@ -760,10 +782,13 @@ def test_symbolic_bitcast_claims_agree_with_execution(source, result) -> None:
     p = f"p = f32[N,M]{source} parameter(0)"
     pairs = [
         (
-            module(p, f"ROOT t = f32[M,N]{result} transpose(p), dimensions={{1,0}}"),
-            module(p, f"ROOT t = f32[M,N]{result} bitcast(p)"),
+            hlo_module(p, f"ROOT t = f32[M,N]{result} transpose(p), dimensions={{1,0}}"),
+            hlo_module(p, f"ROOT t = f32[M,N]{result} bitcast(p)"),
         ),
-        (module(p, f"ROOT t = f32[N,M]{result} copy(p)"), module(p, f"ROOT t = f32[N,M]{result} bitcast(p)")),
+        (
+            hlo_module(p, f"ROOT t = f32[N,M]{result} copy(p)"),
+            hlo_module(p, f"ROOT t = f32[N,M]{result} bitcast(p)"),
+        ),
     ]
     for before, after in pairs:
         try:
@@ -785,17 +810,19 @@ def test_symbolic_bitcast_claims_agree_with_execution(source, result) -> None:
 
 def test_iota_values_are_indices_only_where_they_fit() -> None:
     """s8 iota of 300: indices above 127 do not fit, so it is not compared as the index."""
-    small = module("ROOT i = s8[100]{0} iota(), iota_dimension=0")
-    assert verify_rewrite(small, module("ROOT i = s8[100]{0} iota(), iota_dimension=0")).status == "proved"
+    small = hlo_module("ROOT i = s8[100]{0} iota(), iota_dimension=0")
+    assert (
+        verify_rewrite(small, hlo_module("ROOT i = s8[100]{0} iota(), iota_dimension=0")).status == "proved"
+    )
     values = ", ".join(str(k) for k in range(4))
     assert (
         verify_rewrite(
-            module("ROOT i = s8[4]{0} iota(), iota_dimension=0"),
-            module(f"ROOT c = s8[4]{{0}} constant({{{values}}})"),
+            hlo_module("ROOT i = s8[4]{0} iota(), iota_dimension=0"),
+            hlo_module(f"ROOT c = s8[4]{{0}} constant({{{values}}})"),
         ).status
         == "proved"
     )
-    big = module("ROOT i = s8[300]{0} iota(), iota_dimension=0")
+    big = hlo_module("ROOT i = s8[300]{0} iota(), iota_dimension=0")
     r = verify_rewrite(
         big,
         big.replace("iota(), iota_dimension=0", "reverse(i0), dimensions={0}").replace(
@@ -817,13 +844,13 @@ def with_add(*lines: str) -> str:
 def test_opaque_ops_carried_through_data_movement() -> None:
     """A dot or reduce is an opaque array: the same text on the same operands is the same array."""
     dot = "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
-    transposed = module(
+    transposed = hlo_module(
         "p = f32[4,8]{1,0} parameter(0)",
         "q = f32[8,3]{1,0} parameter(1)",
         f"d = f32[4,3]{{1,0}} dot(p, q), {dot}",
         "ROOT t = f32[3,4]{1,0} transpose(d), dimensions={1,0}",
     )
-    laid_out = module(
+    laid_out = hlo_module(
         "p = f32[4,8]{1,0} parameter(0)",
         "q = f32[8,3]{1,0} parameter(1)",
         f"d = f32[4,3]{{0,1}} dot(p, q), {dot}",
@@ -852,7 +879,7 @@ def test_opaque_ops_carried_through_data_movement() -> None:
 
 
 def test_nondeterministic_ops_are_never_the_same() -> None:
-    text = module(
+    text = hlo_module(
         "p = f32[4,8]{1,0} parameter(0)",
         'q = f32[8,3]{1,0} custom-call(), custom_call_target="random"',
         "ROOT d = f32[4,3]{1,0} dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}",

@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 import sympy
+from support.hlo_text import hlo_module_rooted_at_last
 
 from layout_algebra import parse_shape
 from layout_algebra.hlo import verify_rewrite
@@ -24,20 +25,16 @@ from layout_algebra.hlo.verify import InvalidHlo, UnsupportedHlo
 from layout_algebra.prove import holds
 
 
-def module(*lines: str) -> str:
-    """An HLO module whose entry computation is ``lines`` (the last one is the root)."""
-    body = "\n".join(f"  {'ROOT ' if k == len(lines) - 1 else ''}{line}" for k, line in enumerate(lines))
-    return f"HloModule m\nENTRY e {{\n{body}\n}}"
-
-
 def nibbles(values: np.ndarray) -> list[int]:
     """The 4-bit codes of s4 values (two's complement), computed here from the integers."""
     return [int(v) & 0xF for v in values.astype(np.int64)]
 
 
 PACKED = "p = s4[16]{0:E(4)} parameter(0)"
-WIDENED = module(PACKED, "b = s4[8]{0} bitcast(p)")  # 8 bytes either way
-STRIDED = module(PACKED, "b = s4[8]{0} slice(p), slice={[0:16:2]}")  # the even elements, zeros above
+WIDENED = hlo_module_rooted_at_last(PACKED, "b = s4[8]{0} bitcast(p)")  # 8 bytes either way
+STRIDED = hlo_module_rooted_at_last(
+    PACKED, "b = s4[8]{0} slice(p), slice={[0:16:2]}"
+)  # the even elements, zeros above
 X = np.array([5, 3, -1, 7, 0, -8, 2, 2, -3, 1, 4, -6, 6, 0, 1, -1], ml_dtypes.int4)
 
 
@@ -90,8 +87,8 @@ def test_narrowing_bitcast_reads_zeros_above_unpacked_elements() -> None:
     """s4[8]{0} holds each element in the low nibble of a byte, zeros above (pack, XLA's
     convention): read as s4[16]{0:E(4)} it is the elements interleaved with zeros, which a
     pad with interior padding builds from the logical array."""
-    narrowed = module("p = s4[8]{0} parameter(0)", "b = s4[16]{0:E(4)} bitcast(p)")
-    interleaved = module(
+    narrowed = hlo_module_rooted_at_last("p = s4[8]{0} parameter(0)", "b = s4[16]{0:E(4)} bitcast(p)")
+    interleaved = hlo_module_rooted_at_last(
         "p = s4[8]{0} parameter(0)",
         "z = s4[] constant(0)",
         "b = s4[16]{0:E(4)} pad(p, z), padding=0_1_1",
@@ -108,23 +105,25 @@ def test_narrowing_bitcast_reads_zeros_above_unpacked_elements() -> None:
 
 
 def test_round_trip_through_wider_slots_is_the_operand() -> None:
-    there_and_back = module(PACKED, "b = s4[8]{0} bitcast(p)", "c = s4[16]{0:E(4)} bitcast(b)")
-    copied = module(PACKED, "c = s4[16]{0:E(4)} copy(p)")
+    there_and_back = hlo_module_rooted_at_last(
+        PACKED, "b = s4[8]{0} bitcast(p)", "c = s4[16]{0:E(4)} bitcast(b)"
+    )
+    copied = hlo_module_rooted_at_last(PACKED, "c = s4[16]{0:E(4)} copy(p)")
     for mode in ("physical", "logical"):
         assert verify_rewrite(there_and_back, copied, mode=mode).status == "proved"
         assert compare(there_and_back, copied, mode=mode).same is True
 
 
 def test_symbolic_sizes() -> None:
-    widened = module("p = s4[2*N]{0:E(4)} parameter(0)", "b = s4[N]{0} bitcast(p)")
-    back = module(
+    widened = hlo_module_rooted_at_last("p = s4[2*N]{0:E(4)} parameter(0)", "b = s4[N]{0} bitcast(p)")
+    back = hlo_module_rooted_at_last(
         "p = s4[2*N]{0:E(4)} parameter(0)", "b = s4[N]{0} bitcast(p)", "c = s4[2*N]{0:E(4)} bitcast(b)"
     )
-    copied = module("p = s4[2*N]{0:E(4)} parameter(0)", "c = s4[2*N]{0:E(4)} copy(p)")
+    copied = hlo_module_rooted_at_last("p = s4[2*N]{0:E(4)} parameter(0)", "c = s4[2*N]{0:E(4)} copy(p)")
     assert verify_rewrite(widened, widened).status == "proved"
     assert verify_rewrite(back, copied).status == "proved"
-    narrowed = module("p = s4[N]{0} parameter(0)", "b = s4[2*N]{0:E(4)} bitcast(p)")
-    interleaved = module(
+    narrowed = hlo_module_rooted_at_last("p = s4[N]{0} parameter(0)", "b = s4[2*N]{0:E(4)} bitcast(p)")
+    interleaved = hlo_module_rooted_at_last(
         "p = s4[N]{0} parameter(0)", "z = s4[] constant(0)", "b = s4[2*N]{0:E(4)} pad(p, z), padding=0_1_1"
     )
     assert verify_rewrite(narrowed, interleaved).status == "proved"
@@ -136,7 +135,7 @@ def test_symbolic_sizes() -> None:
 
 def test_padding_above_a_value_makes_it_undefined_in_both() -> None:
     """s4[3]{0:E(4)} is 2 bytes, the 4th nibble padding: s4[2]{0}'s element 1 has it above."""
-    m = module("p = s4[3]{0:E(4)} parameter(0)", "b = s4[2]{0} bitcast(p)")
+    m = hlo_module_rooted_at_last("p = s4[3]{0:E(4)} parameter(0)", "b = s4[2]{0} bitcast(p)")
     assert run(m, [X[:3]]).defined.tolist() == [True, False]
     for mode in ("physical", "logical"):
         r = verify_rewrite(m, m, mode=mode)
@@ -166,7 +165,7 @@ def test_padding_above_a_value_makes_it_undefined_in_both() -> None:
     ],
 )
 def test_what_the_verifier_does_not_read_is_named(lines: tuple[str, ...], says: str) -> None:
-    m = module(*lines)
+    m = hlo_module_rooted_at_last(*lines)
     with pytest.raises(UnsupportedHlo, match=None) as err:
         verify_rewrite(m, m)
     assert says in str(err.value)
@@ -231,7 +230,7 @@ def _random_pair(rng: random.Random) -> tuple[str, str]:
         last = lines[-1].split(" = ")[0]
         return [*lines, f"r = {_shape(t, count, slot)} reverse({last}), dimensions={{0}}"]
 
-    return module(*consumed(before)), module(*consumed(after))
+    return hlo_module_rooted_at_last(*consumed(before)), hlo_module_rooted_at_last(*consumed(after))
 
 
 def test_random_element_size_bitcasts_verifier_agrees_with_executor() -> None:
@@ -281,7 +280,9 @@ def _random_tiled_pair(rng: random.Random) -> tuple[str, str] | None:
     same_dims = [s for s in fits if s.split("{")[0] == result.split("{")[0]]
     other = rng.choice(same_dims)
     param = f"p = {source} parameter(0)"
-    return module(param, f"b = {result} bitcast(p)"), module(param, f"b = {other} bitcast(p)")
+    return hlo_module_rooted_at_last(param, f"b = {result} bitcast(p)"), hlo_module_rooted_at_last(
+        param, f"b = {other} bitcast(p)"
+    )
 
 
 def test_random_tiled_element_size_bitcasts_verifier_agrees_with_executor() -> None:
@@ -305,22 +306,24 @@ def test_random_parameters_hold_canonical_sub_byte_elements() -> None:
     the narrowing bitcast relies on), checked on the parameter's packed bytes."""
     shape = parse_shape("s4[64]{0}")
     x = random_array(shape, np.random.default_rng(1))
-    data = run(module("p = s4[64]{0} parameter(0)", "c = s4[64]{0} copy(p)"), [x]).data
+    data = run(hlo_module_rooted_at_last("p = s4[64]{0} parameter(0)", "c = s4[64]{0} copy(p)"), [x]).data
     assert (data >> 4 == 0).all() and data.tolist() == nibbles(x)
 
 
 # ------------------------------------- 2. sizes of symbols the executor must know
-OFF_PATH = module(  # the bitcast is not on the path to the root, but XLA's verifier checks it
-    "p = f32[8,128]{1,0} parameter(0)",
-    "b = f32[K*128]{0} bitcast(p)",
-    "c = f32[8,128]{1,0} copy(p)",
+OFF_PATH = (
+    hlo_module_rooted_at_last(  # the bitcast is not on the path to the root, but XLA's verifier checks it
+        "p = f32[8,128]{1,0} parameter(0)",
+        "b = f32[K*128]{0} bitcast(p)",
+        "c = f32[8,128]{1,0} copy(p)",
+    )
 )
 
 
 def test_run_infers_sizes_from_parameters_and_bitcast_sizes() -> None:
     """Old: InvalidHloError 'no value given for ['N']' although the array says N = 8."""
     x = np.arange(16 * 128, dtype=np.float32).reshape(16, 128)
-    symbolic = module(
+    symbolic = hlo_module_rooted_at_last(
         "p = f32[2*N,128]{1,0} parameter(0)",
         "b = f32[K]{0} bitcast(p)",  # off the root's path: K is the size it keeps, 16*128
         "t = f32[128,2*N]{1,0} transpose(p), dimensions={1,0}",
@@ -333,7 +336,7 @@ def test_run_infers_sizes_from_parameters_and_bitcast_sizes() -> None:
 
 
 def test_symbol_no_one_determines_is_named_with_its_instruction() -> None:
-    tiled = module(  # ceil(K/8) tiles keep 4096 bytes for K = 1..8: no single value
+    tiled = hlo_module_rooted_at_last(  # ceil(K/8) tiles keep 4096 bytes for K = 1..8: no single value
         "p = f32[8,128]{1,0} parameter(0)",
         "b = f32[K,128]{1,0:T(8,128)} bitcast(p)",
         "c = f32[8,128]{1,0} copy(p)",
@@ -353,7 +356,7 @@ def test_symbol_no_one_determines_is_named_with_its_instruction() -> None:
 
 def test_a_parameter_of_the_wrong_rank_is_named_before_its_sizes() -> None:
     """Old: 'no value given for ['N']', as if the sizes were missing."""
-    copy = module("p = f32[N,128]{1,0} parameter(0)", "c = f32[N,128]{1,0} copy(p)")
+    copy = hlo_module_rooted_at_last("p = f32[N,128]{1,0} parameter(0)", "c = f32[N,128]{1,0} copy(p)")
     with pytest.raises(
         InvalidHloError, match=re.escape("expected an array of rank 2, got one of shape (3,)")
     ):
@@ -361,8 +364,8 @@ def test_a_parameter_of_the_wrong_rank_is_named_before_its_sizes() -> None:
 
 
 # ------------------------ 3. 'does not hold' only where a re-checked point shows it
-REVERSED = module("p = f32[N]{0} parameter(0)", "r = f32[N]{0} reverse(p), dimensions={0}")
-COPIED = module("p = f32[N]{0} parameter(0)", "r = f32[N]{0} copy(p)")
+REVERSED = hlo_module_rooted_at_last("p = f32[N]{0} parameter(0)", "r = f32[N]{0} reverse(p), dimensions={0}")
+COPIED = hlo_module_rooted_at_last("p = f32[N]{0} parameter(0)", "r = f32[N]{0} copy(p)")
 N = sympy.Symbol("N", integer=True, nonnegative=True)
 
 
@@ -386,7 +389,9 @@ def test_witness_wording_follows_its_evidence_timeout_or_rechecked_sizes() -> No
     because evaluating both modules there agrees, as the executor does."""
     M = sympy.Symbol("M", integer=True, nonnegative=True)
     tiled = "{1,0:T(8,128)}"
-    rev = module(f"p = f32[N,M]{tiled} parameter(0)", f"r = f32[N,M]{tiled} reverse(p), dimensions={{0,1}}")
+    rev = hlo_module_rooted_at_last(
+        f"p = f32[N,M]{tiled} parameter(0)", f"r = f32[N,M]{tiled} reverse(p), dimensions={{0,1}}"
+    )
     copy = rev.replace("reverse(p), dimensions={0,1}", "copy(p)")
     claim = rewrite_claim(rev, copy)
     witness = [((N * M // 3) % N, M // 2)]

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.hlo_text import hlo_module_with_parameters
 
 from layout_algebra.hlo.execute import compare
 from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
@@ -24,11 +25,7 @@ from layout_algebra.hlo.verify import InvalidHlo, verify_rewrite
 
 def module(body: str, params: str = "f32[4]{0} p") -> str:
     """An HLO module text: ``params`` ("type name, ...") then the ``body`` lines."""
-    lines = [
-        f"  {name} = {shape} parameter({k})"
-        for k, (shape, name) in enumerate(p.rsplit(" ", 1) for p in params.split(", "))
-    ]
-    return "HloModule m\nENTRY e {\n" + "\n".join(lines) + "\n" + body + "\n}"
+    return hlo_module_with_parameters(body, params)
 
 
 def executed_same(before: str, after: str, mode: str = "physical") -> bool | None:

@@ -56,3 +56,19 @@ def require_vector(case: dict | None, *kinds: str) -> dict:
         ground_truth_file("xla_vectors.json")
         pytest.fail(f"xla_vectors.json has no case of kind {', '.join(kinds)}", pytrace=False)
     return case
+
+
+def shipped_hlo_modules() -> list:
+    """Every shipped HLO module (``hlo/*.hlo``), as pytest params of file names (one failing
+    param if the data is missing)."""
+    paths = sorted((GROUND_TRUTH / "hlo").glob("*.hlo"))
+    if not paths:
+        return [pytest.param(None, id="ground-truth-missing")]
+    return [pytest.param(p.name, id=p.name.split(".")[0][:40]) for p in paths]
+
+
+def shipped_hlo_text(name: str | None) -> str:
+    """The text of the shipped module ``hlo/<name>``; fails (never skips) if it is missing."""
+    if name is None:
+        ground_truth_file("hlo/01_missing.hlo")  # fails with the data directory's message
+    return ground_truth_file(f"hlo/{name}").read_text(encoding="utf-8")
