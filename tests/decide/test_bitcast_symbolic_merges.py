@@ -25,18 +25,16 @@ import itertools
 import math
 
 import hypothesis
-import ml_dtypes
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.oracles import moves_no_data
 
 from layout_algebra.decide import bitcast
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast
 from layout_algebra.meaning.stages.arith import Arithmetic
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.pack.numpy_eval import pack, unpack
 
 MERGES = [
     ("f32[A,B,128]{2,1,0:T(8,128)}", "f32[A*B,128]{1,0:T(8,128)}"),
@@ -58,41 +56,6 @@ def _unravel(position: int, dims) -> list[int]:
         out.append(position % d)
         position //= d
     return out[::-1]
-
-
-def _id_rounds(count: int, element: str) -> list[np.ndarray]:
-    """Arrays of ``count`` values, nonzero, such that no two elements agree in every round:
-    one round of distinct ids for whole-byte types; for ``s4``, one round per 3 bits of the
-    id (each value in -8..-1, never the 0 the padding holds)."""
-    ids = np.arange(1, count + 1, dtype=np.int64)
-    if element == "f32":
-        return [ids.astype(np.uint32).view(np.float32)]
-    if element == "bf16":
-        return [ids.astype(np.uint16).view(ml_dtypes.bfloat16)]
-    assert element == "s4"
-    rounds = max(1, math.ceil(max(count, 1).bit_length() / 3))
-    return [(((ids >> (3 * k)) & 7) - 8).astype(ml_dtypes.int4) for k in range(rounds)]
-
-
-def _bits(values: np.ndarray) -> np.ndarray:
-    return values.astype(np.int8) if values.dtype == ml_dtypes.int4 else values.view(f"u{values.itemsize}")
-
-
-def moves_no_data(src: str, dst: str) -> bool:
-    """By packed bytes: the same memory space, buffers of one size, and unpacking ``src``'s
-    bytes (distinct ids, zero padding) as ``dst`` gives every element its reshaped value."""
-    a, b = as_shape(src), as_shape(dst)
-    if a.effective_layout.memory_space != b.effective_layout.memory_space:
-        return False
-    count = math.prod(a.dimensions, start=1)
-    if count != math.prod(b.dimensions, start=1):
-        return False
-    for values in _id_rounds(count, a.element_type.text):
-        buffer = pack(values.reshape(a.dimensions), a, fill=0)
-        back = unpack(buffer, b) if buffer.size == _buffer_bytes(b) else None
-        if back is None or not np.array_equal(_bits(back).reshape(-1), _bits(values)):
-            return False
-    return True
 
 
 def _buffer_bytes(shape) -> int:

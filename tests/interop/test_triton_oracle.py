@@ -13,7 +13,7 @@ import itertools
 
 import pytest
 from hypothesis import given, settings
-from test_triton import gf2_layouts, power_of_two_layouts
+from support.strategies_linear import gf2_layouts, power_of_two_layouts
 
 from layout_algebra.interop.triton import LinearLayout, to_linear_layout
 from layout_algebra.meaning.layout_map import layout_map

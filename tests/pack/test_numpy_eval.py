@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.oracles import bits_of, fill_stream, random_array, raw_bytes, reference_pack
 from support.strategies_maps import small_layout_shapes
 
 import layout_algebra as la
@@ -89,45 +90,6 @@ def array_of_codes(codes: np.ndarray, dims: tuple[int, ...], dtype: np.dtype) ->
     return raw.view(dtype).reshape(dims)
 
 
-def raw_bytes(a: np.ndarray) -> np.ndarray:
-    """The bytes of an array's elements, in row-major order (scalars included)."""
-    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-
-
-def bits_of(value: int, count: int) -> np.ndarray:
-    return np.array([(value >> k) & 1 for k in range(count)], np.uint8)
-
-
-def fill_stream(m, fill: int) -> np.ndarray:
-    """The bit stream of a buffer holding nothing but padding."""
-    size = m.size_in_bytes
-    if m.element_bits >= 8:
-        return np.unpackbits(np.full(size, fill, np.uint8), bitorder="little")
-    slots = -(-size * 8 // m.element_bits)  # the bits after the last whole slot: its beginning
-    return np.tile(bits_of(fill, m.element_bits), slots)[: size * 8]
-
-
-def reference_pack(x: np.ndarray, shape: str, fill: int = 0) -> np.ndarray:
-    """pack() computed from LayoutMap.apply on index arrays: positions of all elements at once."""
-    m = layout_map(shape)
-    bits = m.element_bits
-    index = tuple(np.indices(x.shape).reshape(x.ndim, x.size))
-    positions = np.asarray(m.apply(index, through=len(m.stages) - 1)[0], dtype=np.int64).reshape(x.size)
-    raw = np.ascontiguousarray(x).reshape(x.size).view(np.uint8).reshape(x.size, x.dtype.itemsize)
-    if bits == 8 * x.dtype.itemsize:
-        slots = np.full((m.size_in_elements, raw.shape[1]), fill, np.uint8)
-        slots[positions] = raw
-        return slots.reshape(-1)
-    # a slot of any other size: the element's stored bits from its lowest, cut to the slot or
-    # zero above; bit k of element position p is bit p*E + k of the buffer
-    stream = fill_stream(m, fill)
-    stored = np.unpackbits(raw, axis=1, bitorder="little")[:, :bits]
-    slot = np.zeros((x.size, bits), np.uint8)
-    slot[:, : stored.shape[1]] = stored
-    stream[positions[:, None] * bits + np.arange(bits)] = slot
-    return np.packbits(stream, bitorder="little")
-
-
 # -------------------------------------------------------------- positions, padding
 @settings(max_examples=150)
 @given(shape=packable_shapes(), fill_seed=st.integers(0, 2**16))
@@ -155,20 +117,6 @@ def test_every_element_is_at_its_layout_map_bit_offset_and_padding_is_fill(shape
 
 
 # -------------------------------------------------------------------- round trips
-def random_array(m, rng: np.random.Generator) -> np.ndarray:
-    """Random bits: any byte pattern for whole-byte types (NaNs included), valid codes otherwise."""
-    dtype = numpy_dtype(m.shape.element_type)
-    dims = tuple(m.logical_dimensions)
-    n = math.prod(dims)
-    if m.shape.element_type is PrimitiveType.PRED:
-        return rng.integers(0, 2, dims).astype(bool)
-    if m.element_bits < 8 or m.shape.element_type.bit_width < 8:
-        return (
-            rng.integers(0, 1 << m.shape.element_type.bit_width, n).astype(np.uint8).view(dtype).reshape(dims)
-        )
-    return rng.integers(0, 256, n * dtype.itemsize, dtype=np.uint8).view(dtype).reshape(dims)
-
-
 @settings(max_examples=200)
 @given(shape=packable_shapes(), seed=st.integers(0, 2**32 - 1))
 def test_unpack_of_pack_is_the_array_bitwise_and_pack_matches_the_index_map(shape, seed) -> None:

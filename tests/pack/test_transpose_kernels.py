@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_numpy_eval import random_array, raw_bytes, reference_pack
+from support.oracles import random_array, raw_bytes, reference_pack
 
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.pack import copy_engine

@@ -29,10 +29,10 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import pytest
 import sympy
+from support.oracles import bit_patterns, moves_no_data, value_rounds
 
 from layout_algebra import prove
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
@@ -49,64 +49,6 @@ Sizes = dict[str, int]
 
 
 # ---------------------------------------------------------------- oracle: real bytes
-def _id_rounds(count: int, element: str) -> list[np.ndarray]:
-    """Rounds of nonzero values such that no two elements agree in every round (padding is
-    packed as 0, so a padding slot read as an element never passes for one)."""
-    ids = np.arange(count, dtype=np.int64)
-    if element == "f32":
-        return [(ids + 1).astype(np.uint32).view(np.float32)]
-    digit, make = {
-        "bf16": (15, lambda d: (d + 1).astype(np.uint16).view(ml_dtypes.bfloat16)),
-        "s8": (7, lambda d: (d - 128).astype(np.int8)),
-        "s4": (3, lambda d: (d - 8).astype(ml_dtypes.int4)),
-    }[element]
-    rounds = max(1, math.ceil(max(count, 1).bit_length() / digit))
-    return [make((ids >> (digit * k)) & ((1 << digit) - 1)) for k in range(rounds)]
-
-
-def _bits(values: np.ndarray) -> np.ndarray:
-    return values.astype(np.int8) if values.dtype == ml_dtypes.int4 else values.view(f"u{values.itemsize}")
-
-
-def _physical(shape: Any) -> tuple[int, ...]:
-    return tuple(reversed(shape.effective_layout.minor_to_major))
-
-
-def _moved(values: np.ndarray, a: Any, b: Any, correspondence: str) -> np.ndarray:
-    """The array ``b`` must hold: ``values`` (``a``'s, flat row-major) reshaped, or read in
-    both sides' physical orders (XLA's transpose-reshape-transpose)."""
-    x = values.reshape(a.dimensions)
-    if correspondence == "reshape":
-        return x.reshape(b.dimensions)
-    pa, pb = _physical(a), _physical(b)
-    y = np.transpose(x, pa).reshape([b.dimensions[d] for d in pb])
-    return np.transpose(y, np.argsort(pb))
-
-
-def moves_no_data(src: Any, dst: Any, correspondences: Sequence[str] = ("reshape",)) -> bool:
-    """Whether ``dst`` reads ``src``'s bytes as the same elements, by packing: the same
-    memory space and element count, buffers of one size (the cases here have no ``L(n)``
-    and later tiles that divide the first, so the exact buffer is XLA's allocation), and
-    unpacking ``src``'s bytes as ``dst`` gives each element its value under one of the
-    ``correspondences``."""
-    a, b = as_shape(src), as_shape(dst)
-    if a.effective_layout.memory_space != b.effective_layout.memory_space:
-        return False
-    count = math.prod(a.dimensions, start=1)
-    if count != math.prod(b.dimensions, start=1):
-        return False
-    rounds = _id_rounds(count, a.element_type.text)
-    buffers = [pack(v.reshape(a.dimensions), a, fill=0) for v in rounds]
-    empty = pack(np.zeros(b.dimensions, rounds[0].dtype), b, fill=0)
-    if buffers[0].size != empty.size:
-        return False
-    read = [_bits(unpack(buffer, b)) for buffer in buffers]
-    return any(
-        all(np.array_equal(r, _bits(_moved(v, a, b, c))) for r, v in zip(read, rounds, strict=True))
-        for c in correspondences
-    )
-
-
 def test_the_byte_oracle_tells_bitcasts_from_moves() -> None:
     """The oracle itself, on cases decided by hand."""
     assert moves_no_data("f32[2,8,128]{2,1,0:T(8,128)}", "f32[16,128]{1,0:T(8,128)}")
@@ -210,11 +152,13 @@ def transpose_candidates_move_nothing(a: Any, b: Any) -> bool:
     for perm in itertools.permutations(range(a.rank)):
         if tuple(a.dimensions[p] for p in perm) != tuple(b.dimensions):
             continue
-        rounds = _id_rounds(math.prod(a.dimensions, start=1), a.element_type.text)
+        rounds = value_rounds(math.prod(a.dimensions, start=1), a.element_type.text)
         empty = pack(np.zeros(b.dimensions, rounds[0].dtype), b, fill=0)
         buffers = [pack(v.reshape(a.dimensions), a, fill=0) for v in rounds]
         if buffers[0].size == empty.size and all(
-            np.array_equal(_bits(unpack(buf, b)), _bits(np.transpose(v.reshape(a.dimensions), perm)))
+            np.array_equal(
+                bit_patterns(unpack(buf, b)), bit_patterns(np.transpose(v.reshape(a.dimensions), perm))
+            )
             for buf, v in zip(buffers, rounds, strict=True)
         ):
             return True
@@ -598,7 +542,9 @@ def test_exact_conditions_over_formula_dims_hold_beyond_their_grid(
             truth = moves_no_data(*concrete)
         else:
             (x,) = concrete
-            truth = len(pack(np.zeros(x.dimensions, _id_rounds(1, x.element_type.text)[0].dtype), x)) * 8 == (
+            truth = len(
+                pack(np.zeros(x.dimensions, value_rounds(1, x.element_type.text)[0].dtype), x)
+            ) * 8 == (
                 -(-math.prod(x.dimensions, start=1) * (x.effective_layout.element_size_in_bits or 32) // 8)
                 * 8
             ) and not _has_padding_slot(x)
@@ -609,7 +555,7 @@ def test_exact_conditions_over_formula_dims_hold_beyond_their_grid(
 
 def _has_padding_slot(shape: Any) -> bool:
     """Whether some slot of the packed buffer holds no element: pack ones with padding 0."""
-    dtype = _id_rounds(1, shape.element_type.text)[0].dtype
+    dtype = value_rounds(1, shape.element_type.text)[0].dtype
     count = math.prod(shape.dimensions, start=1)
     filled = pack(
         np.full(shape.dimensions, -1, np.int64).astype(dtype)
