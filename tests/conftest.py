@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -34,6 +35,31 @@ settings.load_profile("ci" if IN_CI else "layout_algebra")
 _LEMMA_CACHE = tempfile.mkdtemp(prefix="layout-algebra-test-lemmas-")
 os.environ["LAYOUT_ALGEBRA_CACHE_DIR"] = _LEMMA_CACHE
 atexit.register(shutil.rmtree, _LEMMA_CACHE, ignore_errors=True)
+
+
+#: Opt-in markers: their tests need what the test extra lacks (jax[tpu], pycute, Triton) and run
+#: only when ``-m`` names them (``pytest -m oracle tests/xla_tpu``); any other ``-m``
+#: (``pytest -m "not slow"``) leaves them out, as a plain ``pytest`` does.
+OPT_IN_MARKERS = ("oracle", "pycute", "triton")
+#: Folders whose every test is ``slow`` (see tests/README.md): they build wheels, start
+#: browsers, compilers and fresh interpreters.
+SLOW_FOLDERS = ("integration",)
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects: the markers added here count
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of :data:`SLOW_FOLDERS` ``slow``; leave out opt-in tests not asked for."""
+    here = Path(__file__).resolve().parent
+    slow = {here / folder for folder in SLOW_FOLDERS}
+    for item in items:
+        if slow.intersection(Path(item.path).resolve().parents):
+            item.add_marker(pytest.mark.slow)
+    asked = config.getoption("markexpr") or ""
+    opted_out = [m for m in OPT_IN_MARKERS if not re.search(rf"\b{m}\b", asked)]
+    left_out = [item for item in items if any(item.get_closest_marker(m) for m in opted_out)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
 
 
 @pytest.fixture

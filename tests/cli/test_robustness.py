@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.strategies import array_shapes, shapes
@@ -13,6 +14,7 @@ import layout_algebra as la
 from layout_algebra.cli import main
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(shapes(symbolic=True, layout=None, max_tile_levels=3))  # layout=None: sometimes unset
 def test_explain_works_on_every_shape(shape: la.Shape) -> None:
@@ -34,6 +36,7 @@ def test_sizes_either_answer_or_say_why_not(shape: la.ArrayShape) -> None:
     assert report.physical_elements % shape.layout.tail_padding_alignment_in_elements == 0
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(st.text(alphabet="fbs0123456789[]{}(),:*?<=TLESCPMD#/ NM", max_size=60))
 def test_cli_never_shows_a_traceback(text: str) -> None:

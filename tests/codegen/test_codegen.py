@@ -125,6 +125,7 @@ def _c_batch(shapes, rng: random.Random, units=("element", "byte", "bit")):
     return source, expected, labels
 
 
+@pytest.mark.slow
 @BATCH
 @given(st.lists(small_layout_shapes(), min_size=12, max_size=12), st.randoms(use_true_random=False))
 def test_generated_c_compiles_warning_free_and_agrees_with_the_layout_map(

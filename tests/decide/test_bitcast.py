@@ -152,6 +152,7 @@ def reshapes(draw):
     return src, dst
 
 
+@pytest.mark.slow
 @settings(max_examples=80)
 @given(reshapes())
 def test_reshape_verdict_agrees_with_enumeration(pair) -> None:
@@ -350,6 +351,7 @@ def bitcast_pairs(draw):
     return src, dst
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(bitcast_pairs())
 def test_bitcast_is_valid_agrees_with_brute_force(pair) -> None:
@@ -380,6 +382,7 @@ def test_solver_path_agrees_with_enumeration(pair) -> None:
     assert forced.verdict == expected.verdict, (str(forced), str(expected))
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(bitcast_pairs())
 def test_grouped_path_in_the_decision_agrees_with_brute_force(pair) -> None:
@@ -397,6 +400,7 @@ def test_grouped_path_in_the_decision_agrees_with_brute_force(pair) -> None:
     assert verdict.verdict == ("bitcast" if found else "not a bitcast"), (found, str(verdict))
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(bitcast_pairs())
 def test_solver_free_fast_path_is_exact(pair) -> None:
@@ -601,6 +605,7 @@ def any_pairs(draw):
     return src, dst
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(any_pairs())
 def test_grouped_enumeration_is_exact(pair) -> None:

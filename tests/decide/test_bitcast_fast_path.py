@@ -198,6 +198,7 @@ def arrangement_pairs(draw) -> tuple[ArrayShape, ArrayShape]:
     return src, dst
 
 
+@pytest.mark.slow
 @settings(max_examples=250)
 @given(arrangement_pairs())
 def test_whenever_the_path_fires_the_packed_bytes_agree(pair) -> None:
@@ -221,6 +222,7 @@ def test_a_fast_verdict_is_a_bitcast_by_the_bytes(pair) -> None:
         assert keeps_every_element(src, dst, corr), str(verdict)
 
 
+@pytest.mark.slow
 def test_the_random_pairs_exercise_the_path() -> None:
     """The generator above is worth something: on a fixed draw of pairs the path fires
     often, and every firing is confirmed by the bytes."""

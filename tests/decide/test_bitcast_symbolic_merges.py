@@ -270,6 +270,7 @@ def symbolic_regroupings(draw):
     return src, dst, draw(st.sampled_from(_ASSUMPTIONS))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, derandomize=True)
 @given(symbolic_regroupings())
 def test_random_symbolic_regroupings_agree_with_the_bytes(case) -> None:

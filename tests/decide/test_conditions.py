@@ -191,6 +191,7 @@ def oracle_values(n_symbols: int) -> range:
     return {1: range(1, 65), 2: range(1, 65), 3: range(1, 17)}[n_symbols]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "kind", "args"), CLAIMS, ids=[c[0] for c in CLAIMS])
 def test_condition_agrees_with_the_exact_decision(name, kind, args):
     claim = claim_of(kind, args)
@@ -249,6 +250,7 @@ def proved_condition(name: str) -> conditions.Condition:
     return conditions.condition_of(claim_of(kind, args), budget_s=LOADED_BUDGET_S)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "kind", "args"), EXACT_CLAIMS, ids=[c[0] for c in EXACT_CLAIMS])
 def test_status_is_honest(name, kind, args):
     """``exact`` needs both proofs; a condition not proved sufficient is ``unknown``."""
@@ -311,6 +313,7 @@ def test_cli_bitcast_when_prints_the_condition_and_json(capsys):
     assert rc == 0 and "exactly when: Eq(N, 1)" in text
 
 
+@pytest.mark.slow
 def test_cli_prove_when_and_no_padding(capsys):
     from layout_algebra.cli import main
 
@@ -336,6 +339,7 @@ def test_prove_no_padding_matches_the_sizes():
 
 
 # ------------------------------------------------------------- random layouts
+@pytest.mark.slow
 @settings(max_examples=8)
 @given(
     rows=st.sampled_from([1, 2, 4, 8]),
@@ -372,6 +376,7 @@ def test_random_no_padding_agrees_and_is_exact(rows, cols, minor):
         assert found.holds_at({"N": n}) == oracle("no_padding", (shape,), {N: n})
 
 
+@pytest.mark.slow
 def test_in_bounds_of_xla_allocation_is_exact_by_a_witness_outside():
     """A later tile that does not divide the first: XLA's allocation (first tile only) is too
     small for every N; the witness element is proved outside it for all N >= 1."""
@@ -462,6 +467,7 @@ REWRITES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "texts", "mode"), REWRITES, ids=[r[0] for r in REWRITES])
 def test_rewrite_condition_agrees_with_execution(name, texts, mode):
     """The condition found for "rewriting the root into a bitcast is safe" agrees, at every
@@ -505,6 +511,7 @@ def test_at_least_eighty_percent_of_the_one_symbol_claims_are_exact():
     assert sum(s == "exact" for s in statuses) >= 0.8 * len(statuses), statuses
 
 
+@pytest.mark.slow
 def test_rewrite_witness_query_is_not_proved_for_a_too_strong_condition():
     """Necessity must fail for a condition stronger than the truth: bf16 rows merge whenever
     N % 8 == 0, so "N % 16 == 0" is not necessary (N = 8 is safe): the witness query
@@ -541,6 +548,7 @@ def test_rewrite_through_uninterpreted_ops_is_only_bounded():
     assert found.status == "sufficient, necessary up to N<=4", found.details
 
 
+@pytest.mark.slow
 def test_cli_verify_when(tmp_path, capsys):
     from layout_algebra.cli import main
 
@@ -555,6 +563,7 @@ def test_cli_verify_when(tmp_path, capsys):
 
 
 # ------------------------------------------------------------- result.condition
+@pytest.mark.slow
 def test_results_carry_their_condition_on_demand():
     """``.condition`` on the results of every decision the issue names: computed on first
     use (the decision itself does not pay for it), then kept."""
@@ -605,6 +614,7 @@ def test_budget_caps_solver_timeouts():
     assert cut and 1_000 <= timeout_ms <= 2_000
 
 
+@pytest.mark.slow
 def test_a_proof_cut_by_the_budget_is_not_exact():
     """Regression for honesty under a budget: with half a second of budget left, each
     sufficiency query is cut to one second, and a proof that needs longer is ``unknown``,
@@ -633,6 +643,7 @@ def test_a_proof_cut_by_the_budget_is_not_exact():
     # with the whole budget the same claim is exact: test_regression_the_two_symbol_merge_is_exact
 
 
+@pytest.mark.slow
 def test_regression_the_two_symbol_merge_is_exact():
     """``A == 1 | B % 8 == 0``, proved sufficient and necessary. The sufficiency case
     ``B = 8*K`` timed out (30 s, ``unknown``) once every division of the decision's maps by
@@ -646,6 +657,7 @@ def test_regression_the_two_symbol_merge_is_exact():
     assert any(d.startswith("sufficient: proved in 2 case(s)") for d in found.details), found.details
 
 
+@pytest.mark.slow
 def test_bitcast_is_valid_necessity_needs_every_correspondence_to_move():
     """``bitcast_is_valid`` holds if any correspondence keeps every bit: its necessity witness
     must move under all of them (reshape and the physical transpose-reshape-transpose here).
@@ -668,6 +680,7 @@ _FIT_N, _FIT_M = dim_symbol("N"), dim_symbol("M")
 _FIT_ATOMS = conditions.atoms([as_shape("f32[N,M]{1,0:T(4,8)}")], [_FIT_N, _FIT_M], 12)
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(
     clauses=st.lists(
@@ -697,6 +710,7 @@ def test_fit_matches_every_row_of_its_table(clauses: list[list[tuple[int, bool]]
     assert all(conditions.truth(formula, symbols, p) == want for p, want in table.items())
 
 
+@pytest.mark.slow
 def test_rewrite_into_a_tile_that_matches_row_major_only_at_width_8() -> None:
     """The wrong fit above, end to end: a copy into ``T(4,8)`` equals a copy into ``{1,0}``
     exactly when M == 8 and N % 4 == 0 (on the grid); the condition found must hold there."""

@@ -39,6 +39,7 @@ def brute_force_same(a: ArrayShape, b: ArrayShape) -> bool:
     return True
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(small_layout_shapes(max_slots=512))
 def test_normal_form_is_proved_and_brute_force_equal(shape: ArrayShape) -> None:

@@ -112,6 +112,7 @@ def views(draw: st.DrawFn):
     return shape, tuple(ops)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(views())
 def test_views_equal_numpy_ops_on_the_offsets(case) -> None:
@@ -158,6 +159,7 @@ def check_answer(v, expected: np.ndarray) -> None:
             assert all(x == 0 for x in a) or (len(differ) == 1 and a[differ[0]] == 0 and b[differ[0]] == 1)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(small_layout_shapes(max_slots=512))
 def test_an_xla_layout_is_never_refuted(shape: ArrayShape) -> None:
@@ -277,6 +279,7 @@ def tpu_reshape_rows() -> list[dict]:
         return [json.loads(line) for line in f]
 
 
+@pytest.mark.slow
 def test_suggest_finds_a_layout_for_every_tpu_reshape_that_has_one() -> None:
     """Acceptance (issue 21): every reshape row whose given result layout is a bitcast (the
     exact decision) gets a suggestion; every suggestion is a proved bitcast whose offsets

@@ -476,6 +476,7 @@ def _random_programs(rng: random.Random, narrow_every_arithmetic: bool) -> tuple
     return wrap("\n".join(before)), wrap("\n".join(after))
 
 
+@pytest.mark.slow
 def test_random_programs_computed_in_f32_between_converts() -> None:
     """40 random programs (derandomized): narrowed after every arithmetic op they are proved;
     narrowed at random nodes, every proof is confirmed by the NumPy executor (random inputs,

@@ -82,6 +82,7 @@ def test_the_dumps_carry_stack_frame_sections_the_parser_reads() -> None:
 
 
 # ------------------------------------------------------------------ the real dumps
+@pytest.mark.slow
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_every_pair_gets_an_answer_and_nothing_is_refuted(program: str) -> None:
     r = report(program)
@@ -383,6 +384,7 @@ def _mutant_cases() -> list[tuple[str, int]]:
     return cases
 
 
+@pytest.mark.slow
 def test_mutants_are_never_proved() -> None:
     """At least 200 mutants of real later modules (derandomized: fixed seeds); none proved."""
     total, outcomes, proved = 0, {"refuted": 0, "unknown": 0, "unchanged": 0}, []
@@ -842,6 +844,7 @@ RULE_PAIRS = (
 )
 
 
+@pytest.mark.slow
 def test_mutants_of_the_new_rules_are_never_proved() -> None:
     proved, total = [], 0
     for program, number in RULE_PAIRS:

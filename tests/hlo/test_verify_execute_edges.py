@@ -233,6 +233,7 @@ def _random_pair(rng: random.Random) -> tuple[str, str]:
     return hlo_module_rooted_at_last(*consumed(before)), hlo_module_rooted_at_last(*consumed(after))
 
 
+@pytest.mark.slow
 def test_random_element_size_bitcasts_verifier_agrees_with_executor() -> None:
     rng = random.Random(20261124)
     verdicts: dict[str, int] = {}
@@ -285,6 +286,7 @@ def _random_tiled_pair(rng: random.Random) -> tuple[str, str] | None:
     )
 
 
+@pytest.mark.slow
 def test_random_tiled_element_size_bitcasts_verifier_agrees_with_executor() -> None:
     rng = random.Random(7)
     verdicts: dict[str, int] = {}

@@ -143,6 +143,7 @@ def _rewrite_module(parameter: str, body: str, rows: str, cols: int, root: str) 
     return f"HloModule m\nENTRY e {{\n  p = {parameter} parameter(0)\n{text}\n}}\n"
 
 
+@pytest.mark.slow
 @settings(max_examples=50, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.sampled_from(_ROWS),

@@ -354,6 +354,7 @@ def test_cute_round_trip_is_the_identity_on_canonical_layouts(text: str) -> None
     assert_proved_equal(shape, cute_function(cute), f"CuTe {cute}")
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(tpu_like_shapes())
 # rows padded to a tile entry larger than the dimension: CuTe's (2,(128,2)):(1,(2,512)) has room

@@ -159,6 +159,7 @@ def permutation_layouts(draw: st.DrawFn) -> LinearLayout:
     return LinearLayout.from_bases(bases, {"offset": 1 << total})
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(permutation_layouts())
 def test_import_is_exact_or_refused(ll: LinearLayout) -> None:

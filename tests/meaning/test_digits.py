@@ -101,6 +101,7 @@ def test_padding_label_is_not_part_of_equality() -> None:
     assert Digit(0, 1, 8, 8, "tile 1") == Digit(0, 1, 8, 8)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(
     st.lists(st.tuples(st.sampled_from(["mod", "floor"]), st.integers(1, 9)), min_size=1, max_size=3),

@@ -133,6 +133,7 @@ def _all_positions(m):
     return np.asarray(m.apply(index, through=len(m.stages) - 1)[0]).reshape(-1), n
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(small_layout_shapes())
 def test_forward_is_injective_in_bounds_and_inverted(shape) -> None:
@@ -151,6 +152,7 @@ def test_forward_is_injective_in_bounds_and_inverted(shape) -> None:
         assert m.is_padding(p) == (p not in occupied)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(small_layout_shapes())
 def test_stages_sympy_and_both_references_agree(shape) -> None:
@@ -164,6 +166,7 @@ def test_stages_sympy_and_both_references_agree(shape) -> None:
         assert f(*map(Fraction, element)) == p
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(small_layout_shapes(max_slots=512))
 def test_inverse_and_padding_closed_forms_agree_with_stages(shape) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -151,6 +152,7 @@ def broadcasts(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple
     return tuple(result[d] for d in kept), result, kept
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(broadcasts())
 def test_broadcast_is_numpy_broadcast_to(case: tuple[tuple[int, ...], ...]) -> None:
@@ -177,6 +179,7 @@ def test_broadcast_dimensions_must_be_distinct_and_in_range() -> None:
     assert broadcast_maps_dimensions((2, 0), 2, 3)  # XLA's verifier does not require them sorted
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_reverse_is_numpy_flip(data: st.DataObject) -> None:
@@ -217,6 +220,7 @@ def numpy_pad(x: np.ndarray, config: list[tuple[int, int, int]], value: int) -> 
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.data())
 def test_pad_is_numpy_pad(data: st.DataObject) -> None:

@@ -183,6 +183,7 @@ def test_once_refused_maps_come_back_with_as_few_levels(text: str) -> None:
     assert len(parse_shape(got[0]).effective_layout.tiles) <= len(original.effective_layout.tiles), got[0]
 
 
+@pytest.mark.slow
 def test_one_level_maps_come_back(one_level: Family) -> None:
     """450 of the family's 936 maps (all of them take 8 s of CPU): each answer is exact and
     none is refused (all 936 come back, measured once)."""
@@ -197,6 +198,7 @@ def test_one_level_maps_come_back(one_level: Family) -> None:
     assert not refused, refused
 
 
+@pytest.mark.slow
 def test_sampled_two_level_maps_come_back_or_are_refused_honestly() -> None:
     """Two levels: 40 sampled maps (the whole family costs 5 s). Each answer is exact; none of
     the 396 maps is refused (measured once over all of them; 6 were before
@@ -226,6 +228,7 @@ def bit_permutation(perm: tuple[int, ...]) -> Offsets:
     )
 
 
+@pytest.mark.slow
 def test_every_bit_permutation_of_a_4x4_is_a_layout_and_comes_back() -> None:
     """Brute force: all 24 permutations of the 4 index bits of f32[4,4] are XLA layouts (with at
     most three tile levels); recovery finds a layout for each, with exactly its map."""
@@ -292,6 +295,7 @@ def random_digit_map(
     return placed, offsets
 
 
+@pytest.mark.slow
 def test_refusals_are_only_for_maps_no_layout_of_the_family_has(one_level: Family) -> None:
     """Random digit maps (strides drawn, room anywhere): an answer has the map, and a refusal
     is for a map outside the family (the family is not every layout, so this is one-sided)."""
@@ -314,6 +318,7 @@ def test_refusals_are_only_for_maps_no_layout_of_the_family_has(one_level: Famil
     assert answered > 40, (answered, refused)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("shape", "levels"),
     [
@@ -339,6 +344,7 @@ def test_no_more_levels_than_the_layout(shape: str, levels: int) -> None:
     assert len(back.effective_layout.tiles) <= levels, str(back)
 
 
+@pytest.mark.slow
 def test_a_one_level_answer_of_a_later_reading_ends_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     """``s4[3,2,3,1]{0,2,3,1:T(4,4,4,2,2)}`` as an MLIR element offset: the room of ``i1`` read as
     the size-1 ``i3`` padded to 4 gives one level (``T(16,4,2,2)``). The search for a prepended
@@ -368,6 +374,7 @@ def test_a_one_level_answer_of_a_later_reading_ends_the_search(monkeypatch: pyte
     ]
 
 
+@pytest.mark.slow
 def test_random_maps_with_room_below_and_between_are_exact(monkeypatch: pytest.MonkeyPatch) -> None:
     """Adversarial: 40 random digit maps of f32 and bf16 arrays with room (1, 2 or 4 slots per
     value) under any digit, the smallest stride included. Every answer puts every element where

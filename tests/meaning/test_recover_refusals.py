@@ -103,6 +103,7 @@ PADDED_AGAIN = [
 ]
 
 
+@pytest.mark.slow
 def test_layouts_padded_again_by_a_later_level_come_back_exactly() -> None:
     """Brute force over the family: every answer places each element where the layout does,
     and every CuTe form comes back, room below the smallest stride included (it was refused
@@ -132,6 +133,7 @@ UNIT_NUMBER_LEVELS = [
 ]
 
 
+@pytest.mark.slow
 def test_unit_number_levels_come_back_exactly_or_are_refused_honestly() -> None:
     back = 0
     for shape in UNIT_NUMBER_LEVELS:

@@ -125,6 +125,7 @@ def layouts_with_unit_dims(draw: st.DrawFn, sizes: tuple[int, ...] = (1, 2, 3, 4
     return layout_shape(dtype, tuple(dims), m2m, tiles)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(layouts_with_unit_dims())
 def test_cute_round_trip_with_unit_dims(shape: ArrayShape) -> None:
@@ -147,6 +148,7 @@ def test_cute_round_trip_with_unit_dims(shape: ArrayShape) -> None:
     assert_same_offsets(back, shape, same_size=not has_padding(shape))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(layouts_with_unit_dims())
 def test_mlir_round_trip_with_unit_dims(shape: ArrayShape) -> None:
@@ -161,6 +163,7 @@ def test_mlir_round_trip_with_unit_dims(shape: ArrayShape) -> None:
     assert_same_offsets(back, shape)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(layouts_with_unit_dims())
 # the wider unit-number peels alone ran out of states here (3.4 s); the narrow search runs first
@@ -184,6 +187,7 @@ def test_mlir_offset_map_of_the_reported_case() -> None:
     assert_same_offsets(back, layout_map("f32[2,4,1]{0,1,2:T(2,1)}").shape)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(layouts_with_unit_dims())
 def test_mlir_strided_round_trip_with_unit_dims(shape: ArrayShape) -> None:
@@ -200,6 +204,7 @@ def unpadded_tiles(dims: tuple[int, ...], m2m: tuple[int, ...], k: int) -> list[
     return list(itertools.product(*choices))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(layouts_with_unit_dims(sizes=(1, 2, 4, 8)))  # a linear layout's sizes are powers of two
 def test_triton_round_trip_with_unit_dims(shape: ArrayShape) -> None:
@@ -214,6 +219,7 @@ def test_triton_round_trip_with_unit_dims(shape: ArrayShape) -> None:
     assert_same_offsets(from_linear_layout(ll, shape.element_type.text), shape)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rank", [2, 3])
 def test_every_unit_dim_place_in_every_order(rank: int) -> None:
     """Exhaustive over small cases: each order, the unit dim at each place of it, every

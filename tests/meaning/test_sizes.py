@@ -153,6 +153,7 @@ def small_tiled_shapes(draw):
     return dtype, dims, m2m, tiles, e
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(small_tiled_shapes())
 def test_every_element_lands_inside_the_exact_buffer(case) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from support.oracles import nested_tiling
 from support.strategies_maps import small_layout_shapes
@@ -16,6 +17,7 @@ def every_index(box: tuple[int, ...]) -> itertools.product:
     return itertools.product(*(range(d) for d in box))
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(small_layout_shapes())
 def test_a_carried_dimension_keeps_its_index_values(shape) -> None:
@@ -30,6 +32,7 @@ def test_a_carried_dimension_keeps_its_index_values(shape) -> None:
                 assert stage.forward(x)[j] == x[k], (stage.describe(), k, j, x)
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(small_layout_shapes())
 def test_steps_chain_and_carry_their_roles(shape) -> None:

@@ -111,6 +111,7 @@ def _at(expr, env: dict[str, int]) -> Fraction:
 _SIZES = st.fixed_dictionaries({name: st.integers(0, 50) for name in NAMES})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(_trees(3, division=False), st.sampled_from(["", " ", "  "]), _SIZES)
 def test_shape_text_and_assumptions_read_a_formula_as_the_same_term(tree, space, env) -> None:
@@ -136,6 +137,7 @@ def test_shape_text_and_assumptions_read_a_formula_as_the_same_term(tree, space,
     assert _at(dim, env) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(_trees(2, division=True), _SIZES)
 def test_exact_division_means_the_same_where_each_reader_allows_it(tree, env) -> None:

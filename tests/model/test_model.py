@@ -147,6 +147,7 @@ def test_every_layout_field_takes_part_in_equality(field: str, value: object) ->
     assert hash(changed) == hash(dataclasses.replace(base, **{field: value}))
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(shapes())
 def test_generated_shapes_equal_their_copies(shape: Shape) -> None:
@@ -155,6 +156,7 @@ def test_generated_shapes_equal_their_copies(shape: Shape) -> None:
     assert len({shape, twin}) == 1
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(layouts(index_types=True, physical_shape=True))
 def test_generated_layouts_equal_their_copies(layout: Layout) -> None:

@@ -640,6 +640,7 @@ _grammar_tokens = st.one_of(
 grammarish_text = st.lists(_grammar_tokens, max_size=300).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.text(max_size=300))
 def test_fuzz_arbitrary_text(text: str) -> None:
@@ -647,6 +648,7 @@ def test_fuzz_arbitrary_text(text: str) -> None:
     _parse_never_crashes(parse_layout, text)
 
 
+@pytest.mark.slow
 @settings(max_examples=600)
 @given(grammarish_text)
 def test_fuzz_grammar_alphabet(text: str) -> None:
@@ -654,6 +656,7 @@ def test_fuzz_grammar_alphabet(text: str) -> None:
     _parse_never_crashes(parse_layout, text)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.text(alphabet=GRAMMAR_ALPHABET, min_size=1000, max_size=4000))
 def test_fuzz_long_inputs(text: str) -> None:
@@ -699,6 +702,7 @@ def _mutate(text: str, data: st.DataObject) -> str:
     return text
 
 
+@pytest.mark.slow
 @settings(max_examples=600)
 @given(data=st.data())
 def test_fuzz_mutations_of_xla_shape_strings(data: st.DataObject) -> None:
@@ -707,6 +711,7 @@ def test_fuzz_mutations_of_xla_shape_strings(data: st.DataObject) -> None:
     _parse_never_crashes(parse_shape, text)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(shapes(max_dim=INT64_MAX))
 def test_round_trip_generated_shapes(shape: object) -> None:
@@ -727,6 +732,7 @@ def test_round_trip_symbolic_shapes(shape: ArrayShape) -> None:
     assert str(again) == text
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(layouts(index_types=True, physical_shape=True))
 def test_round_trip_generated_layouts(layout: Layout) -> None:

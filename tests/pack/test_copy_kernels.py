@@ -83,6 +83,7 @@ def both_paths(x: np.ndarray, text: str, fill: int, **options) -> tuple[np.ndarr
 
 
 # ------------------------------------------------------------------ the TPU formats
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "used"),
     [
@@ -110,6 +111,7 @@ def test_tpu_formats_run_the_kernels_and_match_numpy_and_the_index_map(text, use
     np.testing.assert_array_equal(fast, reference_pack(x, text, fill=1))
 
 
+@pytest.mark.slow
 def test_s8_8191_by_8000_on_two_threads_matches_numpy() -> None:
     # the benchmark's ragged shape, fewer rows (the same edge blocks; two 2 MB chunks)
     text = "s8[511,8000]{1,0:T(32,128)(4,1)}"
@@ -183,6 +185,7 @@ def word_layouts(draw: st.DrawFn) -> str:
     return f"{element}[{dims[0]},{dims[1]}]{{{order}:T({rows},{cols})({k},1){e}}}"
 
 
+@pytest.mark.slow
 @settings(max_examples=80)
 @given(
     text=word_layouts(),
@@ -341,6 +344,7 @@ def test_without_numba_or_switched_off_numpy_does_the_work(monkeypatch) -> None:
     np.testing.assert_array_equal(buf, reference_pack(x, text))
 
 
+@pytest.mark.slow
 def test_importing_the_package_or_packing_small_arrays_does_not_import_numba() -> None:
     code = (
         "import sys, layout_algebra, layout_algebra.pack.numpy_eval, layout_algebra.pack.copy_engine\n"
@@ -410,6 +414,7 @@ def word_boxes(draw: st.DrawFn, count: int) -> tuple:
     return shape, ps5[:4], ps5[4], stride, ws, draw(st.integers(0, 2**32 - 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernels", [NIBBLES, BYTES, HALVES], ids=["nibbles", "bytes", "halves"])
 @settings(max_examples=120)
 @given(data=st.data())

@@ -91,6 +91,7 @@ def array_of_codes(codes: np.ndarray, dims: tuple[int, ...], dtype: np.dtype) ->
 
 
 # -------------------------------------------------------------- positions, padding
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(shape=packable_shapes(), fill_seed=st.integers(0, 2**16))
 def test_every_element_is_at_its_layout_map_bit_offset_and_padding_is_fill(shape, fill_seed) -> None:
@@ -117,6 +118,7 @@ def test_every_element_is_at_its_layout_map_bit_offset_and_padding_is_fill(shape
 
 
 # -------------------------------------------------------------------- round trips
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(shape=packable_shapes(), seed=st.integers(0, 2**32 - 1))
 def test_unpack_of_pack_is_the_array_bitwise_and_pack_matches_the_index_map(shape, seed) -> None:
@@ -136,6 +138,7 @@ def test_unpack_of_pack_is_the_array_bitwise_and_pack_matches_the_index_map(shap
     np.testing.assert_array_equal(raw_bytes(z), raw_bytes(x), err_msg=str(shape))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [
@@ -336,6 +339,7 @@ def test_padded_layouts_in_many_chunks_write_fill_into_every_padding_byte_of_out
         np.testing.assert_array_equal(out, expected, err_msg=text)
 
 
+@pytest.mark.slow
 def test_the_hlo_executor_runs_s4_with_e5_exactly() -> None:
     from layout_algebra.hlo.execute import compare, run
 
@@ -483,6 +487,7 @@ def strided_views(draw: st.DrawFn, shape: tuple[int, ...], dtype: np.dtype) -> t
     return base, make
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(data=st.data())
 def test_blocked_copy_copies_every_element_for_any_strides_and_block_size(data) -> None:
@@ -554,6 +559,7 @@ def test_only_transposing_copies_are_blocked(monkeypatch, text: str, blocked: bo
     np.testing.assert_array_equal(buf, reference_pack(x, text, fill=7))
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(
     shape=packable_shapes(),
@@ -596,6 +602,7 @@ def test_pack_lanes_and_unpack_lanes_match_a_per_byte_loop(bits: int) -> None:
 
 
 # ----------------------------------------------------------------- threads (copy engine)
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(
     shape=packable_shapes(),
@@ -617,6 +624,7 @@ def test_pack_and_unpack_on_several_threads_match_the_index_map(shape, seed, thr
     np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=str(shape))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [
@@ -666,6 +674,7 @@ def test_run_parallel_runs_every_item_once_and_raises_the_first_error() -> None:
 
 
 # ------------------------------------------- words built with shifts (bf16 (2,1), s8 (4,1))
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(data=st.data())
 def test_copies_whose_minor_dim_makes_words_equal_np_copyto(data) -> None:
@@ -715,6 +724,7 @@ def test_bf16_and_s8_tiles_build_their_words_with_shifts(monkeypatch, text: str)
     assert "words_from_parts" in calls and "parts_from_words" in calls
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(shape=packable_shapes(), seed=st.integers(0, 2**32 - 1))
 def test_pack_and_unpack_with_words_built_everywhere_match_the_index_map(shape, seed) -> None:

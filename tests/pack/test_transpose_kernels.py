@@ -67,6 +67,7 @@ def small_blocks(monkeypatch) -> None:
 
 
 # ------------------------------------------------------------------- the 8x8 block
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_transpose8_moves_each_element_of_an_8x8_block_to_its_transposed_place(dtype) -> None:
     rng = np.random.default_rng(3)
@@ -96,6 +97,7 @@ def test_streamed_blocks_store_the_same_elements_from_any_alignment(dtype, shift
         np.testing.assert_array_equal(dst, expected, err_msg=f"{n}x{m}")
 
 
+@pytest.mark.slow
 @settings(max_examples=60, derandomize=True)
 @given(start=st.integers(0, 70), n=st.integers(0, 300), p=st.integers(0, 9), dtype=st.sampled_from(DTYPES))
 def test_write_run_streamed_or_not_is_a_slice_copy(start, n, p, dtype) -> None:
@@ -122,6 +124,7 @@ def test_transpose_block_of_any_size_matches_a_loop_and_touches_nothing_else(n, 
     np.testing.assert_array_equal(dst, expected)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, derandomize=True)
 @given(
     rows=st.integers(0, 19),
@@ -154,6 +157,7 @@ def tiled_views(rows: int, cols: int, tr: int, tc: int, dtype) -> tuple[np.ndarr
     return view, np.zeros(view.shape, dtype)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("dims", [(256, 64, 8, 128), (384, 40, 8, 128), (96, 48, 4, 32), (512, 24, 8, 64)])
 def test_tile_copies_both_ways_equal_np_copyto(small_blocks, dtype, dims) -> None:
@@ -212,6 +216,7 @@ def transposing_copies(draw):  # type: ignore[no-untyped-def]
     return (view, dense) if draw(st.booleans()) else (dense, view)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, derandomize=True)
 @given(pair=transposing_copies(), stream=st.sampled_from([0, 1 << 40]))
 def test_any_copy_the_kernels_take_equals_np_copyto(pair, stream) -> None:
@@ -283,6 +288,7 @@ def both_paths(
     return results[0], calls[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("text", TEXTS)
 def test_pack_and_unpack_match_numpy_and_the_index_map(small_blocks, monkeypatch, text, threads) -> None:

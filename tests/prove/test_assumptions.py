@@ -316,6 +316,7 @@ def test_python_in_the_text_is_refused_and_never_run(payload, tmp_path: Path) ->
     assert not sentinel.exists()
 
 
+@pytest.mark.slow
 def test_the_command_line_refuses_python_in_assume(tmp_path: Path) -> None:
     sentinel = tmp_path / "ran"
     text = f"__import__('os').system('touch {sentinel}') == 0"
@@ -469,6 +470,7 @@ def _admits(node, env: dict[str, int]) -> bool:
 _SIZES = st.fixed_dictionaries({name: st.integers(0, 12) for name in _NAMES})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(formula=_conditions(3), env=_SIZES)
 def test_random_formulas_hold_exactly_when_python_says(formula, env) -> None:
@@ -477,6 +479,7 @@ def test_random_formulas_hold_exactly_when_python_says(formula, env) -> None:
     assert assumptions_hold(parse_assumptions(text), values) == _admits(formula, env), text
 
 
+@pytest.mark.slow
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(formula=_conditions(2), env=_SIZES)
 def test_random_formulas_translate_to_z3_faithfully(formula, env) -> None:
@@ -555,6 +558,7 @@ def _sizes_admitted(formula) -> list[dict[str, int]]:
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(formula=_DISJUNCTIONS, pair=st.sampled_from(_PAIRS))
 def test_equivalence_is_never_proved_where_brute_force_finds_a_difference(formula, pair) -> None:

@@ -163,6 +163,7 @@ def _drawn(data: st.DataObject, symbolic: Callable[[Pick], Sequence[str]]) -> Qu
 
 
 # ------------------------------------------------------------------------- properties
+@pytest.mark.slow
 @settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_one_symbol_verdicts_agree_with_brute_force(data: st.DataObject) -> None:
@@ -172,6 +173,7 @@ def test_one_symbol_verdicts_agree_with_brute_force(data: st.DataObject) -> None
     assert status != "unknown", q
 
 
+@pytest.mark.slow
 @settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_two_symbol_verdicts_agree_with_brute_force(data: st.DataObject) -> None:
@@ -204,6 +206,7 @@ DECIDED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("q", "expected"), DECIDED, ids=[" ".join(map(str, q[1:3])) for q, _ in DECIDED])
 def test_formula_dims_that_were_unknown_are_decided(q: Question, expected: str) -> None:
     assert check_against_brute_force(q, ONE_SYMBOL_GRID) == expected
@@ -300,6 +303,7 @@ def test_a_divisibility_to_prove_is_never_assumed() -> None:
     assert prove.holds("(N + 4) % 16 == 0", assume="N % 8 == 4").status == "refuted"
 
 
+@pytest.mark.slow
 def test_terms_under_a_known_residue_have_their_exact_values() -> None:
     """``N = m*k + r`` rewrites exact quotients, floors and ceilings of ``N``: each term Z3
     gets must still have the exact value at every ``N`` with that residue (the rewrite is

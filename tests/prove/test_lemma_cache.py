@@ -242,6 +242,7 @@ def test_the_default_location_is_platformdirs_answer_without_importing_it(monkey
         assert xdg not in (None, "") and not xdg.startswith("{tmp}")  # only the odd cases ask platformdirs
 
 
+@pytest.mark.slow
 def test_a_fresh_process_reads_what_another_process_proved(cache_dir) -> None:
     """The records and query texts are the same in every process (no per-process names or counters)."""
     program = (
@@ -336,6 +337,7 @@ def test_records_differ_for_different_structures_and_minima() -> None:
     assert lemma_cache.stage_identity(loose) != lemma_cache.stage_identity(aligned)
 
 
+@pytest.mark.slow
 def test_every_record_holds_exactly_the_query_the_code_builds(cache_dir) -> None:
     shapes = [
         "f32[1000,300]{1,0:T(8,128)}",
@@ -603,6 +605,7 @@ def test_the_exact_switch_reads_and_writes_no_layout_record(exact_cache_dir) -> 
     assert not _layout_records(exact_cache_dir)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(shape=small_layout_shapes(max_slots=512))
 def test_layouts_read_from_their_record_agree_with_the_direct_query_and_enumeration(cache_dir, shape) -> None:
@@ -617,6 +620,7 @@ def test_layouts_read_from_their_record_agree_with_the_direct_query_and_enumerat
     assert all(0 <= p < layout_map(shape).size_in_elements for p in positions)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the default place is read without platformdirs on Linux"
 )
@@ -652,6 +656,7 @@ def test_a_fresh_process_proves_a_known_structure_without_sympy_general_stages_z
 
 
 # --------------------------------------------- the fingerprint names the code that runs
+@pytest.mark.slow
 def test_the_load_time_is_the_packages_first_import_and_a_reload_keeps_it() -> None:
 
     before = time.time()
@@ -748,6 +753,7 @@ EDIT_AFTER_IMPORT = (
 )
 
 
+@pytest.mark.slow
 def test_a_source_file_edited_between_import_and_first_proof_keys_no_record(tmp_path) -> None:
     """Regression: the fingerprint was taken at the first proof, from the files on disk, so a
     process that had loaded ``model/shapes.py`` and then saw it edited recorded what its old
@@ -795,6 +801,7 @@ def _rebuild_each(patterns):
     return [core._general_stage_query(general_stage(p), 30_000) for p in dict.fromkeys(patterns)]
 
 
+@pytest.mark.slow
 def test_every_layout_record_is_proved_again_and_a_tampered_one_is_caught(cache_dir) -> None:
     shapes = [*TWO_LAYOUTS, "s8[2,3,4,5]{3,1,2,0:T(8,128)(4,1)}"]
     layouts = []

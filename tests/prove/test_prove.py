@@ -33,6 +33,7 @@ def enumerated_injective(m: prove.IndexMap) -> bool:
 
 
 # ------------------------------------------------------------------------ true claims
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(small_layout_shapes(max_slots=1024))
 def test_random_layouts_are_proved_injective_in_bounds_and_equal_to_both_references(shape) -> None:
@@ -98,6 +99,7 @@ broken_maps = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(broken_maps)
 def test_injectivity_verdict_agrees_with_enumeration(m) -> None:
@@ -109,6 +111,7 @@ def test_injectivity_verdict_agrees_with_enumeration(m) -> None:
         assert a != b and m.evaluate(a) == m.evaluate(b)
 
 
+@pytest.mark.slow
 @settings(max_examples=80)
 @given(broken_maps)
 def test_equivalence_verdict_agrees_with_enumeration(m) -> None:
@@ -121,6 +124,7 @@ def test_equivalence_verdict_agrees_with_enumeration(m) -> None:
         assert layout.evaluate(e) != m.evaluate(e)
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(small_layout_shapes(max_slots=512), st.integers(0, 6))
 def test_bounds_verdict_of_a_shifted_map_agrees_with_enumeration(shape, shift) -> None:

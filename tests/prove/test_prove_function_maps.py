@@ -12,6 +12,7 @@ functions and packing distinct ids with ``numpy_eval.pack`` for the layouts.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +84,7 @@ def test_a_function_that_cannot_be_evaluated_stays_unknown() -> None:
     assert _position_at(half, {N: 4}, (1,)) == 2
 
 
+@pytest.mark.slow
 @settings(max_examples=30, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(FUNCTIONS)), layout=st.sampled_from(LAYOUTS))
 def test_function_map_equivalence_agrees_with_brute_force(name, layout) -> None:

@@ -59,6 +59,7 @@ def fresh_lemmas():
 
 
 # ---------------------------------------------------------------- verdicts vs enumeration
+@pytest.mark.slow
 @settings(max_examples=80)
 @given(small_layout_shapes(max_slots=1024))
 def test_lemma_proofs_agree_with_enumeration_and_with_the_direct_query(shape) -> None:
@@ -74,6 +75,7 @@ def test_lemma_proofs_agree_with_enumeration_and_with_the_direct_query(shape) ->
     assert all(0 <= p < layout_map(shape).size_in_elements for p in positions)
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(small_layout_shapes(max_slots=1024))
 def test_every_stage_of_a_layout_is_an_instance_with_the_same_map(shape) -> None:
@@ -241,6 +243,7 @@ def _is_instance_by_arithmetic(stage: Stage) -> bool:
     return True
 
 
+@pytest.mark.slow
 @settings(max_examples=300, derandomize=True)
 @given(concrete_stages())
 def test_the_plain_instance_test_is_what_the_general_stages_cover(stage) -> None:

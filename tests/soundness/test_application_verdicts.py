@@ -419,6 +419,7 @@ def test_certified_python_code_is_the_layout_on_every_index_and_offset(text: str
         assert bool(run["padding"](offset)) == (offset not in occupied), (text, offset)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_layouts(), st.data())
 def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text: str, data) -> None:

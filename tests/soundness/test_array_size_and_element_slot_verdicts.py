@@ -389,6 +389,7 @@ def _with(layout: str, extra: str) -> str:
     return layout if not extra else layout[:-1] + ("" if ":" in layout else ":") + extra + "}"
 
 
+@pytest.mark.slow
 def test_copy_against_copy_then_bitcast_agrees_with_the_executor() -> None:
     """Physical mode, roots that differ only in layout (``copy`` into one layout against a
     ``copy`` into another then a ``bitcast``), f32/bf16/s8/s4 E(4)/pred, concrete and

@@ -260,6 +260,7 @@ def _random_bitcast(rng: random.Random) -> tuple[str, str, str, tuple[str, ...]]
     return rng.choice(("reshape", "reshape", "bitcast")), src, dst, rng.choice(ASSUME)
 
 
+@pytest.mark.slow
 def test_random_symbolic_bitcasts_against_packed_bytes() -> None:
     """30 seeded draws of the campaign's generator (it ran 6,000 with no false verdict)."""
     rng = random.Random(27)
@@ -365,6 +366,7 @@ def _assumption(rng: random.Random, names: Sequence[str]) -> str:
     return f"{_term(rng, 1, names)} {rng.choice(('==', '>=', '<'))} {_term(rng, 1, names)}"
 
 
+@pytest.mark.slow
 def test_random_claims_under_random_assumptions_against_brute_force() -> None:
     """200 seeded claims (floor, ceiling, %, //, big and negative numbers) under 0 to 3
     random assumptions, residues among them; every verdict against the grid N <= 100 (and
@@ -477,6 +479,7 @@ E_MODULES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["physical", "logical"])
 @pytest.mark.parametrize(("before", "after", "assume"), E_MODULES)
 def test_symbolic_element_size_bitcasts_against_the_executor(

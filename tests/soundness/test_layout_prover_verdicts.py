@@ -318,6 +318,7 @@ _FORMULAS = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=150)
 @given(text=_FORMULAS)
 def test_sizes_exist_matches_brute_force(text) -> None:
@@ -543,6 +544,7 @@ def test_xla_allocation_bounds_match_enumeration(shape, assume, method) -> None:
 _OFF_GRID = [*range(1, 20), 63, 64, 65, 72, 100, 127, 128, 129, 136, 250, 256, 264]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("a", "b", "op", "perm"),
     [

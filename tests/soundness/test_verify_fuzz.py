@@ -51,38 +51,47 @@ def assert_exercised(tally: sh.Tally, *, both_answers: bool = True) -> None:
         assert {True, False} <= sames, tally.summary()
 
 
+@pytest.mark.slow
 def test_transpose_to_bitcast_and_mutations() -> None:
     assert_exercised(fuzz(sh.transpose_to_bitcast(), 90))
 
 
+@pytest.mark.slow
 def test_reshape_to_bitcast_wrong_tile_and_tail_padding() -> None:
     assert_exercised(fuzz(sh.reshape_to_bitcast(), 90))
 
 
+@pytest.mark.slow
 def test_copy_elimination_and_dropped_copy_across_memory_spaces() -> None:
     assert_exercised(fuzz(sh.copy_elimination(), 60))
 
 
+@pytest.mark.slow
 def test_transpose_pairs_fused() -> None:
     assert_exercised(fuzz(sh.transpose_pair(), 60), both_answers=False)
 
 
+@pytest.mark.slow
 def test_slices_and_off_by_one() -> None:
     assert_exercised(fuzz(sh.slices(), 60))
 
 
+@pytest.mark.slow
 def test_reshape_across_elementwise() -> None:
     assert_exercised(fuzz(sh.reshape_across_elementwise(), 60))
 
 
+@pytest.mark.slow
 def test_relayout_chains() -> None:
     assert_exercised(fuzz(sh.relayout(), 100))
 
 
+@pytest.mark.slow
 def test_chains_moved_into_fusions() -> None:
     assert_exercised(fuzz(sh.fused(), 60))
 
 
+@pytest.mark.slow
 def test_symbolic_sizes_with_assumptions() -> None:
     assert_exercised(fuzz(sh.symbolic(), 40))
 

@@ -64,6 +64,7 @@ def add(i: tuple[int, ...], k: int, t: int) -> tuple[int, ...]:
     return tuple(v + t if j == k else v for j, v in enumerate(i))
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(small_layouts())
 def test_offset_is_a_sum_over_dimensions(text: str) -> None:
@@ -89,6 +90,7 @@ def brute_run(text: str, k: int) -> tuple[int, int]:
     return stride, max(ok)
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(small_layouts(), st.data())
 def test_dimension_access_is_the_definition(text: str, data: st.DataObject) -> None:
@@ -129,6 +131,7 @@ def brute_vector_width(text: str, k: int) -> int:
     return 1
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(small_layouts(), st.data())
 def test_vector_width_is_the_definition(text: str, data: st.DataObject) -> None:
@@ -157,6 +160,7 @@ def test_vector_width_examples(text: str, dim: int, elements: int, nbytes: int) 
     assert (got.elements, got.bytes) == (elements, nbytes), str(got)
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(small_layouts())
 def test_words_hold_the_elements_stored_there(text: str) -> None:
@@ -189,6 +193,7 @@ FAMILY = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", FAMILY)
 def test_vreg_positions(text: str) -> None:
     m = layout_map(text)
@@ -227,6 +232,7 @@ def test_vreg_refuses_other_layouts(text: str, why: str) -> None:
     assert why in str(err.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("call", "match"),
     [

@@ -113,6 +113,7 @@ _TYPES = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(_TYPES, st.lists(st.integers(0, 3000), max_size=5))
 def test_properties_of_every_default_layout(dtype: str, dims: list[int]) -> None:

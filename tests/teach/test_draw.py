@@ -278,6 +278,7 @@ def _generate_figures_module():
     return module
 
 
+@pytest.mark.slow
 def test_every_image_the_docs_show_is_generated_by_draw(tmp_path: Path) -> None:
     gen = _generate_figures_module()
     shown = {

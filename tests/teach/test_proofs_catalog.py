@@ -21,6 +21,7 @@ def test_the_catalog_is_where_the_runner_looks() -> None:
     assert default_catalog() == CATALOG
 
 
+@pytest.mark.slow
 def test_every_claim_is_proved(entries) -> None:
     assert len(entries) >= 13
     not_proved = [

@@ -280,6 +280,7 @@ def reshape_pairs(draw: st.DrawFn, *, max_factors: int = 5, max_ones: int = 2, z
     return _array(a, tuple(la)), _array(b, tuple(lb))
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(reshape_pairs())
 def test_reshape_is_bitcast_is_exact_for_untiled_layouts(pair: tuple[ArrayShape, ArrayShape]) -> None:
@@ -288,12 +289,14 @@ def test_reshape_is_bitcast_is_exact_for_untiled_layouts(pair: tuple[ArrayShape,
     assert reshape_is_bitcast(a, b) == _reshape_moves_nothing(a, b)
 
 
+@pytest.mark.slow
 @given(reshape_pairs())
 def test_any_reshape_between_descending_layouts_is_a_bitcast(pair: tuple[ArrayShape, ArrayShape]) -> None:
     a, b = pair
     assert reshape_is_bitcast(_array(a.dimensions), _array(b.dimensions)) is True
 
 
+@pytest.mark.slow
 @given(array_shapes(dynamic=False, max_dim=5), st.data())
 def test_transpose_is_bitcast_is_exact_for_untiled_layouts_without_unit_dims(
     shape: ArrayShape, data: st.DataObject
@@ -313,6 +316,7 @@ def test_transpose_is_bitcast_is_exact_for_untiled_layouts_without_unit_dims(
 
 
 # ------------------------------------------------------------- properties from XLA
+@pytest.mark.slow
 @given(array_shapes(), st.data())
 def test_permute_dimensions_gives_a_transpose_bitcast(shape: ArrayShape, data: st.DataObject) -> None:
     perm = tuple(data.draw(st.permutations(range(shape.rank))))
@@ -325,6 +329,7 @@ def test_permute_dimensions_gives_a_transpose_bitcast(shape: ArrayShape, data: s
     assert deduce_transpose_dimensions_for_bitcast(shape, out) == perm
 
 
+@pytest.mark.slow
 @given(array_shapes(dynamic=False, max_dim=6), st.data())
 def test_is_reshape_or_transpose_bitcast_misses_exactly_the_non_involutions(
     shape: ArrayShape, data: st.DataObject
@@ -337,6 +342,7 @@ def test_is_reshape_or_transpose_bitcast_misses_exactly_the_non_involutions(
     assert is_reshape_or_transpose_bitcast(shape, out) == expected
 
 
+@pytest.mark.slow
 @given(reshape_pairs(), st.data())
 def test_tiles_and_other_layout_fields_never_matter(
     pair: tuple[ArrayShape, ArrayShape], data: st.DataObject
@@ -357,6 +363,7 @@ def test_tiles_and_other_layout_fields_never_matter(
         assert transpose_is_bitcast(ta, tb, perm) == transpose_is_bitcast(a, b, perm)
 
 
+@pytest.mark.slow
 @given(reshape_pairs(max_factors=4, max_ones=1, zeros=False))
 def test_align_layouts_finds_a_bitcast_layout_iff_one_exists(pair: tuple[ArrayShape, ArrayShape]) -> None:
     a, b = pair
@@ -371,6 +378,7 @@ def test_align_layouts_finds_a_bitcast_layout_iff_one_exists(pair: tuple[ArraySh
         assert list(got.minor_to_major[b.rank - len(ones) :]) == ones
 
 
+@pytest.mark.slow
 @given(reshape_pairs())
 def test_decompose_bitcast_steps_are_bitcasts(pair: tuple[ArrayShape, ArrayShape]) -> None:
     a, b = pair
@@ -449,6 +457,7 @@ def test_report_nested_linear_index_matches_xla_vectors(case: dict | None) -> No
     assert _report_module().nested_linear_index(as_shape(i["shape"]), i["index"]) == case["expected"]
 
 
+@pytest.mark.slow
 def test_report_is_up_to_date_for_the_tpu_rows() -> None:
     ground_truth_file("tpu/reshape_bitcast.jsonl")
     ground_truth_file("tpu/transpose_bitcast.jsonl")

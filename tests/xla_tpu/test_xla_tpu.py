@@ -1,7 +1,7 @@
 """Differential tests: the package against the real XLA:TPU compiler (compile-only, on a CPU machine).
 
 Opt-in: every test here is marked ``oracle``, which the default run deselects
-(``pyproject.toml``'s ``addopts``); run ``pytest -m oracle tests/xla_tpu`` with
+(``tests/conftest.py``, unless ``-m`` names it); run ``pytest -m oracle tests/xla_tpu`` with
 ``ORACLE_PYTHON`` pointing at a Python that has ``jax[tpu]``. Hypothesis draws the
 cases (``questions.py``); ``harness.ask`` sends them to the compiler in child processes;
 ``compare.py`` holds the package's side and the explanations. Every disagreement is
