@@ -9,6 +9,9 @@ import pytest
 from layout_algebra.cli import main
 from layout_algebra.teach.proofs import default_catalog, render_markdown, run_catalog
 
+#: Every test here shares the catalog proved once (about 20 s): the whole file is slow.
+pytestmark = pytest.mark.slow
+
 CATALOG = Path(__file__).resolve().parents[2] / "proofs"
 
 
@@ -21,7 +24,6 @@ def test_the_catalog_is_where_the_runner_looks() -> None:
     assert default_catalog() == CATALOG
 
 
-@pytest.mark.slow
 def test_every_claim_is_proved(entries) -> None:
     assert len(entries) >= 13
     not_proved = [
