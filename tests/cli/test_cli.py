@@ -86,6 +86,7 @@ def test_help_teaches_the_syntax(capsys) -> None:
         assert word in out
 
 
+@pytest.mark.slow
 def test_module_entry_point_runs() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "layout_algebra", "explain", "f32[3,5]{1,0:T(2,2)}"],

@@ -66,6 +66,7 @@ def _value(tree, env: dict[str, int]) -> Fraction:
     return Fraction(math.floor(a / b))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(_trees(), st.integers(0, 10_000), st.integers(0, 10_000))
 def test_formulas_mean_what_they_say_and_print_back(tree, n, m) -> None:

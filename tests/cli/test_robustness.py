@@ -22,6 +22,7 @@ def test_explain_works_on_every_shape(shape: la.Shape) -> None:
     assert text.splitlines()[0] == str(shape)
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(array_shapes(symbolic=False, max_tile_levels=3))
 def test_sizes_either_answer_or_say_why_not(shape: la.ArrayShape) -> None:

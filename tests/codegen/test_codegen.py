@@ -135,6 +135,7 @@ def test_generated_c_compiles_warning_free_and_agrees_with_the_layout_map(
     _same_lines(_compile_and_run(source, tmp_path_factory.mktemp("c")), expected, calls)
 
 
+@pytest.mark.slow
 @BATCH
 @given(
     st.lists(
@@ -169,6 +170,7 @@ TPU_FORMATS = [
 ]
 
 
+@pytest.mark.slow
 def test_c_for_standard_tpu_formats_agrees_on_every_element(tmp_path) -> None:
     functions, calls, expected = [], [], []
     for n, shape in enumerate(TPU_FORMATS):
@@ -204,6 +206,7 @@ SYMBOLIC = [
 ]
 
 
+@pytest.mark.slow
 def test_c_with_symbolic_sizes_takes_them_as_parameters(tmp_path) -> None:
     rng = random.Random(7)
     functions, calls, expected = [], [], []
@@ -248,6 +251,7 @@ def test_c_with_symbolic_sizes_takes_them_as_parameters(tmp_path) -> None:
 _C_OPERATOR = re.compile(r"\|\||>=|[-+*/%]")
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(
     small_layout_shapes(),
@@ -276,6 +280,7 @@ def _load(code: str, name: str):
     return namespace[name]
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(small_layout_shapes(), st.sampled_from(["element", "byte", "bit"]))
 def test_python_and_numpy_code_agree_with_the_layout_map_everywhere(shape, unit) -> None:
@@ -600,6 +605,7 @@ GRID = _grid()
 BOX = Bounds({name: (0, bound - 1) for name, bound in VAR_BOUNDS.items()})  # N: a size, >= 1, unbounded
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(_trees())
 def test_simplification_preserves_the_value_at_every_point(e) -> None:
@@ -614,6 +620,7 @@ def test_simplification_preserves_the_value_at_every_point(e) -> None:
     assert ops(factored) <= ops(simplified)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", RULES, ids=[r.__name__ for r in RULES])
 @settings(max_examples=150)
 @given(e=_trees())
@@ -645,6 +652,7 @@ def test_each_rule_fires_on_its_own_example() -> None:
         assert rule(before, BOX) == after, rule.__name__
 
 
+@pytest.mark.slow
 @settings(max_examples=80)
 @given(
     small_layout_shapes(),
@@ -743,6 +751,7 @@ SYMBOLIC_OFFSET_SHAPES = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SYMBOLIC_OFFSET_SHAPES)
 @pytest.mark.parametrize("unit", ["element", "byte", "bit"])
 def test_symbolic_code_is_proved_in_every_direction(shape, unit) -> None:

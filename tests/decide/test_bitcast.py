@@ -167,6 +167,7 @@ def test_reshape_verdict_agrees_with_enumeration(pair) -> None:
         assert m_dst.forward(cex["element"], unit="bit") == cex["dst_bit"] != cex["src_bit"]
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(small_layout_shapes(max_slots=512).filter(lambda s: s.rank >= 2), st.data())
 def test_transpose_verdict_agrees_with_enumeration(src, data) -> None:
@@ -364,6 +365,7 @@ def test_bitcast_is_valid_agrees_with_brute_force(pair) -> None:
         assert verdict.correspondence in found
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(bitcast_pairs())
 def test_solver_path_agrees_with_enumeration(pair) -> None:

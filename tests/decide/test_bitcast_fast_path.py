@@ -208,6 +208,7 @@ def test_whenever_the_path_fires_the_packed_bytes_agree(pair) -> None:
             assert keeps_every_element(src, dst, corr), (str(src), str(dst), str(corr))
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(arrangement_pairs())
 def test_a_fast_verdict_is_a_bitcast_by_the_bytes(pair) -> None:

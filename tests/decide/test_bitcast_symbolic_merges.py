@@ -120,6 +120,7 @@ def regroupings(draw):
     return src, dst, bitcast.Correspondence("transpose-reshape-transpose", src_order, dst_order)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, derandomize=True)
 @given(regroupings())
 def test_grouped_input_index_is_the_reshape_on_every_element(case) -> None:

@@ -214,6 +214,7 @@ def transposes(draw):
     return HloInstruction("t", dst, opcode, dimensions=perm if opcode == "transpose" else None), src, perm
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(transposes())
 def test_movement_verdicts_are_sound(case) -> None:

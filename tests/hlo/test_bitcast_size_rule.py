@@ -279,6 +279,7 @@ def packed_bytes(shape: str) -> int:
     return int(pack(logical_input(shape), parse_shape(shape)).size)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, derandomize=True)
 @given(bitcast_pairs())
 def test_verifier_and_executor_accept_exactly_the_size_keeping_bitcasts(pair) -> None:

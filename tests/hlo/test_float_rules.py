@@ -188,6 +188,7 @@ def _check_arithmetic(op: str, a: np.ndarray, b: np.ndarray, narrow: str) -> Non
     assert bad == [], bad[:5]
 
 
+@pytest.mark.slow
 def test_correctly_rounded_near_the_hard_cases() -> None:
     """Adversarial pairs: products and quotients in the subnormal range, sums just below the
     overflow threshold, and sums of numbers far apart (a sticky bit below a tie)."""

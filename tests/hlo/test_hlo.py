@@ -229,6 +229,7 @@ _PARTS = re.split(r"([~@])", _TEMPLATE)
 _OPTIONAL, _REQUIRED = _PARTS.count("~"), _PARTS.count("@")
 
 
+@pytest.mark.slow
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.one_of(st.just(""), _GAPS), min_size=_OPTIONAL, max_size=_OPTIONAL),
@@ -602,6 +603,7 @@ def test_the_fast_reader_agrees_on_tricky_attribute_values(head, attributes, mon
     assert _outcome(text) == _by_parts(text, monkeypatch)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(_instruction_lines(), min_size=1, max_size=3), closing=_GAPS)
 def test_the_fast_reader_agrees_on_generated_instructions(lines, closing, monkeypatch) -> None:

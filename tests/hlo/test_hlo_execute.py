@@ -495,6 +495,7 @@ def test_random_data_is_narrow_type_aware() -> None:
     assert set(random_array(parse_shape("pred[200]{0}"), rng).tolist()) == {False, True}
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(
     sh.relayout(),

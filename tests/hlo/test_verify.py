@@ -125,6 +125,7 @@ def test_symbolic_transpose_to_bitcast_for_every_n() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("multiple", "status"), [(8, "proved"), (16, "proved"), (4, "refuted"), (1, "refuted")]
 )
@@ -261,6 +262,7 @@ def test_regression_symbolic_transpose_kept_layout_is_refuted() -> None:
     assert n <= 4  # small sizes are looked for first, so that the counterexample can be run
 
 
+@pytest.mark.slow
 def test_regression_bf16_merge_of_major_dims_without_whole_tiles_is_refuted() -> None:
     before = hlo_module(
         "p = bf16[2,N,256]{2,1,0:T(8,128)(2,1)} parameter(0)",
@@ -706,6 +708,7 @@ def constant_rewrites(draw):
     return before, after
 
 
+@pytest.mark.slow
 def test_random_constant_rewrites_agree_with_execution() -> None:
     seen: set[str] = set()
 
@@ -722,6 +725,7 @@ def test_random_constant_rewrites_agree_with_execution() -> None:
     assert seen == {"proved", "refuted"}  # not vacuous: both answers occur
 
 
+@pytest.mark.slow
 @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 6), st.integers(1, 4), st.sampled_from(["{1,0}", "{0,1}", "{1,0:T(2,2)}"]))
 def test_random_dynamic_slice_against_a_fixed_slice(start, rows, layout) -> None:

@@ -200,6 +200,7 @@ def _bit_of(root: str, element: tuple[int, ...]) -> int:
     return 32 * int(np.nonzero(words == ids[element])[0][0])
 
 
+@pytest.mark.slow
 @settings(max_examples=30, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(la=st.sampled_from(_NO_PADDING), lb=st.sampled_from(_NO_PADDING), symbolic=st.booleans())
 def test_the_same_bytes_with_elements_placed_apart_is_a_difference(la, lb, symbolic) -> None:

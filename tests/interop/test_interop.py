@@ -267,6 +267,7 @@ def test_jax_format_memory_kinds() -> None:
         interop.from_jax_format(FakeFormat(FakeLayout((0,)), FakeSharding("hbm2")), "f32", (8,))
 
 
+@pytest.mark.slow
 def test_shapes_of_compiled_reads_formats_in_flattening_order() -> None:
     import ml_dtypes
     import numpy as np
@@ -303,6 +304,7 @@ def test_xla_type_names() -> None:
     assert [interop.xla_type_name(d) for d in names] == ["f16", "f64", "u8", "s32", "c64", "f8e5m2", "u4"]
 
 
+@pytest.mark.slow
 def test_jax_is_not_imported() -> None:
     import subprocess
     import sys
@@ -378,6 +380,7 @@ def test_cute_round_trip_is_the_identity_on_tpu_style_layouts(shape: ArrayShape)
         assert prove.equivalent(shape, back).status == "proved"
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(small_layout_shapes(combine=False))
 # room that is a prepended unit dimension padded by the tile (found since the search reads it so)

@@ -35,6 +35,7 @@ def test_xor_of_bases_is_the_layout_on_every_element(case: tuple[str, str, int])
         assert inverse.apply((p,)) == m.inverse(p)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(power_of_two_layouts())
 # (2,1) takes i1 mod 2 whole (tile number of extent 1) and stores it under i0 mod 2 (once refused)
@@ -271,6 +272,7 @@ def test_bad_bases_are_clear_errors(bases, out, match: str) -> None:
 
 
 # ------------------------------------------------------------------ Triton's MLIR text
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(power_of_two_layouts())
 def test_shared_linear_text_reads_back_to_the_same_map(case: tuple[str, str, int]) -> None:

@@ -81,6 +81,7 @@ def test_cute_and_recovery_read_the_same_digits(shape: str) -> None:
     assert agree(shape)
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(tiled_shapes())
 def test_cute_and_recovery_agree_on_random_layouts(shape: str) -> None:

@@ -182,6 +182,7 @@ def test_inverse_and_padding_closed_forms_agree_with_stages(shape) -> None:
             assert tuple(inverse(exact)) == element
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(small_layout_shapes(combine=False))
 def test_map_and_sizes_agree_with_the_documents_nested_tiling(shape) -> None:

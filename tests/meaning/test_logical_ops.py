@@ -55,6 +55,7 @@ def factorizations(n: int) -> st.SearchStrategy[tuple[int, ...]]:
     return build()
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(st.data())
 def test_reshape_is_numpy_reshape(data: st.DataObject) -> None:
@@ -66,6 +67,7 @@ def test_reshape_is_numpy_reshape(data: st.DataObject) -> None:
         assert x[reshape_source_index(j, result, source)] == y[j], (source, result, j)
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(st.data())
 def test_transpose_is_numpy_transpose(data: st.DataObject) -> None:
@@ -104,6 +106,7 @@ def slices(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int
     return source, tuple(starts), tuple(limits), tuple(strides)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(slices())
 def test_slice_is_numpy_slicing(case: tuple[tuple[int, ...], ...]) -> None:
@@ -124,6 +127,7 @@ def test_slice_is_numpy_slicing(case: tuple[tuple[int, ...], ...]) -> None:
         assert (not any(slice_left_out(i, starts, limits, strides))) == (int(x[i]) in read), (case, i)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(slices(), st.integers(-2, 9), st.integers(-2, 9), st.integers(-1, 3))
 def test_slice_range_fits_is_python_slicing_without_clamping(
@@ -248,6 +252,7 @@ def test_pad_is_numpy_pad(data: st.DataObject) -> None:
             assert y[j] == -1, (source, config, j)
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(st.data())
 def test_concatenate_is_numpy_concatenate(data: st.DataObject) -> None:

@@ -168,6 +168,7 @@ def test_every_element_lands_inside_the_exact_buffer(case) -> None:
     assert report.first_tile_bytes <= report.physical_bytes
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(small_tiled_shapes(), st.integers(1, 40), st.integers(1, 40))
 def test_symbolic_size_evaluates_to_the_concrete_size(case, n, m) -> None:

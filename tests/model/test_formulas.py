@@ -303,6 +303,7 @@ _PIECES += [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
 def test_any_text_is_read_or_refused_with_the_readers_own_error(text) -> None:

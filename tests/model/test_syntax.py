@@ -723,6 +723,7 @@ def test_round_trip_generated_shapes(shape: object) -> None:
     assert hash(again) == hash(shape)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(array_shapes(symbolic=True, dynamic=False))
 def test_round_trip_symbolic_shapes(shape: ArrayShape) -> None:

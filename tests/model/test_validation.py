@@ -68,6 +68,7 @@ def test_validate_returns_the_shape_for_chaining() -> None:
     assert la.validate(shape) is shape
 
 
+@pytest.mark.slow
 @given(array_shapes())
 def test_generated_shapes_with_permutation_layouts_are_valid_unless_they_break_a_rule(shape) -> None:
     layout = shape.layout

@@ -277,6 +277,7 @@ def per_word_reference(parts: np.ndarray, bits: int) -> np.ndarray:
     return words
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(data=st.data())
 def test_interleave_and_deinterleave_match_a_loop_for_any_strides(data) -> None:

@@ -577,6 +577,7 @@ def test_equivalence_is_never_proved_where_brute_force_finds_a_difference(formul
         assert _positions(a, sizes)[element] != _positions(b, sizes)[element]
 
 
+@pytest.mark.slow
 @settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])
 @given(formula=_DISJUNCTIONS)
 def test_injectivity_is_never_proved_where_brute_force_finds_a_collision(formula) -> None:

@@ -480,6 +480,7 @@ def _record_of(shape, folder):
     return new
 
 
+@pytest.mark.slow
 def test_a_layout_is_read_from_one_record_without_general_stages_or_z3(cache_dir, monkeypatch) -> None:
     shapes = [*TWO_LAYOUTS, "s4[3,129]{1,0:T(8,128)(8,1)L(1024)E(4)}"]
     cold = [prove.injective(s) for s in shapes]
@@ -516,6 +517,7 @@ def _proved_without_the_layout_record(shape) -> None:
     assert all(CACHED in leaf.encoding for leaf in _leaves(again))  # from the stages' records
 
 
+@pytest.mark.slow
 def test_a_record_copied_onto_another_layout_s_record_is_not_accepted(cache_dir) -> None:
     first, second = (_record_of(s, cache_dir) for s in TWO_LAYOUTS)
     second.write_bytes(first.read_bytes())  # the second layout's file now holds the first's record
@@ -525,6 +527,7 @@ def test_a_record_copied_onto_another_layout_s_record_is_not_accepted(cache_dir)
     )  # rewritten
 
 
+@pytest.mark.slow
 def test_a_record_edited_to_claim_another_structure_is_not_accepted(cache_dir) -> None:
     first, second = (_record_of(s, cache_dir) for s in TWO_LAYOUTS)
     forged = json.loads(first.read_text())
@@ -548,6 +551,7 @@ def test_a_layout_record_is_for_one_version_of_the_code(cache_dir, monkeypatch) 
     assert len(_layout_records(cache_dir)) == 2  # one record per version of the code
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "damage",
     [

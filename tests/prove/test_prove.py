@@ -140,6 +140,7 @@ def test_bounds_verdict_of_a_shifted_map_agrees_with_enumeration(shape, shift) -
 
 
 # ------------------------------------------------------------------------- symbolic
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [
@@ -160,6 +161,7 @@ def test_symbolic_layouts_are_injective_and_in_bounds_and_the_answer_holds_on_sm
         assert len(set(got)) == len(got) and all(p < concrete.size_in_elements for p in got)
 
 
+@pytest.mark.slow
 def test_symbolic_refutation_names_sizes_and_is_a_real_counterexample() -> None:
     result = prove.equivalent("f32[N,M]{1,0:T(8,128)}", "f32[N,M]{1,0}")
     assert result.status == "refuted"

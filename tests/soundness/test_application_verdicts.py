@@ -236,6 +236,7 @@ def _differs_at(before: str, after: str, cex: dict, mode: str) -> bool:
     return False
 
 
+@pytest.mark.slow
 @settings(max_examples=60, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(refutable_pairs())
 def test_every_counterexample_of_verify_is_a_real_difference_when_run(pair) -> None:
@@ -435,6 +436,7 @@ def test_a_suggested_bitcast_layout_keeps_every_element_and_the_allocation(text:
         assert size_report(as_shape(text)).first_tile_bytes == size_report(candidate).first_tile_bytes
 
 
+@pytest.mark.slow
 @settings(max_examples=40, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from((1, 2, 4, 8)), min_size=1, max_size=3), st.randoms(use_true_random=False))
 def test_from_linear_layout_of_a_bit_permutation_is_that_permutation(dims, rng) -> None:

@@ -147,6 +147,7 @@ def _at(text: str, **sizes: int) -> str:
     return str(as_shape(text).specialize(sizes))
 
 
+@pytest.mark.slow
 def test_the_oracle_agrees_with_known_answers() -> None:
     assert keeps_bits(
         "bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}", "bf16[256,24,200]{2,1,0:T(8,128)(2,1)}", "reshape"
@@ -425,6 +426,7 @@ def _questions(draw):
     return a, b, op, perm
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=120)
 @given(q=_questions())
 def test_concrete_bitcast_decisions_match_the_bytes(q) -> None:
@@ -564,6 +566,7 @@ def test_exact_conditions_match_the_bytes_off_the_grid(a, b, op, perm) -> None:
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["f32[N,2]{1,0:T(2,128)(4,1)}", "f32[N]{0:T(4)(2)}", "f32[N,5]{1,0:L(4)}"])
 def test_exact_padding_and_bounds_conditions_match_enumeration_off_the_grid(shape) -> None:
     padding = la.conditions.when_no_padding(shape)

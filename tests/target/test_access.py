@@ -280,6 +280,7 @@ def test_examples_from_every_start() -> None:
 
 
 # ------------------------------------------------------------------ the command line
+@pytest.mark.slow
 def test_cli_access_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     import json
 

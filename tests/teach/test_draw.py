@@ -178,6 +178,7 @@ def test_empty_array_draws() -> None:
 
 
 # ------------------------------------------------------------------------------ files
+@pytest.mark.slow
 def test_png_and_svg_files(tmp_path: Path) -> None:
     png, svg = tmp_path / "f.png", tmp_path / "f.svg"
     draw(FIGURE_1, png)
@@ -239,6 +240,7 @@ def test_cli_draw_errors_are_one_line_with_status_2(tmp_path: Path, capsys, argv
 
 
 # ------------------------------------------------------------------------ random layouts
+@pytest.mark.slow
 @settings(max_examples=30)
 @given(small_layout_shapes(max_rank=3, max_dim=5, max_slots=512))
 def test_random_layouts_draw_the_documents_positions(shape) -> None:

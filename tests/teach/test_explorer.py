@@ -145,6 +145,7 @@ def test_stage_functions_agree_with_the_stages_for_the_five_layouts() -> None:
     _check_stage_functions(FIVE)
 
 
+@pytest.mark.slow
 @needs_node
 @settings(max_examples=4, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(small_layout_shapes(max_slots=512), min_size=6, max_size=6))

@@ -403,6 +403,7 @@ def test_decompose_bitcast_steps_are_bitcasts(pair: tuple[ArrayShape, ArrayShape
     assert _reshape_moves_nothing(t1, r)
 
 
+@pytest.mark.slow
 @given(st.lists(st.integers(0, 6), max_size=5), st.data())
 def test_common_factors_groups(a: list[int], data: st.DataObject) -> None:
     b = [x for x in data.draw(st.permutations(a))]
