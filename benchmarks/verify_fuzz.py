@@ -1,7 +1,7 @@
 """The long soundness fuzz: the rewrite verifier against the HLO executor on many module pairs.
 
-The test suite runs ``tests/test_verify_fuzz.py`` (620 pairs, derandomized in CI). This
-script runs the same strategies (``tests/strategies_hlo.py``) for a time budget or a
+The test suite runs ``tests/soundness/test_verify_fuzz.py`` (620 pairs, derandomized in CI). This
+script runs the same strategies (``tests/support/strategies_hlo.py``) for a time budget or a
 number of pairs, whichever comes first, counts how the two sides answered, and prints
 every disagreement (one example per kind of disagreement) with its modules.
 
@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests import strategies_hlo as sh
+from tests.support import strategies_hlo as sh
 
 #: Strategy and its share of the pairs (the test suite's proportions).
 STRATEGIES = (

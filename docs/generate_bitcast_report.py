@@ -17,7 +17,7 @@ counts. Run it from the checkout::
     .venv/bin/python docs/generate_bitcast_report.py            # rewrite the report
     .venv/bin/python docs/generate_bitcast_report.py --check    # exit 1 if it is stale
 
-``tests/test_xla_bitcast.py`` checks that the checked-in report is what this script writes.
+``tests/xla/test_xla_bitcast.py`` checks that the checked-in report is what this script writes.
 """
 
 from __future__ import annotations

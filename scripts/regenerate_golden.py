@@ -1,15 +1,15 @@
 """Regenerate ``tests/data/tpu_oracle_golden.jsonl``: the XLA:TPU compiler's answers to the oracle's questions.
 
-The default test suite replays these answers (``tests/test_interop_golden.py``) with the
+The default test suite replays these answers (``tests/conformance/test_interop_golden.py``) with the
 same comparison rules as the live oracle suite, so it keeps checking the package against
 the compiler without JAX. CI never runs this script; run it by hand after changing the
-questions (``tests/oracle/questions.py``) or to refresh the answers for a new libtpu:
+questions (``tests/xla_tpu/questions.py``) or to refresh the answers for a new libtpu:
 
     python3 -m venv /tmp/oracle-venv && /tmp/oracle-venv/bin/pip install 'jax[tpu]'
     ORACLE_PYTHON=/tmp/oracle-venv/bin/python .venv/bin/python scripts/regenerate_golden.py --examples 40
 
 The compiler runs compile-only on this machine (no TPU needed), in child processes
-(``tests/oracle/tpu_worker.py``). Rows whose child crashed keep ``{"crash": ...}``.
+(``tests/xla_tpu/tpu_worker.py``). Rows whose child crashed keep ``{"crash": ...}``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests" / "oracle"), str(ROOT / "tests"), str(ROOT)]
+sys.path[:0] = [str(ROOT / "tests" / "xla_tpu"), str(ROOT / "tests"), str(ROOT)]
 
 from harness import ask, oracle_python, oracle_unavailable  # noqa: E402
 from questions import questions  # noqa: E402

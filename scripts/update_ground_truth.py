@@ -4,7 +4,7 @@ The ground truth (XLA's test vectors, the shape strings run through XLA's parser
 XLA:TPU compiler answered, real HLO modules, and the XLA reference notes) is produced outside
 this project (see ``tests/data/ground_truth/README.md`` for where each file comes from). This
 script copies the files the tests use from a directory laid out the same way and records their
-SHA-256 in ``MANIFEST.sha256``, which ``tests/test_ground_truth.py`` checks:
+SHA-256 in ``MANIFEST.sha256``, which ``tests/conformance/test_ground_truth.py`` checks:
 
     python scripts/update_ground_truth.py --from PATH/TO/data --facts PATH/TO/xla-facts.md
     python scripts/update_ground_truth.py --manifest-only      # after editing by hand

@@ -191,7 +191,7 @@ def _solutions(
     # leads to, yet is memoized for every later path (the wide search's "cycle issue"). Keeping
     # such results out of the memo (re-searching them) cost 2.6x the CPU over 300 random bit
     # permutations and changed no answer there nor over the 1,332 maps of the brute-force
-    # families (tests/test_recover_oracle.py), so the search keeps them; the deep search, which
+    # families (tests/meaning/test_recover_oracle.py), so the search keeps them; the deep search, which
     # runs after it, has no such cut (it is bounded by depth instead).
     path: set[tuple[Position, ...]] = set()
 

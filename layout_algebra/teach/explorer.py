@@ -28,7 +28,7 @@ True
 A page has a small test hook, ``window.layoutExplorer``: ``describeElement(panel,
 index)`` and ``describeSlot(panel, slot)`` return what the page shows for an element or
 a slot (as an object, with the ``text`` of the info box), ``panels`` lists the layouts.
-The browser test (``tests/test_browser.py``) hovers real cells and reads the visible text
+The browser test (``tests/integration/test_browser.py``) hovers real cells and reads the visible text
 too.
 """
 

@@ -56,7 +56,7 @@ Traceback (most recent call last):
 layout_algebra.interop.cute.export.AlgebraError: f32[12,256]{1,0:T(8,128)}: dimension 0 (size 12) is padded to 16 by tile 1: (8,128) and then split as 2 x 8, so the padding falls inside a mode: CuTe layouts cannot express padding there
 
 Every operation is checked against brute-force enumeration of its definition in
-``tests/test_algebra.py``, against ``pycute`` in an opt-in test, and the laws in
+``tests/interop/test_algebra.py``, against ``pycute`` in an opt-in test, and the laws in
 ``proofs/cute_*.py`` are proved with Z3 for symbolic sizes (``docs/algebra.md``).
 """
 

@@ -1,0 +1,328 @@
+"""The compiled transposing copies (``layout_algebra.packing.transpose_kernels``, numba) against NumPy and the index map.
+
+Oracles that know nothing of the kernels: ``np.copyto`` of the same views, a Python loop
+over the definition of an 8x8 block, and ``reference_pack`` (positions from
+``LayoutMap.apply`` on index arrays). Pack and unpack run with the kernels and with NumPy
+alone (``copy_engine.USE_KERNELS``), on one and two threads; a spy checks that the kernels
+really ran where they should (a silent fallback to NumPy would make the comparison vacuous).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.oracles import random_array, raw_bytes, reference_pack
+
+from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.packing import copy_engine
+from layout_algebra.packing.numpy_eval import pack, unpack
+
+numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
+from layout_algebra.packing import transpose_kernels  # noqa: E402  (needs numba)
+
+DTYPES = (np.uint8, np.int16, np.float32, np.uint32, np.float64)
+
+
+@contextmanager
+def kernel_calls(streams: list[bool] | None = None) -> Iterator[list[str]]:
+    """Record the kernels that run (``gather_rows`` reads the far side, ``scatter_rows``
+    writes it), and in ``streams`` whether each stored non-temporally."""
+    calls: list[str] = []
+
+    def spy(real, name):  # type: ignore[no-untyped-def]
+        def run(*args):  # type: ignore[no-untyped-def]
+            calls.append(name)
+            if streams is not None:
+                streams.append(bool(args[-1]))
+            return real(*args)
+
+        return run
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("gather_rows", "scatter_rows"):
+            patch.setattr(transpose_kernels, name, spy(getattr(transpose_kernels, name), name))
+        yield calls
+
+
+def aligned(n: int, dtype, to: int = 64) -> np.ndarray:
+    """``n`` zeros whose first element is ``to``-byte aligned."""
+    raw = np.zeros(n + to, dtype)
+    first = (-raw.ctypes.data % to) // raw.itemsize
+    return raw[first : first + n]
+
+
+@pytest.fixture
+def small_blocks(monkeypatch) -> None:
+    """Small arrays go through the transposing paths: blocks from 1 KB, kernels at any size,
+    a staging buffer of 2 KB (so that runs are cut into several widths)."""
+    monkeypatch.setattr(copy_engine, "BLOCK_BYTES", 1024)
+    monkeypatch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 2048)
+    monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 0)
+
+
+# ------------------------------------------------------------------- the 8x8 block
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transpose8_moves_each_element_of_an_8x8_block_to_its_transposed_place(dtype) -> None:
+    rng = np.random.default_rng(3)
+    for q, dr, p, sr in [(0, 8, 0, 8), (3, 11, 5, 9), (1, 64, 2, 10), (7, 9, 0, 100)]:
+        src = rng.integers(0, 120, 8 * sr + p + 8).astype(dtype)
+        dst = np.zeros(8 * dr + q + 8, dtype)
+        expected = dst.copy()
+        for a in range(8):
+            for b in range(8):
+                expected[q + a * dr + b] = src[p + a + b * sr]
+        transpose_kernels.transpose_block(dst, q, dr, src, p, sr, 8, 8, False)
+        np.testing.assert_array_equal(dst, expected, err_msg=f"{dtype} q={q} dr={dr} p={p} sr={sr}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shift", [0, 1, 4, 7])
+def test_streamed_blocks_store_the_same_elements_from_any_alignment(dtype, shift) -> None:
+    rng = np.random.default_rng(4)
+    src = rng.integers(0, 120, 32 * 40).astype(dtype)
+    dst = aligned(24 * 32 + 8, dtype)[shift:]
+    expected = dst.copy()
+    for n, m in [(20, 19), (8, 8), (16, 5), (3, 30)]:  # 8x8 blocks (streamed) and the edges
+        for a in range(n):
+            for b in range(m):
+                expected[8 + a * 32 + b] = src[3 + a + b * 40]
+        transpose_kernels.transpose_block(dst, 8, 32, src, 3, 40, n, m, True)
+        np.testing.assert_array_equal(dst, expected, err_msg=f"{n}x{m}")
+
+
+@pytest.mark.slow
+@settings(max_examples=60, derandomize=True)
+@given(start=st.integers(0, 70), n=st.integers(0, 300), p=st.integers(0, 9), dtype=st.sampled_from(DTYPES))
+def test_write_run_streamed_or_not_is_a_slice_copy(start, n, p, dtype) -> None:
+    src = (np.arange(n + p) % 241).astype(dtype)
+    for stream in (False, True):
+        dst = aligned(start + n + 5, dtype)
+        expected = dst.copy()
+        expected[start : start + n] = src[p : p + n]
+        transpose_kernels.write_run(dst, start, src, p, n, stream)
+        np.testing.assert_array_equal(dst, expected, err_msg=f"stream={stream}")
+
+
+@settings(max_examples=40, derandomize=True)
+@given(n=st.integers(1, 21), m=st.integers(1, 21), extra=st.integers(0, 5), dtype=st.sampled_from(DTYPES))
+def test_transpose_block_of_any_size_matches_a_loop_and_touches_nothing_else(n, m, extra, dtype) -> None:
+    sr, dr = n + extra, m + extra
+    src = (np.arange(m * sr + 3) % 97).astype(dtype)
+    dst = np.full(n * dr + 2, 99, dtype)
+    expected = dst.copy()
+    for a in range(n):
+        for b in range(m):
+            expected[1 + a * dr + b] = src[2 + a + b * sr]
+    transpose_kernels.transpose_block(dst, 1, dr, src, 2, sr, n, m, False)
+    np.testing.assert_array_equal(dst, expected)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, derandomize=True)
+@given(
+    rows=st.integers(0, 19),
+    run=st.integers(0, 200),
+    gap=st.integers(0, 70),
+    extra=st.integers(0, 9),
+    together=st.integers(1, 9),
+    start=st.integers(0, 7),
+    dtype=st.sampled_from(DTYPES),
+)
+def test_read_rows_together_is_a_copy_of_each_run_and_touches_nothing_else(
+    rows, run, gap, extra, together, start, dtype
+) -> None:
+    step, pitch = run + gap, run + extra  # runs of 64-byte lines and their tails, any grouping
+    src = (np.arange(start + rows * step + run + 1) % 239).astype(dtype)
+    dst = np.full(rows * pitch + 1, 250, dtype)
+    expected = dst.copy()
+    for r in range(rows):
+        expected[r * pitch : r * pitch + run] = src[start + r * step : start + r * step + run]
+    transpose_kernels.read_rows(dst, pitch, src, start, step, rows, run, together)
+    np.testing.assert_array_equal(dst, expected)
+
+
+# ------------------------------------------------------- copies against np.copyto
+def tiled_views(rows: int, cols: int, tr: int, tc: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """A ``{0,1:T(tr,tc)}``-style pair: the array ``x[rows, cols]`` as tiles of its transpose
+    ``(col tile, row tile, col in tile, row in tile)`` (a view of ``x``), and a tile buffer."""
+    x = (np.arange(rows * cols) % 251).astype(dtype).reshape(rows, cols)
+    view = x.reshape(rows // tc, tc, cols // tr, tr).transpose(2, 0, 3, 1)
+    return view, np.zeros(view.shape, dtype)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dims", [(256, 64, 8, 128), (384, 40, 8, 128), (96, 48, 4, 32), (512, 24, 8, 64)])
+def test_tile_copies_both_ways_equal_np_copyto(small_blocks, dtype, dims) -> None:
+    rows, cols, tr, tc = dims
+    view, tiles = tiled_views(rows, cols, tr, tc, dtype)
+    form = copy_engine.transpose_form(tiles, view)
+    assert form is not None
+    with kernel_calls() as calls:
+        copy_engine.blocked_copy(tiles, view)
+    assert calls  # whole arrays: the far side is the one with the longer rows (either kernel)
+    np.testing.assert_array_equal(tiles, view)
+    back = np.zeros((rows, cols), dtype)
+    target = back.reshape(rows // tc, tc, cols // tr, tr).transpose(2, 0, 3, 1)
+    with kernel_calls() as calls:
+        copy_engine.blocked_copy(target, tiles)
+    assert calls
+    np.testing.assert_array_equal(target, view)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dims", [(384, 200, 8, 128), (256, 104, 8, 32), (96, 48, 4, 32)])
+def test_tile_copies_with_wide_stages_read_groups_of_tiles_and_equal_np_copyto(
+    monkeypatch, dtype, dims
+) -> None:
+    """Stages many tiles wide (not a multiple of ``ROWS_TOGETHER``, the last one cut short):
+    unpacking reads the tiles in groups, packing the rows 8 at a time, both streamed or not."""
+    rows, cols, tr, tc = dims
+    monkeypatch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 11 * tr * tc * np.dtype(dtype).itemsize)
+    for stream in (0, 1 << 40):
+        monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", stream)
+        view, tiles = tiled_views(rows, cols, tr, tc, dtype)
+        form = copy_engine.transpose_form(view, tiles)
+        assert form is not None and form[0] and form[6] == 11  # the far side written, 11 tiles a stage
+        assert copy_engine.transpose_compiled(tiles, view)
+        np.testing.assert_array_equal(tiles, view)
+        back = np.zeros((rows, cols), dtype)
+        target = back.reshape(rows // tc, tc, cols // tr, tr).transpose(2, 0, 3, 1)
+        assert copy_engine.transpose_compiled(target, tiles)
+        np.testing.assert_array_equal(back, (np.arange(rows * cols) % 251).astype(dtype).reshape(rows, cols))
+
+
+@st.composite
+def transposing_copies(draw):  # type: ignore[no-untyped-def]
+    """A random view of a random array (dims split, permuted, sliced, stepped) and a
+    contiguous destination, or the other way round."""
+    dtype = draw(st.sampled_from(DTYPES))
+    shape = draw(st.lists(st.integers(1, 12), min_size=2, max_size=5))
+    size = int(np.prod(shape))
+    base = (np.arange(size * 2) % 253).astype(dtype)[:: draw(st.sampled_from([1, 2]))][:size].reshape(shape)
+    order = draw(st.permutations(range(len(shape))))
+    view = base.transpose(order)
+    cut = tuple(slice(draw(st.integers(0, n // 3)), None) for n in view.shape)
+    view = view[cut]
+    dense = np.zeros(view.shape, dtype)
+    return (view, dense) if draw(st.booleans()) else (dense, view)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, derandomize=True)
+@given(pair=transposing_copies(), stream=st.sampled_from([0, 1 << 40]))
+def test_any_copy_the_kernels_take_equals_np_copyto(pair, stream) -> None:
+    dst, src = pair
+    before, expected = dst.copy(), dst.copy()
+    np.copyto(expected, src)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
+        patch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 256)
+        patch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", stream)
+        done = copy_engine.transpose_compiled(dst, src)
+    np.testing.assert_array_equal(dst, expected if done else before)
+
+
+def test_the_random_copies_reach_the_kernels_often() -> None:
+    """Not a vacuous oracle: most random transposing pairs have a canonical form."""
+    rng = np.random.default_rng(0)
+    taken = 0
+    for _ in range(200):
+        shape = tuple(int(v) for v in rng.integers(2, 9, 3))
+        x = np.zeros(shape, np.float32).transpose(tuple(int(v) for v in rng.permutation(3)))
+        taken += copy_engine.transpose_form(np.zeros(x.shape, np.float32), x) is not None
+    assert taken > 100
+
+
+def test_what_the_kernels_refuse() -> None:
+    x = np.zeros((64, 64), np.float32)
+    assert copy_engine.transpose_form(np.zeros((64, 64), np.float64), x.T) is None  # casts
+    assert copy_engine.transpose_form(np.zeros((64, 64), np.complex64), x.T.astype(np.complex64)) is None
+    assert copy_engine.transpose_form(np.zeros((64, 64), ">f4"), x.T.astype(">f4")) is None  # byte order
+    assert copy_engine.transpose_form(np.zeros((64, 64), np.float32), x[::-1].T) is None  # negative stride
+    assert copy_engine.transpose_form(np.zeros((32, 64), np.float32), x[:, ::2].T) is None  # no stride 1
+    square = np.zeros((64, 64), np.float32)
+    assert copy_engine.transpose_form(square, square.T) is None  # in place: overlapping memory
+    wide = np.zeros((4096, 4096), np.uint8)  # one run per row of the whole array: NumPy blocks it
+    assert copy_engine.transpose_form(np.zeros((4096, 4096), np.uint8), wide.T) is None
+
+
+# ------------------------------------------------------- pack / unpack, end to end
+TEXTS = [
+    "f32[256,384]{0,1:T(8,128)}",
+    "f32[263,301]{0,1:T(8,128)}",  # padded last tiles both ways
+    "bf16[300,257]{0,1:T(8,128)}",
+    "s8[129,1000]{0,1:T(8,128)}",
+    "s8[512,96]{0,1:T(32,128)}",
+    "f32[5,130,200]{0,2,1:T(8,128)}",
+    "f32[130,5,200]{1,0,2:T(8,128)}",
+    "f32[40,130,17]{0,1,2:T(8,128)}",
+    "bf16[9,130,260]{2,0,1:T(8,128)}",
+    "s8[33,70,130]{1,2,0:T(8,128)}",
+]
+
+
+def both_paths(
+    x: np.ndarray, text: str, threads: int, streams: list[bool] | None = None
+) -> tuple[np.ndarray, list[str]]:
+    """Pack with the kernels and with NumPy alone (equal bytes), unpack both (the array back)."""
+    results, calls = [], []
+    for use in (True, False):
+        with pytest.MonkeyPatch.context() as patch, kernel_calls(streams) as ran:
+            patch.setattr(copy_engine, "USE_KERNELS", use)
+            buf = pack(x, text, fill=0x5A, threads=threads)
+            back = unpack(buf, text, threads=threads)
+        np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=f"{text} kernels={use}")
+        results.append(buf)
+        calls.append(ran)
+    assert not calls[1]
+    np.testing.assert_array_equal(results[0], results[1], err_msg=text)
+    return results[0], calls[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("text", TEXTS)
+def test_pack_and_unpack_match_numpy_and_the_index_map(small_blocks, monkeypatch, text, threads) -> None:
+    import layout_algebra.packing.stage_walk as stage_walk
+
+    if threads == 1:  # the stores kept in the cache (with 2 threads: streamed, from any size)
+        monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 1 << 40)
+    monkeypatch.setattr(stage_walk, "CHUNK_BYTES", 1 << 14)  # several chunks, so both threads work
+    monkeypatch.setattr(stage_walk, "TRANSPOSING_CHUNK_BYTES", 1 << 15)
+    x = random_array(layout_map(text), np.random.default_rng(len(text)))
+    streams: list[bool] = []
+    buf, calls = both_paths(x, text, threads, streams)
+    np.testing.assert_array_equal(buf, reference_pack(x, text, fill=0x5A), err_msg=text)
+    if text.count(",") == 1:  # the rank-2 {0,1} layouts: both directions by the kernels
+        assert {"gather_rows", "scatter_rows"} <= set(calls), text
+        assert any(streams) == (threads == 2), text
+
+
+def test_the_benchmark_layout_at_full_size_uses_the_kernels_both_ways() -> None:
+    text = "f32[1024,2048]{0,1:T(8,128)}"  # 8 MB: the default thresholds
+    x = random_array(layout_map(text), np.random.default_rng(5))
+    buf, calls = both_paths(x, text, threads=2)
+    assert {"gather_rows", "scatter_rows"} <= set(calls)
+    tiles = buf.view(np.float32).reshape(256, 8, 8, 128)  # (column tile, row tile, column, row)
+    np.testing.assert_array_equal(tiles, x.reshape(8, 128, 256, 8).transpose(2, 0, 3, 1))
+
+
+def test_without_numba_numpy_blocks_the_transposing_copy(small_blocks, monkeypatch) -> None:
+    text = "f32[263,301]{0,1:T(8,128)}"
+    x = random_array(layout_map(text), np.random.default_rng(2))
+    monkeypatch.setattr(copy_engine, "_kernels", False)  # as when numba failed to import
+    with kernel_calls() as calls:
+        buf = pack(x, text)
+        back = unpack(buf, text)
+    assert not calls
+    np.testing.assert_array_equal(buf, reference_pack(x, text))
+    np.testing.assert_array_equal(back, x)
