@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_pass_report import MOVEMENT, RIGHT, WRONG, write_dump
+from support.pass_dumps import MOVEMENT, RIGHT, WRONG, write_dump
 
 from layout_algebra.hlo.pass_report import pass_report_html
 from layout_algebra.hlo.passes import ASSUMPTIONS, validate_passes

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from support.cli import run
 
-from layout_algebra.cli import main
 from layout_algebra.packing.numpy_eval import pack
 
 SHAPE = "f32[3,5]{0,1:T(2,2)}"

@@ -35,7 +35,6 @@ from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast
 from layout_algebra.meaning.stages.arith import Arithmetic
 from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.packing.numpy_eval import pack, unpack
 
 MERGES = [
     ("f32[A,B,128]{2,1,0:T(8,128)}", "f32[A*B,128]{1,0:T(8,128)}"),

@@ -490,15 +490,15 @@ def test_verdicts_are_those_of_the_audit_before_memoisation() -> None:
         "modules"
     ]
     for name, expected in recorded.items():
-        report = audit_module(parse_module(module_text(name)))
+        report = audit_module(parse_module(shipped_hlo_text(name)))
         # one change since: a bitcast between device memories inside a fusion, recorded as "no
         # data movement" although called not valid, is the fusion's copy between memories
         changed = {r.name for r in report.movements() if is_fused_bitcast_between_memories(r)}
         expected = [[n, "moves data" if n in changed else v] for n, v in expected]
         assert [[r.name, r.movement.verdict] for r in report.movements()] == expected, name
     name = "03_tpu_multiply_reduce_fusion_isolated_bf16_5d.hlo"
-    report = audit_module(parse_module(_repeated(module_text(name), 4)))
-    once = audit_module(parse_module(module_text(name)))
+    report = audit_module(parse_module(_repeated(shipped_hlo_text(name), 4)))
+    once = audit_module(parse_module(shipped_hlo_text(name)))
     changed = {r.name for r in once.movements() if is_fused_bitcast_between_memories(r)}
     expected = ["moves data" if n in changed else v for n, v in recorded[name]]
     assert [r.movement.verdict for r in report.movements()] == 4 * expected
@@ -697,7 +697,9 @@ def test_a_fused_bitcast_between_device_memories_is_data_movement_not_invalid() 
     assert not row.problems and not report.has_problems
 
 
-def test_a_fused_bitcast_in_or_out_of_host_memory_is_invalid_and_fails_strict(tmp_path: Path) -> None:
+def test_a_fused_bitcast_in_or_out_of_host_memory_is_invalid_and_fails_strict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = fused_bitcast(0, 5)
     report = audit_module(parse_module(text))
     row = report.row("fused", "b")
@@ -705,13 +707,13 @@ def test_a_fused_bitcast_in_or_out_of_host_memory_is_invalid_and_fails_strict(tm
     assert report.has_problems
     path = tmp_path / "m.hlo"
     path.write_text(text)
-    assert main(["audit", str(path), "--strict"]) == 1
+    assert run(capsys, "audit", str(path), "--strict")[0] == 1
 
 
-@pytest.mark.parametrize("name", all_modules())
+@pytest.mark.parametrize("name", shipped_hlo_modules())
 def test_what_the_audit_calls_not_valid_is_a_problem(name) -> None:
     """A row is never both "no data movement" and "not valid" without a problem: --strict fails on it."""
-    report = audit_module(parse_module(module_text(name)))
+    report = audit_module(parse_module(shipped_hlo_text(name)))
     for row in report.rows:
         if row.movement is not None and "not valid" in row.movement.reason:
             assert any(p.startswith("invalid bitcast") for p in row.problems), (row.computation, row.name)

@@ -17,7 +17,6 @@ import re
 import numpy as np
 import pytest
 import sympy
-from conftest import GROUND_TRUTH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.ground_truth import GROUND_TRUTH

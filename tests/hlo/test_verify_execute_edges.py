@@ -364,7 +364,7 @@ def test_symbol_no_one_determines_is_named_with_its_instruction() -> None:
 
 def test_a_parameter_of_the_wrong_rank_is_named_before_its_sizes() -> None:
     """Old: 'no value given for ['N']', as if the sizes were missing."""
-    copy = module("p = f32[N,128]{1,0} parameter(0)", "c = f32[N,128]{1,0} copy(p)")
+    copy = hlo_module_rooted_at_last("p = f32[N,128]{1,0} parameter(0)", "c = f32[N,128]{1,0} copy(p)")
     with pytest.raises(InvalidHlo, match=re.escape("expected an array of rank 2, got one of shape (3,)")):
         run(copy, [np.zeros(3, np.float32)])
 

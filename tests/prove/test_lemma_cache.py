@@ -6,6 +6,7 @@ what it sees on disk is what it wrote.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time

@@ -22,11 +22,11 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.pack.numpy_eval import numpy_dtype, pack, unpack
 
 
 def nested_tiling(
