@@ -74,7 +74,7 @@ FOLDER_FILES: dict[str, dict[str, str]] = {"xla_tpu": {"test_oracle.py": "test_x
 
 #: folder -> flat test files it receives; a ``(old, new)`` pair renames the file too.
 PLACES: dict[str, tuple[str | tuple[str, str], ...]] = {
-    "model": ("test_model.py", "test_syntax.py", "test_formulas.py", "test_validation.py"),
+    "model": ("test_model.py", "test_syntax.py", "test_formulas.py", "test_validation.py", "test_errors.py"),
     "meaning": (
         "test_stages.py",
         "test_layout_map.py",
@@ -104,6 +104,7 @@ PLACES: dict[str, tuple[str | tuple[str, str], ...]] = {
         "test_normal_form.py",
         "test_views.py",
         "test_conditions.py",
+        "test_views_oracles.py",
     ),
     "codegen": ("test_codegen.py",),
     "hlo": (
@@ -118,6 +119,9 @@ PLACES: dict[str, tuple[str | tuple[str, str], ...]] = {
         "test_float_rules.py",
         "test_bitcast_size_rule.py",
         "test_bitcast_memory_spaces.py",
+        "test_pass_report.py",
+        "test_passes_provisional_tiling.py",
+        "test_passes_resources.py",
     ),
     "interop": (
         "test_interop.py",
@@ -126,9 +130,10 @@ PLACES: dict[str, tuple[str | tuple[str, str], ...]] = {
         "test_triton.py",
         "test_triton_oracle.py",
         "test_interop_jax.py",
+        "test_interop_round_trips.py",
         "test_untrusted_text.py",
     ),
-    "teach": ("test_draw.py", "test_explorer.py", "test_proofs_catalog.py"),
+    "teach": ("test_draw.py", "test_explorer.py", "test_proofs_catalog.py", "test_docs_nav.py"),
     "cli": (
         "test_cli.py",
         "test_cli_formulas.py",
@@ -138,14 +143,24 @@ PLACES: dict[str, tuple[str | tuple[str, str], ...]] = {
         "test_robustness.py",
     ),
     "soundness": (
+        "test_internal_names.py",
+        "test_soundness_suite.py",
         ("test_soundness_redteam.py", "test_layout_prover_verdicts.py"),
         ("test_soundness_redteam_apps.py", "test_application_verdicts.py"),
         ("test_soundness_redteam_session26.py", "test_array_size_and_element_slot_verdicts.py"),
         ("test_soundness_redteam_session27.py", "test_formula_dim_and_residue_verdicts.py"),
         "test_verify_fuzz.py",
     ),
-    "conformance": ("test_ground_truth.py", "test_interop_golden.py", "test_xla_compat.py"),
+    "conformance": (
+        "test_ground_truth.py",
+        "test_interop_golden.py",
+        "test_xla_compat.py",
+        "test_pass_dump_corpus.py",
+    ),
     "integration": (
+        "test_notebook.py",
+        "test_pass_report_browser.py",
+        "test_public_surface.py",
         "test_cli_wheel.py",
         "test_examples.py",
         "test_browser.py",

@@ -200,7 +200,7 @@ def fit(
     # the formula is what the bounded necessity and the proofs rest on: it must match every
     # row it was fitted to, checked by evaluation, never assumed
     if any(truth(best[1], symbols, p) != table[p] for p in points):
-        return None  # (a bug if ever reached: tests/test_conditions.py checks fits on random tables)
+        return None  # (a bug if ever reached: tests/decide/test_conditions.py checks fits on random tables)
     return best[1]
 
 

@@ -21,7 +21,7 @@ _SAME_TYPE_OPS = frozenset(
 )
 #: Named float rules the caller may allow (``verify_rewrite(..., float_rules=...)``); a proof
 #: that used one says so in its ``encoding``. Each is a theorem about IEEE-754 rounding, or a
-#: stated reading of XLA's semantics; ``tests/test_float_rules.py`` checks each against exact
+#: stated reading of XLA's semantics; ``tests/hlo/test_float_rules.py`` checks each against exact
 #: rational arithmetic on random and special values.
 FLOAT_RULES: dict[str, str] = {
     "exact-ops": "a narrow float widened, passed through maximum/minimum/clamp/select/negate/abs/"

@@ -81,7 +81,7 @@ levels first. Where no digit is padded it is complete up to that depth: all 24 p
 of the four index bits of ``f32[4,4]`` are layouts (a brute-force enumeration finds each with
 at most three levels) and all come back, ``f32[4,4]{0,1:T(2,2)(2,2,1,2)(2,1,1)}`` with both
 dimensions' bits swapped among them. It stops after :data:`~layout_algebra.meaning.peels.DEEP_LIMIT` states. Over the
-brute-force families of ``tests/test_recover_oracle.py`` (every order and one tile of entries
+brute-force families of ``tests/meaning/test_recover_oracle.py`` (every order and one tile of entries
 1 to 4 on small f32 and bf16 arrays, with the packing level; two levels on ``f32[4,4]`` and
 ``f32[2,6]``), every one of the 936 one-level and 396 two-level offset maps comes back; 61
 answers are more complex than the layout the map came from (20 with more levels, e.g.

@@ -19,7 +19,7 @@ import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import nested_linear_index
+from support.oracles import nested_linear_index
 
 from layout_algebra.decide import condition_fit, conditions
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
@@ -595,7 +595,7 @@ def test_a_result_without_its_question_says_so():
 
 def _merge_is_bitcast(n: int, m: int) -> bool:
     """Brute force: ``f32[n,128]{1,0:T(8,128)} -> f32[m]{0}`` keeps every element's offset
-    and the allocation (XLA's nested tiling, ``tests/oracles.py``), element by element."""
+    and the allocation (XLA's nested tiling, ``tests/support/oracles.py``), element by element."""
     if n * 128 != m:
         return False
     tiled = [nested_linear_index((n, 128), (1, 0), [(8, 128)], (i, j)) for i in range(n) for j in range(128)]

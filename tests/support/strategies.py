@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from hypothesis import assume
 from hypothesis import strategies as st
-from oracles import TYPE_BITS, oracle_slots
 
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.sizes import meaningful_array
@@ -38,6 +37,7 @@ from layout_algebra.model.shapes import (
     TupleShape,
 )
 from layout_algebra.model.syntax import as_shape
+from support.oracles import TYPE_BITS, oracle_slots
 
 __all__ = [
     "ARRAY_ELEMENT_TYPES",

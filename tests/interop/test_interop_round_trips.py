@@ -1,7 +1,7 @@
 """Round trips through MLIR, CuTe and Triton keep what XLA keeps: every element's offset, the
 exact buffer and XLA's allocation, checked on every draw against XLA's semantics written out.
 
-The oracles (``tests/oracles.py``) share no code with the package: every element's slot by
+The oracles (``tests/support/oracles.py``) share no code with the package: every element's slot by
 XLA's nested tiling with ``*`` (the tiled-layout document), the exact buffer as the tiled
 shape's slots rounded up to ``L(n)``, and ``ShapeUtil::ArraySize`` (xla-facts §4.2).
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis.errors import InvalidArgument
-from oracles import oracle_slots, slot_bits, tiled_shape_slots, xla_allocation
-from strategies import small_concrete_layouts
+from support.oracles import oracle_slots, slot_bits, tiled_shape_slots, xla_allocation
+from support.strategies import small_concrete_layouts
 
 from layout_algebra.interop import (
     NotExpressible,

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from conftest import TEST_DATA
+from support.ground_truth import TEST_DATA
 
 from layout_algebra.hlo import parse_module
 from layout_algebra.hlo.passes import read_dump_directory

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from oracles import oracle_slots, slot_bits, xla_allocation
-from strategies import small_concrete_layouts
+from support.oracles import oracle_slots, slot_bits, xla_allocation
+from support.strategies import small_concrete_layouts
 
 from layout_algebra.decide.bitcast import same_allocation
 from layout_algebra.decide.suggest import suggest_bitcast_layout

@@ -11,7 +11,7 @@ import pytest
 import layout_algebra as la
 from layout_algebra.teach.notebook import NOTEBOOK_COLS, NOTEBOOK_ROWS, layout_html, layout_svg
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "layouts_in_a_notebook.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "layouts_in_a_notebook.ipynb"
 HUGE = "bf16[8,1,1280,16384]{3,2,0,1:T(8,128)(2,1)}"
 
 

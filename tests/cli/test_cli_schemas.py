@@ -18,12 +18,12 @@ jsonschema = pytest.importorskip(
     "jsonschema", reason="jsonschema is a test dependency (pip install -e '.[test]')"
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLI_DOC = ROOT / "docs" / "cli.md"
 HLO_EXAMPLE = ROOT / "examples" / "tpu_module.hlo"
 PASS_DUMP = ROOT / "tests" / "data" / "pass_dumps" / "dense_relu_reshape"
 #: ``proofs`` documents its JSON with the proof catalog (docs/cli.md) and is tested in
-#: tests/test_proofs_catalog.py; every other command is checked here.
+#: tests/teach/test_proofs_catalog.py; every other command is checked here.
 DOCUMENTED_ELSEWHERE = {"proofs"}
 TILED = "f32[3,5]{1,0:T(2,2)}"
 BEFORE = "HloModule m\nENTRY e {\n  p = f32[N,128]{1,0} parameter(0)\n  ROOT c = f32[N,128]{1,0:T(8,128)} copy(p)\n}\n"

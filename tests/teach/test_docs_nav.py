@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 MKDOCS = DOCS.parent / "mkdocs.yml"
 
 

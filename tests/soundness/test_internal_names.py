@@ -7,7 +7,7 @@ internal name a user can spell is the user's size. Three false proofs came from 
 Here: (1) no module but the supply makes an internal Z3 or SymPy name; (2) user size
 names drawn from every pattern the package uses or used internally are checked on the
 prover paths against independent oracles (arithmetic written out here, XLA's nested
-tiling in ``tests/oracles.py``, the NumPy executor).
+tiling in ``tests/support/oracles.py``, the NumPy executor).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 import sympy
 from hypothesis import given
 from hypothesis import strategies as st
-from oracles import nested_linear_index
+from support.oracles import nested_linear_index
 
 from layout_algebra import prove
 from layout_algebra.decide import conditions
@@ -33,7 +33,7 @@ from layout_algebra.model import internal_names
 from layout_algebra.model.symbols import dim_symbol
 from layout_algebra.model.syntax import ParseError
 
-PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "layout_algebra"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "layout_algebra"
 
 #: Names the package builds (or built) for itself, and their look-alikes: each a legal size name.
 INTERNAL_LOOKALIKES = (

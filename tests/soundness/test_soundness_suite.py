@@ -3,7 +3,7 @@ with sizes named as a user may name them (including every pattern the package us
 used, for its own names).
 
 Oracles: XLA's nested tiling written out from the tiled-layout document
-(``tests/oracles.py``), element by element; plain arithmetic for padding; the NumPy
+(``tests/support/oracles.py``), element by element; plain arithmetic for padding; the NumPy
 executor (``hlo.execute``, an independent implementation of HLO semantics) for rewrites.
 Every verdict is checked: a ``proved`` at the sizes the oracle can enumerate, a
 ``refuted`` at its counterexample.
@@ -12,7 +12,7 @@ In CI (``CI=true``) the examples are derandomized: the same ≥ 2,000 cases ever
 counts below, times one). A longer campaign: ``LAYOUT_ALGEBRA_SOUNDNESS_EXAMPLES=<factor>``
 multiplies every example count (``=10`` runs about 20,000 cases), e.g.
 
-    CI=true LAYOUT_ALGEBRA_SOUNDNESS_EXAMPLES=10 python -m pytest tests/test_soundness_suite.py
+    CI=true LAYOUT_ALGEBRA_SOUNDNESS_EXAMPLES=10 python -m pytest tests/soundness/test_soundness_suite.py
 
 (drop ``CI=true`` to draw new examples each run).
 """
@@ -27,7 +27,7 @@ import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import nested_linear_index, nested_tiling
+from support.oracles import nested_linear_index, nested_tiling
 
 from layout_algebra import condition_of, prove
 from layout_algebra.decide import conditions

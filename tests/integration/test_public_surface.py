@@ -13,7 +13,7 @@ import types
 
 import numpy as np
 import pytest
-from conftest import python_output
+from support.processes import python_output
 
 import layout_algebra as la
 
