@@ -164,6 +164,7 @@ def test_a_folder_with_no_dumps_anywhere_is_bad_input(
     assert cli_main(["validate-passes", str(tmp_path / "missing")]) == 2
 
 
+@pytest.mark.slow
 def test_a_local_dask_cluster_of_two_workers_gives_the_serial_answers(tmp_path: Path) -> None:
     pytest.importorskip("distributed", reason="the [cluster] extra (Dask distributed) is not installed")
     from layout_algebra.hlo.pass_programs import programs_of, validate_programs
