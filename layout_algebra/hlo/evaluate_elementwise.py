@@ -35,6 +35,8 @@ FLOAT_RULES: dict[str, str] = {
     "constant): both are the real x * 2^-k rounded once, so they are the same bits, zeros, infinities and "
     "subnormals included (NaN payloads aside); assumes a correctly rounded divide (IEEE 754), as for "
     "correctly-rounded",
+    "clamp-as-min-max": "clamp(lo, x, hi) as minimum(maximum(x, lo), hi): XLA's definition of clamp "
+    "(operation semantics), for every element type, NaNs included as maximum and minimum treat them",
     "mixed-precision": "an op with wide float operands and a narrow float result (allow_mixed_precision) "
     "is the op in the operand type followed by a convert (XLA's float normalization)",
 }
@@ -200,6 +202,12 @@ class ElementwiseOps:
             if narrowed is not None:
                 return narrowed[0], narrowed[1] | {"mixed-precision"}
             return self.app("convert", "", result_type, (inner,), wide), frozenset({"mixed-precision"})
+        if op == "clamp" and len(args) == 3 and not mixed and "clamp-as-min-max" in self.rules:
+            lo, x, hi = args
+            bounded = self.app("maximum", attributes, result_type, (x, lo))
+            return self.app("minimum", attributes, result_type, (bounded, hi)), frozenset(
+                {"clamp-as-min-max"}
+            )
         if op == "divide" and len(args) == 2 and not mixed and "power-of-two-division" in self.rules:
             reciprocal = _exact_power_of_two_reciprocal(args[1], result_type)
             if reciprocal is not None:

@@ -601,3 +601,30 @@ def test_division_by_255_is_not_multiplication_by_its_rounded_reciprocal() -> No
     x = np.arange(256, dtype=np.float32)
     differ = int((x / np.float32(255) != x * np.float32(0.00392156886)).sum())
     assert differ == 126
+
+
+# ------------------------------------------------------------ clamp as minimum of maximum
+def _clamped(root: str, element: str = "f32") -> str:
+    return (
+        f"HloModule m\nENTRY e {{\n  x = {element}[64]{{0}} parameter(0)\n  lo = {element}[64]{{0}} parameter(1)\n"
+        f"  hi = {element}[64]{{0}} parameter(2)\n{root}\n}}\n"
+    )
+
+
+CLAMP = "  ROOT c = {t}[64]{{0}} clamp(lo, x, hi)"
+MIN_MAX = "  m = {t}[64]{{0}} maximum(x, lo)\n  ROOT c = {t}[64]{{0}} minimum(m, hi)"
+MAX_MIN = "  m = {t}[64]{{0}} minimum(x, hi)\n  ROOT c = {t}[64]{{0}} maximum(m, lo)"  # differs where lo > hi
+
+
+@pytest.mark.parametrize("element", ["f32", "bf16", "s32"])
+def test_clamp_is_the_minimum_of_the_maximum_naming_its_rule(element: str) -> None:
+    from layout_algebra.hlo.execute_compare import compare
+
+    clamp, min_max = _clamped(CLAMP.format(t=element), element), _clamped(MIN_MAX.format(t=element), element)
+    r = verify_rewrite(clamp, min_max, float_rules=("clamp-as-min-max",))
+    assert r.status == "proved" and float_rules_used(r) == ("clamp-as-min-max",), r.reason
+    assert verify_rewrite(clamp, min_max).status != "proved"  # without the rule: uninterpreted
+    assert compare(clamp, min_max, trials=8).same is True  # the executor computes both alike
+    max_min = _clamped(MAX_MIN.format(t=element), element)
+    assert verify_rewrite(clamp, max_min, float_rules=ALL_RULES).status != "proved"
+    assert compare(clamp, max_min, trials=8).same is False  # lo > hi somewhere: another value
