@@ -22,6 +22,11 @@ reason).
 
 Run:  PYTHONPATH=. python benchmarks/passes_corpus.py [--cap-gib 4] [--timeout 300]
           [--json OUT.json] [--only NAME ...] [--from-json OUT.json]
+          [--large PY [--large-timeout 600] [--no-corpus]]
+
+``--large PY`` also dumps the 12-layer train step (~14k instructions on TPU, ~35k on CPU;
+too big to ship) with ``scripts/generate_pass_dumps.py`` run by ``PY`` (a Python with
+``jax[tpu]``), and validates it under the same memory cap and ``--large-timeout``.
 
 ``--json`` keeps every pair's answer (the reports' JSON) for later reading; ``--from-json``
 prints the tables again from such a file without validating anything.
@@ -46,6 +51,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "pass_dumps" / "corpus"
+#: programs too big to ship: ``--large PY`` dumps them (scripts/generate_pass_dumps.py's LARGE)
+LARGE = ("transformer_train_adam_12",)
 
 # The child: validate one dump directory and print the report's JSON.
 CHILD = """
@@ -187,7 +194,7 @@ def summarize(name: str, row: dict[str, Any], sizes: dict[str, str]) -> dict[str
     s: dict[str, Any] = {
         "program": program,
         "backend": backend,
-        "instructions": sizes.get(name, "?"),
+        "instructions": row.get("instructions") or sizes.get(name, "?"),
         "seconds": row["seconds"],
         "peak_mib": row["peak_mib"],
         "error": row.get("error", ""),
@@ -280,6 +287,26 @@ def reasons(raw: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def report_progress(name: str, row: dict[str, Any]) -> None:
+    note = row.get("error") or row["report"]["counts_from_layout_assignment"]
+    print(f"{name}: {row['seconds']:.1f} s, {row['peak_mib']:.0f} MiB, {note}", file=sys.stderr, flush=True)
+
+
+def last_module_size(directory: Path) -> int:
+    """Instructions (lines ``name = ...``) of the last per-pass file of a dump directory."""
+    last = max(directory.glob("module_*.txt"), key=lambda p: int(re.findall(r"\.(\d{4})\.", p.name)[-1]))
+    return len(re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = ", last.read_text(), re.MULTILINE))
+
+
+def generate_large(python: str, into: Path) -> dict[str, Path]:
+    """Dump the programs too big to ship (XLA:TPU and XLA:CPU) into ``into`` with
+    ``scripts/generate_pass_dumps.py`` run by ``python`` (a Python with jax[tpu])."""
+    script = str(ROOT / "scripts" / "generate_pass_dumps.py")
+    command = [sys.executable, script, "--python", python, "--out", str(into), "--backend", "both", *LARGE]
+    subprocess.run(command, check=True)
+    return {f"{p}.{b}": into / b / p for p in LARGE for b in ("tpu", "cpu")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -289,27 +316,40 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every report here")
     parser.add_argument("--from-json", type=Path, help="print the tables of an earlier --json file")
     parser.add_argument("--only", nargs="*", help="archive names (program.backend) to run")
+    parser.add_argument(
+        "--large",
+        metavar="PY",
+        help=f"also generate and validate {', '.join(LARGE)} (not shipped) with this Python "
+        "(one with jax[tpu]), capped by --large-timeout",
+    )
+    parser.add_argument("--large-timeout", type=float, default=600.0, help="seconds for each large dump")
+    parser.add_argument("--no-corpus", action="store_true", help="skip the shipped archives (with --large)")
     args = parser.parse_args()
+    cap = int(args.cap_gib * 2**30)
     if args.from_json:
         raw = json.loads(args.from_json.read_text())
     else:
         raw = {}
-        archives = sorted(CORPUS.glob("*.tar.xz"))
-        names = [a.name.removesuffix(".tar.xz") for a in archives]
-        for archive, name in zip(archives, names, strict=True):
+        archives = [] if args.no_corpus else sorted(CORPUS.glob("*.tar.xz"))
+        for archive in archives:
+            name = archive.name.removesuffix(".tar.xz")
             if args.only and name not in args.only:
                 continue
             with tempfile.TemporaryDirectory() as tmp:
                 with tarfile.open(archive, "r:xz") as tar:
                     tar.extractall(tmp, filter="data")
-                raw[name] = run_capped(Path(tmp, name), int(args.cap_gib * 2**30), args.timeout)
-            note = raw[name].get("error") or raw[name]["report"]["counts_from_layout_assignment"]
-            print(
-                f"{name}: {raw[name]['seconds']:.1f} s, {raw[name]['peak_mib']:.0f} MiB, {note}",
-                file=sys.stderr,
-            )
+                raw[name] = run_capped(Path(tmp, name), cap, args.timeout)
+            report_progress(name, raw[name])
             if args.json:
                 args.json.write_text(json.dumps(raw))
+        if args.large:
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, directory in generate_large(args.large, Path(tmp)).items():
+                    raw[name] = run_capped(directory, cap, args.large_timeout)
+                    raw[name]["instructions"] = str(last_module_size(directory))
+                    report_progress(name, raw[name])
+                    if args.json:
+                        args.json.write_text(json.dumps(raw))
     order = {n: k for k, n in enumerate(sorted(raw, key=lambda n: (n.rsplit(".", 1)[1] != "tpu", n)))}
     sizes = instruction_counts()
     rows = [summarize(name, raw[name], sizes) for name in sorted(raw, key=order.__getitem__)]

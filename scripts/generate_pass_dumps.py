@@ -70,6 +70,8 @@ PROGRAMS = (
     "cumsum_pad_concat_reverse",
     "transformer_train_adam",
 )
+#: programs too big to ship: written with --out only (benchmarks generate them)
+LARGE = ("transformer_block", "transformer_train_adam_12")
 # A numbered per-pass module file: module_NNNN.<name>[.<id>].NNNN.<pipeline>.after_<p>[.before_<q>].txt
 PER_PASS = re.compile(r"^module_\d+\..+?\.\d{4}\.[^/]*?\.after_.*\.txt$")
 MAX_FILE_BYTES = 200_000
@@ -96,8 +98,14 @@ def main_module_files(tmp: str, program: str) -> list[str]:
     return [n for n in sorted(os.listdir(tmp)) if PER_PASS.match(n) and f".jit_{program}." in n]
 
 
-def dump(python: str, program: str, out: pathlib.Path = OUT, backend: str = "tpu") -> dict:
-    """Compile ``program``; copy the kept files (up to MAX_FILE_BYTES each) into ``out/program``."""
+def dump(
+    python: str,
+    program: str,
+    out: pathlib.Path = OUT,
+    backend: str = "tpu",
+    max_bytes: int | None = MAX_FILE_BYTES,
+) -> dict:
+    """Compile ``program``; copy the kept files (up to ``max_bytes`` each, or all) into ``out/program``."""
     with tempfile.TemporaryDirectory() as tmp:
         compile_with_dumps(python, program, backend, tmp)
         target = out / program
@@ -106,7 +114,7 @@ def dump(python: str, program: str, out: pathlib.Path = OUT, backend: str = "tpu
         kept = 0
         for name in main_module_files(tmp, program):
             path = pathlib.Path(tmp, name)
-            if path.stat().st_size <= MAX_FILE_BYTES:
+            if max_bytes is None or path.stat().st_size <= max_bytes:
                 shutil.copy(path, target / name)
                 kept += 1
         for name in sorted(os.listdir(tmp)):
@@ -231,15 +239,18 @@ def main() -> None:
     parser.add_argument(
         "--out",
         type=pathlib.Path,
-        help="write uncompressed directories here instead of tests/data/pass_dumps, without a README "
-        "(e.g. the larger transformer_block program that benchmarks/passes.py times: too big to ship)",
+        help="write uncompressed directories here (every per-pass file, OUT/<backend>/<program> with "
+        "--backend both) instead of tests/data/pass_dumps, without a README (e.g. the programs too big "
+        f"to ship: {', '.join(LARGE)})",
     )
     args = parser.parse_args()
     if not args.python:
         raise SystemExit("give --python PATH (or JAX_TPU_PYTHON) of a Python with jax[tpu] installed")
-    unknown = sorted(set(args.programs) - set(PROGRAMS) - {"transformer_block"})
+    unknown = sorted(set(args.programs) - set(PROGRAMS) - set(LARGE))
     if unknown:
-        raise SystemExit(f"unknown program(s) {', '.join(unknown)}: expected some of {' '.join(PROGRAMS)}")
+        raise SystemExit(
+            f"unknown program(s) {', '.join(unknown)}: expected some of {' '.join(PROGRAMS + LARGE)}"
+        )
     versions = tuple(versions_of(args.python).split())
     backend = args.backend or ("both" if args.corpus else "tpu")
     backends = list(BACKENDS) if backend == "both" else [backend]
@@ -249,7 +260,9 @@ def main() -> None:
     if args.out is not None:
         for p in args.programs:
             for b in backends:
-                print(dump(args.python, p, args.out / b if len(backends) > 1 else args.out, b))
+                print(
+                    dump(args.python, p, args.out / b if len(backends) > 1 else args.out, b, max_bytes=None)
+                )
         return
     rows = [dump(args.python, p) for p in args.programs or list(FIXTURES)]
     jax_v, jaxlib_v, libtpu_v = versions
