@@ -912,7 +912,9 @@ def question_condition(
     symbols = claim_for(question).symbols
     defined, given = definitions(question.assume, symbols)
     arguments = tuple(
-        substitute(as_shape(x), defined) if isinstance(x, (str, ArrayShape)) and defined else x
+        substitute(meaningful_array(as_shape(x)), defined)
+        if isinstance(x, (str, ArrayShape)) and defined
+        else x
         for x in question.arguments
     )
     allocation = dict(question.options).get("allocation", "exact")

@@ -376,7 +376,8 @@ def _question_condition(question: Question, bound: int | None, budget_s: float) 
     if question.kind != "rewrite":
         return question_condition(question, bound, budget_s=budget_s)
     options = dict(question.options)
-    a, b = rewrite_modules(*question.arguments, options.get("mode", "physical"))
+    before, after = question.arguments
+    a, b = rewrite_modules(before, after, options.get("mode", "physical"))
     symbols = sorted({s for shape in _array_shapes(a, b) for s in shape.size_symbols}, key=str)
     defined, given = definitions(question.assume, symbols)
     if defined:
