@@ -17,38 +17,23 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-from support.environment import IN_CI
+from support.browser import MISSING, headless_chromium, skip_unless_available
 from support.explorer_cases import FIVE
 
 from layout_algebra import delinearize, linear_index
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.teach.draw import draw, explorer_panel
 
-CHROMEDRIVER = shutil.which("chromedriver")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
 try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 except ImportError:  # pragma: no cover - the test extra installs it
-    webdriver = None
+    pass
 
-_MISSING = (
-    "selenium is not installed (pip install -e '.[test]')"
-    if webdriver is None
-    else "Debian's chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
-    if not (CHROMEDRIVER and CHROMIUM)
-    else None
-)
-if _MISSING and not IN_CI:
-    pytest.skip(_MISSING, allow_module_level=True)
-
+skip_unless_available()
 
 ELEMENT = re.compile(r"^element \(([\d, ]*)\) of (\S+)$", re.M)
 OFFSETS = re.compile(r"^offset: (\d+) elements = bit (\d+) = byte (\d+)$", re.M)
@@ -59,20 +44,12 @@ PADDING_CELL = re.compile(r"^padding cell \(([\d, ]*)\): .* it is slot (\d+), wh
 
 
 def test_chromium_and_selenium_are_available() -> None:
-    assert _MISSING is None, _MISSING
+    assert MISSING is None, MISSING
 
 
 @pytest.fixture(scope="module")
 def browser():
-    assert _MISSING is None, _MISSING
-    options = webdriver.ChromeOptions()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=2600,2400"):
-        options.add_argument(argument)
-    options.binary_location = CHROMIUM
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
+    yield from headless_chromium("--window-size=2600,2400")
 
 
 @pytest.fixture(scope="module")

@@ -9,34 +9,16 @@ without them the module skips with the reason, except under ``CI=true``, where i
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from support.browser import MISSING, headless_chromium, skip_unless_available
 from support.pass_dumps import MOVEMENT, RIGHT, WRONG, write_dump
 
 from layout_algebra.hlo.pass_report import pass_report_html
 from layout_algebra.hlo.passes import ASSUMPTIONS, validate_passes
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
-CHROMEDRIVER = shutil.which("chromedriver")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-except ImportError:  # pragma: no cover - the test extra installs it
-    webdriver = None
-
-_MISSING = (
-    "selenium is not installed (pip install -e '.[test]')"
-    if webdriver is None
-    else "Debian's chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
-    if not (CHROMEDRIVER and CHROMIUM)
-    else None
-)
-if _MISSING and not IN_CI:
-    pytest.skip(_MISSING, allow_module_level=True)
+skip_unless_available()
 
 #: Elements whose right edge is past the window's (boxes that scroll are allowed to hold wide text),
 #: and the page's own width (text spilling out of a box that does not scroll widens it).
@@ -74,19 +56,11 @@ def report_page(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    assert _MISSING is None, _MISSING
-    options = webdriver.ChromeOptions()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu"):
-        options.add_argument(argument)
-    options.binary_location = CHROMIUM
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
+    yield from headless_chromium()
 
 
 def test_chromium_and_selenium_are_available() -> None:
-    assert _MISSING is None, _MISSING
+    assert MISSING is None, MISSING
 
 
 @pytest.mark.parametrize("size", [(800, 900), (1600, 1000)])
