@@ -80,32 +80,32 @@ from typing import Any
 
 from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
 from layout_algebra.hlo.ir import (
-    HloComputation,
-    HloInstruction,
     HloModule,
-    HloOperand,
 )
 from layout_algebra.hlo.opcodes import (
-    ELEMENTWISE_OPCODES,
-    LAYOUT_SENSITIVE_OPCODES,
-    MOVEMENT_OPCODES,
     RANDOM_OPCODES,
 )
 from layout_algebra.hlo.parser import parse_module
 from layout_algebra.hlo.pass_canonical import (
-    Builder,
     Unsupported,
-    base_dilated_convolution_as_dot,
-    canonical_dot,
-    canonical_reduce,
-    convolution_as_dot,
-    flatten_module,
 )
-from layout_algebra.hlo.pass_keys import attributes_key, module_key, plain_text
-from layout_algebra.hlo.validity import bitcast_size_problem
-from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
+from layout_algebra.hlo.pass_cuts import (
+    Cuts,
+    Side,
+    cone_names,
+    decide_equal,
+    is_elided_constant,
+    no_counterpart,
+    signature,
+)
+from layout_algebra.hlo.pass_interface import (
+    interface_change,
+    invalid_bitcast,
+    precision_changes,
+    provisional_retiling,
+)
+from layout_algebra.hlo.pass_keys import module_key
 from layout_algebra.model.errors import LayoutAlgebraError
-from layout_algebra.model.shapes import ArrayShape, Shape
 from layout_algebra.prove.result import json_value
 
 __all__ = [
@@ -140,8 +140,6 @@ PROVISIONAL_TILING = "xla-tpu-provisional-subbyte-tiling"
 #: The pass whose output is the last one compared logically (its input has no layouts).
 LAYOUT_ASSIGNMENT = "layout-assignment"
 
-# Ops the rewrite verifier interprets element by element; every other op is a cut point.
-_INTERPRETED = frozenset({*MOVEMENT_OPCODES, *ELEMENTWISE_OPCODES})
 #: The float rules pass validation relies on unless told otherwise: all of them, each named
 #: in the report of every proof that used it.
 DEFAULT_FLOAT_RULES: tuple[str, ...] = tuple(FLOAT_RULES)
@@ -299,229 +297,6 @@ def read_dump_directory(directory: str | os.PathLike[str]) -> tuple[dict[str, li
     return modules, skipped
 
 
-# ------------------------------------------------------------------------ one pair
-@dataclass
-class _Side:
-    module: HloModule
-    builder: Builder
-    root: str
-    by_name: dict[str, HloInstruction]
-    opaque: list[str]
-    #: convolutions read as dots (CONVOLUTION_AS_DOT)
-    as_dot: frozenset[str] = frozenset()
-    #: the keys of called computations, by (name, with layouts), computed once per module
-    attribute_keys: dict[tuple[str, bool], str] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, module: HloModule) -> _Side:
-        builder, root = flatten_module(module)
-        instructions = list(builder.instructions)
-        builder.instructions = []
-        as_dot = set()
-        for instr in instructions:
-            if instr.opcode == "convolution":
-                instr = convolution_as_dot(instr)
-                if instr.opcode == "convolution":
-                    instr = base_dilated_convolution_as_dot(builder, instr)
-                if instr.opcode == "dot":
-                    as_dot.add(instr.name)
-            if instr.opcode == "dot":
-                instr = canonical_dot(builder, instr)
-            elif instr.opcode == "reduce" and instr.dimensions is not None:
-                instr = canonical_reduce(builder, instr)
-            builder.emit(instr)
-        by_name = {i.name: i for i in builder.instructions}
-        opaque = [
-            i.name for i in builder.instructions if i.opcode not in _INTERPRETED or _is_elided_constant(i)
-        ]
-        return cls(module, builder, root, by_name, opaque, frozenset(as_dot))
-
-    def parameters(self) -> list[HloInstruction]:
-        return [i for i in self.builder.instructions if i.opcode == "parameter"]
-
-
-def _is_elided_constant(instr: HloInstruction) -> bool:
-    """A constant whose literal the dump did not print (``constant({...})``)."""
-    return instr.opcode == "constant" and "..." in (instr.literal or "")
-
-
-def _signature(side: _Side, instr: HloInstruction) -> str:
-    shapes = side.builder.shapes
-    if _is_elided_constant(instr):  # known only by its name (ASSUMPTIONS["elided-constants"])
-        computation, name = side.builder.origin.get(instr.name, ("?", instr.name))
-        return f"elided constant {computation}/{name} {plain_text(instr.shape)}"
-    memo: dict[tuple[str, bool], str] = {}
-    if instr.opcode in LAYOUT_SENSITIVE_OPCODES:
-        operand_text = ",".join(str(shapes[o.name]) for o in instr.operands)
-        result = str(instr.shape)
-    else:
-        operand_text = ",".join(plain_text(shapes[o.name]) for o in instr.operands)
-        result = plain_text(instr.shape)
-    return f"{instr.opcode} {result} ({operand_text}) {attributes_key(side.module, instr, memo)}"
-
-
-class _Cuts:
-    """Cut points: pairs (earlier op, later op) replaced by one parameter each."""
-
-    def __init__(self, a: _Side, b: _Side, float_rules: frozenset[str] = frozenset()) -> None:
-        self.a, self.b = a, b
-        self.float_rules = float_rules
-        self.used_rules: set[str] = set()  # what the proofs so far relied on
-        self.first = 1 + max(
-            [i.parameter_number or 0 for i in (*a.parameters(), *b.parameters())], default=-1
-        )
-        self.pairs: dict[str, str] = {}  # later name -> earlier name
-        self.number: dict[str, int] = {}  # earlier name -> parameter number
-
-    def add(self, a_name: str, b_name: str) -> None:
-        self.pairs[b_name] = a_name
-        self.number[a_name] = self.first + len(self.number)
-
-    def module(self, side: _Side, root: str, earlier: bool) -> HloModule:
-        """``side`` cut at the pairs, with root ``root`` (only its cone is kept).
-
-        A cut op becomes parameter ``number``; on the later side that parameter has the
-        earlier op's shape, and a ``copy`` (the same logical array) gives it the later op's
-        layout, so that both modules have one interface."""
-        keep: list[HloInstruction] = []
-        seen: set[str] = set()
-        order: list[str] = []
-        stack = [(root, False)]
-        while stack:
-            name, done = stack.pop()
-            if done:
-                order.append(name)
-                continue
-            if name in seen:
-                continue
-            seen.add(name)
-            stack.append((name, True))
-            instr = side.by_name[name]
-            is_cut = (name in self.number) if earlier else (name in self.pairs)
-            if not is_cut:
-                stack.extend((o.name, False) for o in reversed(instr.operands))
-        for name in order:
-            instr = side.by_name[name]
-            if earlier and name in self.number:
-                keep.append(
-                    HloInstruction(name, instr.shape, "parameter", parameter_number=self.number[name])
-                )
-            elif not earlier and name in self.pairs:
-                a_instr = self.a.by_name[self.pairs[name]]
-                p = f"{name}.cut"
-                keep.append(
-                    HloInstruction(
-                        p, a_instr.shape, "parameter", parameter_number=self.number[self.pairs[name]]
-                    )
-                )
-                if str(a_instr.shape) != str(instr.shape):
-                    keep.append(HloInstruction(name, instr.shape, "copy", (HloOperand(p),)))
-                else:
-                    keep[-1] = dataclasses.replace(keep[-1], name=name)
-            else:
-                keep.append(instr)
-        # every parameter of both modules, so that the interfaces match
-        present = {i.name for i in keep}
-        extra = [p for p in side.parameters() if p.name not in present]
-        for a_name, n in self.number.items():
-            if earlier and a_name not in present:
-                extra.append(
-                    HloInstruction(a_name, self.a.by_name[a_name].shape, "parameter", parameter_number=n)
-                )
-            if not earlier:
-                b_name = next(b for b, a in self.pairs.items() if a == a_name)
-                if b_name not in present and f"{b_name}.cut" not in present:
-                    extra.append(
-                        HloInstruction(
-                            f"{b_name}.cut", self.a.by_name[a_name].shape, "parameter", parameter_number=n
-                        )
-                    )
-        instructions = [*extra, *keep]
-        instructions[-1] = dataclasses.replace(instructions[-1], is_root=True)
-        entry = HloComputation(side.module.entry.name, tuple(instructions), is_entry=True)
-        return HloModule(side.module.name, (entry,), entry)
-
-
-class ConeKeys:
-    """Hash-consed cone structures, shared by both sides of a pair: each distinct node — its
-    opcode, shape, literal or parameter number, attributes, and the *ids* of its operands — gets
-    one small integer, so two cones have equal ids exactly when they have the same structure
-    (no hash, no collision), and every entry has the size of one instruction: nothing grows with
-    the number of paths through the DAG (a backward pass shares sub-expressions everywhere)."""
-
-    def __init__(self) -> None:
-        self.ids: dict[tuple[Any, ...], int] = {}
-
-    def id(self, node: tuple[Any, ...]) -> int:
-        return self.ids.setdefault(node, len(self.ids))
-
-
-def _cone_key(side: _Side, name: str, cut: Mapping[str, int], memo: dict[str, int], keys: ConeKeys) -> int:
-    """The structure of the cone of ``name`` down to cut points and parameters, as its id in ``keys``."""
-    stack = [name]
-    while stack:
-        top = stack[-1]
-        if top in memo:
-            stack.pop()
-            continue
-        instr = side.by_name[top]
-        if top in cut:
-            memo[top] = keys.id(("cut", cut[top]))
-            stack.pop()
-            continue
-        pending = [o.name for o in instr.operands if o.name not in memo]
-        if pending:
-            stack.extend(pending)
-            continue
-        stack.pop()
-        ops = tuple(memo[o.name] for o in instr.operands)
-        extra = instr.parameter_number if instr.opcode == "parameter" else (instr.literal or "")
-        attributes = attributes_key(side.module, instr, side.attribute_keys)
-        memo[top] = keys.id((instr.opcode, str(instr.shape), extra, ops, attributes))
-    return memo[name]
-
-
-def _decide_equal(cuts: _Cuts, a_name: str, b_name: str, mode: str, timeout_ms: int) -> tuple[str, Any]:
-    """Are earlier ``a_name`` and later ``b_name`` equal (given the cuts)? (status, result)."""
-    a_cut = {n: k for n, k in cuts.number.items()}
-    b_cut = {b: cuts.number[a] for b, a in cuts.pairs.items()}
-    keys = ConeKeys()
-    ka = _cone_key(cuts.a, a_name, a_cut, {}, keys)
-    kb = _cone_key(cuts.b, b_name, b_cut, {}, keys)
-    if ka == kb and (
-        mode == "logical" or str(cuts.a.builder.shapes[a_name]) == str(cuts.b.builder.shapes[b_name])
-    ):
-        return "proved", None
-    before = cuts.module(cuts.a, a_name, earlier=True)
-    after = cuts.module(cuts.b, b_name, earlier=False)
-    try:
-        result = verify_rewrite(before, after, mode=mode, timeout_ms=timeout_ms, float_rules=cuts.float_rules)
-    except ValueError as err:
-        return "unknown", str(err)
-    except RecursionError:
-        return (
-            "unknown",
-            "the chains of instructions are too deep for the encoding (Python's recursion limit)",
-        )
-    if result.status == "proved":
-        cuts.used_rules.update(float_rules_used(result))
-    return result.status, result
-
-
-def _invalid_bitcast(module: HloModule) -> str | None:
-    """The first ``bitcast`` of ``module`` (concrete sizes) that changes its shape size, said."""
-    for computation, instruction in module.instructions():
-        if instruction.opcode != "bitcast" or len(instruction.operands) != 1:
-            continue
-        name = instruction.operands[0].name
-        operand = computation.instruction(name).shape if name in computation else None
-        if isinstance(operand, ArrayShape) and isinstance(instruction.shape, ArrayShape):
-            problem = bitcast_size_problem(operand, instruction.shape)
-            if problem is not None:
-                return f"bitcast {instruction.name} {problem}"
-    return None
-
-
 def validate_pair(
     earlier: str | HloModule,
     later: str | HloModule,
@@ -578,16 +353,16 @@ def _validate_modules(
 
     if module_key(a_mod) == module_key(b_mod):
         return answer("unchanged")
-    introduced = _invalid_bitcast(b_mod) if _invalid_bitcast(a_mod) is None else None
+    introduced = invalid_bitcast(b_mod) if invalid_bitcast(a_mod) is None else None
     if introduced is not None:  # the pass wrote HLO that XLA's verifier refuses
         return answer(
             "refuted", f"the later module is invalid HLO: {introduced}", {"invalid_hlo": introduced}
         )
     if mode == "physical":
-        interface = _interface_change(a_mod, b_mod)
+        interface = interface_change(a_mod, b_mod)
         if interface:
             return answer("unknown", interface)
-        retiled = _provisional_retiling(a_mod, b_mod)
+        retiled = provisional_retiling(a_mod, b_mod)
         if isinstance(retiled, str):
             return answer("unknown", retiled)
         if retiled:
@@ -602,17 +377,17 @@ def _validate_modules(
                 return dataclasses.replace(logical, mode=mode, seconds=time.perf_counter() - start)
             return answer("unknown", f"{said}: compared logically: {logical.reason}", cuts=logical.cut_points)
     try:
-        a, b = _Side.of(a_mod), _Side.of(b_mod)
+        a, b = Side.of(a_mod), Side.of(b_mod)
     except (Unsupported, KeyError, ValueError) as err:
         return answer("unknown", f"cannot inline the modules: {err}")
-    cuts = _Cuts(a, b, frozenset(float_rules))
+    cuts = Cuts(a, b, frozenset(float_rules))
     used = cuts.used_rules
     matched_ops: set[str] = set()
     by_signature: dict[str, list[str]] = {}
     for name in a.opaque:
-        by_signature.setdefault(_signature(a, a.by_name[name]), []).append(name)
+        by_signature.setdefault(signature(a, a.by_name[name]), []).append(name)
     reasons: list[str] = []
-    b_cone = _cone_names(b, b.root)
+    b_cone = cone_names(b, b.root)
     for b_name in b.opaque:
         b_instr = b.by_name[b_name]
         if b_name not in b_cone:
@@ -620,7 +395,7 @@ def _validate_modules(
         if b_instr.opcode in RANDOM_OPCODES:
             reasons.append(f"{b_instr.opcode} {b_name} is nondeterministic: no two are known equal")
             break
-        candidates = [n for n in by_signature.get(_signature(b, b_instr), []) if n not in matched_ops]
+        candidates = [n for n in by_signature.get(signature(b, b_instr), []) if n not in matched_ops]
         candidates.sort(key=lambda n: (n != b_name, 0))
         matched = None
         failures: list[str] = []
@@ -628,7 +403,7 @@ def _validate_modules(
             a_instr = a.by_name[a_name]
             ok = True
             for ao, bo in zip(a_instr.operands, b_instr.operands, strict=True):
-                status, result = _decide_equal(cuts, ao.name, bo.name, "logical", timeout_ms)
+                status, result = decide_equal(cuts, ao.name, bo.name, "logical", timeout_ms)
                 if status != "proved":
                     ok = False
                     why = result if isinstance(result, str) else (result.reason or result.status)
@@ -638,17 +413,17 @@ def _validate_modules(
                 matched = a_name
                 break
         if matched is None:
-            reasons.append(_no_counterpart(a, b, b_instr, candidates, failures))
+            reasons.append(no_counterpart(a, b, b_instr, candidates, failures))
             break
         matched_ops.add(matched)
         cuts.add(matched, b_name)
-        if _is_elided_constant(b_instr):
+        if is_elided_constant(b_instr):
             used.add(ELIDED_CONSTANTS)
         if (matched in a.as_dot) != (b_name in b.as_dot):  # a convolution paired with a dot
             used.add(CONVOLUTION_AS_DOT)
     if reasons:
-        return answer("unknown", _precision_changes(a, b) + reasons[0], cuts=len(cuts.pairs))
-    status, result = _decide_equal(cuts, a.root, b.root, mode, timeout_ms)
+        return answer("unknown", precision_changes(a, b) + reasons[0], cuts=len(cuts.pairs))
+    status, result = decide_equal(cuts, a.root, b.root, mode, timeout_ms)
     if status == "proved":
         return answer("proved", cuts=len(cuts.pairs))
     if isinstance(result, str):
@@ -669,14 +444,14 @@ def _validate_modules(
                 len(cuts.pairs),
             )
         return _rechecked_refutation(cuts, a, b, mode, cex, answer)
-    precision = _precision_changes(a, b)
+    precision = precision_changes(a, b)
     return answer(
         "unknown", precision + (result.reason or "the verifier gave no answer"), cuts=len(cuts.pairs)
     )
 
 
 def _rechecked_refutation(
-    cuts: _Cuts, a: _Side, b: _Side, mode: str, cex: dict[str, Any], answer: Callable[..., PassResult]
+    cuts: Cuts, a: Side, b: Side, mode: str, cex: dict[str, Any], answer: Callable[..., PassResult]
 ) -> PassResult:
     """A refutation of the cut modules, run once more by the NumPy executor (an oracle
     independent of the verifier): kept only if running them shows a difference too."""
@@ -714,198 +489,6 @@ def _rechecked_refutation(
         cex,
         len(cuts.pairs),
     )
-
-
-def _interface_change(a: HloModule, b: HloModule) -> str:
-    """Why the later module's buffers cannot be compared bit for bit with the earlier's, or ``""``.
-
-    After layout assignment the entry computation layout is fixed: a pass may not change
-    it, and the root must have exactly its result layout."""
-    la, lb = a.entry_computation_layout, b.entry_computation_layout
-    if str(la) != str(lb):
-        return f"the entry computation layout changed: {la} before, {lb} after"
-    for module, when in ((a, "earlier"), (b, "later")):
-        layout = module.entry_computation_layout
-        if layout is not None and str(module.entry.root.shape) != str(layout.result_shape):
-            return (
-                f"the {when} module's root {module.entry.root.name} is {module.entry.root.shape}, "
-                f"not the entry computation layout's result {layout.result_shape}"
-            )
-    return ""
-
-
-def _parameter_shapes(module: HloModule) -> dict[int, Shape]:
-    return {
-        i.parameter_number: i.shape
-        for i in module.entry.instructions
-        if i.opcode == "parameter" and i.parameter_number is not None
-    }
-
-
-def _only_tiles_differ(x: Shape, y: Shape) -> bool:
-    """Two arrays of one 8-bit or narrower type whose layouts differ in their tiles alone."""
-    if not (isinstance(x, ArrayShape) and isinstance(y, ArrayShape)) or x.layout is None or y.layout is None:
-        return False
-    return (
-        x.element_type == y.element_type
-        and x.element_type.bit_width <= 8
-        and x.dimensions == y.dimensions
-        and dataclasses.replace(x.layout, tiles=()) == dataclasses.replace(y.layout, tiles=())
-        and x.layout.tiles != y.layout.tiles
-    )
-
-
-def _provisional_retiling(a: HloModule, b: HloModule) -> list[int] | str:
-    """The entry parameters whose provisional sub-byte tiling the pass finalized to the entry
-    computation layout's (:data:`PROVISIONAL_TILING`), or why the parameters differ otherwise.
-
-    Physical mode compares buffers given the same parameter buffers: a parameter whose layout
-    changed is a changed interface unless XLA:TPU's provisional tiling explains it, and then
-    only where no bitcast reads the parameter through its tiling."""
-    pa, pb = _parameter_shapes(a), _parameter_shapes(b)
-    if sorted(pa) != sorted(pb):
-        return f"the entry parameters changed: {sorted(pa)} before, {sorted(pb)} after"
-    layout = b.entry_computation_layout
-    declared = layout.parameter_shapes if layout is not None else ()
-    retiled = []
-    for n in sorted(pa):
-        x, y = pa[n], pb[n]
-        if str(x) == str(y):
-            continue
-        final = declared[n] if n < len(declared) else None
-        if final is None or str(y) != str(final) or not _only_tiles_differ(x, y):
-            return (
-                f"the rewrite changes the interface: parameter {n} is {x} before and {y} after "
-                "(not a provisional sub-byte tiling finalized to the entry computation layout's)"
-            )
-        retiled.append(n)
-    for module in (a, b) if retiled else ():
-        for computation, instruction in module.instructions():
-            if instruction.opcode != "bitcast" or instruction.operands[0].name not in computation:
-                continue
-            operand = computation.instruction(instruction.operands[0].name)
-            shape = operand.shape
-            # a bitcast of an entry parameter, or (conservatively) of any fused or called
-            # parameter of 8 bits or fewer, reads a tiling that may be provisional
-            if operand.opcode == "parameter" and (
-                (computation is module.entry and operand.parameter_number in retiled)
-                or (
-                    computation is not module.entry
-                    and isinstance(shape, ArrayShape)
-                    and shape.element_type.bit_width <= 8
-                )
-            ):
-                return (
-                    f"bitcast {instruction.name} reads parameter {operand.name} through its tiling, "
-                    f"which is provisional (re-tiled parameters {', '.join(map(str, retiled))}): the tiling matters, "
-                    "and it is not final"
-                )
-    return retiled
-
-
-def _precision_changes(a: _Side, b: _Side) -> str:
-    """The converts the later module has more of than the earlier, by types: what a
-    precision-changing pass (``bfloat16-propagation``, ``float-type-correction``) adds."""
-
-    def converts(side: _Side) -> dict[str, list[str]]:
-        found: dict[str, list[str]] = {}
-        for i in side.builder.instructions:
-            if i.opcode == "convert" and i.operands and isinstance(i.shape, ArrayShape):
-                source = side.builder.shapes[i.operands[0].name]
-                if isinstance(source, ArrayShape) and source.element_type != i.shape.element_type:
-                    key = f"{source.element_type.text}->{i.shape.element_type.text}"
-                    found.setdefault(key, []).append(i.name.rsplit("/", 1)[-1])
-        return found
-
-    ca, cb = converts(a), converts(b)
-    extra = [
-        f"{', '.join(names[:3])} ({key})"
-        for key, names in sorted(cb.items())
-        if len(names) > len(ca.get(key, []))
-    ]
-    if not extra:
-        return ""
-    retyped = _retyped_instructions(a, b)
-    computed = f" and computes {', '.join(retyped[:4])} in another type" if retyped else ""
-    return "precision change: the pass converts element types: " + "; ".join(extra) + computed + ". "
-
-
-def _retyped_instructions(a: _Side, b: _Side) -> list[str]:
-    """``name (old type -> new type)`` for each instruction both modules define (same name,
-    same computation) with another element type in the later one."""
-    earlier = {
-        a.builder.origin[i.name]: i.shape.element_type.text
-        for i in a.builder.instructions
-        if i.name in a.builder.origin and isinstance(i.shape, ArrayShape)
-    }
-    found = []
-    for i in b.builder.instructions:
-        key = b.builder.origin.get(i.name)
-        if key in earlier and isinstance(i.shape, ArrayShape) and i.opcode != "parameter":
-            if earlier[key] != i.shape.element_type.text:
-                found.append(f"{i.opcode} {key[1]} ({earlier[key]} -> {i.shape.element_type.text})")
-    return found
-
-
-def _cone_names(side: _Side, root: str) -> set[str]:
-    seen: set[str] = set()
-    stack = [root]
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        stack.extend(o.name for o in side.by_name[name].operands)
-    return seen
-
-
-def _operand_types(side: _Side, instr: HloInstruction) -> list[str]:
-    shapes = side.builder.shapes
-    return [
-        s.element_type.text if isinstance(s, ArrayShape) else str(s)
-        for s in (shapes[o.name] for o in instr.operands)
-    ]
-
-
-def _no_counterpart(
-    a: _Side, b: _Side, b_instr: HloInstruction, candidates: list[str], failures: list[str]
-) -> str:
-    what = f"{b_instr.opcode} {b_instr.name} ({plain_text(b_instr.shape)})"
-    if _is_elided_constant(b_instr):
-        computation, name = b.builder.origin.get(b_instr.name, ("?", b_instr.name))
-        return (
-            f"constant {b_instr.name} ({plain_text(b_instr.shape)}) is printed {{...}} (its value elided by the dump) "
-            f"and the earlier module has no elided constant {name} of that type in a computation {computation}: "
-            "its value is unknown"
-        )
-    if failures:
-        return (
-            f"{what}: no op of the earlier module with the same opcode and attributes has provably equal operands; "
-            + "; ".join(failures[:2])
-        )
-    same_op = [n for n in a.opaque if a.by_name[n].opcode == b_instr.opcode]
-    b_types = _operand_types(b, b_instr)
-    for n in same_op:
-        x = a.by_name[n]
-        if isinstance(x.shape, ArrayShape) and isinstance(b_instr.shape, ArrayShape):
-            if x.shape.dimensions != b_instr.shape.dimensions:
-                continue
-            a_types = _operand_types(a, x)
-            if x.shape.element_type != b_instr.shape.element_type or a_types != b_types:
-                return (
-                    f"precision change: {what} computes ({', '.join(b_types)}) -> {b_instr.shape.element_type.text} "
-                    f"where the earlier {x.opcode} {n} computes ({', '.join(a_types)}) -> {x.shape.element_type.text} "
-                    "(the pass changes element precision on purpose)"
-                )
-    if b_instr.opcode == "convolution" and "lhs_dilate" in b_instr.attributes.get("window", ""):
-        return (
-            f"{what}: a base-dilated convolution ({b_instr.attributes['window']}, dim_labels="
-            f"{b_instr.attributes.get('dim_labels')}) that is not a batched dot (its window does not pair "
-            "output s with input s and kernel s alone), and the earlier module has no convolution like it"
-        )
-    if same_op:
-        return f"{what}: no {b_instr.opcode} of the earlier module has the same attributes, operand types and result type"
-    return f"{what}: the earlier module has no {b_instr.opcode} (the pass changed a compute op whose index semantics are not stated)"
 
 
 # ------------------------------------------------------------------------ the directory

@@ -715,7 +715,7 @@ def test_the_base_dilated_window_is_a_batched_dot_exactly_when_the_oracle_says_s
     equals that dot on random integers, and every window that equals it is read so."""
     import numpy as np
 
-    from layout_algebra.hlo.passes import _Side
+    from layout_algebra.hlo.pass_cuts import Side
 
     rng = random.Random(7)
     data = np.random.default_rng(7)
@@ -741,7 +741,7 @@ def test_the_base_dilated_window_is_a_batched_dot_exactly_when_the_oracle_says_s
         lhs = data.integers(-9, 10, lhs_shape)
         rhs = data.integers(-9, 10, rhs_shape)
         conv = reference_convolution(lhs, rhs, window, *labels)
-        side = _Side.of(module)
+        side = Side.of(module)
         is_dot = side.by_name["c"].opcode == "dot"
         equal = False
         if conv.shape[0] == batch and rhs_shape[labels[1].index("0")] == batch:

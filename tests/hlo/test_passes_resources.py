@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import pytest
 
+import layout_algebra.hlo.pass_cuts as pass_cuts
 import layout_algebra.hlo.passes as passes
 from layout_algebra.hlo import parse_module
 from layout_algebra.hlo.evaluate_elementwise import ElementwiseOps
-from layout_algebra.hlo.passes import ConeKeys, validate_pair
+from layout_algebra.hlo.pass_cuts import ConeKeys
+from layout_algebra.hlo.passes import validate_pair
 from layout_algebra.hlo.verify import verify_rewrite
 
 OPS = ("add", "multiply", "maximum", "subtract")
@@ -53,14 +55,14 @@ def counted(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, limit: in
 
 def test_cone_keys_of_a_chain_of_diamonds_hold_one_small_entry_per_instruction() -> None:
     links = 200
-    side = passes._Side.of(parse_module(diamonds(links)))
+    side = pass_cuts.Side.of(parse_module(diamonds(links)))
     keys = ConeKeys()
-    root = passes._cone_key(side, side.root, {}, {}, keys)
+    root = pass_cuts.cone_key(side, side.root, {}, {}, keys)
     assert len(keys.ids) == links + 2  # p, a0..a{links-1}, r: one entry each
     assert max(len(repr(node)) for node in keys.ids) < 200  # none holds its cone's expansion
     # equal structure, equal id; shared with the other side of a pair
-    other = passes._Side.of(parse_module(diamonds(links).replace("a1", "b1")))
-    assert passes._cone_key(other, other.root, {}, {}, keys) == root
+    other = pass_cuts.Side.of(parse_module(diamonds(links).replace("a1", "b1")))
+    assert pass_cuts.cone_key(other, other.root, {}, {}, keys) == root
     assert len(keys.ids) == links + 2
 
 
