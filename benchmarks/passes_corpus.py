@@ -315,7 +315,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per program and backend")
     parser.add_argument("--json", type=Path, help="write every report here")
     parser.add_argument("--from-json", type=Path, help="print the tables of an earlier --json file")
-    parser.add_argument("--only", nargs="*", help="archive names (program.backend) to run")
+    parser.add_argument("--only", nargs="*", help="programs (NAME) or archives (NAME.tpu, NAME.cpu) to run")
     parser.add_argument(
         "--large",
         metavar="PY",
@@ -333,7 +333,7 @@ def main() -> None:
         archives = [] if args.no_corpus else sorted(CORPUS.glob("*.tar.xz"))
         for archive in archives:
             name = archive.name.removesuffix(".tar.xz")
-            if args.only and name not in args.only:
+            if args.only and name not in args.only and name.split(".")[0] not in args.only:
                 continue
             with tempfile.TemporaryDirectory() as tmp:
                 with tarfile.open(archive, "r:xz") as tar:

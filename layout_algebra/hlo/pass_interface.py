@@ -25,7 +25,7 @@ import dataclasses
 from layout_algebra.hlo.ir import HloModule
 from layout_algebra.hlo.pass_cuts import Side
 from layout_algebra.hlo.validity import bitcast_size_problem
-from layout_algebra.model.shapes import ArrayShape, Shape
+from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 
 __all__ = [
     "interface_change",
@@ -33,8 +33,12 @@ __all__ = [
     "only_tiles_differ",
     "parameter_shapes",
     "precision_changes",
-    "provisional_retiling",
+    "provisional_bitcast",
+    "provisional_interface",
+    "provisional_parameters",
+    "provisional_root_leaves",
     "retyped_instructions",
+    "shape_leaves",
 ]
 
 
@@ -56,18 +60,63 @@ def interface_change(a: HloModule, b: HloModule) -> str:
     """Why the later module's buffers cannot be compared bit for bit with the earlier's, or ``""``.
 
     After layout assignment the entry computation layout is fixed: a pass may not change
-    it, and the root must have exactly its result layout."""
+    it, and the root must have exactly its result layout — except for root leaves of 8 bits
+    or fewer whose tiling alone differs, which XLA:TPU keeps provisional
+    (:func:`provisional_interface`)."""
     la, lb = a.entry_computation_layout, b.entry_computation_layout
     if str(la) != str(lb):
         return f"the entry computation layout changed: {la} before, {lb} after"
     for module, when in ((a, "earlier"), (b, "later")):
         layout = module.entry_computation_layout
-        if layout is not None and str(module.entry.root.shape) != str(layout.result_shape):
+        if (
+            layout is not None
+            and provisional_root_leaves(module.entry.root.shape, layout.result_shape) is None
+        ):
             return (
                 f"the {when} module's root {module.entry.root.name} is {module.entry.root.shape}, "
                 f"not the entry computation layout's result {layout.result_shape}"
             )
     return ""
+
+
+def shape_leaves(shape: Shape, path: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], Shape]]:
+    """The array leaves of a (possibly nested tuple) shape, with their tuple indices.
+
+    >>> from layout_algebra import parse_shape
+    >>> [(p, str(s)) for p, s in shape_leaves(parse_shape("(f32[2]{0}, (s8[4]{0}, u8[])) "))]
+    [((0,), 'f32[2]{0}'), ((1, 0), 's8[4]{0}'), ((1, 1), 'u8[]')]
+    """
+    if isinstance(shape, TupleShape):
+        return [leaf for k, e in enumerate(shape.elements) for leaf in shape_leaves(e, (*path, k))]
+    return [(path, shape)]
+
+
+def provisional_root_leaves(root: Shape, declared: Shape) -> list[tuple[int, ...]] | None:
+    """The leaves of ``root`` whose provisional sub-byte tiling differs from the entry
+    computation layout's result ``declared``; ``None`` when ``root`` differs otherwise.
+
+    >>> from layout_algebra import parse_shape
+    >>> final = parse_shape("(bf16[8,128]{1,0:T(8,128)(2,1)}, s8[64,128]{1,0:T(32,128)(4,1)})")
+    >>> provisional_root_leaves(parse_shape("(bf16[8,128]{1,0:T(8,128)(2,1)}, s8[64,128]{1,0:T(8,128)(4,1)})"), final)
+    [(1,)]
+    >>> provisional_root_leaves(final, final)
+    []
+    >>> provisional_root_leaves(parse_shape("(bf16[8,128]{1,0}, s8[64,128]{1,0:T(32,128)(4,1)})"), final) is None
+    True
+    """
+    if str(root) == str(declared):
+        return []
+    ours, theirs = shape_leaves(root), shape_leaves(declared)
+    if [p for p, _ in ours] != [p for p, _ in theirs]:
+        return None
+    found = []
+    for (path, x), (_, y) in zip(ours, theirs, strict=True):
+        if str(x) == str(y):
+            continue
+        if not only_tiles_differ(x, y):
+            return None
+        found.append(path)
+    return found
 
 
 def parameter_shapes(module: HloModule) -> dict[int, Shape]:
@@ -91,19 +140,34 @@ def only_tiles_differ(x: Shape, y: Shape) -> bool:
     )
 
 
-def provisional_retiling(a: HloModule, b: HloModule) -> list[int] | str:
-    """The entry parameters whose provisional sub-byte tiling the pass finalized to the entry
-    computation layout's (:data:`PROVISIONAL_TILING`), or why the parameters differ otherwise.
+def provisional_parameters(module: HloModule) -> list[int]:
+    """The entry parameters of ``module`` whose tiling is still provisional: 8 bits or fewer,
+    and another tiling than the entry computation layout declares for them."""
+    layout = module.entry_computation_layout
+    declared = layout.parameter_shapes if layout is not None else ()
+    return [
+        n
+        for n, shape in sorted(parameter_shapes(module).items())
+        if n < len(declared) and only_tiles_differ(shape, declared[n])
+    ]
+
+
+def provisional_interface(a: HloModule, b: HloModule) -> list[str] | str:
+    """What of the interface XLA:TPU's provisional sub-byte tiling explains
+    (:data:`~layout_algebra.hlo.passes.PROVISIONAL_TILING`): entry parameters whose tiling the
+    pass finalized to the entry computation layout's, and root leaves whose tiling is still
+    provisional (``"parameter 0"``, ``"root {1}"``); or why the interface differs otherwise.
 
     Physical mode compares buffers given the same parameter buffers: a parameter whose layout
-    changed is a changed interface unless XLA:TPU's provisional tiling explains it, and then
-    only where no bitcast reads the parameter through its tiling."""
+    changed is a changed interface unless the provisional tiling explains it. Where it does, the
+    buffers are the entry computation layout's, so the modules are compared as logical arrays,
+    and only where no bitcast reads a provisional tiling (:func:`provisional_bitcast`)."""
     pa, pb = parameter_shapes(a), parameter_shapes(b)
     if sorted(pa) != sorted(pb):
         return f"the entry parameters changed: {sorted(pa)} before, {sorted(pb)} after"
     layout = b.entry_computation_layout
     declared = layout.parameter_shapes if layout is not None else ()
-    retiled = []
+    said = []
     for n in sorted(pa):
         x, y = pa[n], pb[n]
         if str(x) == str(y):
@@ -114,29 +178,55 @@ def provisional_retiling(a: HloModule, b: HloModule) -> list[int] | str:
                 f"the rewrite changes the interface: parameter {n} is {x} before and {y} after "
                 "(not a provisional sub-byte tiling finalized to the entry computation layout's)"
             )
-        retiled.append(n)
-    for module in (a, b) if retiled else ():
-        for computation, instruction in module.instructions():
-            if instruction.opcode != "bitcast" or instruction.operands[0].name not in computation:
-                continue
-            operand = computation.instruction(instruction.operands[0].name)
-            shape = operand.shape
-            # a bitcast of an entry parameter, or (conservatively) of any fused or called
-            # parameter of 8 bits or fewer, reads a tiling that may be provisional
-            if operand.opcode == "parameter" and (
-                (computation is module.entry and operand.parameter_number in retiled)
-                or (
-                    computation is not module.entry
-                    and isinstance(shape, ArrayShape)
-                    and shape.element_type.bit_width <= 8
-                )
-            ):
-                return (
-                    f"bitcast {instruction.name} reads parameter {operand.name} through its tiling, "
-                    f"which is provisional (re-tiled parameters {', '.join(map(str, retiled))}): the tiling matters, "
-                    "and it is not final"
-                )
-    return retiled
+        said.append(f"parameter {n}")
+    roots: set[tuple[int, ...]] = set()
+    for module in (a, b):
+        if module.entry_computation_layout is not None:
+            leaves = provisional_root_leaves(
+                module.entry.root.shape, module.entry_computation_layout.result_shape
+            )
+            roots.update(leaves or ())
+    said.extend(f"root {{{','.join(map(str, path))}}}" for path in sorted(roots))
+    for module in (a, b) if said else ():
+        problem = provisional_bitcast(module, bool(roots))
+        if problem:
+            return problem
+    return said
+
+
+def provisional_bitcast(module: HloModule, root_is_provisional: bool) -> str:
+    """A ``bitcast`` of ``module`` whose meaning depends on a tiling that is provisional, said;
+    ``""`` when there is none.
+
+    A bitcast reinterprets bytes, so it reads its operand's tiling and writes its result's:
+    where that tiling is provisional the bytes it reads are not yet decided. Refused: a bitcast
+    of a provisional entry parameter, or (conservatively, since a fused or called parameter may
+    be bound to one) of any fused or called parameter of 8 bits or fewer while the module has a
+    provisional entry parameter; and while the root is provisional, any bitcast with a result
+    of 8 bits or fewer. A bitcast to its operand's very shape is the identity and reads nothing."""
+    provisional = set(provisional_parameters(module))
+    for computation, instruction in module.instructions():
+        if instruction.opcode != "bitcast" or instruction.operands[0].name not in computation:
+            continue
+        operand = computation.instruction(instruction.operands[0].name)
+        if str(operand.shape) == str(instruction.shape):
+            continue
+        narrow_operand = isinstance(operand.shape, ArrayShape) and operand.shape.element_type.bit_width <= 8
+        if operand.opcode == "parameter" and (
+            (computation is module.entry and operand.parameter_number in provisional)
+            or (computation is not module.entry and narrow_operand and provisional)
+        ):
+            return (
+                f"bitcast {instruction.name} reads parameter {operand.name} through its tiling, which is "
+                "provisional: the tiling matters, and it is not final"
+            )
+        shape = instruction.shape
+        if root_is_provisional and isinstance(shape, ArrayShape) and shape.element_type.bit_width <= 8:
+            return (
+                f"bitcast {instruction.name} writes {shape} while the root's tiling is provisional: "
+                "the tiling it writes may not be the final one"
+            )
+    return ""
 
 
 def precision_changes(a: Side, b: Side) -> str:

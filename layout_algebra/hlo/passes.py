@@ -102,7 +102,7 @@ from layout_algebra.hlo.pass_interface import (
     interface_change,
     invalid_bitcast,
     precision_changes,
-    provisional_retiling,
+    provisional_interface,
 )
 from layout_algebra.hlo.pass_keys import module_key
 from layout_algebra.model.errors import LayoutAlgebraError
@@ -154,10 +154,11 @@ ASSUMPTIONS: dict[str, str] = {
     PROVISIONAL_TILING: "XLA:TPU keeps the tiling of 8-bit and narrower arrays provisional from layout "
     "assignment until post-fusion-tiling-assignment, while the entry computation layout already holds the "
     "final tiling: an entry parameter whose tiling a pass changes to the entry computation layout's (same "
-    "element type, dimensions, dimension order, E(n) and memory space) holds the same buffer before and "
-    "after, laid out as the entry computation layout says. With no bitcast reading such a parameter, the "
-    "roots (both with the entry computation layout's result shape) are then the same buffers exactly when "
-    "they are the same logical arrays, which is what is proved",
+    "element type, dimensions, dimension order, E(n) and memory space), and a root leaf whose tiling alone "
+    "differs from the entry computation layout's result, hold the buffers the entry computation layout "
+    "describes. With no bitcast reading or writing such a provisional tiling (a bitcast to its operand's very "
+    "shape aside), the roots are then the same buffers exactly when they are the same logical arrays, which "
+    "is what is proved",
     CONVOLUTION_AS_DOT: "a convolution whose window meets exactly the products of a dot (no spatial "
     "dimensions, or a base-dilated window pairing output s with input s and kernel s) computes that "
     "dot: the same products, summed alike (XLA's reference evaluator skips dilation holes and padding)",
@@ -362,14 +363,14 @@ def _validate_modules(
         interface = interface_change(a_mod, b_mod)
         if interface:
             return answer("unknown", interface)
-        retiled = provisional_retiling(a_mod, b_mod)
+        retiled = provisional_interface(a_mod, b_mod)
         if isinstance(retiled, str):
             return answer("unknown", retiled)
         if retiled:
             logical = _validate_modules(
                 a_mod, b_mod, dummy, dummy_b, "logical", timeout_ms, float_rules, start
             )
-            said = f"parameters {', '.join(map(str, retiled))} re-tiled ({PROVISIONAL_TILING})"
+            said = f"provisional sub-byte tiling of {', '.join(retiled)} ({PROVISIONAL_TILING})"
             if logical.status == "proved":
                 used.update((*logical.assumptions, PROVISIONAL_TILING))
                 return answer("proved", cuts=logical.cut_points)
