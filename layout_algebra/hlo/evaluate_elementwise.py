@@ -51,6 +51,14 @@ _ROUNDING_COMMUTES = _EXACT_FLOAT_OPS
 # Binary float ops and their identity elements (Number values).
 _IDENTITIES = {"maximum": "-inf", "minimum": "inf"}
 
+# ``pred`` connectives on known truth values: Python bools, or Z3 booleans.
+_PRED_CONNECTIVES: dict[str, Callable[..., Any]] = {
+    "and": lambda x, y: z3.And(x, y) if isinstance(x, z3.BoolRef) else x and y,
+    "or": lambda x, y: z3.Or(x, y) if isinstance(x, z3.BoolRef) else x or y,
+    "xor": lambda x, y: z3.Xor(x, y) if isinstance(x, z3.BoolRef) else x != y,
+    "not": lambda x: z3.Not(x) if isinstance(x, z3.BoolRef) else not x,
+}
+
 # ``compare`` directions on exact integers.
 _INTEGER_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "EQ": lambda x, y: x == y,
@@ -151,7 +159,8 @@ class ElementwiseOps:
         self, instr: HloInstruction, op: str, shapes: list[ArrayShape], args: tuple
     ) -> Any:
         """``compare`` of two known integers is their comparison (exact: integers are not
-        rounded), a ``pred`` value; ``select`` on such a known ``pred`` picks its operand.
+        rounded), a ``pred`` value; ``and``/``or``/``xor``/``not`` of known ``pred`` values
+        are their connective; ``select`` on such a known ``pred`` picks its operand.
         ``None`` for every other case (the op stays uninterpreted)."""
         if op == "compare" and len(args) == 2 and all(isinstance(a, Number) for a in args):
             kind = shapes[0].element_type.value.kind
@@ -170,6 +179,16 @@ class ElementwiseOps:
             if isinstance(holds, bool):
                 return Number("pred", int(holds))
             return Number("pred", z3.If(holds, 1, 0))
+        if op in _PRED_CONNECTIVES and args and all(isinstance(a, Number) and a.type == "pred" for a in args):
+            values = [a.value for a in args]
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                return Number("pred", int(_PRED_CONNECTIVES[op](*(v == 1 for v in values))))
+            if all(_is_integer_value(v) for v in values):
+                truth = _PRED_CONNECTIVES[op](
+                    *(z3.IntVal(v) == 1 if isinstance(v, int) else v == 1 for v in values)
+                )
+                return Number("pred", z3.If(truth, 1, 0))
+            return None
         if op == "select" and len(args) == 3 and isinstance(args[0], Number) and args[0].type == "pred":
             value = args[0].value
             if isinstance(value, int):
