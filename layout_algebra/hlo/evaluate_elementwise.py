@@ -11,7 +11,7 @@ import z3
 from layout_algebra.hlo.ir import HloInstruction
 from layout_algebra.hlo.opcodes import INERT_ATTRIBUTES
 from layout_algebra.hlo.validity import InvalidHlo
-from layout_algebra.hlo.verify_values import App, Choice, Number, dims_equal, representable
+from layout_algebra.hlo.verify_values import App, Choice, Number, dims_equal, known_truth, representable
 from layout_algebra.model.shapes import ArrayShape
 
 # Elementwise ops whose operands and result all have one element type.
@@ -50,6 +50,15 @@ _EXACT_FLOAT_OPS = frozenset({"maximum", "minimum", "clamp", "select", "negate",
 _ROUNDING_COMMUTES = _EXACT_FLOAT_OPS
 # Binary float ops and their identity elements (Number values).
 _IDENTITIES = {"maximum": "-inf", "minimum": "inf"}
+# At most this many (case of one operand, case of the other) pairs are split to drop an
+# identity: XLA writes a concatenate as the maximum of several -inf pads (concat-decomposer),
+# whose symbolic element has a few hundred cases.
+_MAX_IDENTITY_CASES = 1024
+
+
+class _TooManyCases(Exception):
+    """More possible cases than :data:`_MAX_IDENTITY_CASES`: the identity is not dropped."""
+
 
 # ``pred`` connectives on known truth values: Python bools, or Z3 booleans.
 _PRED_CONNECTIVES: dict[str, Callable[..., Any]] = {
@@ -260,22 +269,53 @@ class ElementwiseOps:
         def leaves(v: Any) -> list[Any]:
             return leaves(v.then) + leaves(v.other) if isinstance(v, Choice) else [v]
 
-        x_leaves, y_leaves = leaves(args[0]), leaves(args[1])
-        if not any(map(is_identity, x_leaves + y_leaves)) or len(x_leaves) * len(y_leaves) > 64:
+        if not any(map(is_identity, leaves(args[0]) + leaves(args[1]))):
             return None
+        # The cases are split along both operands' conditions, and a case whose path of
+        # conditions is unsatisfiable is dropped (the pads of a decomposed concatenate hold
+        # data in disjoint ranges, so most combinations of their cases are impossible).
+        solver = z3.Solver()
+        solver.set("timeout", 200)
+        cases = [0]
+
+        def split(c: Choice, then: Callable[[Any], Any]) -> Any:
+            known = known_truth(c.cond)
+            if known is not None:
+                return then(c.then if known else c.other)
+            results = []
+            for cond, value in ((c.cond, c.then), (z3.Not(c.cond), c.other)):
+                solver.push()
+                solver.add(cond)
+                if solver.check() != z3.unsat:  # unknown: kept, as if possible
+                    results.append(then(value))
+                else:
+                    results.append(None)
+                solver.pop()
+            if results[0] is None or results[1] is None:
+                return results[1] if results[0] is None else results[0]
+            return Choice(c.cond, results[0], results[1])
 
         def combine(x: Any, y: Any) -> Any:
             if isinstance(x, Choice):
-                return Choice(x.cond, combine(x.then, y), combine(x.other, y))
+                return split(x, lambda v: combine(v, y))
             if isinstance(y, Choice):
-                return Choice(y.cond, combine(x, y.then), combine(x, y.other))
+                return split(y, lambda v: combine(x, v))
+            cases[0] += 1
+            if cases[0] > _MAX_IDENTITY_CASES:
+                raise _TooManyCases
             if is_identity(x):
                 return y
             if is_identity(y):
                 return x
             return self.app(op, attributes, result_type, (x, y))
 
-        return combine(*args), frozenset({"exact-ops"})
+        try:
+            value = combine(*args)
+        except _TooManyCases:
+            return None
+        if value is None:  # every case impossible: no element reaches it
+            return None
+        return value, frozenset({"exact-ops"})
 
     def exactly_narrow(self, u: Any, narrow: str, wide: str) -> tuple[Any, frozenset[str]] | None:
         """``v`` with ``u == widen(v)`` exactly (``u`` of type ``wide``, ``v`` of ``narrow``), or None."""

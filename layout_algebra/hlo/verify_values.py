@@ -109,7 +109,7 @@ class SlotBits:
 
 
 # ---------------------------------------------------------------- conditions, both kinds
-def _known(c: Any) -> bool | None:
+def known_truth(c: Any) -> bool | None:
     """A condition's truth value when it is known without solving (a bool, or Z3's true/false)."""
     if isinstance(c, bool):
         return c
@@ -125,7 +125,7 @@ def _connective(conditions: Sequence[Any], absorbing: bool, combine: Callable[..
     is known to be it (False for "and", True for "or"), the identity if none is left."""
     items = []
     for c in conditions:
-        known = _known(c)
+        known = known_truth(c)
         if known is absorbing:
             return absorbing
         if known is None:
