@@ -12,6 +12,7 @@ from layout_algebra.hlo.ir import HloInstruction
 from layout_algebra.hlo.opcodes import INERT_ATTRIBUTES
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.hlo.verify_values import App, Choice, Number, dims_equal, known_truth, representable
+from layout_algebra.model.primitive_types import primitive_type
 from layout_algebra.model.shapes import ArrayShape
 
 # Elementwise ops whose operands and result all have one element type.
@@ -50,6 +51,39 @@ _EXACT_FLOAT_OPS = frozenset({"maximum", "minimum", "clamp", "select", "negate",
 _ROUNDING_COMMUTES = _EXACT_FLOAT_OPS
 # Binary float ops and their identity elements (Number values).
 _IDENTITIES = {"maximum": "-inf", "minimum": "inf"}
+# Binary integer ops whose identity element holds for every operand exactly (two's complement
+# wraps, but ``x + 0``, ``x | 0``, ``x ^ 0``, ``x * 1`` never do): XLA writes an integer
+# concatenate as the sum of zero pads (concat-decomposer).
+_INTEGER_IDENTITIES = frozenset({"add", "or", "xor", "multiply", "maximum", "minimum", "and"})
+
+
+def identity_element(op: str, type_text: str) -> Any:
+    """The identity of the binary ``op`` on ``type_text`` values (a Number value), or None.
+
+    >>> identity_element("maximum", "f32"), identity_element("add", "s32"), identity_element("maximum", "s8")
+    ('-inf', 0, -128)
+    >>> identity_element("and", "u8"), identity_element("and", "pred"), identity_element("add", "f32") is None
+    (255, 1, True)
+    """
+    kind = primitive_type(type_text).value.kind
+    if kind == "float":
+        return _IDENTITIES.get(op)
+    if kind not in ("signed", "unsigned", "pred") or op not in _INTEGER_IDENTITIES:
+        return None
+    bits = primitive_type(type_text).value.bit_width
+    low, high = (
+        (0, 1)
+        if kind == "pred"
+        else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        if kind == "signed"
+        else (0, 2**bits - 1)
+    )
+    if kind == "pred" and op in ("add", "multiply"):
+        return None
+    return {"add": 0, "or": 0, "xor": 0, "multiply": 1, "maximum": low, "minimum": high,
+            "and": 1 if kind == "pred" else -1 if kind == "signed" else high}[op]  # fmt: skip
+
+
 # At most this many (case of one operand, case of the other) pairs are split to drop an
 # identity: XLA writes a concatenate as the maximum of several -inf pads (concat-decomposer),
 # whose symbolic element has a few hundred cases.
@@ -243,7 +277,12 @@ class ElementwiseOps:
                 return product, frozenset({"power-of-two-division"})
         if op == "convert" and (result_type, types[0]) in _WIDENINGS:
             return self.rounded(args[0], result_type, types[0])
-        if op in _IDENTITIES and len(args) == 2 and not mixed and "exact-ops" in self.rules:
+        if (
+            len(args) == 2
+            and not mixed
+            and "exact-ops" in self.rules
+            and identity_element(op, result_type) is not None
+        ):
             return self.identity_dropped(op, attributes, result_type, args)
         # (not TOTALORDER: a conversion may quiet a signaling NaN, which reorders NaN payloads)
         if op == "compare" and len(args) == 2 and types[0] == types[1] and "TOTALORDER" not in attributes:
@@ -259,12 +298,19 @@ class ElementwiseOps:
         self, op: str, attributes: str, result_type: str, args: tuple
     ) -> tuple[Any, frozenset[str]] | None:
         """``maximum(x, -inf)`` is ``x``, ``minimum(x, inf)`` is ``x`` (for every float ``x``,
-        NaN too, up to its payload): where an operand is the op's identity (under the
-        index conditions of pads and selects), the other operand. ``None`` if none is."""
-        identity = _IDENTITIES[op]
+        NaN too, up to its payload), ``x + 0`` is ``x`` for every integer
+        (:func:`identity_element`): where an operand is the op's identity (under the index
+        conditions of pads and selects), the other operand. ``None`` if none is."""
+        identity = identity_element(op, result_type)
 
         def is_identity(v: Any) -> bool:
-            return isinstance(v, Number) and v.type == result_type and v.value == identity
+            # (a Z3 term is never taken for the identity: its value is not known)
+            return (
+                isinstance(v, Number)
+                and v.type == result_type
+                and type(v.value) is type(identity)
+                and v.value == identity
+            )
 
         def leaves(v: Any) -> list[Any]:
             return leaves(v.then) + leaves(v.other) if isinstance(v, Choice) else [v]
@@ -388,7 +434,7 @@ class ElementwiseOps:
                 return None
             args.append(found[0])
             used |= found[1]
-        if op in _IDENTITIES and len(args) == 2:
+        if len(args) == 2 and identity_element(op, narrow) is not None:
             dropped = self.identity_dropped(op, attributes, narrow, tuple(args))
             if dropped is not None:
                 return dropped[0], used
