@@ -8,6 +8,7 @@ from typing import Any
 
 import z3
 
+from layout_algebra.hlo.evaluate_constants import CONSTANT_FOLDING, fold
 from layout_algebra.hlo.ir import HloInstruction
 from layout_algebra.hlo.opcodes import INERT_ATTRIBUTES
 from layout_algebra.hlo.validity import InvalidHlo
@@ -38,6 +39,11 @@ FLOAT_RULES: dict[str, str] = {
     "correctly-rounded",
     "clamp-as-min-max": "clamp(lo, x, hi) as minimum(maximum(x, lo), hi): XLA's definition of clamp "
     "(operation semantics), for every element type, NaNs included as maximum and minimum treat them",
+    "constant-folding": "an elementwise op whose operands are all known numbers is its value: float "
+    "add/subtract/multiply/divide/sqrt correctly rounded (IEEE 754), negate/abs/maximum/minimum/compare exact, "
+    "converts rounded once, integers in two's complement wrapped to their width, shifts as XLA defines them; "
+    "never a NaN, a choice between zeros of different signs, a division by zero or a transcendental op "
+    "(layout_algebra.hlo.evaluate_constants): what XLA's constant folder computes",
     "mixed-precision": "an op with wide float operands and a narrow float result (allow_mixed_precision) "
     "is the op in the operand type followed by a convert (XLA's float normalization)",
 }
@@ -186,6 +192,12 @@ class ElementwiseOps:
             self.sub(scope, instr, k, [] if s.rank == 0 and shape.rank else index)
             for k, s in enumerate(shapes)
         )
+        if CONSTANT_FOLDING in self.rules and all(isinstance(a, Number) for a in args):
+            attrs = {k: v for k, v in instr.attributes.items() if k not in INERT_ATTRIBUTES}
+            folded = fold(op, attrs, result_type, types, [a.value for a in args])
+            if folded is not None:
+                self.used |= {CONSTANT_FOLDING}
+                return Number(result_type, folded)
         exact = self.integer_compare_or_select(instr, op, shapes, args)
         if exact is not None:
             return exact
