@@ -232,11 +232,13 @@ def compare(
     sizes: Mapping[str, int] | None = None,
     trials: int = 4,
     seed: int = 0,
+    max_trials: int | None = None,
 ) -> Comparison:
     """Run ``before`` and ``after`` on the same random parameters; are their roots the same?
 
     See the module docstring for what "the same" means in each ``mode`` and for the number of
-    trials actually run. Raises :class:`InvalidHlo` for invalid modules and
+    trials actually run (``max_trials`` caps it: fewer trials can only miss a difference, never
+    invent one). Raises :class:`InvalidHlo` for invalid modules and
     ``ValueError`` for a bad ``mode``; an op the executor does not interpret gives
     ``same=None`` with the reason.
     """
@@ -247,13 +249,19 @@ def compare(
     for module in (a, b):  # a symbol only bitcasts carry: where they keep their shape sizes
         values = inferred_sizes(module, (), values)
     try:
-        return _compare(a, b, mode, values, trials, seed)
+        return _compare(a, b, mode, values, trials, seed, max_trials)
     except UnsupportedOpError as err:
         return Comparison(None, reason=str(err), sizes=values)
 
 
 def _compare(
-    a: HloModule, b: HloModule, mode: str, sizes: dict[str, int], trials: int, seed: int
+    a: HloModule,
+    b: HloModule,
+    mode: str,
+    sizes: dict[str, int],
+    trials: int,
+    seed: int,
+    max_trials: int | None = None,
 ) -> Comparison:
     for module in (a, b):  # invalid HLO before any answer, as the verifier does
         check_bitcast_sizes(module, sizes)
@@ -288,6 +296,7 @@ def _compare(
     types = _module_types(a, sizes) + _module_types(b, sizes)
     entropy = min((_entropy_bits(s) for s in types), default=16)
     count = max(trials, math.ceil(48 / entropy))
+    count = count if max_trials is None else max(1, min(count, max_trials))
     rng = np.random.default_rng(seed)
     for trial in range(count):
         params = [_random_value(pa[k], rng) for k in sorted(pa)]

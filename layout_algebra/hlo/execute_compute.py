@@ -11,10 +11,11 @@ Arithmetic, where XLA leaves the order open
 -------------------------------------------
 * ``dot`` and ``convolution``: products accumulated **exactly** for integers (int64 with
   wrap-around, then reduced to the result type: the same as wrapping at every step) and in
-  **float64** for floats (the product of two values of at most f32 is exact in float64; the
-  sum adds in a fixed order: contracting index in row-major order, and for a convolution
-  kernel positions in row-major order, then input features), then **rounded once** to the
-  result type (through f32 for types narrower than f32, as XLA accumulates those in f32).
+  **float64** for floats (the product of two values of at most f32 is exact in float64; a dot
+  sums them by float64 matrix multiplication, a convolution kernel position by kernel
+  position in row-major order, input features by ``tensordot``; float64 rounds 2**29 times
+  finer than f32, so the order almost never shows), then **rounded once** to the result
+  type (through f32 for types narrower than f32, as XLA accumulates those in f32).
   ``precision_config`` and ``algorithm`` are not modelled: the exact products are.
 * ``reduce`` / ``reduce-window`` whose computation is exactly ``add`` of its two parameters on
   floats: summed in float64 and rounded once, like a dot (XLA does not fix the order of a
@@ -264,10 +265,8 @@ def _dot(runner: Runner, ins: HloInstruction, operands: Sequence[Value]) -> Valu
 
     x = arrange(exact_values(a, shape, ins), [*lb, *lf, *lc], M, k)
     y = arrange(exact_values(b, shape, ins), [*rb, *rc, *rf], k, N)
-    acc = np.zeros((B, M, N), x.dtype)
     with np.errstate(all="ignore"):
-        for j in range(k):  # contracting index in row-major order
-            acc += x[:, :, j, None] * y[:, None, j, :]
+        acc = np.matmul(x, y) if k else np.zeros((B, M, N), x.dtype)
     bad_a = arrange(~a.defined, [*lb, *lf, *lc], M, k).any(axis=2)
     bad_b = arrange(~b.defined, [*rb, *rc, *rf], k, N).any(axis=1)
     defined = ~(bad_a[:, :, None] | bad_b[:, None, :])
