@@ -14,7 +14,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from layout_algebra.hlo.execute import run
+from layout_algebra.hlo.execute import COMPUTE_OPS, run
+from layout_algebra.hlo.opcodes import EXECUTED_COMPUTE_OPCODES
 from layout_algebra.hlo.parser import parse_module
 from layout_algebra.hlo.pass_cuts import Cuts, Side, called_closure
 
@@ -673,3 +674,31 @@ def test_a_tuple_parameter_takes_a_tuple_of_arrays() -> None:
     )
     out = run(text, [(np.array([1, 2], np.int32), np.array([0.5, 0.25], np.float32))])
     assert out.array.tolist() == [1.5, 2.25]
+
+
+def test_the_opcode_table_names_every_compute_op_the_executor_runs() -> None:
+    assert set(COMPUTE_OPS) == EXECUTED_COMPUTE_OPCODES
+
+
+def test_a_totalorder_comparator_sorts_through_pairwise_comparisons_too() -> None:
+    regions = """
+lt { a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ai = s32[] parameter(2)
+  bi = s32[] parameter(3)
+  c = pred[] compare(a, b), direction=LT, type=TOTALORDER
+  e = pred[] compare(a, b), direction=EQ, type=TOTALORDER
+  i = pred[] compare(ai, bi), direction=LT
+  t = pred[] and(e, i)
+  ROOT r = pred[] or(c, t) }
+"""
+    x = np.array([np.nan, 1.0, 0.0, -0.0, 1.0, -1.0], np.float32)
+    idx = np.arange(6, dtype=np.int32)[::-1].copy()
+    text = module(
+        "x = f32[6]{0} parameter(0)",
+        "i = s32[6]{0} parameter(1)",
+        "s = (f32[6]{0}, s32[6]{0}) sort(x, i), dimensions={0}, to_apply=lt",
+        regions=regions,
+    )
+    values, order = run(text, [x, idx])
+    assert order.array.tolist() == [0, 2, 3, 1, 4, 5]  # -1, -0, 0, then the two 1s by index, NaN
