@@ -702,3 +702,4 @@ lt { a = f32[] parameter(0)
     )
     values, order = run(text, [x, idx])
     assert order.array.tolist() == [0, 2, 3, 1, 4, 5]  # -1, -0, 0, then the two 1s by index, NaN
+    assert np.signbit(values.array[1]) and np.isnan(values.array[5])
