@@ -127,6 +127,8 @@ from typing import Any
 import numpy as np
 import sympy
 
+from layout_algebra.hlo.execute_compute import COMPUTE_SEMANTICS
+from layout_algebra.hlo.execute_gather import INDEXING_SEMANTICS
 from layout_algebra.hlo.execute_ops import (
     MOVEMENT_SEMANTICS,
     ArrayValue,
@@ -401,6 +403,10 @@ def check_bitcast_sizes(module: HloModule, sizes: Mapping[str, int]) -> None:
                 raise InvalidHlo(f"instruction {ins.name!r}: bitcast {problem}")
 
 
+#: The compute ops (dot, convolution, reduce, sort, gather, scatter, ...) and further elementwise ops.
+COMPUTE_OPS = {**COMPUTE_SEMANTICS, **INDEXING_SEMANTICS}
+
+
 class _Runner:
     """Evaluates computations of one module at given sizes."""
 
@@ -416,6 +422,8 @@ class _Runner:
         matches = [i for i in comp.instructions if i.opcode == "parameter" and i.parameter_number == number]
         if not matches:
             raise InvalidHlo(f"computation {comp.name!r} has no parameter({number})")
+        if isinstance(matches[0].shape, TupleShape):  # a tuple of arrays, nested like the shape
+            return self.tuple_value(matches[0], matches[0].shape, array, f"parameter({number})")
         shape = self.shape(matches[0])
         dtype = numpy_dtype(shape.element_type)
         data = np.asarray(array)
@@ -425,6 +433,21 @@ class _Runner:
                 f"{tuple(shape.dimensions)}, got {data.dtype}{list(data.shape)}"
             )
         return ArrayValue(shape, data, np.ones(data.shape, bool))
+
+    def tuple_value(self, ins: HloInstruction, shape: Shape, array: Any, where: str) -> Value:
+        """A tuple-shaped parameter's value from a tuple of logical arrays nested like ``shape``."""
+        if isinstance(shape, TupleShape):
+            if not isinstance(array, (tuple, list)) or len(array) != len(shape.elements):
+                raise InvalidHlo(f"{where} is {shape}: expected a tuple of {len(shape.elements)} arrays")
+            return tuple(
+                self.tuple_value(ins, s, a, f"{where}{{{k}}}")
+                for k, (s, a) in enumerate(zip(shape.elements, array, strict=True))
+            )
+        leaf = array_shape_at(shape, self.sizes, where)
+        data = np.asarray(array)
+        if data.dtype != numpy_dtype(leaf.element_type) or data.shape != tuple(leaf.dimensions):
+            raise InvalidHlo(f"{where} is {leaf}: got a {data.dtype} array of shape {list(data.shape)}")
+        return ArrayValue(leaf, data, np.ones(data.shape, bool))
 
     # ------------------------------------------------------------ evaluation order
     def computation(self, comp: HloComputation, args: Sequence[Value]) -> Value:
@@ -487,6 +510,8 @@ class _Runner:
                     f"instruction {ins.name!r}: {op} calls {called[0]!r}, which the module does not have"
                 ) from None
             return self.computation(body, operands)
+        if op in COMPUTE_OPS:  # dot, reduce, sort, gather...: execute_compute, execute_gather
+            return COMPUTE_OPS[op](self, ins, operands)
         if isinstance(ins.shape, TupleShape):
             raise UnsupportedOpError(
                 op, f"instruction {ins.name!r}: op {op!r} with a tuple result is not supported"

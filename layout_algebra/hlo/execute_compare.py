@@ -79,11 +79,30 @@ def _leaves(shape: Shape, where: str) -> list[Shape]:
     return [shape]
 
 
-def _entry_parameters(module: HloModule, sizes: Mapping[str, int]) -> dict[int, ArrayShape]:
+def _specialized(shape: Shape, sizes: Mapping[str, int], where: str) -> Any:
+    """An array shape at ``sizes``, or a tuple shape with every leaf so (a tuple parameter)."""
+    if isinstance(shape, TupleShape):
+        return TupleShape(tuple(_specialized(s, sizes, where) for s in shape.elements))
+    return array_shape_at(shape, sizes, where)
+
+
+def _random_value(shape: Any, rng: np.random.Generator) -> Any:
+    if isinstance(shape, TupleShape):
+        return tuple(_random_value(s, rng) for s in shape.elements)
+    return random_array(shape, rng)
+
+
+def _logical(shape: Any) -> Any:
+    if isinstance(shape, TupleShape):
+        return tuple(_logical(s) for s in shape.elements)
+    return (shape.element_type, tuple(shape.dimensions))
+
+
+def _entry_parameters(module: HloModule, sizes: Mapping[str, int]) -> dict[int, Any]:
     params = {}
     for ins in module.entry.instructions:
         if ins.opcode == "parameter":
-            params[ins.parameter_number] = array_shape_at(ins.shape, sizes, f"parameter {ins.name!r}")
+            params[ins.parameter_number] = _specialized(ins.shape, sizes, f"parameter {ins.name!r}")
     if sorted(params) != list(range(len(params))):
         raise InvalidHlo(
             f"module {module.name!r}: parameter numbers {sorted(params)} are not 0..{len(params) - 1}"
@@ -213,11 +232,13 @@ def compare(
     sizes: Mapping[str, int] | None = None,
     trials: int = 4,
     seed: int = 0,
+    max_trials: int | None = None,
 ) -> Comparison:
     """Run ``before`` and ``after`` on the same random parameters; are their roots the same?
 
     See the module docstring for what "the same" means in each ``mode`` and for the number of
-    trials actually run. Raises :class:`InvalidHlo` for invalid modules and
+    trials actually run (``max_trials`` caps it: fewer trials can only miss a difference, never
+    invent one). Raises :class:`InvalidHlo` for invalid modules and
     ``ValueError`` for a bad ``mode``; an op the executor does not interpret gives
     ``same=None`` with the reason.
     """
@@ -228,21 +249,24 @@ def compare(
     for module in (a, b):  # a symbol only bitcasts carry: where they keep their shape sizes
         values = inferred_sizes(module, (), values)
     try:
-        return _compare(a, b, mode, values, trials, seed)
+        return _compare(a, b, mode, values, trials, seed, max_trials)
     except UnsupportedOpError as err:
         return Comparison(None, reason=str(err), sizes=values)
 
 
 def _compare(
-    a: HloModule, b: HloModule, mode: str, sizes: dict[str, int], trials: int, seed: int
+    a: HloModule,
+    b: HloModule,
+    mode: str,
+    sizes: dict[str, int],
+    trials: int,
+    seed: int,
+    max_trials: int | None = None,
 ) -> Comparison:
     for module in (a, b):  # invalid HLO before any answer, as the verifier does
         check_bitcast_sizes(module, sizes)
     pa, pb = _entry_parameters(a, sizes), _entry_parameters(b, sizes)
-    if len(pa) != len(pb) or any(
-        pa[k].element_type != pb[k].element_type or tuple(pa[k].dimensions) != tuple(pb[k].dimensions)
-        for k in pa
-    ):
+    if len(pa) != len(pb) or any(_logical(pa[k]) != _logical(pb[k]) for k in pa):
         raise InvalidHlo(
             f"the modules take different parameters: {[str(pa[k]) for k in sorted(pa)]} before, "
             f"{[str(pb[k]) for k in sorted(pb)]} after"
@@ -272,9 +296,10 @@ def _compare(
     types = _module_types(a, sizes) + _module_types(b, sizes)
     entropy = min((_entropy_bits(s) for s in types), default=16)
     count = max(trials, math.ceil(48 / entropy))
+    count = count if max_trials is None else max(1, min(count, max_trials))
     rng = np.random.default_rng(seed)
     for trial in range(count):
-        params = [random_array(pa[k], rng) for k in sorted(pa)]
+        params = [_random_value(pa[k], rng) for k in sorted(pa)]
         out_a = run(a, params, sizes=sizes, junk=rng)
         out_b = run(b, params, sizes=sizes, junk=rng)
         flat_a, flat_b = _flatten(out_a), _flatten(out_b)

@@ -564,10 +564,14 @@ def _compare_op(ins: HloInstruction, shape: ArrayShape, operands: list[ArrayValu
             f"instruction {ins.name!r}: compare needs direction=EQ|NE|LT|LE|GT|GE, got {direction!r}"
         )
     kind = ins.attributes.get("type", "").strip()
-    if kind not in ("", "FLOAT", "SIGNED", "UNSIGNED"):
+    if kind not in ("", "FLOAT", "SIGNED", "UNSIGNED", "TOTALORDER"):
         raise UnsupportedOpError("compare", f"instruction {ins.name!r}: compare type={kind}")
     if type_kind(shape) != "pred" or a.shape.element_type != b.shape.element_type:
         raise InvalidHlo(f"instruction {ins.name!r}: compare of {a.shape} and {b.shape} into {shape}")
+    if kind == "TOTALORDER" and type_kind(a.shape) == "float":  # -NaN < -inf < -0 < +0 < inf < NaN
+        from layout_algebra.hlo.execute_math import total_order_key
+
+        return np.asarray(_COMPARE[direction](total_order_key(a.data), total_order_key(b.data)))
     return np.asarray(_COMPARE[direction](_values(a), _values(b)))
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "ALIASING_OPCODES",
     "AUDITED_MOVEMENT_OPCODES",
     "ELEMENTWISE_OPCODES",
+    "EXECUTED_COMPUTE_OPCODES",
     "EXECUTED_ELEMENTWISE_OPCODES",
     "EXECUTED_OPCODES",
     "INERT_ATTRIBUTES",
@@ -106,8 +107,16 @@ EXECUTED_ELEMENTWISE_OPCODES = frozenset(
     "clamp select shift-left shift-right-arithmetic shift-right-logical".split()
 )
 
+#: The compute ops and further elementwise ops the executor runs by XLA's semantics
+#: (``execute_compute``, ``execute_gather``, ``execute_math``).
+EXECUTED_COMPUTE_OPCODES = frozenset(
+    "dot convolution reduce reduce-window select-and-scatter sort map gather scatter round-nearest-even "
+    "round-nearest-afz power atan2 count-leading-zeros popcnt is-finite reduce-precision cbrt tan logistic "
+    "erf".split()
+)
+
 #: Every opcode the executor runs.
-EXECUTED_OPCODES = frozenset({*MOVEMENT_OPCODES, *EXECUTED_ELEMENTWISE_OPCODES})
+EXECUTED_OPCODES = frozenset({*MOVEMENT_OPCODES, *EXECUTED_ELEMENTWISE_OPCODES, *EXECUTED_COMPUTE_OPCODES})
 
 #: Ops whose result is storage defined by another instruction (never counted as buffers).
 ALIASING_OPCODES = frozenset(

@@ -31,7 +31,7 @@ True
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,7 @@ __all__ = [
     "ConeKeys",
     "Cuts",
     "Side",
+    "called_closure",
     "cone_key",
     "cone_names",
     "decide_equal",
@@ -206,7 +207,50 @@ class Cuts:
         instructions = [*extra, *keep]
         instructions[-1] = dataclasses.replace(instructions[-1], is_root=True)
         entry = HloComputation(side.module.entry.name, tuple(instructions), is_entry=True)
-        return HloModule(side.module.name, (entry,), entry)
+        called = called_closure(side.module, instructions)  # what map, reduce, sort... apply
+        return HloModule(side.module.name, (*called, entry), entry)
+
+
+def _callees(instr: HloInstruction) -> tuple[str, ...]:
+    """The computations ``instr`` calls (``select=``/``scatter=`` of select-and-scatter too)."""
+    extra = tuple(
+        instr.attributes[k].strip().lstrip("%") for k in ("select", "scatter") if k in instr.attributes
+    )
+    return (*instr.called_computations, *extra)
+
+
+def called_closure(module: HloModule, instructions: Sequence[HloInstruction]) -> list[HloComputation]:
+    """Every computation of ``module`` that ``instructions`` call, transitively, callees first.
+
+    >>> from layout_algebra.hlo.parser import parse_module
+    >>> m = parse_module('''HloModule m
+    ... add { a = f32[] parameter(0)
+    ...   b = f32[] parameter(1)
+    ...   ROOT s = f32[] add(a, b) }
+    ... ENTRY e { p = f32[4]{0} parameter(0)
+    ...   z = f32[] constant(0)
+    ...   ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add }''')
+    >>> [c.name for c in called_closure(m, m.entry.instructions)]
+    ['add']
+    """
+    known = {c.name for c in module.computations}
+    order: list[str] = []
+    seen: set[str] = set()
+    stack = [(name, False) for i in instructions for name in _callees(i) if name in known]
+    while stack:
+        name, done = stack.pop()
+        if done:
+            order.append(name)
+            continue
+        if name in seen:
+            continue
+        seen.add(name)
+        stack.append((name, True))
+        body = module.computation(name)
+        stack.extend(
+            (n, False) for i in body.instructions for n in _callees(i) if n in known and n not in seen
+        )
+    return [module.computation(n) for n in order]
 
 
 class ConeKeys:

@@ -40,7 +40,11 @@ A proof may rest on named assumptions (:data:`ASSUMPTIONS`: the verifier's float
 ``PassResult.assumptions`` lists those it used.
 
 A refutation is reported only when its element is confirmed by evaluation and does not
-depend on the value of a cut point; otherwise the answer is ``unknown`` with the element.
+depend on the value of a cut point. When it does (the verifier's difference reaches the root
+only through a cut ``dot``, ``reduce``...), or when the operands of a cut candidate were
+refuted, both *whole* modules are run by the NumPy executor with the real ops
+(:mod:`~layout_algebra.hlo.pass_execution`): a root element that differs there is a
+refutation (its counterexample records the execution); otherwise the answer is ``unknown``.
 
 A pass that moves a transpose into a ``dot``'s dimension numbers:
 
@@ -98,6 +102,7 @@ from layout_algebra.hlo.pass_cuts import (
     no_counterpart,
     signature,
 )
+from layout_algebra.hlo.pass_execution import whole_module_difference, whole_module_text
 from layout_algebra.hlo.pass_interface import (
     interface_change,
     invalid_bitcast,
@@ -388,6 +393,7 @@ def _validate_modules(
     for name in a.opaque:
         by_signature.setdefault(signature(a, a.by_name[name]), []).append(name)
     reasons: list[str] = []
+    operand_refuted = False  # an operand comparison of a cut candidate was refuted
     b_cone = cone_names(b, b.root)
     for b_name in b.opaque:
         b_instr = b.by_name[b_name]
@@ -407,6 +413,7 @@ def _validate_modules(
                 status, result = decide_equal(cuts, ao.name, bo.name, "logical", timeout_ms)
                 if status != "proved":
                     ok = False
+                    operand_refuted = operand_refuted or status == "refuted"
                     why = result if isinstance(result, str) else (result.reason or result.status)
                     failures.append(f"{a_name}: operand {ao.name} vs {bo.name}: {status} ({str(why)[:200]})")
                     break
@@ -423,6 +430,11 @@ def _validate_modules(
         if (matched in a.as_dot) != (b_name in b.as_dot):  # a convolution paired with a dot
             used.add(CONVOLUTION_AS_DOT)
     if reasons:
+        if operand_refuted:  # a difference before a cut op: does it reach the root? Run both.
+            whole = whole_module_difference(a_mod, b_mod, mode)
+            if isinstance(whole, dict):
+                return answer("refuted", "", whole, len(cuts.pairs))
+            reasons[0] += f" ({whole_module_text(whole)})"
         return answer("unknown", precision_changes(a, b) + reasons[0], cuts=len(cuts.pairs))
     status, result = decide_equal(cuts, a.root, b.root, mode, timeout_ms)
     if status == "proved":
@@ -437,10 +449,13 @@ def _validate_modules(
         if touched:
             names = {v: k for k, v in cuts.number.items()}
             ops = ", ".join(f"{a.by_name[names[n]].opcode} {names[n]}" for n in touched)
+            whole = whole_module_difference(a_mod, b_mod, mode, cex.get("sizes") or None)
+            if isinstance(whole, dict):  # the real ops carry the difference to the root
+                return answer("refuted", "", {**whole, "verifier": cex}, len(cuts.pairs))
             return answer(
                 "unknown",
                 f"the roots differ at element {cex.get('element')} unless outputs of {ops} coincide "
-                f"(before: {cex.get('before')}; after: {cex.get('after')}); not re-checked with the real ops",
+                f"(before: {cex.get('before')}; after: {cex.get('after')}); {whole_module_text(whole)}",
                 cex,
                 len(cuts.pairs),
             )
