@@ -1,0 +1,451 @@
+"""The canonical forms of pass validation (layout_algebra.hlo.pass_forms) against oracles
+written here from XLA's operation semantics, and pairs of modules a pass rewrote in
+another form: proved, while mutants (a swapped comparator, a wrong key constant, a wrong
+k, a non-identity initial value, a wider window) never are."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import struct
+
+import numpy as np
+import pytest
+
+from layout_algebra.hlo.parser import parse_module
+from layout_algebra.hlo.pass_canonical import Builder
+from layout_algebra.hlo.pass_cuts import Side
+from layout_algebra.hlo.pass_forms import (
+    TOPK_DECOMPOSITION,
+    total_order_key,
+    unit_convolution_as_dot,
+    unit_reduce_as_reshape,
+)
+from layout_algebra.hlo.passes import ASSUMPTIONS, validate_pair
+
+
+# ------------------------------------------------------------------------ total order
+def _ieee_total_order_less(x: int, y: int) -> bool:
+    """IEEE 754 totalOrder(x, y) and x != y for binary32 bit patterns, from its definition:
+    a negative sign orders first; among positives a larger magnitude (exponent, then
+    significand, then NaNs above infinity) is larger, among negatives smaller."""
+    sx, sy = x >> 31, y >> 31
+    mx, my = x & 0x7FFFFFFF, y & 0x7FFFFFFF
+    if sx != sy:
+        return sx > sy
+    return mx > my if sx else mx < my
+
+
+def _adversarial_bits(rng: random.Random, n: int) -> list[int]:
+    special = [
+        0x00000000,  # +0
+        0x80000000,  # -0
+        0x7F800000,  # +inf
+        0xFF800000,  # -inf
+        0x7FC00000,  # quiet NaN
+        0xFFC00000,  # negative quiet NaN
+        0x7F800001,  # signaling NaN
+        0xFFFFFFFF,  # negative NaN, full payload
+        0x00000001,  # smallest denormal
+        0x80000001,
+        0x7F7FFFFF,  # largest finite
+        0xFF7FFFFF,
+    ]
+    return special + [rng.getrandbits(32) for _ in range(n)]
+
+
+def test_the_total_order_key_orders_floats_as_ieee_total_order() -> None:
+    rng = random.Random(3)
+    bits = _adversarial_bits(rng, 120)
+    for x, y in itertools.product(bits, repeat=2):
+        assert (total_order_key(x, 32) < total_order_key(y, 32)) == _ieee_total_order_less(x, y), (
+            hex(x),
+            hex(y),
+        )
+
+
+def test_the_total_order_key_agrees_with_numeric_order_on_numbers() -> None:
+    values = np.random.default_rng(5).standard_normal(200).astype(np.float32) * 1e3
+    values = np.concatenate([values, np.float32([0.0, -0.0, np.inf, -np.inf, 1e-45, -1e-45])])
+    keys = [total_order_key(struct.unpack("<I", struct.pack("<f", float(v)))[0], 32) for v in values]
+    for (a, ka), (b, kb) in itertools.product(zip(values, keys, strict=True), repeat=2):
+        if a != b:
+            assert (ka < kb) == (a < b)
+        else:  # -0 < +0 in the total order
+            assert (ka < kb) == (np.signbit(a) and not np.signbit(b))
+
+
+_SORT = """HloModule m
+ENTRY e {{
+  x = f32[4,16]{{1,0}} parameter(0)
+  i = s32[4,16]{{1,0}} iota(), iota_dimension=1
+  s = (f32[4,16]{{1,0}}, s32[4,16]{{1,0}}) sort(x, i), dimensions={{1}}, is_stable=true, to_apply=cmp
+  ROOT g = s32[4,16]{{1,0}} get-tuple-element(s), index=1
+}}
+cmp {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+{body}
+}}"""
+_TOTAL = "  ROOT r = pred[] compare(a, b), direction=GT, type=TOTALORDER"
+_EXPANDED = """  zero = s32[] constant(0)
+  max = s32[] constant({max})
+  ba = s32[] {cast}(a)
+  na = pred[] compare(ba, zero), direction=LT
+  xa = s32[] xor(max, ba)
+  ka = s32[] select(na, xa, ba)
+  bb = s32[] {cast}(b)
+  nb = pred[] compare(bb, zero), direction=LT
+  xb = s32[] xor(max, bb)
+  kb = s32[] select(nb, xb, bb)
+  ROOT r = pred[] compare(ka, kb), direction={direction}"""
+
+
+def _expanded(direction: str = "GT", max_value: int = 2147483647, cast: str = "bitcast-convert") -> str:
+    return _SORT.format(body=_EXPANDED.format(max=max_value, direction=direction, cast=cast))
+
+
+@pytest.mark.parametrize("cast", ["bitcast-convert", "bitcast"])
+def test_comparison_expanders_integer_keys_pair_with_the_total_order_comparison(cast: str) -> None:
+    before = _SORT.format(body=_TOTAL)
+    r = validate_pair(before, _expanded(cast=cast), mode="logical")
+    assert r.status == "proved", r.reason
+
+
+@pytest.mark.parametrize(
+    "mutant",
+    [_expanded(direction="LT"), _expanded(max_value=2147483646), _expanded(direction="GE")],
+    ids=["swapped-direction", "wrong-constant", "non-strict"],
+)
+def test_a_wrong_integer_key_comparator_is_not_proved(mutant: str) -> None:
+    r = validate_pair(_SORT.format(body=_TOTAL), mutant, mode="logical")
+    assert r.status != "proved"
+
+
+def test_a_subtract_key_of_an_older_comparison_expander_is_read_as_the_xor_key() -> None:
+    subtract = _EXPANDED.replace(
+        "  xa = s32[] xor(max, ba)",
+        "  ua = u32[] bitcast-convert(a)\n  sa = u32[] subtract(mu, ua)\n  xa = s32[] bitcast-convert(sa)",
+    ).replace("  max = s32[] constant({max})", "  max = s32[] constant({max})\n  mu = u32[] convert(max)")
+    text = _SORT.format(body=subtract.format(max=2147483647, direction="GT", cast="bitcast-convert"))
+    assert validate_pair(_SORT.format(body=_TOTAL), text, mode="logical").status == "proved"
+    # -x as unsigned for x < 0 is max - x + 1, not the key: the same shape with the wrong sign fails
+    wrong = text.replace("subtract(mu, ua)", "subtract(ua, mu)")
+    assert validate_pair(_SORT.format(body=_TOTAL), wrong, mode="logical").status != "proved"
+
+
+# ------------------------------------------------------------------------ reduce over size-1 dims
+_REDUCE = """HloModule m
+ENTRY e {{
+  p = {t}[4,1,3]{{2,1,0}} parameter(0)
+  z = {t}[] constant({init})
+  ROOT r = {t}[4,3]{{1,0}} reduce(p, z), dimensions={{1}}, to_apply=f
+}}
+f {{
+  a = {t}[] parameter(0)
+  b = {t}[] parameter(1)
+  ROOT s = {t}[] {op}(a, b)
+}}"""
+_RESHAPE = """HloModule m
+ENTRY e {{
+  p = {t}[4,1,3]{{2,1,0}} parameter(0)
+  ROOT r = {t}[4,3]{{1,0}} reshape(p)
+}}"""
+
+_FLOATS = np.float32([0.0, -0.0, 1.5, -2.25, np.inf, -np.inf, np.nan, 1e-45, -3e38])
+_NUMPY = {"add": np.add, "maximum": np.maximum, "minimum": np.minimum, "multiply": np.multiply}
+
+
+@pytest.mark.parametrize("op", ["add", "maximum", "minimum", "multiply"])
+@pytest.mark.parametrize("init", ["-0", "0", "inf", "-inf", "1", "-1"])
+def test_a_float_reduce_over_a_unit_dimension_is_a_reshape_only_from_the_identity(op: str, init: str) -> None:
+    module = parse_module(_REDUCE.format(t="f32", init=init, op=op))
+    by_name = {i.name: i for i in module.entry.instructions}
+    read = unit_reduce_as_reshape(module, by_name, by_name["r"]).opcode == "reshape"
+    start = np.float32(float(init))
+    identity = all(  # f(init, x) is x, bit for bit (NaN: a NaN)
+        (np.isnan(x) and np.isnan(_NUMPY[op](start, x)))
+        or np.float32(_NUMPY[op](start, x)).tobytes() == np.float32(x).tobytes()
+        for x in _FLOATS
+    )
+    assert not read or identity  # never read so without being the identity
+    if read:
+        r = validate_pair(_RESHAPE.format(t="f32"), _REDUCE.format(t="f32", init=init, op=op), mode="logical")
+        assert r.status == "proved", r.reason
+    else:
+        r = validate_pair(_RESHAPE.format(t="f32"), _REDUCE.format(t="f32", init=init, op=op), mode="logical")
+        assert r.status != "proved"
+    if (op, init) in (("add", "-0"), ("maximum", "-inf"), ("minimum", "inf")):
+        assert read
+
+
+@pytest.mark.parametrize("op", ["add", "maximum", "minimum"])
+@pytest.mark.parametrize("init", ["0", "1", "-2147483648", "2147483647"])
+def test_an_integer_reduce_over_a_unit_dimension_is_a_reshape_only_from_the_identity(
+    op: str, init: str
+) -> None:
+    module = parse_module(_REDUCE.format(t="s32", init=init, op=op))
+    by_name = {i.name: i for i in module.entry.instructions}
+    read = unit_reduce_as_reshape(module, by_name, by_name["r"]).opcode == "reshape"
+    xs = np.int32([0, 1, -1, 2147483647, -2147483648, 77])
+    identity = all(int(_NUMPY[op](np.int64(init), np.int64(x))) == int(x) for x in xs)
+    assert read == identity
+
+
+def test_a_reduce_over_a_dimension_longer_than_one_is_not_a_reshape() -> None:
+    text = _REDUCE.format(t="f32", init="-0", op="add").replace("[4,1,3]", "[4,2,3]")
+    module = parse_module(text)
+    by_name = {i.name: i for i in module.entry.instructions}
+    assert unit_reduce_as_reshape(module, by_name, by_name["r"]).opcode == "reduce"
+
+
+# ------------------------------------------------------------------------ unit convolution
+def _reference_convolution(lhs, rhs, labels: tuple[str, str, str], stride: list[int], pad: list[int]):
+    """XLA's convolution (no dilation, no groups) from its definition, any dimension labels:
+    out[o.., b, f] = sum over kernel positions k.. and input features i of
+    lhs[b, i, o*stride - pad + k] x rhs[k.., i, f], positions outside the input contributing nothing."""
+    lhs_l, rhs_l, out_l = labels
+    spatial = sorted(c for c in lhs_l if c.isdigit())
+    lhs = np.moveaxis(lhs, [lhs_l.index(c) for c in ["b", "f", *spatial]], list(range(lhs.ndim)))
+    rhs = np.moveaxis(rhs, [rhs_l.index(c) for c in ["i", "o", *spatial]], list(range(rhs.ndim)))
+    in_sizes, k_sizes = lhs.shape[2:], rhs.shape[2:]
+    out_sizes = [(n + 2 * p - k) // s + 1 for n, p, k, s in zip(in_sizes, pad, k_sizes, stride, strict=True)]
+    out = np.zeros((lhs.shape[0], rhs.shape[1], *out_sizes), dtype=np.int64)
+    for o in itertools.product(*map(range, out_sizes)):
+        for k in itertools.product(*map(range, k_sizes)):
+            pos = [oi * s - p + ki for oi, s, p, ki in zip(o, stride, pad, k, strict=True)]
+            if all(0 <= q < n for q, n in zip(pos, in_sizes, strict=True)):
+                out[(slice(None), slice(None), *o)] += (
+                    lhs[(slice(None), slice(None), *pos)] @ rhs[(slice(None), slice(None), *k)]
+                )
+    # out is (b, f, spatial..): to the output labels
+    order = ["b", "f", *spatial]
+    return np.moveaxis(out, list(range(out.ndim)), [out_l.index(c) for c in order])
+
+
+def _s32(dims) -> str:
+    return f"s32[{','.join(map(str, dims))}]{{{','.join(str(d) for d in reversed(range(len(dims))))}}}"
+
+
+def _run_emitted(emitted, values: dict):
+    """The reshape / dot / transpose instructions the form emits, run from XLA's semantics."""
+    for instr in emitted:
+        ops = [values[o.name] for o in instr.operands]
+        if instr.opcode == "reshape":
+            values[instr.name] = ops[0].reshape(instr.shape.dimensions)
+        elif instr.opcode == "transpose":
+            values[instr.name] = np.transpose(ops[0], instr.dimensions)
+        elif instr.opcode == "dot":
+            lc = int(instr.attributes["lhs_contracting_dims"].strip("{}"))
+            rc = int(instr.attributes["rhs_contracting_dims"].strip("{}"))
+            assert "lhs_batch_dims" not in instr.attributes
+            values[instr.name] = np.tensordot(ops[0], ops[1], axes=([lc], [rc]))
+        else:
+            raise AssertionError(instr.opcode)
+    return values[emitted[-1].name]
+
+
+def test_a_unit_window_convolution_is_read_as_a_dot_exactly_when_the_oracle_agrees() -> None:
+    """400 random convolutions (0 to 2 spatial dimensions, random dimension labels, windows of
+    size 1 or 2, strides 1 or 2, padding 0 or 1): read as a dot only when the dot (run from the
+    emitted instructions) equals the reference convolution, and always read so when every
+    window is one element."""
+    rng = random.Random(11)
+    data = np.random.default_rng(11)
+    read_count = 0
+    for _ in range(400):
+        n = rng.randint(0, 2)
+        spatial = [str(d) for d in range(n)]
+        lhs_l = "".join(rng.sample(["b", "f", *spatial], n + 2))
+        rhs_l = "".join(rng.sample(["i", "o", *spatial], n + 2))
+        out_l = "".join(rng.sample(["b", "f", *spatial], n + 2))
+        unit = rng.random() < 0.5
+        size = [1 if unit else rng.randint(1, 2) for _ in spatial]
+        stride = [1 if unit else rng.randint(1, 2) for _ in spatial]
+        pad = [0 if unit else rng.randint(0, 1) for _ in spatial]
+        sizes = {"b": rng.randint(1, 3), "f": rng.randint(1, 3), "o": rng.randint(1, 3)}
+        in_sizes = {c: rng.randint(2, 4) for c in spatial}
+        lhs_dims = [sizes["b"] if c == "b" else sizes["f"] if c == "f" else in_sizes[c] for c in lhs_l]
+        rhs_dims = [sizes["f"] if c == "i" else sizes["o"] if c == "o" else size[int(c)] for c in rhs_l]
+        lhs = data.integers(-5, 6, lhs_dims)
+        rhs = data.integers(-5, 6, rhs_dims)
+        expected = _reference_convolution(lhs, rhs, (lhs_l, rhs_l, out_l), stride, pad)
+        window = ""
+        if spatial:
+            fields = ["size=" + "x".join(map(str, size))]
+            if any(s != 1 for s in stride):
+                fields.append("stride=" + "x".join(map(str, stride)))
+            if any(pad):
+                fields.append("pad=" + "x".join(f"{p}_{p}" for p in pad))
+            window = f"window={{{' '.join(fields)}}}, "
+        text = f"""HloModule m
+ENTRY e {{
+  l = {_s32(lhs_dims)} parameter(0)
+  r = {_s32(rhs_dims)} parameter(1)
+  ROOT c = {_s32(expected.shape)} convolution(l, r), {window}dim_labels={lhs_l}_{rhs_l}->{out_l}
+}}"""
+        module = parse_module(text)
+        builder = Builder()
+        for instr in module.entry.instructions[:2]:
+            builder.emit(instr)
+        emitted = unit_convolution_as_dot(builder, module.entry.instructions[2])
+        if unit:
+            assert emitted is not None, text
+        if emitted is None:
+            continue
+        read_count += 1
+        got = _run_emitted([*builder.instructions[2:], *emitted], {"l": lhs, "r": rhs})
+        assert got.shape == expected.shape and np.array_equal(got, expected), text
+    assert read_count >= 150
+
+
+def test_a_unit_convolution_pairs_with_the_dot_it_replaced_and_a_strided_one_does_not() -> None:
+    dot = """HloModule m
+ENTRY e {
+  a = f32[4,6,8]{2,1,0} parameter(0)
+  w = f32[8,5]{1,0} parameter(1)
+  ROOT d = f32[4,6,5]{2,1,0} dot(a, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+}"""
+    conv = """HloModule m
+ENTRY e {
+  a = f32[4,6,8]{2,1,0} parameter(0)
+  w = f32[8,5]{1,0} parameter(1)
+  k = f32[8,5,1]{2,1,0} reshape(w)
+  ROOT d = f32[4,6,5]{2,1,0} convolution(a, k), window={size=1}, dim_labels=0bf_io0->0bf
+}"""
+    r = validate_pair(dot, conv, mode="logical")
+    assert r.status == "proved" and r.assumptions == ("convolution-as-dot",), r.reason
+    strided = conv.replace("window={size=1}", "window={size=1 stride=2}").replace(
+        "ROOT d = f32[4,6,5]", "ROOT d = f32[2,6,5]"
+    )
+    assert (
+        validate_pair(
+            dot.replace("f32[4,6,5]{2,1,0} dot", "f32[2,6,5]{2,1,0} dot"), strided, mode="logical"
+        ).status
+        != "proved"
+    )
+
+
+# ------------------------------------------------------------------------ top-k
+_TOPK_OP = """HloModule m
+ENTRY e {{
+  x = f32[3,{n}]{{1,0}} parameter(0)
+  t = (f32[3,{k}]{{1,0}}, s32[3,{k}]{{1,0}}) topk(x), k={k}, largest={largest}
+  ROOT g = s32[3,{k}]{{1,0}} get-tuple-element(t), index=1
+}}"""
+_DECOMPOSED = """HloModule m
+ENTRY e {{
+  x = f32[3,{n}]{{1,0}} parameter(0)
+  i = s32[3,{n}]{{1,0}} iota(), iota_dimension=1
+  s = (f32[3,{n}]{{1,0}}, s32[3,{n}]{{1,0}}) sort(x, i), dimensions={{1}}, is_stable={stable}, to_apply=cmp
+  v = s32[3,{n}]{{1,0}} get-tuple-element(s), index=1
+  ROOT g = s32[3,{k}]{{1,0}} slice(v), slice={{[0:3], [0:{k}]}}
+}}
+cmp {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction={direction}, type=TOTALORDER
+}}"""
+_CUSTOM_CALL = """HloModule m
+ENTRY e {{
+  x = f32[3,{n}]{{1,0}} parameter(0)
+  t = (f32[3,{k}]{{1,0}}, s32[3,{k}]{{1,0}}) custom-call(x), custom_call_target="TopK", called_computations={{cmp}}
+  ROOT g = s32[3,{k}]{{1,0}} get-tuple-element(t), index=1
+}}
+cmp {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction={direction}, type=TOTALORDER
+}}"""
+
+
+def test_the_topk_decomposition_is_a_named_assumption() -> None:
+    assert TOPK_DECOMPOSITION in ASSUMPTIONS and "stable sort" in ASSUMPTIONS[TOPK_DECOMPOSITION]
+
+
+@pytest.mark.parametrize("largest,direction", [("true", "GT"), ("false", "LT")])
+def test_the_topk_op_pairs_with_its_decomposition(largest: str, direction: str) -> None:
+    before = _TOPK_OP.format(n=8, k=3, largest=largest)
+    after = _DECOMPOSED.format(n=8, k=3, stable="true", direction=direction)
+    r = validate_pair(before, after, mode="logical")
+    assert r.status == "proved" and TOPK_DECOMPOSITION in r.assumptions, r.reason
+
+
+@pytest.mark.parametrize(
+    "mutant",
+    [
+        _DECOMPOSED.format(n=8, k=3, stable="true", direction="LT"),  # swapped comparator
+        _DECOMPOSED.format(n=8, k=3, stable="false", direction="GT"),  # unstable: ties reorder
+        _DECOMPOSED.format(n=8, k=3, stable="true", direction="GT").replace("[0:3], [0:3]", "[0:3], [1:4]"),
+    ],
+    ids=["swapped-comparator", "unstable", "shifted-slice"],
+)
+def test_a_wrong_topk_decomposition_is_not_proved(mutant: str) -> None:
+    r = validate_pair(_TOPK_OP.format(n=8, k=3, largest="true"), mutant, mode="logical")
+    assert r.status != "proved"
+
+
+def test_a_topk_op_with_another_k_does_not_pair() -> None:
+    before = _TOPK_OP.format(n=8, k=4, largest="true")
+    after = _DECOMPOSED.format(n=8, k=4, stable="true", direction="GT")
+    assert validate_pair(before, after, mode="logical").status == "proved"
+    wrong = before.replace("k=4, largest", "k=3, largest")  # the attribute disagrees with the shape
+    assert validate_pair(wrong, after, mode="logical").status != "proved"
+
+
+def test_the_topk_custom_call_pairs_with_the_sort_it_replaced() -> None:
+    before = _DECOMPOSED.format(n=8, k=3, stable="true", direction="GT")
+    after = _CUSTOM_CALL.format(n=8, k=3, direction="GT")
+    r = validate_pair(before, after, mode="logical")
+    assert r.status == "proved" and TOPK_DECOMPOSITION in r.assumptions, r.reason
+    wrong = _CUSTOM_CALL.format(n=8, k=3, direction="LT")
+    assert validate_pair(before, wrong, mode="logical").status != "proved"
+
+
+def _run_topk_form(side: Side, x: np.ndarray) -> np.ndarray:
+    """The form's iota / sort / get-tuple-element / slice / tuple ops, run from XLA's semantics
+    (a stable sort by the comparator compare(p0, p1) GT TOTALORDER)."""
+    values: dict = {"x": x}
+    for instr in side.builder.instructions:
+        ops = [values.get(o.name) for o in instr.operands]
+        if instr.opcode == "parameter":
+            continue
+        if instr.opcode == "iota":
+            d = int(instr.attributes["iota_dimension"])
+            shape = instr.shape.dimensions
+            values[instr.name] = np.indices(shape)[d]
+        elif instr.opcode == "sort":
+            comparator = side.module.computation(instr.to_apply)
+            assert comparator.root.attributes["direction"] == "GT"
+            rows = []
+            for row, idx in zip(ops[0], ops[1], strict=True):
+                order = sorted(range(len(row)), key=lambda j, row=row: -row[j])  # stable, descending
+                rows.append((row[order], idx[order]))
+            values[instr.name] = (np.array([r[0] for r in rows]), np.array([r[1] for r in rows]))
+        elif instr.opcode == "get-tuple-element":
+            values[instr.name] = ops[0][instr.index]
+        elif instr.opcode == "slice":
+            values[instr.name] = ops[0][tuple(slice(d.start, d.limit, d.stride) for d in instr.slice)]
+        elif instr.opcode == "tuple":
+            values[instr.name] = tuple(ops)
+    return values[side.root]
+
+
+def test_the_topk_form_computes_the_top_k_with_ties_broken_by_index() -> None:
+    """The form of the topk op, run, against top-k by brute force (the k largest per row,
+    equal values in index order, as jax.lax.top_k documents) on rows with many ties."""
+    data = np.random.default_rng(2)
+    for k in (1, 3, 8):
+        side = Side.of(parse_module(_TOPK_OP.format(n=8, k=k, largest="true")))
+        for _ in range(20):
+            x = data.integers(0, 4, (3, 8)).astype(np.float32)
+            got = _run_topk_form(side, x)
+            for row, idx in zip(x, got, strict=True):
+                expected = sorted(range(8), key=lambda j, row=row: (-row[j], j))[:k]
+                assert list(idx) == expected
