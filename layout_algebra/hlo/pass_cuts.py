@@ -78,7 +78,7 @@ class Side:
     #: convolutions read as dots (CONVOLUTION_AS_DOT)
     as_dot: frozenset[str] = frozenset()
     #: ops that stand for another op under a named assumption (pass_forms.expand)
-    assumed: dict[str, str] = field(default_factory=dict)
+    assumed: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: the keys of called computations, by (name, with layouts), computed once per module
     attribute_keys: dict[tuple[str, bool], str] = field(default_factory=dict)
 
@@ -89,7 +89,7 @@ class Side:
         instructions = list(builder.instructions)
         builder.instructions = []
         as_dot: set[str] = set()
-        assumed: dict[str, str] = {}
+        assumed: dict[str, tuple[str, str]] = {}
         added: list[HloComputation] = []
         defined = {i.name: i for i in instructions}
         for original in instructions:

@@ -60,7 +60,9 @@ from layout_algebra.model.syntax import parse_shape
 __all__ = [
     "TOPK_DECOMPOSITION",
     "Expansion",
+    "assumptions_of_pair",
     "expand",
+    "gather_simple_form",
     "normal_comparators",
     "total_order_key",
     "unit_convolution_as_dot",
@@ -288,7 +290,8 @@ def unit_reduce_as_reshape(
 # ------------------------------------------------------------------------ convolution
 def _default_shape(element: str, dims: Sequence[int]) -> ArrayShape:
     layout = ",".join(str(d) for d in reversed(range(len(dims))))
-    shape = parse_shape(f"{element}[{','.join(map(str, dims))}]{{{layout}}}")
+    text = f"{element}[{','.join(map(str, dims))}]" + (f"{{{layout}}}" if dims else "")
+    shape = parse_shape(text)
     assert isinstance(shape, ArrayShape)
     return shape
 
@@ -484,6 +487,17 @@ def topk_as_sort(
 
 
 # ------------------------------------------------------------------------ driver
+def assumptions_of_pair(
+    a: Mapping[str, tuple[str, str]], a_name: str, b: Mapping[str, tuple[str, str]], b_name: str
+) -> set[str]:
+    """The assumptions pairing earlier ``a_name`` with later ``b_name`` rests on: those under
+    which either stands for its original op, unless both stand for the same kind of op (then
+    the pair compares that op with itself, read alike on both sides)."""
+    if a_name in a and b_name in b and a[a_name][1] == b[b_name][1]:
+        return set()
+    return {m[n][0] for m, n in ((a, a_name), (b, b_name)) if n in m}
+
+
 @dataclass
 class Expansion:
     """One instruction's canonical form: the instructions to emit instead (the last under its
@@ -491,8 +505,8 @@ class Expansion:
 
     instructions: list[HloInstruction]
     computations: list[HloComputation] = field(default_factory=list)
-    #: names of emitted ops -> the assumption under which they stand for the original op
-    assumed: dict[str, str] = field(default_factory=dict)
+    #: names of emitted ops -> (the assumption under which they stand for the original op, that op)
+    assumed: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: names of emitted dots that stand for a convolution
     as_dot: set[str] = field(default_factory=set)
 
@@ -507,10 +521,220 @@ def expand(
         emitted = unit_convolution_as_dot(builder, instr)
         if emitted is not None:
             return Expansion(emitted, as_dot={i.name for i in emitted if i.opcode == "dot"})
+    if instr.opcode == "gather":
+        emitted = gather_simple_form(builder, instr)
+        if emitted is not None:
+            return Expansion(emitted)
     if _is_topk(instr):
         found = topk_as_sort(builder, module, instr)
         if found is not None:
             emitted, new = found
-            sorts = {i.name: TOPK_DECOMPOSITION for i in emitted if i.opcode == "sort"}
+            origin = f"{instr.opcode} {instr.attributes.get('custom_call_target', '')}"
+            sorts = {i.name: (TOPK_DECOMPOSITION, origin) for i in emitted if i.opcode == "sort"}
             return Expansion(emitted, [new] if new is not None else [], sorts)
     return Expansion([instr])
+
+
+# ------------------------------------------------------------------------ gather
+_GATHER_KEYS = frozenset(
+    {
+        "offset_dims",
+        "collapsed_slice_dims",
+        "start_index_map",
+        "operand_batching_dims",
+        "start_indices_batching_dims",
+        "index_vector_dim",
+        "slice_sizes",
+        "indices_are_sorted",
+    }
+)
+
+
+def _ints(text: str | None) -> list[int] | None:
+    if text is None:
+        return []
+    body = text.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    try:
+        return [int(v) for v in body[1:-1].split(",") if v.strip()]
+    except ValueError:
+        return None
+
+
+def _braced(values: Sequence[int]) -> str:
+    return "{" + ",".join(map(str, values)) + "}"
+
+
+class _Emitter:
+    """Movement instructions under fresh names, recorded in order."""
+
+    def __init__(self, builder: Builder, hint: str) -> None:
+        self.builder, self.hint = builder, hint
+        self.emitted: list[HloInstruction] = []
+
+    def add(self, instr: HloInstruction) -> str:
+        self.emitted.append(instr)
+        self.builder.shapes[instr.name] = instr.shape  # later forms read the shapes
+        return instr.name
+
+    def name(self, what: str) -> str:
+        return self.builder.fresh(f"{self.hint}/{what}")
+
+    def transpose(self, source: str, shape: ArrayShape, perm: Sequence[int], name: str | None = None) -> str:
+        if list(perm) == list(range(shape.rank)) and name is None:
+            return source
+        dims = [shape.dimensions[p] for p in perm]
+        out = _default_shape(shape.element_type.text, dims)
+        return self.add(
+            HloInstruction(
+                name or self.name("transpose"),
+                out,
+                "transpose",
+                (HloOperand(source),),
+                {"dimensions": _braced(perm)},
+                dimensions=tuple(perm),
+            )
+        )
+
+    def reshape(self, source: str, element: str, dims: Sequence[int]) -> str:
+        return self.add(
+            HloInstruction(
+                self.name("reshape"), _default_shape(element, dims), "reshape", (HloOperand(source),)
+            )
+        )
+
+
+def gather_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInstruction] | None:
+    """A ``gather`` as movement ops around the one gather of its *simple form*, or ``None``:
+    the start indices as a matrix [N, K] (index vector last, batch dimensions flattened, an
+    ``iota`` column per operand batching dimension), the operand transposed so that the
+    indexed dimensions come first in start_index_map order, the inner gather taking whole
+    slices (``offset_dims={1..R}``, no collapsed dimension, ``start_index_map={0..K-1}``,
+    ``index_vector_dim=1``), then its result transposed back, reshaped (collapsed dimensions
+    dropped, N split into the batch dimensions) and transposed to the output's order.
+
+    XLA's ``gather_simplifier`` writes this form, and ``batched_gather_scatter_normalizer``
+    the iota columns: both sides of such a pair have the same inner gather. Each element of
+    the result reads the same operand element: XLA clamps each start index to
+    [0, operand size - slice size] per operand dimension, which the transpose keeps."""
+    if len(instr.operands) != 2 or set(instr.attributes) - _GATHER_KEYS - INERT_ATTRIBUTES:
+        return None
+    a_name, i_name = (o.name for o in instr.operands)
+    a, idx, out = builder.shapes.get(a_name), builder.shapes.get(i_name), instr.shape
+    if not (isinstance(a, ArrayShape) and isinstance(idx, ArrayShape) and isinstance(out, ArrayShape)):
+        return None
+    attrs = instr.attributes
+    offset, collapsed, sim = (
+        _ints(attrs.get(k)) for k in ("offset_dims", "collapsed_slice_dims", "start_index_map")
+    )
+    ob, sb = _ints(attrs.get("operand_batching_dims")), _ints(attrs.get("start_indices_batching_dims"))
+    sizes = _ints(attrs.get("slice_sizes"))
+    ivd_list = _ints("{" + attrs.get("index_vector_dim", "") + "}")
+    if None in (offset, collapsed, sim, ob, sb, sizes) or not ivd_list or len(ivd_list) != 1:
+        return None
+    assert offset is not None and collapsed is not None and sim is not None and ob is not None
+    assert sb is not None and sizes is not None
+    ivd, rank, irank = ivd_list[0], a.rank, idx.rank
+    if not all(isinstance(d, int) for d in (*a.dimensions, *idx.dimensions, *out.dimensions)):
+        return None
+    if (
+        len(sizes) != rank
+        or 0 in sizes
+        or not 0 <= ivd <= irank
+        or len(ob) != len(sb)
+        or len(set([*collapsed, *ob])) != len(collapsed) + len(ob)
+        or any(not 0 <= d < rank or sizes[d] != 1 for d in (*collapsed, *ob))
+        or len(set(sim)) != len(sim)
+        or any(not 0 <= d < rank for d in sim)
+        or set(sim) & set(ob)
+        or offset != sorted(offset)
+    ):
+        return None
+    k = idx.dimensions[ivd] if ivd < irank else 1
+    if k != len(sim):
+        return None
+    element = idx.element_type.text
+    e = _Emitter(builder, instr.name)
+    # 1. the index vector last
+    if ivd == irank:
+        matrix = e.reshape(i_name, element, [*idx.dimensions, 1])
+    else:
+        order = [d for d in range(irank) if d != ivd] + [ivd]
+        matrix = e.transpose(i_name, idx, order)
+    batch_positions = [d for d in range(irank) if d != ivd]
+    batch = [idx.dimensions[d] for d in batch_positions]
+    if any(d not in batch_positions for d in sb):
+        return None
+    # 2. an iota column per operand batching dimension, first (as the normalizer writes it)
+    if ob:
+        columns = [
+            e.add(
+                HloInstruction(
+                    e.name("iota"),
+                    _default_shape(element, [*batch, 1]),
+                    "iota",
+                    (),
+                    {"iota_dimension": str(batch_positions.index(d))},
+                )
+            )
+            for d in sb
+        ]
+        width = len(ob) + k
+        matrix = e.add(
+            HloInstruction(
+                e.name("concatenate"),
+                _default_shape(element, [*batch, width]),
+                "concatenate",
+                tuple(HloOperand(c) for c in (*columns, matrix)),
+                {"dimensions": _braced([len(batch)])},
+                dimensions=(len(batch),),
+            )
+        )
+    starts = [*ob, *sim]
+    dropped = sorted([*collapsed, *ob])
+    n = math.prod(batch)
+    flat = e.reshape(matrix, element, [n, len(starts)])
+    # 3. the operand with the indexed dimensions first
+    perm = [*starts, *(d for d in range(rank) if d not in starts)]
+    operand = e.transpose(a_name, a, perm)
+    slice2 = [sizes[p] for p in perm]
+    inner_attrs = {
+        "offset_dims": _braced(range(1, rank + 1)),
+        "collapsed_slice_dims": "{}",
+        "start_index_map": _braced(range(len(starts))),
+        "index_vector_dim": "1",
+        "slice_sizes": _braced(slice2),
+    }
+    if "indices_are_sorted" in attrs:
+        inner_attrs["indices_are_sorted"] = attrs["indices_are_sorted"]
+    inner_shape = _default_shape(out.element_type.text, [n, *slice2])
+    inner = e.add(
+        HloInstruction(
+            e.name("gather"), inner_shape, "gather", (HloOperand(operand), HloOperand(flat)), inner_attrs
+        )
+    )
+    # 4. back to the operand's dimension order, collapsed dimensions dropped, batch restored
+    back = e.transpose(inner, inner_shape, [0, *(1 + perm.index(d) for d in range(rank))])
+    kept = [sizes[d] for d in range(rank) if d not in dropped]
+    if len(kept) != len(offset) or len(batch) + len(offset) != out.rank:
+        return None
+    shaped = e.reshape(back, out.element_type.text, [*batch, *kept])
+    out_perm, b_next, o_next = [], 0, len(batch)
+    for d in range(out.rank):
+        if d in offset:
+            out_perm.append(o_next)
+            o_next += 1
+        else:
+            out_perm.append(b_next)
+            b_next += 1
+    result_dims = [[*batch, *kept][p] for p in out_perm]
+    if result_dims != list(out.dimensions):
+        return None
+    shaped_shape = builder.shapes[shaped]
+    assert isinstance(shaped_shape, ArrayShape)
+    e.transpose(shaped, shaped_shape, out_perm, name=instr.name)
+    last = e.emitted[-1]
+    e.emitted[-1] = dataclasses.replace(last, shape=out)
+    builder.shapes[instr.name] = out
+    return e.emitted

@@ -98,7 +98,7 @@ from layout_algebra.hlo.pass_cuts import (
     no_counterpart,
     signature,
 )
-from layout_algebra.hlo.pass_forms import TOPK_DECOMPOSITION
+from layout_algebra.hlo.pass_forms import TOPK_DECOMPOSITION, assumptions_of_pair
 from layout_algebra.hlo.pass_interface import (
     interface_change,
     invalid_bitcast,
@@ -428,7 +428,7 @@ def _validate_modules(
             used.add(ELIDED_CONSTANTS)
         if (matched in a.as_dot) != (b_name in b.as_dot):  # a convolution paired with a dot
             used.add(CONVOLUTION_AS_DOT)
-        used.update(side.assumed[n] for side, n in ((a, matched), (b, b_name)) if n in side.assumed)
+        used.update(assumptions_of_pair(a.assumed, matched, b.assumed, b_name))
     if reasons:
         return answer("unknown", precision_changes(a, b) + reasons[0], cuts=len(cuts.pairs))
     status, result = decide_equal(cuts, a.root, b.root, mode, timeout_ms)
