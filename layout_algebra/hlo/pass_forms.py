@@ -64,6 +64,7 @@ __all__ = [
     "expand",
     "gather_simple_form",
     "normal_comparators",
+    "scatter_simple_form",
     "total_order_key",
     "unit_convolution_as_dot",
     "unit_reduce_as_reshape",
@@ -525,6 +526,10 @@ def expand(
         emitted = gather_simple_form(builder, instr)
         if emitted is not None:
             return Expansion(emitted)
+    if instr.opcode == "scatter":
+        emitted = scatter_simple_form(builder, instr)
+        if emitted is not None:
+            return Expansion(emitted)
     if _is_topk(instr):
         found = topk_as_sort(builder, module, instr)
         if found is not None:
@@ -736,5 +741,120 @@ def gather_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInstr
     e.transpose(shaped, shaped_shape, out_perm, name=instr.name)
     last = e.emitted[-1]
     e.emitted[-1] = dataclasses.replace(last, shape=out)
+    builder.shapes[instr.name] = out
+    return e.emitted
+
+
+# ------------------------------------------------------------------------ scatter
+_SCATTER_KEYS = frozenset(
+    {
+        "update_window_dims",
+        "inserted_window_dims",
+        "scatter_dims_to_operand_dims",
+        "index_vector_dim",
+        "indices_are_sorted",
+        "unique_indices",
+        "to_apply",
+    }
+)
+
+
+def scatter_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInstruction] | None:
+    """A one-operand ``scatter`` as movement ops around the scatter of its *simple form*, or
+    ``None``: the operand transposed so that the indexed dimensions come first in
+    scatter_dims_to_operand_dims order, the indices as a matrix [N, K] (index vector last,
+    scatter dimensions flattened), the updates as [N, whole windows] (inserted dimensions as
+    size 1, in the transposed operand's order), the inner scatter with
+    ``update_window_dims={1..R}``, no inserted dimension, ``scatter_dims_to_operand_dims={0..K-1}``,
+    ``index_vector_dim=1``, and its result transposed back.
+
+    XLA's ``scatter_simplifier`` writes this form. Every update element goes to the same
+    operand element (through the transpose) and is combined by the same computation, the
+    updates in the same row-major order."""
+    if len(instr.operands) != 3 or set(instr.attributes) - _SCATTER_KEYS - INERT_ATTRIBUTES:
+        return None
+    o_name, i_name, u_name = (o.name for o in instr.operands)
+    a, idx, upd = (builder.shapes.get(n) for n in (o_name, i_name, u_name))
+    out = instr.shape
+    if not all(isinstance(s, ArrayShape) for s in (a, idx, upd, out)):
+        return None
+    assert isinstance(a, ArrayShape) and isinstance(idx, ArrayShape) and isinstance(upd, ArrayShape)
+    assert isinstance(out, ArrayShape)
+    attrs = instr.attributes
+    uwd, iwd, sdod = (
+        _ints(attrs.get(k))
+        for k in ("update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims")
+    )
+    ivd_list = _ints("{" + attrs.get("index_vector_dim", "") + "}")
+    if uwd is None or iwd is None or sdod is None or not ivd_list or len(ivd_list) != 1:
+        return None
+    ivd, rank, irank = ivd_list[0], a.rank, idx.rank
+    dims_all = (*a.dimensions, *idx.dimensions, *upd.dimensions, *out.dimensions)
+    if not all(isinstance(d, int) for d in dims_all) or list(out.dimensions) != list(a.dimensions):
+        return None
+    if (
+        not 0 <= ivd <= irank
+        or len(set(sdod)) != len(sdod)
+        or any(not 0 <= d < rank for d in (*sdod, *iwd))
+        or len(set(iwd)) != len(iwd)
+        or uwd != sorted(set(uwd))
+        or any(not 0 <= d < upd.rank for d in uwd)
+        or len(uwd) + len(iwd) != rank
+    ):
+        return None
+    k = idx.dimensions[ivd] if ivd < irank else 1
+    if k != len(sdod):
+        return None
+    batch_positions = [d for d in range(irank) if d != ivd]
+    batch = [idx.dimensions[d] for d in batch_positions]
+    scatter_dims = [d for d in range(upd.rank) if d not in uwd]
+    if [upd.dimensions[d] for d in scatter_dims] != batch:
+        return None
+    window_operand_dims = [d for d in range(rank) if d not in iwd]
+    window = [1] * rank
+    for d, u in zip(window_operand_dims, uwd, strict=True):
+        window[d] = upd.dimensions[u]
+    if any(window[d] > a.dimensions[d] for d in range(rank)):
+        return None
+    element = idx.element_type.text
+    e = _Emitter(builder, instr.name)
+    if ivd == irank:
+        matrix = e.reshape(i_name, element, [*idx.dimensions, 1])
+    else:
+        matrix = e.transpose(i_name, idx, [*batch_positions, ivd])
+    n = math.prod(batch)
+    flat = e.reshape(matrix, element, [n, k])
+    perm = [*sdod, *(d for d in range(rank) if d not in sdod)]
+    operand = e.transpose(o_name, a, perm)
+    # updates: scatter dimensions first, then the window in the operand's order, then permuted
+    ordered = e.transpose(u_name, upd, [*scatter_dims, *uwd])
+    u_element = upd.element_type.text
+    whole = e.reshape(ordered, u_element, [n, *window])
+    whole_shape = builder.shapes[whole]
+    assert isinstance(whole_shape, ArrayShape)
+    updates = e.transpose(whole, whole_shape, [0, *(1 + p for p in perm)])
+    inner_attrs = {
+        "update_window_dims": _braced(range(1, rank + 1)),
+        "inserted_window_dims": "{}",
+        "scatter_dims_to_operand_dims": _braced(range(k)),
+        "index_vector_dim": "1",
+    }
+    for key in ("indices_are_sorted", "unique_indices", "to_apply"):
+        if key in attrs:
+            inner_attrs[key] = attrs[key]
+    inner_shape = _default_shape(out.element_type.text, [a.dimensions[p] for p in perm])
+    inner = e.add(
+        HloInstruction(
+            e.name("scatter"),
+            inner_shape,
+            "scatter",
+            (HloOperand(operand), HloOperand(flat), HloOperand(updates)),
+            inner_attrs,
+            to_apply=instr.to_apply,
+        )
+    )
+    inverse = [perm.index(d) for d in range(rank)]
+    e.transpose(inner, inner_shape, inverse, name=instr.name)
+    e.emitted[-1] = dataclasses.replace(e.emitted[-1], shape=out)
     builder.shapes[instr.name] = out
     return e.emitted
