@@ -45,7 +45,12 @@ from layout_algebra.hlo.pass_canonical import (
     convolution_as_dot,
     flatten_module,
 )
-from layout_algebra.hlo.pass_forms import expand, normal_comparators
+from layout_algebra.hlo.pass_forms import (
+    expand,
+    internal_custom_call_reason,
+    normal_comparators,
+    scan_rewrite_reason,
+)
 from layout_algebra.hlo.pass_keys import attributes_key, plain_text
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 from layout_algebra.model.shapes import ArrayShape
@@ -341,6 +346,11 @@ def no_counterpart(
                     f"where the earlier {x.opcode} {n} computes ({', '.join(a_types)}) -> {x.shape.element_type.text} "
                     "(the pass changes element precision on purpose)"
                 )
+    known = internal_custom_call_reason(b_instr) or scan_rewrite_reason(
+        [a.by_name[n] for n in a.opaque], b_instr
+    )
+    if known is not None:
+        return f"{what}: {known}"
     if b_instr.opcode == "convolution" and "lhs_dilate" in b_instr.attributes.get("window", ""):
         return (
             f"{what}: a base-dilated convolution ({b_instr.attributes['window']}, dim_labels="

@@ -52,19 +52,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule, HloOperand, SliceDimension
-from layout_algebra.hlo.opcodes import INERT_ATTRIBUTES, INLINED_OPCODES
+from layout_algebra.hlo.opcodes import ELEMENTWISE_OPCODES, INERT_ATTRIBUTES, INLINED_OPCODES
 from layout_algebra.hlo.pass_canonical import Builder, parse_window
+from layout_algebra.hlo.pass_indexing import Emitter, default_shape, gather_simple_form, scatter_simple_form
 from layout_algebra.model.shapes import ArrayShape, TupleShape
 from layout_algebra.model.syntax import parse_shape
 
 __all__ = [
+    "INTERNAL_CUSTOM_CALLS",
     "TOPK_DECOMPOSITION",
     "Expansion",
     "assumptions_of_pair",
+    "custom_call_target",
     "expand",
-    "gather_simple_form",
+    "internal_custom_call_reason",
+    "map_inlined",
     "normal_comparators",
-    "scatter_simple_form",
+    "scan_rewrite_reason",
     "total_order_key",
     "unit_convolution_as_dot",
     "unit_reduce_as_reshape",
@@ -289,14 +293,6 @@ def unit_reduce_as_reshape(
 
 
 # ------------------------------------------------------------------------ convolution
-def _default_shape(element: str, dims: Sequence[int]) -> ArrayShape:
-    layout = ",".join(str(d) for d in reversed(range(len(dims))))
-    text = f"{element}[{','.join(map(str, dims))}]" + (f"{{{layout}}}" if dims else "")
-    shape = parse_shape(text)
-    assert isinstance(shape, ArrayShape)
-    return shape
-
-
 def unit_convolution_as_dot(builder: Builder, instr: HloInstruction) -> list[HloInstruction] | None:
     """A convolution whose every window is one element (size 1, stride 1, no padding, no
     dilation, no reversal) over size-1 kernel spatial dimensions, with no feature or batch
@@ -343,7 +339,7 @@ def unit_convolution_as_dot(builder: Builder, instr: HloInstruction) -> list[Hlo
         kernel = builder.fresh(instr.name + "/kernel")
         emitted.append(
             HloInstruction(
-                kernel, _default_shape(rhs.element_type.text, kernel_dims), "reshape", (HloOperand(rhs_name),)
+                kernel, default_shape(rhs.element_type.text, kernel_dims), "reshape", (HloOperand(rhs_name),)
             )
         )
     dot_labels = [c for c in lhs_l if c != "f"] + ["f"]  # the dot's result: lhs free dims, then o (as f)
@@ -358,7 +354,7 @@ def unit_convolution_as_dot(builder: Builder, instr: HloInstruction) -> list[Hlo
     attrs["lhs_contracting_dims"] = "{" + str(lhs_l.index("f")) + "}"
     attrs["rhs_contracting_dims"] = "{" + str(kernel_labels.index("i")) + "}"
     dot_name = instr.name if identity else builder.fresh(instr.name + "/dot")
-    dot_shape = out if identity else _default_shape(out.element_type.text, [sizes[c] for c in dot_labels])
+    dot_shape = out if identity else default_shape(out.element_type.text, [sizes[c] for c in dot_labels])
     emitted.append(
         HloInstruction(dot_name, dot_shape, "dot", (HloOperand(lhs_name), HloOperand(kernel)), attrs)
     )
@@ -378,9 +374,7 @@ def unit_convolution_as_dot(builder: Builder, instr: HloInstruction) -> list[Hlo
 
 # ------------------------------------------------------------------------ top-k
 def _is_topk(instr: HloInstruction) -> bool:
-    return instr.opcode == "topk" or (
-        instr.opcode == "custom-call" and instr.attributes.get("custom_call_target", "").strip('"') == "TopK"
-    )
+    return instr.opcode == "topk" or (instr.opcode == "custom-call" and custom_call_target(instr) == "TopK")
 
 
 def _topk_comparator(
@@ -456,8 +450,8 @@ def topk_as_sort(
     dims = list(xs.dimensions)
     iota = builder.fresh(instr.name + "/iota")
     sort = builder.fresh(instr.name + "/sort")
-    index_shape = _default_shape("s32", dims)
-    sort_shape = parse_shape(f"({_default_shape(xs.element_type.text, dims)}, {index_shape})")
+    index_shape = default_shape("s32", dims)
+    sort_shape = parse_shape(f"({default_shape(xs.element_type.text, dims)}, {index_shape})")
     emitted = [
         HloInstruction(iota, index_shape, "iota", (), {"iota_dimension": str(last)}),
         HloInstruction(
@@ -530,6 +524,10 @@ def expand(
         emitted = scatter_simple_form(builder, instr)
         if emitted is not None:
             return Expansion(emitted)
+    if instr.opcode == "map":
+        emitted = map_inlined(builder, module, instr)
+        if emitted is not None:
+            return Expansion(emitted)
     if _is_topk(instr):
         found = topk_as_sort(builder, module, instr)
         if found is not None:
@@ -540,321 +538,121 @@ def expand(
     return Expansion([instr])
 
 
-# ------------------------------------------------------------------------ gather
-_GATHER_KEYS = frozenset(
-    {
-        "offset_dims",
-        "collapsed_slice_dims",
-        "start_index_map",
-        "operand_batching_dims",
-        "start_indices_batching_dims",
-        "index_vector_dim",
-        "slice_sizes",
-        "indices_are_sorted",
-    }
-)
-
-
-def _ints(text: str | None) -> list[int] | None:
-    if text is None:
-        return []
-    body = text.strip()
-    if not (body.startswith("{") and body.endswith("}")):
+# ------------------------------------------------------------------------ map
+def map_inlined(builder: Builder, module: HloModule, instr: HloInstruction) -> list[HloInstruction] | None:
+    """A ``map`` over all dimensions whose computation holds only parameters, scalar constants
+    and elementwise ops, as those ops over whole arrays (a constant broadcast to the map's
+    dimensions), the root under the map's name; or ``None``. Element j of the result is the
+    computation applied to the operands' elements j (XLA's definition of map), and so is
+    element j of each inlined op."""
+    out = instr.shape
+    if instr.opcode != "map" or not isinstance(out, ArrayShape) or instr.to_apply is None:
+        return None
+    if list(instr.dimensions or range(out.rank)) != list(range(out.rank)):
         return None
     try:
-        return [int(v) for v in body[1:-1].split(",") if v.strip()]
-    except ValueError:
+        computation = module.computation(instr.to_apply)
+    except KeyError:
         return None
-
-
-def _braced(values: Sequence[int]) -> str:
-    return "{" + ",".join(map(str, values)) + "}"
-
-
-class _Emitter:
-    """Movement instructions under fresh names, recorded in order."""
-
-    def __init__(self, builder: Builder, hint: str) -> None:
-        self.builder, self.hint = builder, hint
-        self.emitted: list[HloInstruction] = []
-
-    def add(self, instr: HloInstruction) -> str:
-        self.emitted.append(instr)
-        self.builder.shapes[instr.name] = instr.shape  # later forms read the shapes
-        return instr.name
-
-    def name(self, what: str) -> str:
-        return self.builder.fresh(f"{self.hint}/{what}")
-
-    def transpose(self, source: str, shape: ArrayShape, perm: Sequence[int], name: str | None = None) -> str:
-        if list(perm) == list(range(shape.rank)) and name is None:
-            return source
-        dims = [shape.dimensions[p] for p in perm]
-        out = _default_shape(shape.element_type.text, dims)
-        return self.add(
-            HloInstruction(
-                name or self.name("transpose"),
-                out,
-                "transpose",
-                (HloOperand(source),),
-                {"dimensions": _braced(perm)},
-                dimensions=tuple(perm),
-            )
-        )
-
-    def reshape(self, source: str, element: str, dims: Sequence[int]) -> str:
-        return self.add(
-            HloInstruction(
-                self.name("reshape"), _default_shape(element, dims), "reshape", (HloOperand(source),)
-            )
-        )
-
-
-def gather_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInstruction] | None:
-    """A ``gather`` as movement ops around the one gather of its *simple form*, or ``None``:
-    the start indices as a matrix [N, K] (index vector last, batch dimensions flattened, an
-    ``iota`` column per operand batching dimension), the operand transposed so that the
-    indexed dimensions come first in start_index_map order, the inner gather taking whole
-    slices (``offset_dims={1..R}``, no collapsed dimension, ``start_index_map={0..K-1}``,
-    ``index_vector_dim=1``), then its result transposed back, reshaped (collapsed dimensions
-    dropped, N split into the batch dimensions) and transposed to the output's order.
-
-    XLA's ``gather_simplifier`` writes this form, and ``batched_gather_scatter_normalizer``
-    the iota columns: both sides of such a pair have the same inner gather. Each element of
-    the result reads the same operand element: XLA clamps each start index to
-    [0, operand size - slice size] per operand dimension, which the transpose keeps."""
-    if len(instr.operands) != 2 or set(instr.attributes) - _GATHER_KEYS - INERT_ATTRIBUTES:
-        return None
-    a_name, i_name = (o.name for o in instr.operands)
-    a, idx, out = builder.shapes.get(a_name), builder.shapes.get(i_name), instr.shape
-    if not (isinstance(a, ArrayShape) and isinstance(idx, ArrayShape) and isinstance(out, ArrayShape)):
-        return None
-    attrs = instr.attributes
-    offset, collapsed, sim = (
-        _ints(attrs.get(k)) for k in ("offset_dims", "collapsed_slice_dims", "start_index_map")
-    )
-    ob, sb = _ints(attrs.get("operand_batching_dims")), _ints(attrs.get("start_indices_batching_dims"))
-    sizes = _ints(attrs.get("slice_sizes"))
-    ivd_list = _ints("{" + attrs.get("index_vector_dim", "") + "}")
-    if None in (offset, collapsed, sim, ob, sb, sizes) or not ivd_list or len(ivd_list) != 1:
-        return None
-    assert offset is not None and collapsed is not None and sim is not None and ob is not None
-    assert sb is not None and sizes is not None
-    ivd, rank, irank = ivd_list[0], a.rank, idx.rank
-    if not all(isinstance(d, int) for d in (*a.dimensions, *idx.dimensions, *out.dimensions)):
-        return None
-    if (
-        len(sizes) != rank
-        or 0 in sizes
-        or not 0 <= ivd <= irank
-        or len(ob) != len(sb)
-        or len(set([*collapsed, *ob])) != len(collapsed) + len(ob)
-        or any(not 0 <= d < rank or sizes[d] != 1 for d in (*collapsed, *ob))
-        or len(set(sim)) != len(sim)
-        or any(not 0 <= d < rank for d in sim)
-        or set(sim) & set(ob)
-        or offset != sorted(offset)
-    ):
-        return None
-    k = idx.dimensions[ivd] if ivd < irank else 1
-    if k != len(sim):
-        return None
-    element = idx.element_type.text
-    e = _Emitter(builder, instr.name)
-    # 1. the index vector last
-    if ivd == irank:
-        matrix = e.reshape(i_name, element, [*idx.dimensions, 1])
-    else:
-        order = [d for d in range(irank) if d != ivd] + [ivd]
-        matrix = e.transpose(i_name, idx, order)
-    batch_positions = [d for d in range(irank) if d != ivd]
-    batch = [idx.dimensions[d] for d in batch_positions]
-    if any(d not in batch_positions for d in sb):
-        return None
-    # 2. an iota column per operand batching dimension, first (as the normalizer writes it)
-    if ob:
-        columns = [
-            e.add(
+    dims = list(out.dimensions)
+    operands = [o.name for o in instr.operands]
+    for name in operands:
+        shape = builder.shapes.get(name)
+        if not isinstance(shape, ArrayShape) or list(shape.dimensions) != dims:
+            return None
+    e = Emitter(builder, instr.name)
+    local: dict[str, str] = {}
+    root = computation.root.name
+    for sub in computation.instructions:
+        element = _element(sub)
+        if element is None:
+            return None
+        target = instr.name if sub.name == root else e.name(sub.opcode)
+        shape = out if sub.name == root else default_shape(element, dims)
+        if sub.name == root and element != out.element_type.text:
+            return None
+        if sub.opcode == "parameter":
+            n = sub.parameter_number
+            if n is None or n >= len(operands):
+                return None
+            if sub.name == root:
+                e.add(HloInstruction(target, shape, "copy", (HloOperand(operands[n]),)))
+            local[sub.name] = operands[n] if sub.name != root else target
+            continue
+        if sub.opcode == "constant":
+            scalar = e.add(dataclasses.replace(sub, name=e.name("constant"), is_root=False))
+            local[sub.name] = e.add(
                 HloInstruction(
-                    e.name("iota"),
-                    _default_shape(element, [*batch, 1]),
-                    "iota",
-                    (),
-                    {"iota_dimension": str(batch_positions.index(d))},
+                    target, shape, "broadcast", (HloOperand(scalar),), {"dimensions": "{}"}, dimensions=()
                 )
             )
-            for d in sb
-        ]
-        width = len(ob) + k
-        matrix = e.add(
-            HloInstruction(
-                e.name("concatenate"),
-                _default_shape(element, [*batch, width]),
-                "concatenate",
-                tuple(HloOperand(c) for c in (*columns, matrix)),
-                {"dimensions": _braced([len(batch)])},
-                dimensions=(len(batch),),
+            continue
+        if sub.opcode not in ELEMENTWISE_OPCODES or sub.called_computations:
+            return None
+        if any(o.name not in local for o in sub.operands):
+            return None
+        attrs = {k: v for k, v in sub.attributes.items() if k not in INERT_ATTRIBUTES}
+        local[sub.name] = e.add(
+            dataclasses.replace(
+                sub,
+                name=target,
+                shape=shape,
+                operands=tuple(HloOperand(local[o.name]) for o in sub.operands),
+                attributes=attrs,
+                is_root=False,
             )
         )
-    starts = [*ob, *sim]
-    dropped = sorted([*collapsed, *ob])
-    n = math.prod(batch)
-    flat = e.reshape(matrix, element, [n, len(starts)])
-    # 3. the operand with the indexed dimensions first
-    perm = [*starts, *(d for d in range(rank) if d not in starts)]
-    operand = e.transpose(a_name, a, perm)
-    slice2 = [sizes[p] for p in perm]
-    inner_attrs = {
-        "offset_dims": _braced(range(1, rank + 1)),
-        "collapsed_slice_dims": "{}",
-        "start_index_map": _braced(range(len(starts))),
-        "index_vector_dim": "1",
-        "slice_sizes": _braced(slice2),
-    }
-    if "indices_are_sorted" in attrs:
-        inner_attrs["indices_are_sorted"] = attrs["indices_are_sorted"]
-    inner_shape = _default_shape(out.element_type.text, [n, *slice2])
-    inner = e.add(
-        HloInstruction(
-            e.name("gather"), inner_shape, "gather", (HloOperand(operand), HloOperand(flat)), inner_attrs
-        )
-    )
-    # 4. back to the operand's dimension order, collapsed dimensions dropped, batch restored
-    back = e.transpose(inner, inner_shape, [0, *(1 + perm.index(d) for d in range(rank))])
-    kept = [sizes[d] for d in range(rank) if d not in dropped]
-    if len(kept) != len(offset) or len(batch) + len(offset) != out.rank:
+    if not e.emitted or e.emitted[-1].name != instr.name:
         return None
-    shaped = e.reshape(back, out.element_type.text, [*batch, *kept])
-    out_perm, b_next, o_next = [], 0, len(batch)
-    for d in range(out.rank):
-        if d in offset:
-            out_perm.append(o_next)
-            o_next += 1
-        else:
-            out_perm.append(b_next)
-            b_next += 1
-    result_dims = [[*batch, *kept][p] for p in out_perm]
-    if result_dims != list(out.dimensions):
-        return None
-    shaped_shape = builder.shapes[shaped]
-    assert isinstance(shaped_shape, ArrayShape)
-    e.transpose(shaped, shaped_shape, out_perm, name=instr.name)
-    last = e.emitted[-1]
-    e.emitted[-1] = dataclasses.replace(last, shape=out)
-    builder.shapes[instr.name] = out
     return e.emitted
 
 
-# ------------------------------------------------------------------------ scatter
-_SCATTER_KEYS = frozenset(
-    {
-        "update_window_dims",
-        "inserted_window_dims",
-        "scatter_dims_to_operand_dims",
-        "index_vector_dim",
-        "indices_are_sorted",
-        "unique_indices",
-        "to_apply",
-    }
-)
+# ------------------------------------------------------------------------ precise unknowns
+#: XLA:TPU custom calls whose semantics are not public: a pair that adds or changes one is
+#: ``unknown`` with this reason, never read as an op it might be.
+INTERNAL_CUSTOM_CALLS: dict[str, str] = {
+    "AssumeGatherIndicesInBound": "XLA:TPU's AssumeGatherIndicesInBound custom call (tpu_scatter_gather_optimizer "
+    "writes it on clamped gather indices) is an internal marker whose semantics are not public; it is not "
+    "read as the identity",
+    "GatherScatterIndicesBitpacked": "XLA:TPU's GatherScatterIndicesBitpacked custom call packs gather/scatter "
+    "indices into an internal bit format that is not public",
+    "tpu_custom_call": "a Mosaic kernel (tpu_custom_call: the flash-attention pass and Pallas write them) is "
+    "compiled code, not HLO: its semantics are not stated",
+    "AllocateBuffer": "AllocateBuffer is an uninitialized buffer (while-initializer-removal writes it for a loop "
+    "state it proves is overwritten before it is read): its contents are undefined, and that proof is about "
+    "the loop, which this validator does not interpret",
+}
 
 
-def scatter_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInstruction] | None:
-    """A one-operand ``scatter`` as movement ops around the scatter of its *simple form*, or
-    ``None``: the operand transposed so that the indexed dimensions come first in
-    scatter_dims_to_operand_dims order, the indices as a matrix [N, K] (index vector last,
-    scatter dimensions flattened), the updates as [N, whole windows] (inserted dimensions as
-    size 1, in the transposed operand's order), the inner scatter with
-    ``update_window_dims={1..R}``, no inserted dimension, ``scatter_dims_to_operand_dims={0..K-1}``,
-    ``index_vector_dim=1``, and its result transposed back.
+def custom_call_target(instr: HloInstruction) -> str:
+    return instr.attributes.get("custom_call_target", "").strip('"')
 
-    XLA's ``scatter_simplifier`` writes this form. Every update element goes to the same
-    operand element (through the transpose) and is combined by the same computation, the
-    updates in the same row-major order."""
-    if len(instr.operands) != 3 or set(instr.attributes) - _SCATTER_KEYS - INERT_ATTRIBUTES:
+
+def internal_custom_call_reason(instr: HloInstruction) -> str | None:
+    """Why a custom call of a target whose semantics are not public stays ``unknown``."""
+    if instr.opcode != "custom-call":
         return None
-    o_name, i_name, u_name = (o.name for o in instr.operands)
-    a, idx, upd = (builder.shapes.get(n) for n in (o_name, i_name, u_name))
-    out = instr.shape
-    if not all(isinstance(s, ArrayShape) for s in (a, idx, upd, out)):
-        return None
-    assert isinstance(a, ArrayShape) and isinstance(idx, ArrayShape) and isinstance(upd, ArrayShape)
-    assert isinstance(out, ArrayShape)
-    attrs = instr.attributes
-    uwd, iwd, sdod = (
-        _ints(attrs.get(k))
-        for k in ("update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims")
+    return INTERNAL_CUSTOM_CALLS.get(custom_call_target(instr))
+
+
+def _is_scan(instr: HloInstruction) -> bool:
+    """A reduce-window with a prefix-scan window (size n > 1, padding n - 1 before, stride 1)."""
+    window = parse_window(instr.attributes.get("window", ""))
+    return window is not None and any(
+        isinstance(w["size"], int) and w["size"] > 1 and w["pad"] == (w["size"] - 1, 0) and w["stride"] == 1
+        for w in window
     )
-    ivd_list = _ints("{" + attrs.get("index_vector_dim", "") + "}")
-    if uwd is None or iwd is None or sdod is None or not ivd_list or len(ivd_list) != 1:
-        return None
-    ivd, rank, irank = ivd_list[0], a.rank, idx.rank
-    dims_all = (*a.dimensions, *idx.dimensions, *upd.dimensions, *out.dimensions)
-    if not all(isinstance(d, int) for d in dims_all) or list(out.dimensions) != list(a.dimensions):
-        return None
-    if (
-        not 0 <= ivd <= irank
-        or len(set(sdod)) != len(sdod)
-        or any(not 0 <= d < rank for d in (*sdod, *iwd))
-        or len(set(iwd)) != len(iwd)
-        or uwd != sorted(set(uwd))
-        or any(not 0 <= d < upd.rank for d in uwd)
-        or len(uwd) + len(iwd) != rank
+
+
+def scan_rewrite_reason(earlier: Sequence[HloInstruction], instr: HloInstruction) -> str | None:
+    """Why a reduce-window that reduce-window-rewriter wrote for a prefix scan stays ``unknown``."""
+    if instr.opcode != "reduce-window" or not any(
+        i.opcode == "reduce-window" and _is_scan(i) for i in earlier
     ):
         return None
-    k = idx.dimensions[ivd] if ivd < irank else 1
-    if k != len(sdod):
-        return None
-    batch_positions = [d for d in range(irank) if d != ivd]
-    batch = [idx.dimensions[d] for d in batch_positions]
-    scatter_dims = [d for d in range(upd.rank) if d not in uwd]
-    if [upd.dimensions[d] for d in scatter_dims] != batch:
-        return None
-    window_operand_dims = [d for d in range(rank) if d not in iwd]
-    window = [1] * rank
-    for d, u in zip(window_operand_dims, uwd, strict=True):
-        window[d] = upd.dimensions[u]
-    if any(window[d] > a.dimensions[d] for d in range(rank)):
-        return None
-    element = idx.element_type.text
-    e = _Emitter(builder, instr.name)
-    if ivd == irank:
-        matrix = e.reshape(i_name, element, [*idx.dimensions, 1])
-    else:
-        matrix = e.transpose(i_name, idx, [*batch_positions, ivd])
-    n = math.prod(batch)
-    flat = e.reshape(matrix, element, [n, k])
-    perm = [*sdod, *(d for d in range(rank) if d not in sdod)]
-    operand = e.transpose(o_name, a, perm)
-    # updates: scatter dimensions first, then the window in the operand's order, then permuted
-    ordered = e.transpose(u_name, upd, [*scatter_dims, *uwd])
-    u_element = upd.element_type.text
-    whole = e.reshape(ordered, u_element, [n, *window])
-    whole_shape = builder.shapes[whole]
-    assert isinstance(whole_shape, ArrayShape)
-    updates = e.transpose(whole, whole_shape, [0, *(1 + p for p in perm)])
-    inner_attrs = {
-        "update_window_dims": _braced(range(1, rank + 1)),
-        "inserted_window_dims": "{}",
-        "scatter_dims_to_operand_dims": _braced(range(k)),
-        "index_vector_dim": "1",
-    }
-    for key in ("indices_are_sorted", "unique_indices", "to_apply"):
-        if key in attrs:
-            inner_attrs[key] = attrs[key]
-    inner_shape = _default_shape(out.element_type.text, [a.dimensions[p] for p in perm])
-    inner = e.add(
-        HloInstruction(
-            e.name("scatter"),
-            inner_shape,
-            "scatter",
-            (HloOperand(operand), HloOperand(flat), HloOperand(updates)),
-            inner_attrs,
-            to_apply=instr.to_apply,
-        )
+    return (
+        "a prefix scan (a reduce-window of size n padded n - 1 before) rewritten as a two-level scan "
+        "(reduce-window-rewriter: scans of blocks, a scan of the block totals, combined by map): equal only "
+        "if the reducer is associative, exact for max/min and integer add but not for float add (reassociation "
+        "rounds differently); reduce-window is not interpreted here"
     )
-    inverse = [perm.index(d) for d in range(rank)]
-    e.transpose(inner, inner_shape, inverse, name=instr.name)
-    e.emitted[-1] = dataclasses.replace(e.emitted[-1], shape=out)
-    builder.shapes[instr.name] = out
-    return e.emitted

@@ -17,12 +17,11 @@ from layout_algebra.hlo.pass_canonical import Builder
 from layout_algebra.hlo.pass_cuts import Side
 from layout_algebra.hlo.pass_forms import (
     TOPK_DECOMPOSITION,
-    gather_simple_form,
-    scatter_simple_form,
     total_order_key,
     unit_convolution_as_dot,
     unit_reduce_as_reshape,
 )
+from layout_algebra.hlo.pass_indexing import gather_simple_form, scatter_simple_form
 from layout_algebra.hlo.passes import ASSUMPTIONS, validate_pair
 
 
@@ -825,3 +824,64 @@ def test_scatter_simplifiers_form_pairs_with_the_scatter_and_a_wrong_one_does_no
     assert validate_pair(_SCATTER_ADD, swapped, mode="logical").status != "proved"
     multiply = _SCATTER_SIMPLIFIED.replace("ROOT z = f32[] add(x, y)", "ROOT z = f32[] multiply(x, y)")
     assert validate_pair(_SCATTER_ADD, multiply, mode="logical").status != "proved"
+
+
+# ------------------------------------------------------------------------ map
+_MAP = """HloModule m
+ENTRY e {{
+  x = f32[3,4]{{1,0}} parameter(0)
+  y = f32[3,4]{{1,0}} parameter(1)
+  ROOT m = f32[3,4]{{1,0}} map(x, y), dimensions={{0,1}}, to_apply=f
+}}
+f {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  two = f32[] constant(2)
+  t = f32[] multiply(b, two)
+  ROOT s = f32[] {op}(a, t)
+}}"""
+_INLINED = """HloModule m
+ENTRY e {{
+  x = f32[3,4]{{1,0}} parameter(0)
+  y = f32[3,4]{{1,0}} parameter(1)
+  two = f32[] constant(2)
+  b2 = f32[3,4]{{1,0}} broadcast(two), dimensions={{}}
+  t = f32[3,4]{{1,0}} multiply(y, b2)
+  ROOT s = f32[3,4]{{1,0}} {op}({first}, {second})
+}}"""
+
+
+def test_an_elementwise_map_is_its_computation_over_whole_arrays() -> None:
+    module = parse_module(_MAP.format(op="subtract"))
+    builder = Builder()
+    for instr in module.entry.instructions[:2]:
+        builder.emit(instr)
+    from layout_algebra.hlo.pass_forms import map_inlined
+
+    emitted = map_inlined(builder, module, module.entry.instructions[2])
+    assert emitted is not None and emitted[-1].name == "m"
+    data = np.random.default_rng(4)
+    x, y = data.standard_normal((3, 4)), data.standard_normal((3, 4))
+    values: dict = {"x": x, "y": y}
+    run = {"multiply": np.multiply, "subtract": np.subtract}
+    for instr in emitted:
+        ops = [values[o.name] for o in instr.operands]
+        if instr.opcode == "constant":
+            values[instr.name] = np.float64(instr.literal)
+        elif instr.opcode == "broadcast":
+            values[instr.name] = np.broadcast_to(ops[0], instr.shape.dimensions)
+        else:
+            values[instr.name] = run[instr.opcode](*ops)
+    expected = np.array(
+        [[x[i, j] - y[i, j] * 2 for j in range(4)] for i in range(3)]
+    )  # map, element by element
+    assert np.array_equal(values["m"], expected)
+
+
+def test_a_map_pairs_with_its_inlined_computation_and_a_swapped_one_does_not() -> None:
+    r = validate_pair(
+        _MAP.format(op="subtract"), _INLINED.format(op="subtract", first="x", second="t"), mode="logical"
+    )
+    assert r.status == "proved", r.reason
+    swapped = _INLINED.format(op="subtract", first="t", second="x")
+    assert validate_pair(_MAP.format(op="subtract"), swapped, mode="logical").status != "proved"
