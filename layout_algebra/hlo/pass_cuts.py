@@ -45,6 +45,12 @@ from layout_algebra.hlo.pass_canonical import (
     convolution_as_dot,
     flatten_module,
 )
+from layout_algebra.hlo.pass_forms import (
+    expand,
+    internal_custom_call_reason,
+    normal_comparators,
+    scan_rewrite_reason,
+)
 from layout_algebra.hlo.pass_keys import attributes_key, plain_text
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 from layout_algebra.model.shapes import ArrayShape
@@ -77,16 +83,29 @@ class Side:
     opaque: list[str]
     #: convolutions read as dots (CONVOLUTION_AS_DOT)
     as_dot: frozenset[str] = frozenset()
+    #: ops that stand for another op under a named assumption (pass_forms.expand)
+    assumed: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: the keys of called computations, by (name, with layouts), computed once per module
     attribute_keys: dict[tuple[str, bool], str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, module: HloModule) -> Side:
+        module = normal_comparators(module)
         builder, root = flatten_module(module)
         instructions = list(builder.instructions)
         builder.instructions = []
-        as_dot = set()
-        for instr in instructions:
+        as_dot: set[str] = set()
+        assumed: dict[str, tuple[str, str]] = {}
+        added: list[HloComputation] = []
+        defined = {i.name: i for i in instructions}
+        for original in instructions:
+            form = expand(builder, module, defined, original)
+            added.extend(form.computations)
+            assumed.update(form.assumed)
+            as_dot.update(form.as_dot)
+            for instr in form.instructions[:-1]:
+                builder.emit(canonical_dot(builder, instr) if instr.opcode == "dot" else instr)
+            instr = form.instructions[-1]
             if instr.opcode == "convolution":
                 instr = convolution_as_dot(instr)
                 if instr.opcode == "convolution":
@@ -102,7 +121,9 @@ class Side:
         opaque = [
             i.name for i in builder.instructions if i.opcode not in INTERPRETED or is_elided_constant(i)
         ]
-        return cls(module, builder, root, by_name, opaque, frozenset(as_dot))
+        if added:
+            module = dataclasses.replace(module, computations=(*module.computations, *added))
+        return cls(module, builder, root, by_name, opaque, frozenset(as_dot), assumed)
 
     def parameters(self) -> list[HloInstruction]:
         return [i for i in self.builder.instructions if i.opcode == "parameter"]
@@ -369,6 +390,11 @@ def no_counterpart(
                     f"where the earlier {x.opcode} {n} computes ({', '.join(a_types)}) -> {x.shape.element_type.text} "
                     "(the pass changes element precision on purpose)"
                 )
+    known = internal_custom_call_reason(b_instr) or scan_rewrite_reason(
+        [a.by_name[n] for n in a.opaque], b_instr
+    )
+    if known is not None:
+        return f"{what}: {known}"
     if b_instr.opcode == "convolution" and "lhs_dilate" in b_instr.attributes.get("window", ""):
         return (
             f"{what}: a base-dilated convolution ({b_instr.attributes['window']}, dim_labels="

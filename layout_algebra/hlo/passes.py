@@ -103,6 +103,7 @@ from layout_algebra.hlo.pass_cuts import (
     signature,
 )
 from layout_algebra.hlo.pass_execution import whole_module_difference, whole_module_text
+from layout_algebra.hlo.pass_forms import TOPK_DECOMPOSITION, assumptions_of_pair
 from layout_algebra.hlo.pass_interface import (
     interface_change,
     invalid_bitcast,
@@ -165,8 +166,14 @@ ASSUMPTIONS: dict[str, str] = {
     "shape aside), the roots are then the same buffers exactly when they are the same logical arrays, which "
     "is what is proved",
     CONVOLUTION_AS_DOT: "a convolution whose window meets exactly the products of a dot (no spatial "
-    "dimensions, or a base-dilated window pairing output s with input s and kernel s) computes that "
-    "dot: the same products, summed alike (XLA's reference evaluator skips dilation holes and padding)",
+    "dimensions, windows of one element over size-1 kernel spatial dimensions, or a base-dilated window "
+    "pairing output s with input s and kernel s) computes that dot: the same products, summed alike "
+    "(XLA's reference evaluator skips dilation holes and padding)",
+    TOPK_DECOMPOSITION: "XLA's top-k (the topk op, largest=true/false, and the TopK custom-call with its "
+    "comparator) computes what topk-decomposer writes for it: a stable sort of (x, iota along the last "
+    "dimension) along the last dimension (by the custom-call's comparator, or compare(p0, p1) GT/LT "
+    "TOTALORDER for the op), both outputs sliced to the first k; XLA defines the custom-call by that "
+    "rewrite, its runtime kernel is not public semantics",
 }
 
 
@@ -429,6 +436,7 @@ def _validate_modules(
             used.add(ELIDED_CONSTANTS)
         if (matched in a.as_dot) != (b_name in b.as_dot):  # a convolution paired with a dot
             used.add(CONVOLUTION_AS_DOT)
+        used.update(assumptions_of_pair(a.assumed, matched, b.assumed, b_name))
     if reasons:
         if operand_refuted:  # a difference before a cut op: does it reach the root? Run both.
             whole = whole_module_difference(a_mod, b_mod, mode)
