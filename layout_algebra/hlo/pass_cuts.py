@@ -139,6 +139,10 @@ class Cuts:
         )
         self.pairs: dict[str, str] = {}  # later name -> earlier name
         self.number: dict[str, int] = {}  # earlier name -> parameter number
+        #: later name -> instructions that compute it from ``{name}.cut``, the earlier op's value
+        #: (the last one is named ``name``), for a later op that is a function of its counterpart
+        #: rather than equal to it (a loop whose state a pass widened: hlo.pass_loops)
+        self.results: dict[str, tuple[HloInstruction, ...]] = {}
 
     def add(self, a_name: str, b_name: str) -> None:
         self.pairs[b_name] = a_name
@@ -181,7 +185,9 @@ class Cuts:
                         p, a_instr.shape, "parameter", parameter_number=self.number[self.pairs[name]]
                     )
                 )
-                if str(a_instr.shape) != str(instr.shape):
+                if name in self.results:
+                    keep.extend(self.results[name])
+                elif str(a_instr.shape) != str(instr.shape):
                     keep.append(HloInstruction(name, instr.shape, "copy", (HloOperand(p),)))
                 else:
                     keep[-1] = dataclasses.replace(keep[-1], name=name)
@@ -251,7 +257,7 @@ def cone_key(side: Side, name: str, cut: Mapping[str, int], memo: dict[str, int]
 def decide_equal(cuts: Cuts, a_name: str, b_name: str, mode: str, timeout_ms: int) -> tuple[str, Any]:
     """Are earlier ``a_name`` and later ``b_name`` equal (given the cuts)? (status, result)."""
     a_cut = {n: k for n, k in cuts.number.items()}
-    b_cut = {b: cuts.number[a] for b, a in cuts.pairs.items()}
+    b_cut = {b: cuts.number[a] for b, a in cuts.pairs.items() if b not in cuts.results}
     keys = ConeKeys()
     ka = cone_key(cuts.a, a_name, a_cut, {}, keys)
     kb = cone_key(cuts.b, b_name, b_cut, {}, keys)
