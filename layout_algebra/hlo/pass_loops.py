@@ -44,7 +44,7 @@ later loop is the earlier one's counterpart when, besides (a) on the common elem
     (root element ``i`` is ``get-tuple-element(parameter(0)), index=i``);
 (b'), (c') ``c'(s, g(s)) = c(s)`` and ``f'(s, g(s))`` restricted to the common elements
     ``= f(s)``, for every earlier state ``s`` (proved on modules that compute ``g(s)`` and
-    call ``c'``, ``f'``: :func:`widened_function`).
+    call ``c'``, ``f'``: :func:`wrapper`).
 
 Then ``s'_k = (s_k, g(s_k))`` for every ``k``: at ``k = 0`` by (a) and (e); and if it holds
 at ``k``, the common part of ``s'_{k+1}`` is ``f'(s_k, g(s_k)) = f(s_k) = s_{k+1}`` by (c'),
@@ -168,8 +168,37 @@ def computation_module(module: HloModule, name: str, extra: tuple[HloComputation
     return HloModule(f"{module.name}.{name}", tuple(computations), entry)
 
 
+def state_function(module: HloModule, name: str) -> HloModule:
+    """Computation ``name`` (a loop's condition or body, a branch) as a module whose entry takes
+    the elements of its tuple parameter as parameters ``0..n-1`` and calls it on their tuple
+    (the same function, each state element an array the verifier reads directly, a
+    ``dynamic-slice`` start index among them); a computation of an array keeps its parameter."""
+    computation = module.computation(name)
+    state = parameter_shape(computation)
+    if not isinstance(state, TupleShape) or any(isinstance(e, TupleShape) for e in state.elements):
+        return computation_module(module, name)
+    instructions = [
+        HloInstruction(f"state.s{i}", shape, "parameter", parameter_number=i)
+        for i, shape in enumerate(state.elements)
+    ]
+    operands = tuple(HloOperand(f"state.s{i}") for i in range(len(state.elements)))
+    instructions.append(HloInstruction("state.t", state, "tuple", operands))
+    instructions.append(
+        HloInstruction(
+            "state.call",
+            computation.root.shape,
+            "call",
+            (HloOperand("state.t"),),
+            to_apply=name,
+            is_root=True,
+        )
+    )
+    return computation_module(module, name, extra=(HloComputation(f"state.{name}", tuple(instructions)),))
+
+
 def _digest(module: HloModule) -> str:
-    return hashlib.sha256(module.to_text().encode()).hexdigest()
+    """The module exactly (every field of every instruction, which its text may not show)."""
+    return hashlib.sha256(repr((module.entry.name, module.computations)).encode()).hexdigest()
 
 
 def prove_function(
@@ -421,15 +450,12 @@ def pinned(
 ) -> HloComputation:
     """``s -> callee(s with element i replaced by the constant pins[i])``: the computation on the
     states a loop reaches, when those elements are constants all along."""
-    p = HloInstruction("pin.state", state, "parameter", parameter_number=0)
-    instructions = [p]
+    instructions = []
     for i, shape in enumerate(state.elements):
         if i in pins:
             instructions.append(dataclasses.replace(pins[i], name=f"pin.s{i}", shape=shape, is_root=False))
         else:
-            instructions.append(
-                HloInstruction(f"pin.s{i}", shape, "get-tuple-element", (HloOperand(p.name),), index=i)
-            )
+            instructions.append(HloInstruction(f"pin.s{i}", shape, "parameter", parameter_number=i))
     operands = tuple(HloOperand(f"pin.s{i}") for i in range(len(state.elements)))
     instructions.append(HloInstruction("pin.t", state, "tuple", operands))
     result = module.computation(callee).root.shape
@@ -502,20 +528,16 @@ def wrapper(
     result: Shape,
     restrict: bool,
 ) -> HloComputation:
-    """A computation of an earlier state ``s`` (``parameter(0)``, of type ``common``) that
-    computes the new elements ``g(s)`` (the instructions ``extra``; a name of ``leaves`` reads
-    element ``leaves[name]`` of ``s``), calls ``callee`` on ``(s, g(s))`` (type ``later_state``)
-    and returns its result, restricted to the common elements when ``result`` is ``common``."""
+    """A computation of an earlier state ``s`` (its elements are parameters ``0..n-1``, of the
+    types of ``common``) that computes the new elements ``g(s)`` (the instructions ``extra``; a
+    name of ``leaves`` reads element ``leaves[name]`` of ``s``), calls ``callee`` on ``(s, g(s))``
+    (type ``later_state``) and returns its result, restricted to the common elements when
+    ``restrict``."""
     n = len(common.elements)
-    p = HloInstruction("wide.state", common, "parameter", parameter_number=0)
-    instructions: list[HloInstruction] = [p]
+    instructions: list[HloInstruction] = []
     names: dict[str, str] = {}
     for i in range(n):
-        instructions.append(
-            HloInstruction(
-                f"wide.s{i}", common.elements[i], "get-tuple-element", (HloOperand(p.name),), index=i
-            )
-        )
+        instructions.append(HloInstruction(f"wide.s{i}", common.elements[i], "parameter", parameter_number=i))
     names.update({leaf: f"wide.s{i}" for leaf, i in leaves.items()})
     for k, instr in enumerate(extra):
         names[instr.name] = f"wide.g{k}"
@@ -589,7 +611,7 @@ def widened_loop(attempt: PairAttempt) -> tuple[HloInstruction, ...] | str:
         w = wrapper(f"wide.{cb}", cb, common, later_state, extra, leaves, new_elements, result, key == "body")
         why = attempt.equal_functions(
             f"the {key}s {ca} and {cb} (on states whose new elements are their hoisted values)",
-            computation_module(a.module, ca),
+            state_function(a.module, ca),
             computation_module(b.module, cb, extra=(w,)),
         )
         if why is not None:
