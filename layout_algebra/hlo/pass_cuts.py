@@ -47,7 +47,7 @@ from layout_algebra.hlo.pass_canonical import (
 )
 from layout_algebra.hlo.pass_keys import attributes_key, plain_text
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
-from layout_algebra.model.shapes import ArrayShape
+from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 
 __all__ = [
     "INTERPRETED",
@@ -188,7 +188,7 @@ class Cuts:
                 if name in self.results:
                     keep.extend(self.results[name])
                 elif str(a_instr.shape) != str(instr.shape):
-                    keep.append(HloInstruction(name, instr.shape, "copy", (HloOperand(p),)))
+                    keep.extend(relaid(name, p, a_instr.shape, instr.shape))
                 else:
                     keep[-1] = dataclasses.replace(keep[-1], name=name)
             else:
@@ -213,6 +213,34 @@ class Cuts:
         instructions[-1] = dataclasses.replace(instructions[-1], is_root=True)
         entry = HloComputation(side.module.entry.name, tuple(instructions), is_entry=True)
         return HloModule(side.module.name, (entry,), entry)
+
+
+def relaid(name: str, source: str, shape: Shape, target: Shape) -> list[HloInstruction]:
+    """Instructions giving ``source`` (of ``shape``) the layouts of ``target``, the last one named
+    ``name``: a ``copy`` for an array, a tuple of its elements relaid for a tuple (XLA's copy
+    takes arrays).
+
+    >>> from layout_algebra.model.syntax import parse_shape
+    >>> [i.opcode for i in relaid("w", "p", parse_shape("(s32[], f32[2,3]{1,0})"), parse_shape("(s32[], f32[2,3]{0,1})"))]
+    ['get-tuple-element', 'get-tuple-element', 'copy', 'tuple']
+    """
+    if not isinstance(shape, TupleShape) or not isinstance(target, TupleShape):
+        return [HloInstruction(name, target, "copy", (HloOperand(source),))]
+    out: list[HloInstruction] = []
+    elements = []
+    for k, (x, y) in enumerate(zip(shape.elements, target.elements, strict=True)):
+        element = f"{name}.e{k}"
+        out.append(
+            HloInstruction(
+                element, x, "get-tuple-element", (HloOperand(source),), index=k, attributes={"index": str(k)}
+            )
+        )
+        if str(x) != str(y):
+            out.extend(relaid(f"{element}.relaid", element, x, y))
+            element = f"{element}.relaid"
+        elements.append(HloOperand(element))
+    out.append(HloInstruction(name, target, "tuple", tuple(elements)))
+    return out
 
 
 class ConeKeys:

@@ -190,6 +190,7 @@ def state_function(module: HloModule, name: str) -> HloModule:
             "call",
             (HloOperand("state.t"),),
             to_apply=name,
+            attributes={"to_apply": name},
             is_root=True,
         )
     )
@@ -358,9 +359,7 @@ class PairAttempt:
             ca, cb = single_computation(x, key), single_computation(y, key)
             assert ca is not None and cb is not None  # loop_shape_problem checked them
             what = f"the {key}s {ca} and {cb}"
-            why = self.equal_functions(
-                what, computation_module(a.module, ca), computation_module(b.module, cb)
-            )
+            why = self.equal_functions(what, state_function(a.module, ca), state_function(b.module, cb))
             if why is None:
                 continue
             pins = constant_pins(a, x, b, y) if pins is None else pins
@@ -396,8 +395,8 @@ class PairAttempt:
         for ca, cb in zip(xb, yb, strict=True):
             why = self.equal_functions(
                 f"the branches {ca} and {cb}",
-                computation_module(a.module, ca),
-                computation_module(b.module, cb),
+                state_function(a.module, ca),
+                state_function(b.module, cb),
             )
             if why is not None:
                 return why
@@ -460,7 +459,15 @@ def pinned(
     instructions.append(HloInstruction("pin.t", state, "tuple", operands))
     result = module.computation(callee).root.shape
     instructions.append(
-        HloInstruction("pin.call", result, "call", (HloOperand("pin.t"),), to_apply=callee, is_root=True)
+        HloInstruction(
+            "pin.call",
+            result,
+            "call",
+            (HloOperand("pin.t"),),
+            to_apply=callee,
+            attributes={"to_apply": callee},
+            is_root=True,
+        )
     )
     return HloComputation(f"pin.{callee}", tuple(instructions))
 
@@ -547,13 +554,25 @@ def wrapper(
     instructions.append(HloInstruction("wide.t", later_state, "tuple", tuple(HloOperand(s) for s in state)))
     call_shape = later_state if restrict else result
     instructions.append(
-        HloInstruction("wide.call", call_shape, "call", (HloOperand("wide.t"),), to_apply=callee)
+        HloInstruction(
+            "wide.call",
+            call_shape,
+            "call",
+            (HloOperand("wide.t"),),
+            to_apply=callee,
+            attributes={"to_apply": callee},
+        )
     )
     if restrict:
         for i in range(n):
             instructions.append(
                 HloInstruction(
-                    f"wide.r{i}", common.elements[i], "get-tuple-element", (HloOperand("wide.call"),), index=i
+                    f"wide.r{i}",
+                    common.elements[i],
+                    "get-tuple-element",
+                    (HloOperand("wide.call"),),
+                    index=i,
+                    attributes={"index": str(i)},
                 )
             )
         instructions.append(
@@ -636,7 +655,12 @@ def widened_result(
         r = f"{b_name}.r{i}"
         out.append(
             HloInstruction(
-                r, earlier_state.elements[i], "get-tuple-element", (HloOperand(f"{b_name}.cut"),), index=i
+                r,
+                earlier_state.elements[i],
+                "get-tuple-element",
+                (HloOperand(f"{b_name}.cut"),),
+                index=i,
+                attributes={"index": str(i)},
             )
         )
         if str(earlier_state.elements[i]) != str(later_state.elements[i]):
