@@ -28,6 +28,14 @@ logical arrays; its layout (the same in the ``while``, the body's parameter and 
 condition's parameter, checked: :func:`loop_shape_problem`) only says how each side stores
 it, and a ``bitcast`` in a body is read through the layout its own module declares.
 
+Each state element is a parameter of those modules (:func:`state_function`), so that a
+``dynamic-slice`` start index read from the state is a value the verifier reads.
+
+A state element that both bodies pass through (``get-tuple-element(parameter(0)), index=i``
+at root position ``i``) and whose init is the same constant in both loops holds that constant
+all along: when (b) or (c) fails on all states it is proved again on the states where such
+elements hold their constants (:func:`pinned`), the only states the induction visits.
+
 A ``conditional`` is paired the same way: the same branch selector and branch operands
 (proved equal) and each branch proved equal as a function of its operand.
 
