@@ -98,13 +98,57 @@ class Side:
                 instr = canonical_reduce(builder, instr)
             builder.emit(instr)
         by_name = {i.name: i for i in builder.instructions}
+        computed = computed_start_indices(by_name)
         opaque = [
-            i.name for i in builder.instructions if i.opcode not in INTERPRETED or is_elided_constant(i)
+            i.name
+            for i in builder.instructions
+            if i.opcode not in INTERPRETED or is_elided_constant(i) or i.name in computed
         ]
         return cls(module, builder, root, by_name, opaque, frozenset(as_dot))
 
     def parameters(self) -> list[HloInstruction]:
         return [i for i in self.builder.instructions if i.opcode == "parameter"]
+
+
+def computed_start_indices(by_name: Mapping[str, HloInstruction]) -> set[str]:
+    """The ops that compute a ``dynamic-slice`` or ``dynamic-update-slice`` start index (through
+    copies and elements of tuples) from anything but a parameter or a constant: the verifier
+    reads a start index only from those, so each such op is a cut point, paired like any other
+    (the same op on operands proved equal gives the same index).
+
+    >>> from layout_algebra.model.syntax import parse_shape
+    >>> i = HloInstruction("i", parse_shape("s32[]"), "parameter", parameter_number=1)
+    >>> m = HloInstruction("m", parse_shape("s32[]"), "maximum", (HloOperand("i"), HloOperand("i")))
+    >>> p = HloInstruction("p", parse_shape("f32[4]"), "parameter", parameter_number=0)
+    >>> d = HloInstruction("d", parse_shape("f32[1]"), "dynamic-slice", (HloOperand("p"), HloOperand("m")))
+    >>> sorted(computed_start_indices({x.name: x for x in (i, m, p, d)}))
+    ['m']
+    """
+    found: set[str] = set()
+    for instr in by_name.values():
+        if instr.opcode == "dynamic-slice":
+            starts = instr.operands[1:]
+        elif instr.opcode == "dynamic-update-slice":
+            starts = instr.operands[2:]
+        else:
+            continue
+        for operand in starts:
+            source = by_name.get(operand.name)
+            seen: set[str] = set()
+            while source is not None and source.name not in seen:
+                seen.add(source.name)
+                if source.opcode == "copy" and source.operands:
+                    source = by_name.get(source.operands[0].name)
+                elif source.opcode == "get-tuple-element" and source.index is not None and source.operands:
+                    whole = by_name.get(source.operands[0].name)
+                    if whole is None or whole.opcode != "tuple" or source.index >= len(whole.operands):
+                        break
+                    source = by_name.get(whole.operands[source.index].name)
+                else:
+                    break
+            if source is not None and source.opcode not in ("parameter", "constant"):
+                found.add(source.name)
+    return found
 
 
 def is_elided_constant(instr: HloInstruction) -> bool:
