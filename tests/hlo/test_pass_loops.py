@@ -305,7 +305,109 @@ ENTRY e {{
     return text, {"rewritten branch": variant}, mutants
 
 
+def invariant_loop(rng: random.Random) -> tuple[str, dict[str, str], dict[str, str]]:
+    """state (i, v, w); the body passes w through and adds negate(w) to v: a hoistable value."""
+    n, t = rng.randint(2, 5), rng.randint(1, 4)
+    vec = f"f32[{n}]{{0}}"
+    state = f"(s32[], {vec}, {vec})"
+    text = f"""HloModule invariant
+cond {{
+  s = {state} parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant({t})
+  ROOT lt = pred[] compare(i, n), direction=LT
+}}
+body {{
+  s = {state} parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = {vec} get-tuple-element(s), index=1
+  w = {vec} get-tuple-element(s), index=2
+  nw = {vec} negate(w)
+  v2 = {vec} add(v, nw)
+  ROOT out = {state} tuple(j, v2, w)
+}}
+ENTRY e {{
+  x = {vec} parameter(0)
+  y = {vec} parameter(1)
+  zero = s32[] constant(0)
+  init = {state} tuple(zero, x, y)
+  loop = {state} while(init), condition=cond, body=body
+  ROOT r = {vec} get-tuple-element(loop), index=1
+}}"""
+    wide = f"(s32[], {vec}, {vec}, {vec})"
+    hoisted = (
+        text.replace(state, wide)
+        .replace(f"  nw = {vec} negate(w)\n", f"  nw = {vec} get-tuple-element(s), index=3\n")
+        .replace("tuple(j, v2, w)", "tuple(j, v2, w, nw)")
+        .replace("  init = ", f"  ny = {vec} negate(y)\n  init = ")
+        .replace("tuple(zero, x, y)", "tuple(zero, x, y, ny)")
+    )
+    mutants = {
+        # the hoisted value computed from the element the body changes
+        "hoisted from a moving element": hoisted.replace(f"ny = {vec} negate(y)", f"ny = {vec} negate(x)"),
+    }
+    return text, {"hoisted": hoisted}, mutants
+
+
+def clamped_scan_loop(rng: random.Random) -> tuple[str, dict[str, str], dict[str, str]]:
+    """the scan with its row index clamped by the body (maximum(i, 0)): a computed start index."""
+    text, variants, _ = scan_loop(rng)
+    clamp = "o2 = {} dynamic-update-slice(o, row, i, z)"
+    out_l = text.split("o = ")[1].split(" get-tuple")[0]
+    text2 = text.replace(
+        clamp.format(out_l),
+        f"ic = s32[] maximum(i, z)\n  {clamp.format(out_l).replace('row, i,', 'row, ic,')}",
+    )
+    relaid = variants["relaid"]
+    col = relaid.split("o = ")[1].split(" get-tuple")[0]
+    relaid2 = relaid.replace(
+        clamp.format(col), f"ic = s32[] maximum(i, z)\n  {clamp.format(col).replace('row, i,', 'row, ic,')}"
+    )
+    mutants2 = {"clamped off by one": text2.replace("ic = s32[] maximum(i, z)", "ic = s32[] maximum(j, z)")}
+    return text2, {"relaid": relaid2}, mutants2
+
+
+def indexed_conditional(rng: random.Random) -> tuple[str, dict[str, str], dict[str, str]]:
+    """conditional(k, x, x, x) over three branch computations (k from a predicate: 0 or 1, so
+    that random inputs run both of the first two branches)."""
+    n = rng.randint(2, 4)
+    vec = f"f32[{n}]{{0}}"
+    text = f"""HloModule indexed
+b0 {{
+  a = {vec} parameter(0)
+  ROOT n = {vec} negate(a)
+}}
+b1 {{
+  a = {vec} parameter(0)
+  ROOT m = {vec} multiply(a, a)
+}}
+b2 {{
+  a = {vec} parameter(0)
+  ROOT c = {vec} copy(a)
+}}
+ENTRY e {{
+  p = pred[] parameter(0)
+  k = s32[] convert(p)
+  x = {vec} parameter(1)
+  ROOT c = {vec} conditional(k, x, x, x), branch_computations={{b0, b1, b2}}
+}}"""
+    variant = text.replace(
+        f"ROOT m = {vec} multiply(a, a)", f"a2 = {vec} copy(a)\n  ROOT m = {vec} multiply(a2, a2)"
+    )
+    mutants = {
+        "branches swapped": text.replace(
+            "branch_computations={b0, b1, b2}", "branch_computations={b1, b0, b2}"
+        )
+    }
+    return text, {"rewritten branch": variant}, mutants
+
+
 FAMILIES = {
+    "invariant": invariant_loop,
+    "clamped scan": clamped_scan_loop,
+    "indexed conditional": indexed_conditional,
     "counter": counter_loop,
     "scan": scan_loop,
     "tuple state": tuple_state_loop,
