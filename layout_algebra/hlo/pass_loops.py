@@ -213,8 +213,8 @@ def _digest(module: HloModule) -> str:
 def prove_function(
     prove: Prover, earlier: HloModule, later: HloModule, context: str
 ) -> tuple[str, str, tuple[str, ...]]:
-    """(status, reason, assumptions) of ``prove(earlier, later)``, memoised by the two modules'
-    exact text (``context``: what else the answer depends on, e.g. the float rules)."""
+    """(status, reason, assumptions) of ``prove(earlier, later)``, memoised by the two modules
+    exactly (``context``: what else the answer depends on, e.g. the float rules)."""
     key = (_digest(earlier), _digest(later), context)
     if key in _MEMO:
         _MEMO.move_to_end(key)
@@ -366,7 +366,7 @@ class PairAttempt:
         for key in ("condition", "body"):
             ca, cb = single_computation(x, key), single_computation(y, key)
             assert ca is not None and cb is not None  # loop_shape_problem checked them
-            what = f"the {key}s {ca} and {cb}"
+            what = f"the {key} computations {ca} and {cb}"
             why = self.equal_functions(what, state_function(a.module, ca), state_function(b.module, cb))
             if why is None:
                 continue
@@ -519,6 +519,8 @@ def invariant_expression(side: Side, root: str, leaves: dict[str, int]) -> list[
             return f"{name} is nondeterministic"
         if instr.called_computations:
             return f"{instr.opcode} {name} calls a computation"
+        if instr.opcode == "constant" and "..." in (instr.literal or ""):
+            return f"constant {name} is printed {{...}} (its value elided by the dump)"
         stack.append((name, True))
         stack.extend((o.name, False) for o in reversed(instr.operands))
     return [side.by_name[n] for n in order]
@@ -637,7 +639,7 @@ def widened_loop(attempt: PairAttempt) -> tuple[HloInstruction, ...] | str:
         result = b.module.computation(cb).root.shape
         w = wrapper(f"wide.{cb}", cb, common, later_state, extra, leaves, new_elements, result, key == "body")
         why = attempt.equal_functions(
-            f"the {key}s {ca} and {cb} (on states whose new elements are their hoisted values)",
+            f"the {key} computations {ca} and {cb} (on states whose new elements are their hoisted values)",
             state_function(a.module, ca),
             computation_module(b.module, cb, extra=(w,)),
         )
