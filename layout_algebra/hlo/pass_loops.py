@@ -300,6 +300,11 @@ def inductive_counterpart(
     if not failures:
         if same_op:
             kinds = ", ".join(sorted({plain_text(a.by_name[n].shape) for n in same_op})[:3])
+            if b_instr.opcode != "while":
+                return None, (
+                    f"{what}: no conditional of the earlier module has the same attributes, operand types and "
+                    f"result type, nor the same logical result type (the earlier ones give {kinds})"
+                )
             return None, (
                 f"{what}: no {b_instr.opcode} of the earlier module has the same attributes, operand types and "
                 f"result type, nor the same logical state type (the pass changed the loop state: the earlier "
