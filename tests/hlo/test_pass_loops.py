@@ -468,3 +468,20 @@ def test_a_widened_state_whose_new_element_changes_is_not_proved() -> None:
     result = validate_pair(text, drifting, mode="logical")
     assert result.status == "unknown"
     assert "the pass changed the loop state" in result.reason
+
+
+def test_a_loop_proof_names_the_float_rules_its_body_used() -> None:
+    text, _, _ = tuple_state_loop(random.Random(0))
+    vec = text.split("x = ")[1].split(" parameter")[0]
+    halved = text.replace(
+        f"  b2 = {vec} multiply(b, kb)\n",
+        f"  two = f32[] constant(2)\n  twob = {vec} broadcast(two), dimensions={{}}\n  b2 = {vec} divide(b, twob)\n",
+    )
+    scaled = halved.replace("two = f32[] constant(2)", "two = f32[] constant(0.5)").replace(
+        f"b2 = {vec} divide(b, twob)", f"b2 = {vec} multiply(b, twob)"
+    )
+    assert compare(halved, scaled, mode="logical").same is True
+    result = validate_pair(halved, scaled, mode="logical")
+    assert result.status == "proved", result.reason
+    assert "power-of-two-division" in result.assumptions  # the body's proof rests on it
+    assert validate_pair(halved, scaled, mode="logical", float_rules=()).status != "proved"
