@@ -60,6 +60,7 @@ __all__ = [
     "is_elided_constant",
     "no_counterpart",
     "operand_types",
+    "relaid",
     "signature",
 ]
 

@@ -37,7 +37,10 @@ all along: when (b) or (c) fails on all states it is proved again on the states 
 elements hold their constants (:func:`pinned`), the only states the induction visits.
 
 A ``conditional`` is paired the same way: the same branch selector and branch operands
-(proved equal) and each branch proved equal as a function of its operand.
+(proved equal) and each branch proved equal as a function of its operand. One whose branch
+operands and result a pass wrapped in 1-tuples (``conditional-canonicalizer``) is paired
+when each later branch, unwrapped, is proved equal to the earlier one
+(:func:`tupled_conditional`); its result is then ``tuple(r)`` for the earlier result ``r``.
 
 A loop state the pass widened
 -----------------------------
@@ -117,7 +120,7 @@ from typing import Any
 from layout_algebra.hlo.attributes import computation_names
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule, HloOperand
 from layout_algebra.hlo.opcodes import RANDOM_OPCODES
-from layout_algebra.hlo.pass_cuts import Cuts, Side, decide_equal
+from layout_algebra.hlo.pass_cuts import Cuts, Side, decide_equal, relaid
 from layout_algebra.hlo.pass_keys import plain_text
 from layout_algebra.model.shapes import Shape, TupleShape
 
@@ -278,7 +281,14 @@ def inductive_counterpart(
         widened = [n for n in same_op if n not in same and extends(a.by_name[n].shape, b_instr.shape)]
     else:
         same = [n for n in same_op if plain_text(a.by_name[n].shape) == plain_text(b_instr.shape)]
-        widened = []
+        widened = [
+            n
+            for n in same_op
+            if isinstance(b_instr.shape, TupleShape)
+            and len(b_instr.shape.elements) == 1
+            and plain_text(b_instr.shape.elements[0]) == plain_text(a.by_name[n].shape)
+        ]
+
     same.sort(key=lambda n: n != b_name)
     failures: list[str] = []
     for a_name in same[:MAX_CANDIDATES]:
@@ -290,9 +300,14 @@ def inductive_counterpart(
         failures.append(f"{a_name}: {why}")
     for a_name in widened[: max(0, MAX_CANDIDATES - len(failures))]:
         pair = PairAttempt(cuts, a_name, b_name, prove, context, timeout_ms)
-        found = pair.widened_loop()
+        if b_instr.opcode == "while":
+            found = pair.widened_loop()
+            change = "the pass changed the loop state"
+        else:
+            found = tupled_conditional(pair)
+            change = "the pass wrapped the conditional's operands and result in tuples"
         if isinstance(found, str):
-            failures.append(f"{a_name}: the pass changed the loop state: {found}")
+            failures.append(f"{a_name}: {change}: {found}")
             continue
         cuts.used_rules.update(pair.assumptions)
         cuts.results[b_name] = found
@@ -689,4 +704,88 @@ def widened_result(
         out.append(dataclasses.replace(instr, name=f"{b_name}.g{k}", operands=operands, is_root=False))
     state = [names[f"s{i}"] for i in range(n)] + [local[e] for e in new_elements]
     out.append(HloInstruction(b_name, later_state, "tuple", tuple(HloOperand(s) for s in state)))
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------ tupled conditionals
+def untupled_branch(module: HloModule, name: str, operand: Shape) -> HloModule:
+    """``x -> get-tuple-element(name(tuple(x)), 0)``: a branch whose operand and result a pass
+    wrapped in 1-tuples, as a function of the unwrapped operand (of shape ``operand``)."""
+    computation = module.computation(name)
+    result = computation.root.shape
+    assert isinstance(result, TupleShape)
+    param = parameter_shape(computation)
+    assert param is not None
+    instructions = [
+        HloInstruction("untuple.x", operand, "parameter", parameter_number=0),
+        HloInstruction("untuple.t", param, "tuple", (HloOperand("untuple.x"),)),
+        HloInstruction(
+            "untuple.call",
+            result,
+            "call",
+            (HloOperand("untuple.t"),),
+            to_apply=name,
+            attributes={"to_apply": name},
+        ),
+        HloInstruction(
+            "untuple.r",
+            result.elements[0],
+            "get-tuple-element",
+            (HloOperand("untuple.call"),),
+            index=0,
+            attributes={"index": "0"},
+            is_root=True,
+        ),
+    ]
+    return computation_module(module, name, extra=(HloComputation(f"untuple.{name}", tuple(instructions)),))
+
+
+def tupled_conditional(attempt: PairAttempt) -> tuple[HloInstruction, ...] | str:
+    """The later conditional's result ``tuple(r)`` from the earlier result ``r``
+    (``Cuts.results``) when the later one is the earlier one with every branch operand and the
+    result wrapped in a 1-tuple (``conditional-canonicalizer``): the same selector, each later
+    branch operand ``tuple(x'_k)`` with ``x'_k`` proved equal to the earlier ``x_k``, and each
+    later branch, unwrapped, proved equal to the earlier one; otherwise why not."""
+    a, b = attempt.cuts.a, attempt.cuts.b
+    x, y = a.by_name[attempt.a_name], b.by_name[attempt.b_name]
+    xb, yb = branches(x), branches(y)
+    if xb is None or yb is None or len(xb) != len(yb) or len(x.operands) != len(y.operands):
+        return "the conditionals do not have the same branches and operands"
+    if ("branch_computations" in x.attributes) != ("branch_computations" in y.attributes):
+        return "one conditional selects by a predicate, the other by an index"
+    assert isinstance(y.shape, TupleShape)
+    pairs = [(x.operands[0].name, y.operands[0].name)]
+    for k, (ca, cb) in enumerate(zip(xb, yb, strict=True)):
+        wrapped = b.by_name[y.operands[k + 1].name]
+        if wrapped.opcode != "tuple" or len(wrapped.operands) != 1:
+            return f"operand {k + 1} of {y.name} is not a tuple of one element"
+        inner = wrapped.operands[0].name
+        pairs.append((x.operands[k + 1].name, inner))
+        earlier_c, later_c = a.module.computation(ca), b.module.computation(cb)
+        later_param = parameter_shape(later_c)
+        if str(parameter_shape(earlier_c)) != str(a.builder.shapes[x.operands[k + 1].name]) or str(
+            earlier_c.root.shape
+        ) != str(x.shape):
+            return f"branch {ca} of {x.name} does not take its operand's shape or give the result's"
+        if str(later_param) != str(wrapped.shape) or str(later_c.root.shape) != str(y.shape):
+            return f"branch {cb} of {y.name} does not take its operand's shape or give the result's"
+    why = attempt.equal_operands(pairs)
+    if why is not None:
+        return why
+    for k, (ca, cb) in enumerate(zip(xb, yb, strict=True)):
+        inner_shape = b.builder.shapes[b.by_name[y.operands[k + 1].name].operands[0].name]
+        why = attempt.equal_functions(
+            f"the branches {ca} and {cb} (unwrapped)",
+            state_function(a.module, ca),
+            untupled_branch(b.module, cb, inner_shape),
+        )
+        if why is not None:
+            return why
+    element = y.shape.elements[0]
+    out: list[HloInstruction] = []
+    source = f"{attempt.b_name}.cut"
+    if str(element) != str(x.shape):
+        out.extend(relaid(f"{attempt.b_name}.relaid", source, x.shape, element))
+        source = f"{attempt.b_name}.relaid"
+    out.append(HloInstruction(attempt.b_name, y.shape, "tuple", (HloOperand(source),)))
     return tuple(out)

@@ -301,8 +301,39 @@ ENTRY e {{
     variant = text.replace(
         "ROOT s = " + vec + " add(a, kb)", f"s = {vec} add(a, kb)\n  ROOT c = {vec} copy(s)"
     )
-    mutants = {"branch constant": text.replace(f"k = f32[] constant({k})", f"k = f32[] constant({k + 1})")}
-    return text, {"rewritten branch": variant}, mutants
+    # conditional-canonicalizer: every branch operand and the result wrapped in a 1-tuple
+    one = f"({vec})"
+    tupled = f"""HloModule cond
+neg {{
+  t = {one} parameter(0)
+  a = {vec} get-tuple-element(t), index=0
+  n = {vec} negate(a)
+  ROOT r = {one} tuple(n)
+}}
+plus {{
+  t = {one} parameter(0)
+  a = {vec} get-tuple-element(t), index=0
+  k = f32[] constant({k})
+  kb = {vec} broadcast(k), dimensions={{}}
+  s = {vec} add(a, kb)
+  ROOT r = {one} tuple(s)
+}}
+ENTRY e {{
+  p = pred[] parameter(0)
+  x = {vec} parameter(1)
+  t1 = {one} tuple(x)
+  t2 = {one} tuple(x)
+  c = {one} conditional(p, t1, t2), true_computation=neg, false_computation=plus
+  ROOT r = {vec} get-tuple-element(c), index=0
+}}"""
+    mutants = {
+        "branch constant": text.replace(f"k = f32[] constant({k})", f"k = f32[] constant({k + 1})"),
+        "tupled branch constant": tupled.replace(f"k = f32[] constant({k})", f"k = f32[] constant({k + 1})"),
+        "tupled branches swapped": tupled.replace(
+            "true_computation=neg, false_computation=plus", "true_computation=plus, false_computation=neg"
+        ),
+    }
+    return text, {"rewritten branch": variant, "tupled": tupled}, mutants
 
 
 def invariant_loop(rng: random.Random) -> tuple[str, dict[str, str], dict[str, str]]:
