@@ -54,6 +54,7 @@ __all__ = [
     "ConeKeys",
     "Cuts",
     "Side",
+    "computed_start_indices",
     "cone_key",
     "cone_names",
     "decide_equal",

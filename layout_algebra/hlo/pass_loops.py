@@ -130,6 +130,8 @@ __all__ = [
     "computation_module",
     "inductive_counterpart",
     "loop_shape_problem",
+    "state_function",
+    "tupled_conditional",
     "widened_loop",
 ]
 
