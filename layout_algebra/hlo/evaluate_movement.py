@@ -259,6 +259,10 @@ class MovementOps:
             return value
         if instr.opcode == "copy":
             return self.scalar_int(scope, self.operand(scope, instr, 0))
+        if instr.opcode == "get-tuple-element" and instr.index is not None:  # of a tuple: its element
+            source = self.operand(scope, instr, 0)
+            if source.opcode == "tuple":
+                return self.scalar_int(scope, self.operand(scope, source, instr.index))
         if instr.opcode == "parameter":
             if scope.bindings is not None:
                 return self.scalar_int(

@@ -128,6 +128,7 @@ import numpy as np
 import sympy
 
 from layout_algebra.hlo.execute_compute import COMPUTE_SEMANTICS
+from layout_algebra.hlo.execute_control import CONTROL_OPCODES, run_control
 from layout_algebra.hlo.execute_gather import INDEXING_SEMANTICS
 from layout_algebra.hlo.execute_ops import (
     MOVEMENT_SEMANTICS,
@@ -499,7 +500,9 @@ class _Runner:
                     f"instruction {ins.name!r}: index={ins.index} of a non-tuple or out of range"
                 )
             return t[ins.index]
-        if op in ("fusion", "call"):
+        if op in CONTROL_OPCODES:
+            return run_control(self, ins, operands)
+        if op == "fusion":
             called = ins.calls or ((ins.to_apply,) if ins.to_apply else ())
             if len(called) != 1:
                 raise InvalidHlo(f"instruction {ins.name!r}: {op} must call one computation")

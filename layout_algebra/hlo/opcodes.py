@@ -150,7 +150,16 @@ TYPE_KEEPING_OPS: dict[str, int | None] = {
 #: pairs the other nondeterministic ops, such as ``custom-call``, by their text).
 RANDOM_OPCODES = frozenset({"rng", "rng-get-and-update-state"})
 
-#: Attributes that do not change what an op computes.
+#: Attributes that do not change what an op computes (``control-predecessors`` only orders
+#: the schedule: an op computes the same value whatever runs before it).
 INERT_ATTRIBUTES = frozenset(
-    {"metadata", "backend_config", "frontend_attributes", "sharding", "statistics", "origin"}
+    {
+        "metadata",
+        "backend_config",
+        "frontend_attributes",
+        "sharding",
+        "statistics",
+        "origin",
+        "control-predecessors",
+    }
 )

@@ -53,7 +53,7 @@ from layout_algebra.hlo.pass_forms import (
 )
 from layout_algebra.hlo.pass_keys import attributes_key, plain_text
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
-from layout_algebra.model.shapes import ArrayShape
+from layout_algebra.model.shapes import ArrayShape, Shape, TupleShape
 
 __all__ = [
     "INTERPRETED",
@@ -61,12 +61,14 @@ __all__ = [
     "Cuts",
     "Side",
     "called_closure",
+    "computed_start_indices",
     "cone_key",
     "cone_names",
     "decide_equal",
     "is_elided_constant",
     "no_counterpart",
     "operand_types",
+    "relaid",
     "signature",
 ]
 
@@ -118,8 +120,11 @@ class Side:
                 instr = canonical_reduce(builder, instr)
             builder.emit(instr)
         by_name = {i.name: i for i in builder.instructions}
+        computed = computed_start_indices(by_name)
         opaque = [
-            i.name for i in builder.instructions if i.opcode not in INTERPRETED or is_elided_constant(i)
+            i.name
+            for i in builder.instructions
+            if i.opcode not in INTERPRETED or is_elided_constant(i) or i.name in computed
         ]
         if added:
             module = dataclasses.replace(module, computations=(*module.computations, *added))
@@ -127,6 +132,47 @@ class Side:
 
     def parameters(self) -> list[HloInstruction]:
         return [i for i in self.builder.instructions if i.opcode == "parameter"]
+
+
+def computed_start_indices(by_name: Mapping[str, HloInstruction]) -> set[str]:
+    """The ops that compute a ``dynamic-slice`` or ``dynamic-update-slice`` start index (through
+    copies and elements of tuples) from anything but a parameter or a constant: the verifier
+    reads a start index only from those, so each such op is a cut point, paired like any other
+    (the same op on operands proved equal gives the same index).
+
+    >>> from layout_algebra.model.syntax import parse_shape
+    >>> i = HloInstruction("i", parse_shape("s32[]"), "parameter", parameter_number=1)
+    >>> m = HloInstruction("m", parse_shape("s32[]"), "maximum", (HloOperand("i"), HloOperand("i")))
+    >>> p = HloInstruction("p", parse_shape("f32[4]"), "parameter", parameter_number=0)
+    >>> d = HloInstruction("d", parse_shape("f32[1]"), "dynamic-slice", (HloOperand("p"), HloOperand("m")))
+    >>> sorted(computed_start_indices({x.name: x for x in (i, m, p, d)}))
+    ['m']
+    """
+    found: set[str] = set()
+    for instr in by_name.values():
+        if instr.opcode == "dynamic-slice":
+            starts = instr.operands[1:]
+        elif instr.opcode == "dynamic-update-slice":
+            starts = instr.operands[2:]
+        else:
+            continue
+        for operand in starts:
+            source = by_name.get(operand.name)
+            seen: set[str] = set()
+            while source is not None and source.name not in seen:
+                seen.add(source.name)
+                if source.opcode == "copy" and source.operands:
+                    source = by_name.get(source.operands[0].name)
+                elif source.opcode == "get-tuple-element" and source.index is not None and source.operands:
+                    whole = by_name.get(source.operands[0].name)
+                    if whole is None or whole.opcode != "tuple" or source.index >= len(whole.operands):
+                        break
+                    source = by_name.get(whole.operands[source.index].name)
+                else:
+                    break
+            if source is not None and source.opcode not in ("parameter", "constant"):
+                found.add(source.name)
+    return found
 
 
 def is_elided_constant(instr: HloInstruction) -> bool:
@@ -161,6 +207,10 @@ class Cuts:
         )
         self.pairs: dict[str, str] = {}  # later name -> earlier name
         self.number: dict[str, int] = {}  # earlier name -> parameter number
+        #: later name -> instructions that compute it from ``{name}.cut``, the earlier op's value
+        #: (the last one is named ``name``), for a later op that is a function of its counterpart
+        #: rather than equal to it (a loop whose state a pass widened: hlo.pass_loops)
+        self.results: dict[str, tuple[HloInstruction, ...]] = {}
 
     def add(self, a_name: str, b_name: str) -> None:
         self.pairs[b_name] = a_name
@@ -203,8 +253,10 @@ class Cuts:
                         p, a_instr.shape, "parameter", parameter_number=self.number[self.pairs[name]]
                     )
                 )
-                if str(a_instr.shape) != str(instr.shape):
-                    keep.append(HloInstruction(name, instr.shape, "copy", (HloOperand(p),)))
+                if name in self.results:
+                    keep.extend(self.results[name])
+                elif str(a_instr.shape) != str(instr.shape):
+                    keep.extend(relaid(name, p, a_instr.shape, instr.shape))
                 else:
                     keep[-1] = dataclasses.replace(keep[-1], name=name)
             else:
@@ -274,6 +326,34 @@ def called_closure(module: HloModule, instructions: Sequence[HloInstruction]) ->
     return [module.computation(n) for n in order]
 
 
+def relaid(name: str, source: str, shape: Shape, target: Shape) -> list[HloInstruction]:
+    """Instructions giving ``source`` (of ``shape``) the layouts of ``target``, the last one named
+    ``name``: a ``copy`` for an array, a tuple of its elements relaid for a tuple (XLA's copy
+    takes arrays).
+
+    >>> from layout_algebra.model.syntax import parse_shape
+    >>> [i.opcode for i in relaid("w", "p", parse_shape("(s32[], f32[2,3]{1,0})"), parse_shape("(s32[], f32[2,3]{0,1})"))]
+    ['get-tuple-element', 'get-tuple-element', 'copy', 'tuple']
+    """
+    if not isinstance(shape, TupleShape) or not isinstance(target, TupleShape):
+        return [HloInstruction(name, target, "copy", (HloOperand(source),))]
+    out: list[HloInstruction] = []
+    elements = []
+    for k, (x, y) in enumerate(zip(shape.elements, target.elements, strict=True)):
+        element = f"{name}.e{k}"
+        out.append(
+            HloInstruction(
+                element, x, "get-tuple-element", (HloOperand(source),), index=k, attributes={"index": str(k)}
+            )
+        )
+        if str(x) != str(y):
+            out.extend(relaid(f"{element}.relaid", element, x, y))
+            element = f"{element}.relaid"
+        elements.append(HloOperand(element))
+    out.append(HloInstruction(name, target, "tuple", tuple(elements)))
+    return out
+
+
 class ConeKeys:
     """Hash-consed cone structures, shared by both sides of a pair: each distinct node — its
     opcode, shape, literal or parameter number, attributes, and the *ids* of its operands — gets
@@ -316,7 +396,7 @@ def cone_key(side: Side, name: str, cut: Mapping[str, int], memo: dict[str, int]
 def decide_equal(cuts: Cuts, a_name: str, b_name: str, mode: str, timeout_ms: int) -> tuple[str, Any]:
     """Are earlier ``a_name`` and later ``b_name`` equal (given the cuts)? (status, result)."""
     a_cut = {n: k for n, k in cuts.number.items()}
-    b_cut = {b: cuts.number[a] for b, a in cuts.pairs.items()}
+    b_cut = {b: cuts.number[a] for b, a in cuts.pairs.items() if b not in cuts.results}
     keys = ConeKeys()
     ka = cone_key(cuts.a, a_name, a_cut, {}, keys)
     kb = cone_key(cuts.b, b_name, b_cut, {}, keys)

@@ -111,6 +111,7 @@ from layout_algebra.hlo.pass_interface import (
     provisional_interface,
 )
 from layout_algebra.hlo.pass_keys import module_key
+from layout_algebra.hlo.pass_loops import LOOP_OPCODES, inductive_counterpart
 from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.prove.result import json_value
 
@@ -402,6 +403,11 @@ def _validate_modules(
     reasons: list[str] = []
     operand_refuted = False  # an operand comparison of a cut candidate was refuted
     b_cone = cone_names(b, b.root)
+
+    def prove(earlier: HloModule, later: HloModule) -> PassResult:  # a loop's body, condition, branch
+        return validate_pair(earlier, later, mode="logical", timeout_ms=timeout_ms, float_rules=float_rules)
+
+    context = f"{timeout_ms} {sorted(float_rules)}"
     for b_name in b.opaque:
         b_instr = b.by_name[b_name]
         if b_name not in b_cone:
@@ -426,6 +432,11 @@ def _validate_modules(
                     break
             if ok:
                 matched = a_name
+                break
+        if matched is None and b_instr.opcode in LOOP_OPCODES:  # by induction (hlo.pass_loops)
+            matched, why = inductive_counterpart(cuts, b_name, matched_ops, prove, context, timeout_ms)
+            if matched is None:
+                reasons.append(why)
                 break
         if matched is None:
             reasons.append(no_counterpart(a, b, b_instr, candidates, failures))
