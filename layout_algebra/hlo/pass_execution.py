@@ -27,16 +27,45 @@ True
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from layout_algebra.hlo.ir import HloModule
+from layout_algebra.model.shapes import ArrayShape, TupleShape
 
-__all__ = ["TRIALS", "whole_module_difference", "whole_module_text"]
+__all__ = ["MAX_ELEMENTS", "TRIALS", "computed_elements", "whole_module_difference", "whole_module_text"]
 
 #: Random parameter sets tried on the whole modules (each runs both modules once).
 TRIALS = 2
+
+#: Whole modules that compute more elements than this (summed over every instruction, fused
+#: ones included) are not run for a pair: a train step's ~37 million cost ~10 s per run.
+MAX_ELEMENTS = 4_000_000
+
+
+def computed_elements(module: HloModule) -> int:
+    """How many elements ``module``'s instructions compute, summed (a dot's contraction counted once).
+
+    >>> from layout_algebra.hlo.parser import parse_module
+    >>> computed_elements(parse_module('''HloModule m
+    ... ENTRY e {
+    ...   x = f32[4,8]{1,0} parameter(0)
+    ...   ROOT n = f32[4,8]{1,0} negate(x)
+    ... }'''))
+    64
+    """
+    total = 0
+    for _, instruction in module.instructions():
+        stack = [instruction.shape]
+        while stack:
+            shape = stack.pop()
+            if isinstance(shape, TupleShape):
+                stack.extend(shape.elements)
+            elif isinstance(shape, ArrayShape) and all(isinstance(d, int) for d in shape.dimensions):
+                total += math.prod(shape.dimensions)  # (symbolic sizes: chosen small when run)
+    return total
 
 
 def whole_module_difference(
@@ -50,7 +79,17 @@ def whole_module_difference(
     ``random_array`` draws of ``numpy.random.default_rng(seed)``, the ``trial``-th set),
     ``None`` when every trial agrees, or a string saying why the modules could not be run."""
     from layout_algebra.hlo.execute_compare import compare
+    from layout_algebra.hlo.parser import parse_module
 
+    modules = [parse_module(m) if isinstance(m, str) else m for m in (before, after)]
+    if sizes is None:  # symbolic sizes are chosen by the executor, small
+        largest = max(computed_elements(m) for m in modules)
+        if largest > MAX_ELEMENTS:
+            return (
+                f"the whole modules are not run: they compute {largest:,} elements, more than the "
+                f"{MAX_ELEMENTS:,} the executor is given for one pair"
+            )
+    before, after = modules
     try:
         comparison = compare(
             before,
