@@ -61,9 +61,15 @@ Then ``s'_k = (s_k, g(s_k))`` for every ``k``: at ``k = 0`` by (a) and (e); and 
 at ``k``, the common part of ``s'_{k+1}`` is ``f'(s_k, g(s_k)) = f(s_k) = s_{k+1}`` by (c'),
 and the new part is ``g(s_k)`` by (d), which is ``g(s_{k+1})`` since ``g`` reads only elements
 ``f`` passes through. The later loop's result is then ``(r, g(r))`` for the earlier result
-``r``, which is how its cut is written (``Cuts.results``). Any other change of the state (an
-element removed or retyped, new elements not at the end) is left ``unknown``: "the pass
-changed the loop state".
+``r``, which is how its cut is written (``Cuts.results``).
+
+A state the pass narrowed (``simplify-while-loops`` removes dead and constant elements): the
+later state keeps elements ``K`` of the earlier one, in order, each with an init proved equal
+to the earlier one's. With ``p`` the restriction to ``K`` and ``s`` ranging over earlier states
+whose constant elements hold their constants, ``c'(p(s)) = c(s)`` and ``f'(p(s)) = p(f(s))``
+are proved (:func:`narrowed_loop`); then ``s'_k = p(s_k)`` at every ``k``, and the later result
+is ``p(r)``. Any other change of the state (an element retyped, new elements not at the end)
+is left ``unknown``: "the pass changed the loop state".
 
 >>> from layout_algebra.hlo.parser import parse_module
 >>> text = '''HloModule m
