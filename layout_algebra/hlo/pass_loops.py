@@ -61,9 +61,15 @@ Then ``s'_k = (s_k, g(s_k))`` for every ``k``: at ``k = 0`` by (a) and (e); and 
 at ``k``, the common part of ``s'_{k+1}`` is ``f'(s_k, g(s_k)) = f(s_k) = s_{k+1}`` by (c'),
 and the new part is ``g(s_k)`` by (d), which is ``g(s_{k+1})`` since ``g`` reads only elements
 ``f`` passes through. The later loop's result is then ``(r, g(r))`` for the earlier result
-``r``, which is how its cut is written (``Cuts.results``). Any other change of the state (an
-element removed or retyped, new elements not at the end) is left ``unknown``: "the pass
-changed the loop state".
+``r``, which is how its cut is written (``Cuts.results``).
+
+A state the pass narrowed (``simplify-while-loops`` removes dead and constant elements): the
+later state keeps elements ``K`` of the earlier one, in order, each with an init proved equal
+to the earlier one's. With ``p`` the restriction to ``K`` and ``s`` ranging over earlier states
+whose constant elements hold their constants, ``c'(p(s)) = c(s)`` and ``f'(p(s)) = p(f(s))``
+are proved (:func:`narrowed_loop`); then ``s'_k = p(s_k)`` at every ``k``, and the later result
+is ``p(r)``. Any other change of the state (an element retyped, new elements not at the end)
+is left ``unknown``: "the pass changed the loop state".
 
 >>> from layout_algebra.hlo.parser import parse_module
 >>> text = '''HloModule m
@@ -281,6 +287,7 @@ def inductive_counterpart(
     if b_instr.opcode == "while":
         same = [n for n in same_op if plain_text(a.by_name[n].shape) == plain_text(b_instr.shape)]
         widened = [n for n in same_op if n not in same and extends(a.by_name[n].shape, b_instr.shape)]
+        widened += [n for n in same_op if n not in same and narrows(a.by_name[n].shape, b_instr.shape)]
     else:
         same = [n for n in same_op if plain_text(a.by_name[n].shape) == plain_text(b_instr.shape)]
         widened = [
@@ -303,8 +310,9 @@ def inductive_counterpart(
     for a_name in widened[: max(0, MAX_CANDIDATES - len(failures))]:
         pair = PairAttempt(cuts, a_name, b_name, prove, context, timeout_ms)
         if b_instr.opcode == "while":
-            found = pair.widened_loop()
-            change = "the pass changed the loop state"
+            wider = extends(a.by_name[a_name].shape, b_instr.shape)
+            found = pair.widened_loop() if wider else narrowed_loop(pair)
+            change = "the pass changed the loop state" + ("" if wider else " (removed elements)")
         else:
             found = tupled_conditional(pair)
             change = "the pass wrapped the conditional's operands and result in tuples"
@@ -790,4 +798,154 @@ def tupled_conditional(attempt: PairAttempt) -> tuple[HloInstruction, ...] | str
         out.extend(relaid(f"{attempt.b_name}.relaid", source, x.shape, element))
         source = f"{attempt.b_name}.relaid"
     out.append(HloInstruction(attempt.b_name, y.shape, "tuple", (HloOperand(source),)))
+    return tuple(out)
+
+
+# ------------------------------------------------------------------------ narrowed states
+def narrows(earlier: Shape, later: Shape) -> bool:
+    """``later`` is a tuple of fewer elements whose types are a subsequence of ``earlier``'s."""
+    if not isinstance(earlier, TupleShape) or not isinstance(later, TupleShape):
+        return False
+    if len(later.elements) >= len(earlier.elements):
+        return False
+    wanted = [plain_text(e) for e in later.elements]
+    for e in earlier.elements:
+        if wanted and plain_text(e) == wanted[0]:
+            wanted.pop(0)
+    return not wanted
+
+
+def adapter(
+    name: str,
+    callee: str,
+    callee_state: TupleShape,
+    params: dict[int, Shape],
+    sources: list[int | HloInstruction],
+    result: Shape,
+    project: list[int] | None,
+) -> HloComputation:
+    """``s -> callee(state)``, where ``s`` comes as parameters (``params``: number -> shape) and
+    element ``k`` of ``state`` is parameter ``sources[k]`` or the constant ``sources[k]``; with
+    ``project``, the result restricted to those elements (a tuple)."""
+    instructions = [
+        HloInstruction(f"adapt.p{i}", shape, "parameter", parameter_number=i)
+        for i, shape in sorted(params.items())
+    ]
+    names = []
+    for k, source in enumerate(sources):
+        if isinstance(source, int):
+            names.append(f"adapt.p{source}")
+        else:
+            shape = callee_state.elements[k]
+            instructions.append(dataclasses.replace(source, name=f"adapt.c{k}", shape=shape, is_root=False))
+            names.append(f"adapt.c{k}")
+    instructions.append(HloInstruction("adapt.t", callee_state, "tuple", tuple(HloOperand(n) for n in names)))
+    instructions.append(
+        HloInstruction(
+            "adapt.call",
+            result,
+            "call",
+            (HloOperand("adapt.t"),),
+            to_apply=callee,
+            attributes={"to_apply": callee},
+        )
+    )
+    if project is not None:
+        assert isinstance(result, TupleShape)
+        for i in project:
+            instructions.append(
+                HloInstruction(
+                    f"adapt.r{i}",
+                    result.elements[i],
+                    "get-tuple-element",
+                    (HloOperand("adapt.call"),),
+                    index=i,
+                    attributes={"index": str(i)},
+                )
+            )
+        shape = TupleShape(tuple(result.elements[i] for i in project))
+        instructions.append(
+            HloInstruction("adapt.root", shape, "tuple", tuple(HloOperand(f"adapt.r{i}") for i in project))
+        )
+    instructions[-1] = dataclasses.replace(instructions[-1], is_root=True)
+    return HloComputation(name, tuple(instructions))
+
+
+def narrowed_loop(attempt: PairAttempt) -> tuple[HloInstruction, ...] | str:
+    """The later loop's result, the earlier result restricted to the elements the later state
+    keeps (``Cuts.results``), when the pass removed state elements (``simplify-while-loops``):
+    each kept element's init proved equal, and the later condition and body, on the kept
+    elements of every earlier state (its constant elements holding their constants), proved
+    equal to the earlier ones (the body restricted to the kept elements). By induction the
+    later state is the earlier one restricted, at every iteration; otherwise why not."""
+    a, b = attempt.cuts.a, attempt.cuts.b
+    x, y = a.by_name[attempt.a_name], b.by_name[attempt.b_name]
+    for side, instr in ((a, x), (b, y)):
+        problem = loop_shape_problem(side.module, instr)
+        if problem is not None:
+            return problem
+    assert isinstance(x.shape, TupleShape) and isinstance(y.shape, TupleShape)  # narrows() checked it
+    n, m = len(x.shape.elements), len(y.shape.elements)
+    a_elems = state_elements(a, x.operands[0].name, n)
+    b_elems = state_elements(b, y.operands[0].name, m)
+    if a_elems is None or b_elems is None:
+        return "an init operand is not a tuple instruction, so its elements cannot be matched"
+    kept: list[int] = []
+    start = 0
+    for j in range(m):
+        for i in range(start, n - (m - j) + 1):
+            if plain_text(x.shape.elements[i]) != plain_text(y.shape.elements[j]):
+                continue
+            if attempt.equal_operands([(a_elems[i], b_elems[j])]) is None:
+                kept.append(i)
+                start = i + 1
+                break
+        else:
+            return f"no element of the earlier init is proved equal to element {j} of the later init"
+    pins = constant_elements(a, x)
+    params = {i: shape for i, shape in enumerate(x.shape.elements) if i not in pins}
+    earlier_sources: list[int | HloInstruction] = [pins.get(i, i) for i in range(n)]
+    later_sources: list[int | HloInstruction] = [pins.get(i, i) for i in kept]
+    later_params = {i: y.shape.elements[j] for j, i in enumerate(kept) if i not in pins}
+    later_params.update({i: shape for i, shape in params.items() if i not in later_params})
+    for key in ("condition", "body"):
+        ca, cb = single_computation(x, key), single_computation(y, key)
+        assert ca is not None and cb is not None  # loop_shape_problem checked them
+        result_a = a.module.computation(ca).root.shape
+        result_b = b.module.computation(cb).root.shape
+        project = kept if key == "body" else None
+        why = attempt.equal_functions(
+            f"the {key} computations {ca} and {cb} (on the elements the later state keeps, {kept})",
+            computation_module(
+                a.module,
+                ca,
+                extra=(adapter(f"narrow.{ca}", ca, x.shape, params, earlier_sources, result_a, project),),
+            ),
+            computation_module(
+                b.module,
+                cb,
+                extra=(adapter(f"narrow.{cb}", cb, y.shape, later_params, later_sources, result_b, None),),
+            ),
+        )
+        if why is not None:
+            return why
+    out: list[HloInstruction] = []
+    names = []
+    for j, i in enumerate(kept):
+        element = f"{attempt.b_name}.k{j}"
+        out.append(
+            HloInstruction(
+                element,
+                x.shape.elements[i],
+                "get-tuple-element",
+                (HloOperand(f"{attempt.b_name}.cut"),),
+                index=i,
+                attributes={"index": str(i)},
+            )
+        )
+        if str(x.shape.elements[i]) != str(y.shape.elements[j]):
+            out.extend(relaid(f"{element}.relaid", element, x.shape.elements[i], y.shape.elements[j]))
+            element = f"{element}.relaid"
+        names.append(HloOperand(element))
+    out.append(HloInstruction(attempt.b_name, y.shape, "tuple", tuple(names)))
     return tuple(out)

@@ -435,7 +435,63 @@ ENTRY e {{
     return text, {"rewritten branch": variant}, mutants
 
 
+def removable_elements_loop(rng: random.Random) -> tuple[str, dict[str, str], dict[str, str]]:
+    """state (i, v, c, d): c a constant the body passes through, d dead (counted, never read)."""
+    n, t, k = rng.randint(2, 4), rng.randint(1, 4), rng.randint(2, 5)
+    vec = f"f32[{n}]{{0}}"
+    state = f"(s32[], {vec}, f32[], s32[])"
+
+    def program(state: str, c: str, d: bool) -> str:
+        elements = "j, w" + (", c" if c == "state" else "") + (", e" if d else "")
+        inits = "zero, x" + (", k" if c == "state" else "") + (", zero" if d else "")
+        read_c = (
+            "  c = f32[] get-tuple-element(s), index=2\n" if c == "state" else f"  c = f32[] constant({c})\n"
+        )
+        dead = (
+            f"  d = s32[] get-tuple-element(s), index={3 if c == 'state' else 2}\n  e = s32[] add(d, one)\n"
+            if d
+            else ""
+        )
+        return f"""HloModule removable
+cond {{
+  s = {state} parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant({t})
+  ROOT lt = pred[] compare(i, n), direction=LT
+}}
+body {{
+  s = {state} parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = {vec} get-tuple-element(s), index=1
+{read_c}  cb = {vec} broadcast(c), dimensions={{}}
+  w = {vec} multiply(v, cb)
+{dead}  ROOT out = {state} tuple({elements})
+}}
+ENTRY e {{
+  x = {vec} parameter(0)
+  zero = s32[] constant(0)
+  k = f32[] constant({k})
+  init = {state} tuple({inits})
+  loop = {state} while(init), condition=cond, body=body
+  ROOT r = {vec} get-tuple-element(loop), index=1
+}}"""
+
+    text = program(state, "state", True)
+    no_dead = program(f"(s32[], {vec}, f32[])", "state", False)
+    no_constant = program(f"(s32[], {vec}, s32[])", str(k), True)
+    neither = program(f"(s32[], {vec})", str(k), False)
+    mutants = {"removed constant replaced by another": program(f"(s32[], {vec})", str(k + 1), False)}
+    return (
+        text,
+        {"dead element removed": no_dead, "constant element removed": no_constant, "both": neither},
+        mutants,
+    )
+
+
 FAMILIES = {
+    "removable elements": removable_elements_loop,
     "invariant": invariant_loop,
     "clamped scan": clamped_scan_loop,
     "indexed conditional": indexed_conditional,
