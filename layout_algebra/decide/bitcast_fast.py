@@ -18,7 +18,7 @@ A fresh process that asks one such question loads neither SymPy nor Z3 nor NumPy
 >>> from layout_algebra.model.syntax import as_shape
 >>> def fast(src, dst):
 ...     a, b = as_shape(src), as_shape(dst)
-...     return decide_without_solver("reshape", a, b, (reshape_correspondence(a, b),))
+...     return decide_without_solver("reshape", a, b, (reshape_correspondence(a, b),), in_python=True)
 >>> v = fast("f32[8,128]{1,0:T(8,128)}", "f32[1,8,128]{2,1,0:T(8,128)}")
 >>> v.verdict, v.method
 ('bitcast', 'same physical arrangement (no solver)')
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -366,20 +367,28 @@ def none_of(operation: str, a: ArrayShape, b: ArrayShape, tried: list[BitcastVer
 
 # ------------------------------------------------------------------------ the fast path
 def decide_without_solver(
-    operation: str, a: ArrayShape, b: ArrayShape, candidates: Sequence[Correspondence]
+    operation: str,
+    a: ArrayShape,
+    b: ArrayShape,
+    candidates: Sequence[Correspondence],
+    in_python: bool | None = None,
 ) -> BitcastVerdict | None:
     """The exact concrete decision where it needs no solver and no NumPy, else ``None``.
 
     The same verdict as the exact decision (:mod:`layout_algebra.decide.bitcast`): the
     checks before any correspondence, then each correspondence in order, proved by the same
-    physical arrangement or, up to :data:`FAST_ENUMERATION_LIMIT` elements, by comparing the
-    bit offsets of every element (the first difference, in the correspondence's reading
-    order, is the counterexample, re-evaluated one element at a time)."""
+    physical arrangement or by comparing the bit offsets of every element in plain Python
+    (the first difference, in the correspondence's reading order, is the counterexample,
+    re-evaluated one element at a time). ``in_python``: whether to compare offsets here; by
+    default only while NumPy is not loaded (the first decisions of a process), as NumPy
+    compares them several times faster once it is."""
     early, (allocated, note) = verdict_at(operation, a, b)
     if early is not None:
         return early
+    if in_python is None:
+        in_python = "numpy" not in sys.modules
     n = element_count(a)
-    small = _enumerable(a, b)
+    small = in_python and _enumerable(a, b)
     tried: list[BitcastVerdict] = []
     for corr in candidates:
         if same_physical_arrangement(a, b, corr):
@@ -394,6 +403,8 @@ def decide_without_solver(
                 str(corr),
                 "same physical arrangement (no solver)",
             )
+        if not in_python:
+            return None
         if n > SMALL and fits_int64(a) and fits_int64(b):
             grouped = difference_by_groups(a, b, corr)
             if grouped is None:

@@ -348,7 +348,7 @@ def _both_decisions(src: ArrayShape, dst: ArrayShape):
     questions = [("reshape", (correspondence.reshape_correspondence(src, dst),))]
     questions.append(("bitcast", bitcast._candidates(src, dst)))
     for operation, candidates in questions:
-        fast = bitcast_fast.decide_without_solver(operation, src, dst, candidates)
+        fast = bitcast_fast.decide_without_solver(operation, src, dst, candidates, in_python=True)
         exact = bitcast._decide_concrete(operation, src, dst, candidates, fast_path=False)
         yield fast, exact
 
@@ -416,7 +416,7 @@ def test_the_solver_free_decision_defers_where_it_would_need_more(src: str, dst:
     public decision (which then enumerates with NumPy) is the exact one."""
     a, b = parse_shape(src), parse_shape(dst)
     corr = correspondence.reshape_correspondence(a, b)
-    assert bitcast_fast.decide_without_solver("reshape", a, b, (corr,)) is None
+    assert bitcast_fast.decide_without_solver("reshape", a, b, (corr,), in_python=True) is None
     bitcast._decided.cache_clear()
     assert reshape_is_bitcast(src, dst) == bitcast._decide_concrete("reshape", a, b, (corr,), fast_path=False)
 
@@ -435,3 +435,17 @@ def test_the_first_decision_of_a_process_loads_no_solver() -> None:
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120
     )
     assert out.stdout.split() == ["proved", "proved", "refuted", "[]"], out.stdout
+
+
+def test_once_numpy_is_loaded_the_offsets_are_compared_by_numpy() -> None:
+    """By default the plain-Python comparison runs only while NumPy is not loaded (it is in
+    this process): then only the checks and the arrangement are the fast path's."""
+    a, b = parse_shape("f32[16,128]{1,0:T(8,128)}"), parse_shape("f32[2,8,128]{2,1,0:T(8,128)}")
+    corr = correspondence.reshape_correspondence(a, b)
+    assert bitcast_fast.decide_without_solver("reshape", a, b, (corr,)) is None
+    assert bitcast_fast.decide_without_solver("reshape", a, b, (corr,), in_python=True).status == "proved"
+    same = parse_shape("f32[1,8,128]{2,1,0:T(8,128)}"), parse_shape("f32[8,128]{1,0:T(8,128)}")
+    fast = bitcast_fast.decide_without_solver(
+        "reshape", *same, (correspondence.reshape_correspondence(*same),)
+    )
+    assert fast is not None and fast.method == FAST
