@@ -69,6 +69,8 @@ def shape_size_names(shapes: Iterable[str]) -> tuple[str, ...]:
 
 def check_assumed_names(assume: Sequence[str] | None, names: Sequence[str]) -> None:
     """Raise ``ValueError`` (exit 2) when an assumption names a size not among ``names``."""
+    if not assume:
+        return  # nothing to read: SymPy stays unloaded
     from layout_algebra.prove.assumptions import parse_assumptions
 
     for text in assume or ():

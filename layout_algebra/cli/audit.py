@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 
 from layout_algebra.cli._common import read_text
@@ -85,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict(top=args.top or None)))
     else:
         top = 25 if args.top is None else args.top
+        import shutil
+
         width = shutil.get_terminal_size((160, 24)).columns
         text = render_audit(report, top=top, width=width, color=sys.stdout.isatty(), all_movements=args.all)
         print(text, end="")

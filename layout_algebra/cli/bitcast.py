@@ -76,9 +76,10 @@ _EXIT = {"proved": 0, "refuted": 1, "unknown": 3}
 
 def run(args: argparse.Namespace) -> int:
     from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast, transpose_is_bitcast
-    from layout_algebra.decide.suggest import suggest_bitcast_layout
 
     if args.suggest:
+        from layout_algebra.decide.suggest import suggest_bitcast_layout  # here: it loads SymPy and Z3
+
         try:
             dims = parse_index(args.dst)
         except argparse.ArgumentTypeError as err:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 
 from layout_algebra.cli._batch import each, error_record, print_json, report_error
-from layout_algebra.meaning.sizes import size_report
-from layout_algebra.teach.explain import number_text
 
 __all__ = ["register", "run"]
 
@@ -31,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from layout_algebra.meaning.sizes import size_report  # here: --help needs no layout machinery
+    from layout_algebra.teach.explain import number_text
+
     outcomes = list(each(args.shapes, size_report))
     if args.json:
         print_json(

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from layout_algebra.meaning.sizes import size_report
-
 __all__ = ["register", "run"]
 
 
@@ -35,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from layout_algebra.cli._common import parse_dims
+    from layout_algebra.meaning.sizes import size_report
     from layout_algebra.target.tpu import default_layout
 
     shape = default_layout(args.dtype, list(parse_dims(args.dims)))

@@ -41,9 +41,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sympy
 
 from layout_algebra.meaning.layout_map import LayoutMap, layout_map
@@ -53,6 +52,9 @@ from layout_algebra.meaning.stages.symbolic import OFFSET_SYMBOL, SYMPY_ARITHMET
 from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 from layout_algebra.model.symbols import as_sympy
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["DIRECTIONS", "EXHAUSTIVE_LIMIT", "PROVER_TIMEOUT_MS", "Certification", "certify", "evaluate"]
 
@@ -114,10 +116,13 @@ def evaluate(expr: Any, env: dict[sympy.Symbol, Any]) -> Any:
     Rationals are carried as (numerator, denominator) pairs, so ``floor(p/49)`` is exact
     where ``numpy.floor(p/49)`` is not (``49 * (1/49) < 1`` in floating point).
 
+    >>> import numpy as np
     >>> p = sympy.Symbol("p", integer=True, nonnegative=True)
     >>> evaluate(sympy.floor(p / 49) + sympy.Mod(p, 7), {p: np.arange(47, 52)})
     array([5, 6, 1, 2, 3])
     """
+    import numpy as np  # here: code generation without certification needs no NumPy
+
     value = _ev(as_sympy(expr), env)
     if isinstance(value, tuple):
         num, den = value
@@ -129,6 +134,8 @@ def evaluate(expr: Any, env: dict[sympy.Symbol, Any]) -> Any:
 
 def _ev(e: Any, env: dict[Any, Any]) -> Any:
     """A number as ``(num, den)`` with ``den > 0``; a condition as a bool array."""
+    import numpy as np
+
     if e is sympy.true or e is sympy.false:
         return np.bool_(e is sympy.true)
     if e.is_Integer:
@@ -194,6 +201,8 @@ def _ev(e: Any, env: dict[Any, Any]) -> Any:
 
 
 def _values(expr: Any, env: dict[Any, Any], shape: tuple[int, ...]) -> np.ndarray:
+    import numpy as np
+
     value = _ev(as_sympy(expr), env)
     if isinstance(value, tuple):
         num, den = value
@@ -203,11 +212,15 @@ def _values(expr: Any, env: dict[Any, Any], shape: tuple[int, ...]) -> np.ndarra
 
 # ------------------------------------------------------------------------ the layout side
 def _reference_forward(m: LayoutMap, index: tuple[np.ndarray, ...], unit: str) -> np.ndarray:
+    import numpy as np
+
     position = np.asarray(m.apply(index, through=len(m.stages) - 1)[0])
     return np.asarray(m.offset_of_position(position, unit))
 
 
 def _reference_inverse(m: LayoutMap, p: np.ndarray, unit: str) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    import numpy as np
+
     index, padding = m.unapply((m.position_of_offset(p, unit),), start=len(m.stages) - 1)
     shape = p.shape
     return tuple(np.broadcast_to(np.asarray(v), shape) for v in index), np.broadcast_to(
@@ -222,6 +235,8 @@ def _point(names: list[str], columns: list[np.ndarray], k: int) -> dict[str, Any
 def _exhaustive(
     m: LayoutMap, direction: str, unit: str, emitted: Any, sizes: dict[Any, int] | None = None
 ) -> Certification:
+    import numpy as np
+
     if direction == "forward":
         dims = tuple(int(d) for d in m.shape.dimensions)
         count = math.prod(dims, start=1)

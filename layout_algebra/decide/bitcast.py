@@ -69,12 +69,30 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import sympy
-
+from layout_algebra.decide.bitcast_fast import (
+    BITCAST,
+    ENUMERATION_LIMIT,
+    NOT_A_BITCAST,
+    SMALL,
+    UNKNOWN,
+    BitcastVerdict,
+    allocations,
+    decide_without_solver,
+    element_count,
+    fits_int64,
+    kept_reason,
+    memory_space_reason,
+    none_of,
+    refuted,
+    same_allocation,
+    shared_conditions,
+    untiled_alignment,
+    verdict_at,
+    xla_array_sizes,
+)
 from layout_algebra.decide.correspondence import (
     Correspondence,
     equal_product_groups,
@@ -90,19 +108,19 @@ from layout_algebra.decide.correspondence import (
     transpose_correspondence,
 )
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.meaning.sizes import meaningful_array, size_report, xla_shape_size
+from layout_algebra.meaning.sizes import meaningful_array
 from layout_algebra.meaning.stages.arith import ARITHMETIC as _INT
 from layout_algebra.meaning.stages.arith import Arithmetic
 from layout_algebra.model.errors import InvalidArgumentError
-from layout_algebra.model.questions import AnswersQuestion, Question
+from layout_algebra.model.questions import Question
 from layout_algebra.model.shapes import ArrayShape, Shape
-from layout_algebra.model.symbols import as_sympy
 from layout_algebra.model.syntax import as_shape
-from layout_algebra.prove import ProofResult, equivalent, function_map, holds
-from layout_algebra.prove.assumptions import assumptions_hold, parse_assumptions
-from layout_algebra.prove.core import DEFAULT_TIMEOUT_MS, Assumptions, admitted_assumptions, for_all_sizes
-from layout_algebra.prove.encode import UnsupportedExpression
-from layout_algebra.prove.result import json_value
+from layout_algebra.prove.result import DEFAULT_TIMEOUT_MS, ProofResult
+
+if TYPE_CHECKING:  # SymPy, Z3 and NumPy load where a question needs them, not with this module
+    import numpy as np
+
+    from layout_algebra.prove.assumptions import Assumptions
 
 __all__ = [
     "BITCAST",
@@ -119,89 +137,6 @@ __all__ = [
     "transpose_is_bitcast",
 ]
 
-BITCAST = "bitcast"
-NOT_A_BITCAST = "not a bitcast"
-UNKNOWN = "unknown"
-_DOMAIN = {"proved": BITCAST, "refuted": NOT_A_BITCAST, "unknown": UNKNOWN}
-#: Arrays up to this many elements are decided by enumerating every element (NumPy);
-#: larger ones by sampled refutation, then Z3.
-ENUMERATION_LIMIT = 1 << 17
-#: Up to this many elements, enumerating is cheaper than looking for structure.
-SMALL = 4096
-
-
-def memory_space_reason(src_space: int, dst_space: int) -> str:
-    """The one reason given everywhere for a memory-space change.
-
-    >>> memory_space_reason(0, 1)
-    'different memory spaces S(0) → S(1): a copy between memories'
-    """
-    return f"different memory spaces S({src_space}) → S({dst_space}): a copy between memories"
-
-
-# ------------------------------------------------------------------------- verdict
-@dataclass(frozen=True)
-class BitcastVerdict(AnswersQuestion):
-    """Whether reinterpreting ``src``'s buffer as ``dst`` keeps every element's bits.
-
-    ``status``: ``"proved"``, ``"refuted"`` (with a re-checked ``counterexample`` where
-    there is one to give) or ``"unknown"`` (see ``reason``); ``verdict`` is the same in
-    the domain's words: ``"bitcast"``, ``"not a bitcast"``, ``"unknown"``.
-    ``correspondence`` names the logical correspondence used (``"reshape"``,
-    ``"transpose [1, 0]"``, ``"transpose-reshape-transpose"``) and ``method`` how the
-    offsets were decided. Truthy exactly when proved.
-    """
-
-    status: str
-    operation: str
-    src: ArrayShape
-    dst: ArrayShape
-    reason: str
-    counterexample: dict[str, Any] | None = None
-    proofs: tuple[ProofResult, ...] = field(default=(), repr=False)
-    correspondence: str = ""
-    method: str = ""
-    #: the claim answered, for ``layout_algebra.condition_of`` (the sizes for which it holds)
-    question: Question | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def verdict(self) -> str:
-        return _DOMAIN[self.status]
-
-    @property
-    def kind(self) -> str:
-        """The correspondence (the name ``bitcast_is_valid`` used before)."""
-        return self.correspondence
-
-    def __bool__(self) -> bool:
-        return self.status == "proved"
-
-    def __str__(self) -> str:
-        text = f"{self.verdict} ({self.status}): {self.operation} {self.src} -> {self.dst}\n  {self.reason}"
-        if self.counterexample:
-            text += "\n  counterexample: " + ", ".join(f"{k}={v}" for k, v in self.counterexample.items())
-        if self.method:
-            text += f"\n  decided by: {self.method}"
-        return text
-
-    def __repr__(self) -> str:
-        how = f", {self.correspondence!r}" if self.correspondence else ""
-        return f"BitcastVerdict({self.status}: {self.verdict!r}, {self.operation!r}{how})"
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the ``bitcast --json`` schema, documented in docs/bitcasts.md)."""
-        return {
-            "verdict": self.verdict,
-            "status": self.status,
-            "operation": self.operation,
-            "src": str(self.src),
-            "dst": str(self.dst),
-            "correspondence": self.correspondence or None,
-            "reason": self.reason,
-            "counterexample": json_value(self.counterexample),
-            "method": self.method or None,
-        }
-
 
 # ------------------------------------------------------------------------- inputs
 def _arrays(src: Shape | str, dst: Shape | str) -> tuple[ArrayShape, ArrayShape]:
@@ -214,12 +149,22 @@ def _arrays(src: Shape | str, dst: Shape | str) -> tuple[ArrayShape, ArrayShape]
     return a, b
 
 
-def _count(shape: ArrayShape) -> Any:
-    return math.prod(shape.dimensions, start=1)
-
-
 def _symbolic(a: ArrayShape, b: ArrayShape) -> bool:
     return a.is_symbolic or b.is_symbolic
+
+
+def _domain(assume: Assumptions, a: ArrayShape, b: ArrayShape) -> tuple[tuple, tuple, str | None]:
+    """(the assumptions as given, parsed; the question's domain: them and the shapes' own
+    conditions; why a proof under them cannot be trusted, or ``None``): see
+    ``prove.core.admitted_assumptions``. Concrete sizes with nothing assumed have an empty
+    domain, known without SymPy (the first decision of a process loads no solver)."""
+    if (assume is None or (isinstance(assume, (list, tuple)) and not assume)) and not _symbolic(a, b):
+        return (), (), None
+    from layout_algebra.prove.assumptions import parse_assumptions
+    from layout_algebra.prove.core import admitted_assumptions
+
+    assumed = tuple(parse_assumptions(assume))
+    return (assumed, *admitted_assumptions(assume, shapes=(a, b)))
 
 
 # ---------------------------------------------------------------- public questions
@@ -235,19 +180,12 @@ def reshape_is_bitcast(
     a, b = _arrays(src, dst)
     if a.element_type != b.element_type:
         raise InvalidArgumentError(f"reshape cannot change the element type: {a} -> {b}")
-    count_a, count_b = _count(a), _count(b)
+    count_a, count_b = element_count(a), element_count(b)
     if isinstance(count_a, int) and isinstance(count_b, int) and count_a != count_b:
         raise InvalidArgumentError(f"{a} has {count_a} elements and {b} has {count_b}: not a reshape")
-    question = Question("reshape", (a, b), assume=tuple(parse_assumptions(assume)))
-    return _decided(
-        "reshape",
-        a,
-        b,
-        (reshape_correspondence(a, b),),
-        *admitted_assumptions(assume, shapes=(a, b)),
-        timeout_ms,
-        question,
-    )
+    assumed, domain, caveat = _domain(assume, a, b)
+    question = Question("reshape", (a, b), assume=assumed)
+    return _decided("reshape", a, b, (reshape_correspondence(a, b),), domain, caveat, timeout_ms, question)
 
 
 def transpose_is_bitcast(
@@ -280,16 +218,11 @@ def transpose_is_bitcast(
         raise InvalidArgumentError(
             f"transposing {a} by {list(perm)} gives dimensions {list(expected)}, not those of {b}"
         )
-    question = Question("transpose", (a, b, perm), assume=tuple(parse_assumptions(assume)))
+    assumed, domain, caveat = _domain(assume, a, b)
+    question = Question("transpose", (a, b, perm), assume=assumed)
     operation = f"transpose {list(perm)}"
     return _decided(
-        operation,
-        a,
-        b,
-        (transpose_correspondence(perm, b),),
-        *admitted_assumptions(assume, shapes=(a, b)),
-        timeout_ms,
-        question,
+        operation, a, b, (transpose_correspondence(perm, b),), domain, caveat, timeout_ms, question
     )
 
 
@@ -305,10 +238,9 @@ def bitcast_is_valid(
     widths agree.
     """
     a, b = _arrays(src, dst)
-    question = Question("bitcast", (a, b), assume=tuple(parse_assumptions(assume)))
-    return _decided(
-        "bitcast", a, b, _candidates(a, b), *admitted_assumptions(assume, shapes=(a, b)), timeout_ms, question
-    )
+    assumed, domain, caveat = _domain(assume, a, b)
+    question = Question("bitcast", (a, b), assume=assumed)
+    return _decided("bitcast", a, b, _candidates(a, b), domain, caveat, timeout_ms, question)
 
 
 def decide_movement(
@@ -424,6 +356,8 @@ def _decide(
     timeout_ms: int,
 ) -> BitcastVerdict:
     if _symbolic(a, b):
+        from layout_algebra.prove.encode import UnsupportedExpression
+
         try:
             verdict = _decide_symbolic(operation, a, b, candidates, assumptions, timeout_ms)
         except UnsupportedExpression as err:  # the sizes' formulas are beyond the encoding
@@ -453,8 +387,11 @@ def _refuted_at_small_sizes(
 ) -> BitcastVerdict | None:
     """A refutation at the first small sizes (allowed by the assumptions) where the exact
     concrete decision says no correspondence of the claim keeps every bit, if any."""
+    from layout_algebra.model.symbols import as_sympy
+    from layout_algebra.prove.assumptions import assumptions_hold
+
     symbols = sorted(
-        {*as_sympy(_count(a)).free_symbols, *as_sympy(_count(b)).free_symbols}.union(
+        {*as_sympy(element_count(a)).free_symbols, *as_sympy(element_count(b)).free_symbols}.union(
             *(as_sympy(x).free_symbols for x in assumptions)
         ),
         key=str,
@@ -478,7 +415,7 @@ def _refuted_at_small_sizes(
             continue
         if concrete.status == "refuted":
             at = ", ".join(f"{k}={v}" for k, v in named.items())
-            return _refuted(
+            return refuted(
                 operation,
                 a,
                 b,
@@ -490,179 +427,50 @@ def _refuted_at_small_sizes(
     return None
 
 
-def _refuted(
+# ---------------------------------------------------------------- concrete sizes
+def _decide_concrete(
     operation: str,
     a: ArrayShape,
     b: ArrayShape,
-    reason: str,
-    cex: dict[str, Any] | None = None,
-    corr: str = "",
-    method: str = "",
-    proofs: Sequence[ProofResult] = (),
+    candidates: tuple[Correspondence, ...],
+    fast_path: bool = True,
 ) -> BitcastVerdict:
-    return BitcastVerdict("refuted", operation, a, b, reason, cex, tuple(proofs), corr, method)
-
-
-def _shared_conditions(operation: str, a: ArrayShape, b: ArrayShape) -> BitcastVerdict | None:
-    """Memory space and element width: the same for every correspondence and every size."""
-    space_a, space_b = a.effective_layout.memory_space, b.effective_layout.memory_space
-    if space_a != space_b:
-        return _refuted(operation, a, b, memory_space_reason(space_a, space_b), method="memory spaces")
-    bits_a, bits_b = layout_map(a).element_bits, layout_map(b).element_bits
-    if bits_a != bits_b:
-        return _refuted(
-            operation,
-            a,
-            b,
-            f"element sizes differ: {bits_a} bits ({a.element_type.text}) vs {bits_b} bits ({b.element_type.text})",
-            method="element sizes",
-        )
-    return None
-
-
-def _allocations(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any, str]:
-    """XLA's allocation of each side, and a note when the exact nested buffer differs."""
-    ra, rb = size_report(a), size_report(b)
-    note = ""
-    if ra.physical_bytes != ra.first_tile_bytes or rb.physical_bytes != rb.first_tile_bytes:
-        note = (
-            f" (the exact nested buffers are {_bytes(ra.physical_bytes)} and {_bytes(rb.physical_bytes)}: "
-            "a later tile does not divide the first; XLA allocates to the first tile only)"
-        )
-    if _untiled_alignment(a) or _untiled_alignment(b):
-        note += (
-            " (an untiled layout's L(n) is counted, as its stage pipeline pads to it; XLA's "
-            "ShapeUtil::ArraySize ignores L(n) when there are no tiles)"
-        )
-    return ra.first_tile_bytes, rb.first_tile_bytes, note
-
-
-def same_allocation(a: ArrayShape, b: ArrayShape) -> bool:
-    """Whether XLA allocates the same bytes for both arrays, by the rule a bitcast must keep
-    (concrete sizes): the first tile's padding and ``L(n)`` (what XLA:TPU allocates), and
-    ``ShapeUtil::ArraySize``, which ignores an untiled ``L(n)``.
-
-    >>> same_allocation(as_shape("f32[5]{0:T(1)L(4)}"), as_shape("f32[5]{0:L(4)}"))  # 32 vs 20 bytes
-    False
-    >>> same_allocation(as_shape("f32[6,128]{1,0:T(8,128)}"), as_shape("f32[768]{0:T(1024)}"))
-    True
-    """
-    alloc_a, alloc_b, _ = _allocations(a, b)
-    xla_a, xla_b = _xla_array_sizes(a, b)
-    return bool(alloc_a == alloc_b and xla_a == xla_b)
-
-
-def _xla_array_sizes(a: ArrayShape, b: ArrayShape) -> tuple[Any, Any]:
-    """``ShapeUtil::ArraySize`` of each side: the first tile's padding and ``L(n)`` with tiles,
-    the elements' bytes without (``L(n)`` ignored). It differs from :func:`_allocations` only
-    for an untiled ``L(n)``; a bitcast must keep both (the buffer, and what XLA checks)."""
-    return xla_shape_size(a), xla_shape_size(b)
-
-
-def _allocator(a: ArrayShape, b: ArrayShape) -> str:
-    """Who sets the sizes compared: XLA's allocation, or the buffers where an untiled ``L(n)`` counts."""
-    return "the buffers take" if _untiled_alignment(a) or _untiled_alignment(b) else "XLA allocates"
-
-
-def _untiled_alignment(a: ArrayShape) -> bool:
-    """An ``L(n)`` (n > 1) without tiles: where this module and XLA's ``ArraySize`` part ways."""
-    layout = a.effective_layout
-    return not layout.tiles and layout.tail_padding_alignment_in_elements != 1
-
-
-def _bytes(n: Any) -> str:
-    return f"{n:,} bytes" if isinstance(n, int) else f"{n} bytes"
-
-
-# ---------------------------------------------------------------- concrete sizes
-def _decide_concrete(
-    operation: str, a: ArrayShape, b: ArrayShape, candidates: tuple[Correspondence, ...]
-) -> BitcastVerdict:
-    shared = _shared_conditions(operation, a, b)
-    if shared is not None:
-        return shared
-    count_a, count_b = _count(a), _count(b)
-    if count_a != count_b:
-        return _refuted(
-            operation,
-            a,
-            b,
-            f"element counts differ: {count_a:,} vs {count_b:,}",
-            {"src_elements": count_a, "dst_elements": count_b},
-            method="element counts",
-        )
-    alloc_a, alloc_b, note = _allocations(a, b)
-    if alloc_a != alloc_b:
-        return _refuted(
-            operation,
-            a,
-            b,
-            f"{_allocator(a, b)} {_bytes(alloc_a)} for the input and {_bytes(alloc_b)} for the output{note}",
-            {"src_allocated_bytes": alloc_a, "dst_allocated_bytes": alloc_b},
-            method="XLA allocation sizes",
-        )
-    xla_a, xla_b = _xla_array_sizes(a, b)
-    if xla_a != xla_b:  # only where an untiled L(n) is on one side: XLA's verifier rejects it
-        return _refuted(
-            operation,
-            a,
-            b,
-            f"XLA's ShapeUtil::ArraySize is {_bytes(xla_a)} for the input and {_bytes(xla_b)} for the "
-            f"output (it ignores an untiled L(n)); XLA's verifier requires a bitcast to keep it",
-            {"src_allocated_bytes": xla_a, "dst_allocated_bytes": xla_b},
-            method="XLA allocation sizes",
-        )
+    """The exact concrete decision: first :func:`decide_without_solver` (no solver, no
+    NumPy), then, where it defers, each correspondence by NumPy enumeration or Z3.
+    ``fast_path=False`` skips the solver-free proofs (the tests' independent path)."""
+    if fast_path:
+        fast = decide_without_solver(operation, a, b, candidates)
+        if fast is not None:
+            return fast
+    early, (allocated, note) = verdict_at(operation, a, b)
+    if early is not None:
+        return early
     tried: list[BitcastVerdict] = []
     for corr in candidates:
-        v = _offsets_concrete(operation, a, b, corr, alloc_a, note)
+        v = _offsets_concrete(operation, a, b, corr, allocated, note, fast_path)
         if v.status == "proved":
             return v
         tried.append(v)
-    return _none_of(operation, a, b, tried)
-
-
-def _none_of(operation: str, a: ArrayShape, b: ArrayShape, tried: list[BitcastVerdict]) -> BitcastVerdict:
-    """The verdict when no correspondence was proved: why, for each kind."""
-    if operation != "bitcast":
-        return tried[0]
-    unknown = [v for v in tried if v.status == "unknown"]
-    reasons = [
-        v.reason if v.reason.startswith(v.correspondence) else f"{v.correspondence}: {v.reason}"
-        for v in tried
-    ]
-    kinds = {v.correspondence.split(" ")[0] for v in tried}
-    if "transpose" not in kinds:
-        reasons.append("transpose: no permutation but the identity (the reshape) fits the dimensions")
-    if "transpose-reshape-transpose" not in kinds:
-        reasons.append("transpose-reshape-transpose: here the same pairing of elements as one above")
-    why = "; ".join(reasons)
-    if unknown:
-        return BitcastVerdict("unknown", operation, a, b, f"no correspondence proved; {why}")
-    first = tried[0]
-    cex = dict(first.counterexample or {}, correspondence=first.correspondence)
-    return _refuted(
-        operation,
-        a,
-        b,
-        f"no correspondence keeps every element's bits — {why}",
-        cex,
-        method=", ".join(dict.fromkeys(v.method for v in tried)),
-    )
+    return none_of(operation, a, b, tried)
 
 
 def _offsets_concrete(
-    operation: str, a: ArrayShape, b: ArrayShape, corr: Correspondence, allocated: int, note: str
+    operation: str,
+    a: ArrayShape,
+    b: ArrayShape,
+    corr: Correspondence,
+    allocated: int,
+    note: str,
+    arrangement: bool = True,
 ) -> BitcastVerdict:
     name = str(corr)
-    proved_reason = (
-        f"{name}: every element keeps its bit offset; {_allocator(a, b)} {_bytes(allocated)} for both{note}"
-    )
-    if same_physical_arrangement(a, b, corr):
+    proved_reason = kept_reason(corr, a, b, allocated, note)
+    if arrangement and same_physical_arrangement(a, b, corr):
         return BitcastVerdict(
             "proved", operation, a, b, proved_reason, None, (), name, "same physical arrangement (no solver)"
         )
-    n = _count(a)
-    vectorised = _fits_int64(a) and _fits_int64(b)  # NumPy's int64 would wrap silently past that
+    n = element_count(a)
+    vectorised = fits_int64(a) and fits_int64(b)  # NumPy's int64 would wrap silently past that
     if vectorised and n > SMALL:
         grouped = _difference_by_groups(a, b, corr)
         if grouped is not None:
@@ -683,6 +491,8 @@ def _offsets_concrete(
     k = _first_difference(a, b, corr, probe_positions(b, corr, n)) if vectorised else None
     if k is not None:
         return _difference(operation, a, b, corr, k, "evaluating sampled elements")
+    from layout_algebra.prove import equivalent, function_map
+
     src_bit, dst_bit = _bit_position(a), _bit_position(b)
     input_index = input_index_of(corr, a, b)
 
@@ -714,19 +524,6 @@ def _offsets_concrete(
     return BitcastVerdict("unknown", operation, a, b, f"{name}: {proof.reason}", None, (proof,), name, "Z3")
 
 
-#: Bit offsets below this are computed exactly by NumPy's int64 (with room for a sum).
-INT64_SAFE_BITS = 1 << 62
-
-
-def _fits_int64(shape: ArrayShape) -> bool:
-    """Whether every bit offset of ``shape`` (and each value its stages compute on the way,
-    none larger than the buffer) is below :data:`INT64_SAFE_BITS`: only then may offsets be
-    computed by NumPy, whose int64 arithmetic wraps silently (two offsets 2**64 bits apart
-    would look equal). Larger layouts are decided by Z3 on wide bit-vectors."""
-    m = layout_map(shape)
-    return int(m.size_in_elements) * int(m.element_bits) < INT64_SAFE_BITS and _count(shape) < INT64_SAFE_BITS
-
-
 def _bit_position(shape: ArrayShape) -> Callable[[Any, Any], Any]:
     """``index, ar -> bit offset`` of ``shape``'s layout (any arithmetic)."""
     m = layout_map(shape)
@@ -743,6 +540,8 @@ def _difference_by_groups(
     group of dimensions with the other groups' indices at 0 (the sums are independent).
     Returns (elements checked, first differing position or ``None``), or ``None`` when
     the shortcut does not apply (a layout that is not separable, groups too large)."""
+    import numpy as np
+
     if not (is_separable(a) and is_separable(b)):
         return None
     sd = [int(a.dimensions[d]) for d in corr.src_order]
@@ -771,8 +570,10 @@ def _first_difference(
 ) -> int | None:
     """The first position (in the correspondence's reading order) whose two elements
     have different bit offsets; all positions when ``flat`` is ``None``."""
+    import numpy as np
+
     if flat is None:
-        flat = np.arange(_count(a), dtype=np.int64)
+        flat = np.arange(element_count(a), dtype=np.int64)
     if flat.size == 0:
         return None
     src = offsets_at(a, reading_indices(a, corr.src_order, flat))
@@ -784,6 +585,8 @@ def _first_difference(
 def _difference(
     operation: str, a: ArrayShape, b: ArrayShape, corr: Correspondence, k: int, method: str
 ) -> BitcastVerdict:
+    import numpy as np
+
     j = tuple(int(x[0]) for x in reading_indices(b, corr.dst_order, np.array([k], dtype=np.int64)))
     verdict = _checked_difference(operation, a, b, corr, j, method, ())
     if verdict is None:  # the vector and scalar evaluations disagree: a bug, never a verdict
@@ -807,7 +610,7 @@ def _checked_difference(
         f"but its input element {list(i)} is at bit {src_bit:,} of the input"
     )
     cex = {"element": j, "src_element": i, "src_bit": src_bit, "dst_bit": dst_bit}
-    return _refuted(operation, a, b, reason, cex, str(corr), method, proofs)
+    return refuted(operation, a, b, reason, cex, str(corr), method, proofs)
 
 
 # ---------------------------------------------------------------- symbolic sizes
@@ -822,27 +625,33 @@ def _decide_symbolic(
     """Every check of the concrete decision as a Z3 obligation under ``assumptions`` (each
     query given at most ``timeout_ms``); a failed obligation is a refutation only once the
     concrete decision, at the solver's sizes, agrees."""
-    shared = _shared_conditions(operation, a, b)
+    import sympy
+
+    from layout_algebra.model.symbols import as_sympy
+    from layout_algebra.prove import equivalent, function_map, holds
+    from layout_algebra.prove.core import for_all_sizes
+
+    shared = shared_conditions(operation, a, b)
     if shared is not None:
         return shared
     proofs: list[ProofResult] = []
     count = holds(
-        sympy.Eq(as_sympy(_count(a)), as_sympy(_count(b))),
+        sympy.Eq(as_sympy(element_count(a)), as_sympy(element_count(b))),
         assume=assumptions,
         timeout_ms=timeout_ms,
     )
     proofs.append(count)
     if count.status != "proved":
         return _symbolic_failure(operation, a, b, count, "the element counts agree", proofs, assumptions)
-    alloc_a, alloc_b, note = _allocations(a, b)
+    alloc_a, alloc_b, note = allocations(a, b)
     alloc = holds(sympy.Eq(as_sympy(alloc_a), as_sympy(alloc_b)), assume=assumptions, timeout_ms=timeout_ms)
     proofs.append(alloc)
     if alloc.status != "proved":
         return _symbolic_failure(
             operation, a, b, alloc, "XLA allocates the same number of bytes for both", proofs, assumptions
         )
-    if _untiled_alignment(a) or _untiled_alignment(b):  # XLA's ArraySize ignores that L(n)
-        xla_a, xla_b = _xla_array_sizes(a, b)
+    if untiled_alignment(a) or untiled_alignment(b):  # XLA's ArraySize ignores that L(n)
+        xla_a, xla_b = xla_array_sizes(a, b)
         xla = holds(sympy.Eq(as_sympy(xla_a), as_sympy(xla_b)), assume=assumptions, timeout_ms=timeout_ms)
         proofs.append(xla)
         if xla.status != "proved":
@@ -889,7 +698,7 @@ def _decide_symbolic(
                 corr,
             )
         )
-    return _none_of(operation, a, b, tried)
+    return none_of(operation, a, b, tried)
 
 
 def _symbolic_failure(
@@ -918,7 +727,7 @@ def _symbolic_failure(
             why = str(err)
         if concrete is not None and concrete.status == "refuted":
             at = ", ".join(f"{k}={v}" for k, v in sizes.items())
-            return _refuted(
+            return refuted(
                 operation,
                 a,
                 b,
@@ -955,10 +764,10 @@ def _symbolic_failure(
 
 def _concrete_at(operation: str, a: ArrayShape, b: ArrayShape, corr: Correspondence | None) -> BitcastVerdict:
     """The concrete decision for specialised shapes (a count mismatch is a refutation)."""
-    count_a, count_b = _count(a), _count(b)
+    count_a, count_b = element_count(a), element_count(b)
     if count_a != count_b:
         kind = operation.split(" ")[0]
-        return _refuted(
+        return refuted(
             operation,
             a,
             b,

@@ -86,6 +86,7 @@ from layout_algebra.model.syntax import as_shape
 from layout_algebra.prove import ProofResult, holds
 from layout_algebra.prove.assumptions import AssumptionsAdmitNoSizes, condition_holds, condition_text
 from layout_algebra.prove.core import shape_facts
+from layout_algebra.prove.divisions import whole_divisions
 
 __all__ = [
     "Budget",
@@ -566,7 +567,8 @@ def prove_necessary(
             sympy.And(*(x < d for x, d in zip(w, _output_dims(claim), strict=True)), _fails_at(claim, w))
             for w in chosen
         ]
-        result = holds(sympy.Or(claim.size_failure, *differs), assume=assume, timeout_ms=timeout_ms)
+        failure = whole_divisions(sympy.Or(claim.size_failure, *differs), claim.symbols)  # sizes >= 1 here
+        result = holds(failure, assume=assume, timeout_ms=timeout_ms)
     record.append(result)
     names = " or ".join(str(list(w)) for w in chosen)
     if result.status == "proved":

@@ -23,10 +23,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-import sympy
+from typing import TYPE_CHECKING, Any
 
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.meaning.logical_ops import (
@@ -37,7 +34,9 @@ from layout_algebra.meaning.logical_ops import (
 from layout_algebra.meaning.stages import same_offset_form
 from layout_algebra.meaning.stages.arith import Arithmetic
 from layout_algebra.model.shapes import ArrayShape
-from layout_algebra.model.symbols import as_sympy
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "Correspondence",
@@ -113,6 +112,10 @@ def input_index_of(corr: Correspondence, a: ArrayShape, b: ArrayShape) -> Callab
 
 def _same_formula(x: Any, y: Any) -> bool:
     """Whether two size formulas are the same polynomial (equal for every value of their symbols)."""
+    import sympy  # here: concrete decisions need no SymPy
+
+    from layout_algebra.model.symbols import as_sympy
+
     return sympy.expand(as_sympy(x) - as_sympy(y)) == 0
 
 
@@ -284,6 +287,8 @@ def same_physical_arrangement(a: ArrayShape, b: ArrayShape, corr: Correspondence
 
 
 def offsets_at(shape: ArrayShape, index: tuple[np.ndarray, ...]) -> np.ndarray:
+    import numpy as np
+
     m = layout_map(shape)
     if m.rank == 0:
         return np.full(len(index[0]) if index else 1, m.forward(()) * m.element_bits, dtype=np.int64)
@@ -293,6 +298,8 @@ def offsets_at(shape: ArrayShape, index: tuple[np.ndarray, ...]) -> np.ndarray:
 def reading_indices(shape: ArrayShape, order: tuple[int, ...], flat: np.ndarray) -> tuple[np.ndarray, ...]:
     """The logical indices of the elements at row-major positions ``flat`` when the
     dimensions are read in ``order``."""
+    import numpy as np
+
     dims = tuple(int(shape.dimensions[d]) for d in order)
     index: list[np.ndarray] = [np.zeros_like(flat)] * shape.rank
     if dims:
@@ -304,6 +311,8 @@ def reading_indices(shape: ArrayShape, order: tuple[int, ...], flat: np.ndarray)
 def probe_positions(b: ArrayShape, corr: Correspondence, n: int) -> np.ndarray:
     """Positions worth checking first: the ends, every unit step and last index of each
     output dimension, and a fixed pseudo-random sample."""
+    import numpy as np
+
     dims = [int(b.dimensions[d]) for d in corr.dst_order]
     strides = [math.prod(dims[k + 1 :]) for k in range(len(dims))]
     picks = {0, n - 1}

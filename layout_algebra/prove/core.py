@@ -75,7 +75,7 @@ from layout_algebra.prove.query import (
     solver_for,
     symbol_values,
 )
-from layout_algebra.prove.result import ProofResult, combined_lemmas
+from layout_algebra.prove.result import DEFAULT_TIMEOUT_MS, ProofResult, combined_lemmas
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -87,8 +87,6 @@ __all__ = [
     "tiling_is_pad_reshape_transpose",
 ]
 
-#: Per-query solver timeout; a timeout gives ``unknown``, never a guess.
-DEFAULT_TIMEOUT_MS = 30_000
 
 MapLike = IndexMap | str | Any
 
@@ -503,12 +501,18 @@ def equivalent(
     *,
     assume: Assumptions = None,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    encoding: str = "auto",
 ) -> ProofResult:
     """Two maps on the same logical index box give every element the same position.
 
     Maps may be shapes (their layouts), references (``formula_reference``,
     ``pad_reshape_transpose_reference``) or your own (``function_map``).
+    ``encoding``: for concrete sizes, ``"auto"`` asks linear integer arithmetic first and
+    bit-vectors where it leaves the question open; ``"bit-vector"`` asks bit-vectors only
+    (for maps full of divisions by powers of two, where the integer attempt times out).
     """
+    if encoding not in ("auto", "bit-vector"):
+        raise InvalidArgumentError(f"encoding must be 'auto' or 'bit-vector', not {encoding!r}")
     ma, mb = as_index_map(a), as_index_map(b)
     if tuple(ma.dimensions) != tuple(mb.dimensions):
         raise InvalidArgumentError(
@@ -516,6 +520,11 @@ def equivalent(
         )
     claim = f"{ma} equals {mb}"
     assumptions, caveat = admitted_assumptions(assume, shapes=(*_shapes_of(ma), *_shapes_of(mb)))
+    if encoding == "bit-vector":
+        if ma.is_symbolic or mb.is_symbolic:
+            raise InvalidArgumentError(f"bit-vectors need concrete sizes: {ma} and {mb} have symbolic ones")
+        result = _run(claim, "bit-vector", lambda: _concrete_equivalent(ma, mb, timeout_ms))
+        return unless_vacuous(result, caveat)
     return unless_vacuous(_equivalent(ma, mb, claim, assumptions, timeout_ms), caveat)
 
 

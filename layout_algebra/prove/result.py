@@ -44,7 +44,11 @@ from layout_algebra.model.questions import AnswersQuestion, Question
 #: Longest claim a ``repr`` shows before cutting it with an ellipsis.
 REPR_CLAIM_LENGTH = 100
 
-__all__ = ["STATUSES", "Answer", "ProofResult", "json_value"]
+__all__ = ["DEFAULT_TIMEOUT_MS", "STATUSES", "Answer", "ProofResult", "json_value"]
+
+#: Per-query solver timeout; a timeout gives ``unknown``, never a guess. (Here, with the
+#: results, so that a decision needing no solver can name its default without loading Z3.)
+DEFAULT_TIMEOUT_MS = 30_000
 
 Status = Literal["proved", "refuted", "unknown"]
 #: The three answers a proof can give.

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -22,7 +24,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from support.ground_truth import GROUND_TRUTH, TEST_DATA, ground_truth_file
 
-from layout_algebra.decide import bitcast, correspondence
+from layout_algebra.decide import bitcast, bitcast_fast, correspondence
 from layout_algebra.decide.bitcast import bitcast_is_valid, reshape_is_bitcast
 from layout_algebra.hlo import parse_module
 from layout_algebra.meaning.layout_map import layout_map
@@ -304,10 +306,146 @@ def test_the_path_fires_on_the_real_rows_as_often_as_before() -> None:
         for corr in candidates:
             if correspondence.same_physical_arrangement(src, dst, corr):
                 fired["rows" if k < tpu_rows else "dumps"] += 1
-                n = bitcast._count(src)
+                n = bitcast_fast.element_count(src)
                 # every element up to 2**17 of them; past that (up to 56 M) a probe set
                 positions = (
                     None if n <= bitcast.ENUMERATION_LIMIT else correspondence.probe_positions(dst, corr, n)
                 )
                 assert bitcast._first_difference(src, dst, corr, positions) is None, (str(src), str(dst))
     assert fired["rows"] >= 10 and fired["dumps"] >= 35, fired
+
+
+# ------------------------------------------- the solver-free decision = the exact decision
+@st.composite
+def reshape_pairs(draw) -> tuple[ArrayShape, ArrayShape]:
+    """``(src, dst)`` with the same number of elements and independent random layouts: the
+    output's dimensions are the input's count cut into other factors (a reshape, sometimes
+    one of a transpose's dimensions too), sizes up to a few tens of thousands of elements,
+    so that every branch of the decision is reached (arrangement, all elements, groups)."""
+    element = draw(st.sampled_from(ELEMENTS))
+    rank = draw(st.integers(1, 3))
+    dims = tuple(draw(st.sampled_from([1, 2, 3, 4, 8, 16, 24, 32, 128])) for _ in range(rank))
+    n = math.prod(dims)
+    out: list[int] = []
+    rest = n
+    for _ in range(draw(st.integers(0, 3))):
+        factor = draw(st.sampled_from([f for f in (1, 2, 3, 4, 8, 16, 32, 128) if rest % f == 0]))
+        out.append(factor)
+        rest //= factor
+    out.append(rest)
+    out_dims = tuple(draw(st.permutations(out)))
+    src = _meaningful(draw(layout_texts(dims, element, tuple(draw(st.permutations(range(rank)))))))
+    dst = _meaningful(
+        draw(layout_texts(out_dims, element, tuple(draw(st.permutations(range(len(out_dims)))))))
+    )
+    assume(src is not None and dst is not None)
+    return src, dst
+
+
+def _both_decisions(src: ArrayShape, dst: ArrayShape):
+    """For each question on the pair (the reshape, and XLA's bitcast with every correspondence):
+    the solver-free decision (``None`` when it defers) and the exact decision without it."""
+    questions = [("reshape", (correspondence.reshape_correspondence(src, dst),))]
+    questions.append(("bitcast", bitcast._candidates(src, dst)))
+    for operation, candidates in questions:
+        fast = bitcast_fast.decide_without_solver(operation, src, dst, candidates, in_python=True)
+        exact = bitcast._decide_concrete(operation, src, dst, candidates, fast_path=False)
+        yield fast, exact
+
+
+def _same_answer(fast, exact) -> None:
+    """The same verdict: status, correspondence, counterexample and reason; and the same
+    method, except where the fast path proved by the physical arrangement (the exact
+    decision without it then enumerates)."""
+    assert (fast.status, fast.correspondence, fast.counterexample) == (
+        exact.status,
+        exact.correspondence,
+        exact.counterexample,
+    ), (str(fast), str(exact))
+    assert fast.reason == exact.reason or (fast.method == FAST and fast.status == "proved"), (
+        str(fast),
+        str(exact),
+    )
+    if FAST not in fast.reason + fast.method:
+        assert fast == exact, (str(fast), str(exact))
+
+
+@settings(max_examples=150)
+@given(st.one_of(reshape_pairs(), arrangement_pairs()))
+def test_the_solver_free_decision_is_the_exact_decision(pair) -> None:
+    """On random concrete pairs, whatever the solver-free decision answers is the exact
+    decision's answer (NumPy enumeration, groups, sampled refutation or Z3, with the
+    arrangement shortcut off); where it cannot decide, it says so (``None``)."""
+    for fast, exact in _both_decisions(*pair):
+        if fast is not None:
+            _same_answer(fast, exact)
+
+
+def test_the_solver_free_decision_decides_most_random_pairs() -> None:
+    """Not vacuous: on a fixed draw it answers most questions itself, by each of its ways
+    (arrangement, every element, groups; proofs and refutations), and defers on some."""
+    methods: list[str] = []
+    deferred = 0
+
+    @settings(max_examples=150, derandomize=True, database=None)
+    @given(st.one_of(reshape_pairs(), arrangement_pairs()))
+    def collect(pair) -> None:
+        nonlocal deferred
+        for fast, exact in _both_decisions(*pair):
+            if fast is None:
+                deferred += 1
+            else:
+                _same_answer(fast, exact)
+                methods.append(f"{fast.status}: {fast.method.split(' ')[0]} {'groups' in fast.method}")
+
+    collect()
+    assert len(methods) >= 3 * deferred, (len(methods), deferred)
+    for kind in ("proved: same", "proved: enumerating False", "refuted: enumerating False"):
+        assert any(m.startswith(kind) for m in methods), (kind, sorted(set(methods)))
+
+
+@pytest.mark.parametrize(
+    ("src", "dst"),
+    [
+        ("f32[64,30,5]{2,1,0:T(2,*,4)}", "f32[64,150]{1,0:T(2,4)}"),  # '*' merges two dims: not separable
+        ("f32[64,150]{1,0:T(2,4)}", "f32[64,30,5]{2,1,0:T(2,*,4)}"),
+    ],
+)
+def test_the_solver_free_decision_defers_where_it_would_need_more(src: str, dst: str) -> None:
+    """A large array whose offsets are not sums of one term per dimension: deferred, and the
+    public decision (which then enumerates with NumPy) is the exact one."""
+    a, b = parse_shape(src), parse_shape(dst)
+    corr = correspondence.reshape_correspondence(a, b)
+    assert bitcast_fast.decide_without_solver("reshape", a, b, (corr,), in_python=True) is None
+    bitcast._decided.cache_clear()
+    assert reshape_is_bitcast(src, dst) == bitcast._decide_concrete("reshape", a, b, (corr,), fast_path=False)
+
+
+def test_the_first_decision_of_a_process_loads_no_solver() -> None:
+    """Concrete sizes decided without a solver: SymPy, Z3 and NumPy stay unloaded (in a fresh
+    interpreter: this one has loaded them all)."""
+    code = (
+        "import sys, layout_algebra as la\n"
+        "v = la.reshape_is_bitcast('f32[16,128]{1,0:T(8,128)}', 'f32[2,8,128]{2,1,0:T(8,128)}')\n"
+        "w = la.bitcast_is_valid('bf16[32,8,24,200]{3,2,1,0:T(8,128)(2,1)}', 'bf16[256,24,200]{2,1,0:T(8,128)(2,1)}')\n"
+        "x = la.transpose_is_bitcast('f32[8,128]{1,0:T(8,128)}', 'f32[128,8]{1,0:T(8,128)}', (1, 0))\n"
+        "print(v.status, w.status, x.status, sorted(m for m in ('sympy', 'z3', 'numpy') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120
+    )
+    assert out.stdout.split() == ["proved", "proved", "refuted", "[]"], out.stdout
+
+
+def test_once_numpy_is_loaded_the_offsets_are_compared_by_numpy() -> None:
+    """By default the plain-Python comparison runs only while NumPy is not loaded (it is in
+    this process): then only the checks and the arrangement are the fast path's."""
+    a, b = parse_shape("f32[16,128]{1,0:T(8,128)}"), parse_shape("f32[2,8,128]{2,1,0:T(8,128)}")
+    corr = correspondence.reshape_correspondence(a, b)
+    assert bitcast_fast.decide_without_solver("reshape", a, b, (corr,)) is None
+    assert bitcast_fast.decide_without_solver("reshape", a, b, (corr,), in_python=True).status == "proved"
+    same = parse_shape("f32[1,8,128]{2,1,0:T(8,128)}"), parse_shape("f32[8,128]{1,0:T(8,128)}")
+    fast = bitcast_fast.decide_without_solver(
+        "reshape", *same, (correspondence.reshape_correspondence(*same),)
+    )
+    assert fast is not None and fast.method == FAST
