@@ -137,7 +137,7 @@ class ElementwiseOps:
         if (
             self.erasing
             and op == "convert"
-            and is_float_convert(shape.element_type.text, shapes[0].element_type.text)
+            and is_erased_convert(shape.element_type.text, shapes[0].element_type.text)
         ):
             self.used.add(EXCESS_PRECISION)  # the identity once float precision is erased
             return self.sub(scope, instr, 0, index)

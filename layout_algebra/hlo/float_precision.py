@@ -135,7 +135,7 @@ def nested(narrow: str, wide: str) -> bool:
     try:
         import ml_dtypes
 
-        a, b = ml_dtypes.finfo(numpy_dtype(narrow)), ml_dtypes.finfo(numpy_dtype(wide))
+        a, b = ml_dtypes.finfo(numpy_dtype(narrow)), ml_dtypes.finfo(numpy_dtype(wide))  # type: ignore[no-untyped-call]
     except (ValueError, TypeError):
         return False
     has_inf = [bool(np.isinf(np.array(np.inf).astype(numpy_dtype(t)))) for t in (narrow, wide)]
@@ -196,7 +196,10 @@ def erased_module(module: HloModule) -> HloModule:
             dataclasses.replace(
                 i,
                 shape=shape_at(i.shape),
-                operands=tuple(dataclasses.replace(o, shape=shape_at(o.shape)) for o in i.operands),
+                operands=tuple(
+                    o if o.shape is None else dataclasses.replace(o, shape=shape_at(o.shape))
+                    for o in i.operands
+                ),
             )
             for i in c.instructions
         )

@@ -151,7 +151,8 @@ def _differs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         both_nan = np.isnan(fx) & np.isnan(fy)
         bx = np.ascontiguousarray(x).reshape(*x.shape, 1).view(np.uint8)
         by = np.ascontiguousarray(y).reshape(*y.shape, 1).view(np.uint8)
-        return ~both_nan & ~np.all(bx == by, axis=-1)
+        differs: np.ndarray = ~both_nan & ~np.all(bx == by, axis=-1)
+        return differs
     return np.asarray(x != y)
 
 
@@ -278,7 +279,7 @@ def precision_verdict(
         )
     else:
         stated = f"; at the stated precision: {why}"
-    note = _without_precision_note(first) or "not proved"
+    note = first.reason or "not proved"
     return dataclasses.replace(first, reason=f"{said}: {note}{erased_reason}{stated}")
 
 

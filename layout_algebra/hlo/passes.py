@@ -327,7 +327,8 @@ def validate_pair(
         return _validate_modules(a_mod, b_mod, dummy, dummy_b, mode, timeout_ms, rules, start)
 
     try:
-        return precision_verdict(validated(plain), a_mod, b_mod, float_rules, validated)
+        result: PassResult = precision_verdict(validated(plain), a_mod, b_mod, float_rules, validated)
+        return result
     except MemoryError:  # a memory cap (ulimit -v, --max-memory): this pair's answer, not a crash
         reason = "ran out of memory validating this pair (the process's memory cap); no answer"
     except RecursionError:

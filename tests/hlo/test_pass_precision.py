@@ -235,6 +235,20 @@ def test_the_roots_type_is_never_erased() -> None:
     assert r.status != "proved"
 
 
+def test_a_convert_between_bf16_and_f16_is_not_erased() -> None:
+    """Neither holds the other (f16's range, bf16's precision): more than precision changes."""
+    before = hlo_module_with_parameters("  ROOT n = bf16[4]{0} negate(a)", "bf16[4]{0} a")
+    after = hlo_module_with_parameters(
+        "  x = f16[4]{0} convert(a)\n  n = f16[4]{0} negate(x)\n  ROOT r = bf16[4]{0} convert(n)",
+        "bf16[4]{0} a",
+    )
+    assert validate_pair(before, after, mode="logical").status != "proved"
+    wide = after.replace("f16[4]{0} convert(a)", "f32[4]{0} convert(a)").replace(
+        "f16[4]{0} negate", "f32[4]{0} negate"
+    )
+    assert validate_pair(before, wide, mode="logical").status == "proved"
+
+
 def test_bitcast_convert_reads_the_stated_type() -> None:
     """A bitcast-convert observes bits: f16 bits are not bf16 bits, erased or not."""
     params = "f16[4]{0} a"
