@@ -4,7 +4,7 @@ XLA's ``float-normalization-bf16``, ``bfloat16-propagation``, ``tpu-reduce-rewri
 XLA:TPU's ``float-type-correction`` change element types on purpose: a ``bf16`` dot becomes an
 ``f32`` dot between converts, a convolution's result becomes ``bf16``. At the stated precision
 such a pass changes the values; XLA makes it on the licence of ``--xla_allow_excess_precision``
-(on by default). A pair whose float element types changed (:func:`precision_changes`) is
+(on by default). A pair whose float element types changed (:func:`float_type_changes`) is
 decided once more, when the plain proof fails, as follows:
 
 * with :data:`~layout_algebra.hlo.float_precision.EXCESS_PRECISION` allowed, the modules are
@@ -35,9 +35,9 @@ from running the whole modules when they differ (:func:`executed_verdict`).
 ...   x = f32[4]{0} exponential(w)
 ...   ROOT n = bf16[4]{0} convert(x)
 ... }''')
->>> precision_changes(a, b)
+>>> float_type_changes(a, b)
 'exponential computed in bf16 1 time(s) before and 0 after, in f32 0 before and 1 after; converts bf16->f32 0 before and 1 after, f32->bf16 0 before and 1 after'
->>> precision_changes(a, a)
+>>> float_type_changes(a, a)
 ''
 """
 
@@ -60,8 +60,8 @@ __all__ = [
     "OPERANDS_DIFFER",
     "executed_difference",
     "executed_verdict",
+    "float_type_changes",
     "operand_failure",
-    "precision_changes",
     "precision_verdict",
 ]
 
@@ -97,7 +97,7 @@ def _float_profile(module: HloModule) -> tuple[Counter[tuple[str, str]], Counter
     return ops, converts
 
 
-def precision_changes(a: HloModule, b: HloModule) -> str:
+def float_type_changes(a: HloModule, b: HloModule) -> str:
     """The float precision the later module computes in otherwise than the earlier, said
     (opcodes whose count per float type changed, float-to-float converts); ``""`` if none."""
     ops_a, conv_a = _float_profile(a)
@@ -234,7 +234,7 @@ def precision_verdict(
     precision (module docstring); ``first`` itself otherwise."""
     if first.status == "proved" or (first.counterexample or {}).get("invalid_hlo"):
         return first
-    changes = precision_changes(a, b)
+    changes = float_type_changes(a, b)
     if not changes:
         return first if first.status == "refuted" else executed_verdict(first, a, b)
     said = f"precision change ({changes})"

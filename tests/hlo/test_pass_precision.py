@@ -27,7 +27,7 @@ from layout_algebra.hlo.float_precision import (
     movement_operand_converted,
 )
 from layout_algebra.hlo.parser import parse_module
-from layout_algebra.hlo.pass_precision import OPERANDS_DIFFER, executed_difference, precision_changes
+from layout_algebra.hlo.pass_precision import OPERANDS_DIFFER, executed_difference, float_type_changes
 from layout_algebra.hlo.passes import ASSUMPTIONS, DEFAULT_FLOAT_RULES, validate_pair
 from layout_algebra.hlo.verify import verify_rewrite
 
@@ -310,12 +310,12 @@ def test_a_precision_change_refuted_without_the_assumption_shows_values_exact_ar
         assert float(cex["before"]) != float(cex["after"])
 
 
-def test_precision_changes_says_what_changed() -> None:
+def test_float_type_changes_says_what_changed() -> None:
     a, b = parse_module(DOT_BEFORE), parse_module(DOT_AFTER)
-    said = precision_changes(a, b)
+    said = float_type_changes(a, b)
     assert "dot computed in bf16 1 time(s) before and 0 after, in f32 0 before and 1 after" in said
     assert "bf16->f32 0 before and 2 after" in said and "f32->bf16 0 before and 1 after" in said
-    assert precision_changes(b, b) == ""
+    assert float_type_changes(b, b) == ""
 
 
 def test_erased_text_erases_float_types_only() -> None:
