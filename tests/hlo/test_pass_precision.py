@@ -11,6 +11,7 @@ to the op's stated type with ``ml_dtypes``/NumPy.
 
 from __future__ import annotations
 
+import json
 import random
 
 import ml_dtypes
@@ -419,3 +420,24 @@ def test_a_pad_between_float_types_rounds_its_operand_and_its_padding_value() ->
     )
     data = [np.array([1.00390625, 1.01171875, -3.0078125], np.float32), np.array(1.00390625, np.float32)]
     assert run(mixed, data).array.astype(np.float64).tolist() == [1.0, 1.0, 1.015625, -3.0, 1.0]
+
+
+# ------------------------------------------------------------------ the command line
+def test_cli_no_excess_precision_decides_without_the_assumption(capsys: pytest.CaptureFixture[str]) -> None:
+    """mlp_train_step's bfloat16-propagation (pass 37) is proved under excess-precision by
+    default; with --no-excess-precision it is not, and no proof names the assumption."""
+    from support.ground_truth import TEST_DATA
+
+    from layout_algebra.cli import main as cli_main
+
+    program = str(TEST_DATA / "pass_dumps" / "mlp_train_step")
+    assert cli_main(["validate-passes", program, "--json"]) == 0
+    (pair,) = [p for p in json.loads(capsys.readouterr().out)["pairs"] if p["number"] == 37]
+    assert pair["status"] == "proved" and "excess-precision" in pair["assumptions"]
+    assert "evidence" in pair
+    code = cli_main(["validate-passes", program, "--json", "--no-excess-precision"])
+    pairs = json.loads(capsys.readouterr().out)["pairs"]
+    (pair,) = [p for p in pairs if p["number"] == 37]
+    assert pair["status"] != "proved" and "precision change" in pair["reason"]
+    assert code == (1 if any(p["status"] == "refuted" for p in pairs) else 0)
+    assert all("excess-precision" not in p["assumptions"] for p in pairs)
