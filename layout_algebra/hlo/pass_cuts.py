@@ -197,10 +197,14 @@ class Cuts:
                         p, a_instr.shape, "parameter", parameter_number=self.number[self.pairs[name]]
                     )
                 )
-                if str(a_instr.shape) != str(
-                    instr.shape
-                ):  # (a convert between float types: excess-precision)
-                    retyped = plain_text(a_instr.shape).split("[")[0] != plain_text(instr.shape).split("[")[0]
+                if str(a_instr.shape) != str(instr.shape):
+                    # another float type (ops paired with precision erased: excess-precision) is a
+                    # convert; another layout alone a copy
+                    retyped = (
+                        isinstance(a_instr.shape, ArrayShape)
+                        and isinstance(instr.shape, ArrayShape)
+                        and a_instr.shape.element_type != instr.shape.element_type
+                    )
                     keep.append(
                         HloInstruction(name, instr.shape, "convert" if retyped else "copy", (HloOperand(p),))
                     )
