@@ -58,7 +58,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--no-float-rules",
         action="store_true",
         help="elementwise float ops fully uninterpreted: no proof rests on the float rules "
-        "(exact-ops, correctly-rounded, mixed-precision; see docs/passes.md)",
+        "(exact-ops, correctly-rounded, mixed-precision, excess-precision, ...; see docs/passes.md)",
+    )
+    p.add_argument(
+        "--no-excess-precision",
+        action="store_true",
+        help="float values only at the precision the HLO states: a pass that changes precision "
+        "(bfloat16-propagation, float-type-correction) is refuted where running it shows a difference, "
+        "never proved with precision erased (XLA's --xla_allow_excess_precision=false)",
     )
     p.add_argument(
         "--max-memory",
@@ -80,7 +87,11 @@ def run(args: argparse.Namespace) -> int:
     reports = validate_programs(
         programs,
         timeout_ms=args.timeout_ms,
-        float_rules=() if args.no_float_rules else tuple(DEFAULT_FLOAT_RULES),
+        float_rules=()
+        if args.no_float_rules
+        else tuple(
+            r for r in DEFAULT_FLOAT_RULES if not (args.no_excess_precision and r == "excess-precision")
+        ),
         jobs=args.jobs,
         cluster=args.cluster,
     )

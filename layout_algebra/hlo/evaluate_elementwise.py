@@ -9,6 +9,17 @@ from typing import Any
 import z3
 
 from layout_algebra.hlo.evaluate_constants import CONSTANT_FOLDING, fold
+from layout_algebra.hlo.float_precision import (
+    EXCESS_PRECISION,
+    EXCESS_PRECISION_TEXT,
+    MIXED_PRECISION_MOVEMENT,
+    MIXED_PRECISION_MOVEMENT_TEXT,
+    erased_suffix,
+    erased_type,
+    is_erased_convert,
+    is_float_convert,
+    is_float_type,
+)
 from layout_algebra.hlo.ir import HloInstruction
 from layout_algebra.hlo.opcodes import INERT_ATTRIBUTES
 from layout_algebra.hlo.validity import InvalidHlo
@@ -46,6 +57,8 @@ FLOAT_RULES: dict[str, str] = {
     "(layout_algebra.hlo.evaluate_constants): what XLA's constant folder computes",
     "mixed-precision": "an op with wide float operands and a narrow float result (allow_mixed_precision) "
     "is the op in the operand type followed by a convert (XLA's float normalization)",
+    MIXED_PRECISION_MOVEMENT: MIXED_PRECISION_MOVEMENT_TEXT,
+    EXCESS_PRECISION: EXCESS_PRECISION_TEXT,
 }
 
 # (narrow, wide) float types for which widening is exact and the wide type has at least
@@ -178,11 +191,20 @@ class ElementwiseOps:
             )
         if op == "convert" and shapes[0].element_type == shape.element_type:
             return self.sub(scope, instr, 0, index)
+        if (
+            self.erasing
+            and op == "convert"
+            and is_erased_convert(shape.element_type.text, shapes[0].element_type.text)
+        ):
+            self.used.add(EXCESS_PRECISION)  # the identity once float precision is erased
+            return self.sub(scope, instr, 0, index)
         attributes = ",".join(
             f"{k}={v}" for k, v in sorted(instr.attributes.items()) if k not in INERT_ATTRIBUTES
         )
         result_type = shape.element_type.text
         types = [s.element_type.text for s in shapes]
+        if self.erasing:  # floats of two precisions are one abstract type
+            mixed = any(erased_type(t) != erased_type(result_type) for t in types)
         suffix = ""
         if op in _SAME_TYPE_OPS and mixed:
             suffix = ",".join(types)
@@ -254,7 +276,15 @@ class ElementwiseOps:
 
     # -------------------------------------------------------------- float rules
     def app(self, op: str, attributes: str, result_type: str, args: Sequence[Any], suffix: str = "") -> App:
-        """The uninterpreted ``op`` applied to ``args``; its key names op, attributes and types."""
+        """The uninterpreted ``op`` applied to ``args``; its key names op, attributes and types
+        (float types erased under ``excess-precision``: a convert between two is the identity)."""
+        if self.erasing:
+            if op == "convert" and is_erased_convert(result_type, suffix):
+                self.used.add(EXCESS_PRECISION)
+                return args[0]
+            self.float_types.update(t for t in (result_type, *suffix.split(",")) if is_float_type(t))
+            if not (op == "convert" and is_float_convert(result_type, suffix)):  # (bf16 <-> f16 stays)
+                result_type, suffix = erased_type(result_type), erased_suffix(suffix)
         key = f"{op}|{attributes}|{result_type}" + (f"|{suffix}" if suffix else "")
         self.app_info[key] = (op, attributes, result_type)
         return App(key, tuple(args))
@@ -283,7 +313,7 @@ class ElementwiseOps:
                 {"clamp-as-min-max"}
             )
         if op == "divide" and len(args) == 2 and not mixed and "power-of-two-division" in self.rules:
-            reciprocal = _exact_power_of_two_reciprocal(args[1], result_type)
+            reciprocal = _exact_power_of_two_reciprocal(args[1], result_type, self.value_type(result_type))
             if reciprocal is not None:
                 product = self.app("multiply", attributes, result_type, (args[0], reciprocal))
                 return product, frozenset({"power-of-two-division"})
@@ -319,7 +349,7 @@ class ElementwiseOps:
             # (a Z3 term is never taken for the identity: its value is not known)
             return (
                 isinstance(v, Number)
-                and v.type == result_type
+                and v.type == self.value_type(result_type)
                 and type(v.value) is type(identity)
                 and v.value == identity
             )
@@ -455,11 +485,12 @@ class ElementwiseOps:
     # -------------------------------------------------------------- checks
 
 
-def _exact_power_of_two_reciprocal(divisor: Any, type_text: str) -> Number | None:
-    """``2^-k`` for a divisor ``±2^k`` whose reciprocal is exact in ``type_text``, else ``None``."""
+def _exact_power_of_two_reciprocal(divisor: Any, type_text: str, value_type: str) -> Number | None:
+    """``2^-k`` for a divisor ``±2^k`` whose reciprocal is exact in ``type_text``, else ``None``
+    (``value_type``: the type the values carry, ``type_text`` or the erased one)."""
     if (
         not isinstance(divisor, Number)
-        or divisor.type != type_text
+        or divisor.type != value_type
         or not isinstance(divisor.value, Fraction)
     ):
         return None
@@ -467,4 +498,4 @@ def _exact_power_of_two_reciprocal(divisor: Any, type_text: str) -> Number | Non
     if size == 0 or size.numerator & (size.numerator - 1) or size.denominator & (size.denominator - 1):
         return None  # not a power of two
     reciprocal = 1 / divisor.value
-    return Number(type_text, reciprocal) if representable(reciprocal, type_text) else None
+    return Number(value_type, reciprocal) if representable(reciprocal, type_text) else None

@@ -63,7 +63,7 @@ class MovementOps:
 
     def op_constant(self, scope, instr, shape, index):
         values = literal_elements(instr.literal or "", shape, instr.name)
-        etype = shape.element_type.text
+        etype = self.value_type(shape.element_type.text)  # a float literal keeps its value
         if not self.symbolic or all(isinstance(i, int) for i in index):
             flat = 0
             for i, d in zip(index, shape.dimensions, strict=True):
@@ -354,7 +354,7 @@ class MovementOps:
 
         if shape.element_type != source.element_type:
             value = self.choose(hole, padding, lambda: self.sub(scope, instr, 0, list(src_index)))
-            return App(f"bitcast-convert->{shape.element_type.text}", (value,))
+            return App(self.bitcast_key(source.element_type.text, shape.element_type.text), (value,))
         # the same slots: a slot's stored bits (SlotBits included) are read as they are
         return self.choose(
             hole, padding, lambda: whole_value(self.element(scope, operand.name, list(src_index)))
@@ -421,7 +421,7 @@ class MovementOps:
             return self.sub(scope, instr, 0, index)
         if a == b:
             self.check_same_dims(instr, source, shape)
-            return App(f"bitcast-convert->{to}", (self.sub(scope, instr, 0, index),))
+            return App(self.bitcast_key(source.element_type.text, to), (self.sub(scope, instr, 0, index),))
         if a > b:  # narrower result: one more minor dimension, of size a/b
             ratio = a // b
             if (
@@ -437,11 +437,12 @@ class MovementOps:
                 )
             inner = self.sub(scope, instr, 0, index[:-1])
             k = index[-1]
-            result: Any = App(f"bitcast-convert[{ratio - 1}]->{to}", (inner,))
+            key = self.bitcast_key(source.element_type.text, to)
+            result: Any = App(key.replace("->", f"[{ratio - 1}]->"), (inner,))
             for piece in range(ratio - 2, -1, -1):
                 result = self.choose(
                     as_condition(k == piece),
-                    lambda p=piece: App(f"bitcast-convert[{p}]->{to}", (inner,)),
+                    lambda p=piece: App(key.replace("->", f"[{p}]->"), (inner,)),
                     lambda r=result: r,
                 )
             return result
@@ -456,5 +457,11 @@ class MovementOps:
                 f"bitcast-convert {instr.name}: {source} to {shape} must remove a minor dimension of {ratio}"
             )
         return App(
-            f"bitcast-convert->{to}", tuple(self.sub(scope, instr, 0, [*index, p]) for p in range(ratio))
+            self.bitcast_key(source.element_type.text, to),
+            tuple(self.sub(scope, instr, 0, [*index, p]) for p in range(ratio)),
         )
+
+    def bitcast_key(self, source: str, to: str) -> str:
+        """The key of a bitcast-convert: it reads bits, so once float precision is erased
+        (where values no longer carry their type) the operand's type is part of it."""
+        return f"bitcast-convert{':' + source if self.erasing else ''}->{to}"

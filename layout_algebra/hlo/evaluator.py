@@ -12,6 +12,13 @@ import z3
 
 from layout_algebra.hlo.evaluate_elementwise import ElementwiseOps
 from layout_algebra.hlo.evaluate_movement import MovementOps
+from layout_algebra.hlo.float_precision import (
+    EXCESS_PRECISION,
+    MIXED_PRECISION_MOVEMENT,
+    erased_type,
+    is_erased_convert,
+    is_float_convert,
+)
 from layout_algebra.hlo.ir import COMPUTATION_REFERENCE_ATTRIBUTES, HloInstruction, HloModule
 from layout_algebra.hlo.opcodes import (
     INERT_ATTRIBUTES,
@@ -51,6 +58,12 @@ class Evaluator(MovementOps, ElementwiseOps):
         self.module = module
         self.rules = rules  # the FLOAT_RULES allowed
         self.used: set[str] = set()  # the FLOAT_RULES a value relied on
+        #: float precision erased (EXCESS_PRECISION), and the real float types it erased
+        self.erasing = EXCESS_PRECISION in rules
+        self.float_types: set[str] = set()
+        #: data-movement ops whose float operands have another float type than their result:
+        #: (scope id, name) -> {operand: (operand type, result type)}
+        self.mixed_movement: dict[tuple[int, str], dict[int, tuple[str, str]]] = {}
         self.app_info: dict[str, tuple[str, str, str]] = {}  # App key -> (op, attributes, result type)
         self.mode = mode
         self.ar = ar
@@ -70,6 +83,15 @@ class Evaluator(MovementOps, ElementwiseOps):
         self._serial = 0
 
     # -------------------------------------------------------------- helpers
+    def value_type(self, type_text: str) -> str:
+        """The type a value of element type ``type_text`` carries: erased under ``excess-precision``."""
+        if not self.erasing:
+            return type_text
+        erased = erased_type(type_text)
+        if erased != type_text:
+            self.float_types.add(type_text)
+        return erased
+
     def lift(self, d: Any) -> Any:
         return self.ar.lift(d) if self.symbolic else d
 
@@ -222,7 +244,24 @@ class Evaluator(MovementOps, ElementwiseOps):
         value = self.element(scope, self.operand(scope, instr, k).name, index)
         if self.slot_bits:
             refuse_slot_bits(value, instr)
+        if self.mixed_movement:
+            converted = self.mixed_movement.get((id(scope), instr.name), {}).get(k)
+            if converted is not None:
+                value = self.movement_convert(value, *converted)
         return value
+
+    def movement_convert(self, value: Any, source: str, to: str) -> Any:
+        """A moved float value converted to the movement op's result type (MIXED_PRECISION_MOVEMENT),
+        the identity once float precision is erased."""
+        if self.erasing and is_erased_convert(to, source):
+            self.used.add(EXCESS_PRECISION)
+            return value
+        self.used.add(MIXED_PRECISION_MOVEMENT)
+        normal = self.float_normal_form("convert", "", to, [source], (value,), False) if self.rules else None
+        if normal is not None:
+            self.used |= normal[1]
+            return normal[0]
+        return self.app("convert", "", to, (value,), source)
 
     def operand_shape(self, scope: Scope, instr: HloInstruction, k: int) -> ArrayShape:
         o = self.operand(scope, instr, k)
@@ -231,10 +270,28 @@ class Evaluator(MovementOps, ElementwiseOps):
     # -------------------------------------------------------------- data movement
     def check_element_types(self, scope: Scope, instr: HloInstruction, shape: ArrayShape) -> None:
         """A data-movement op's result has its data operands' element type (XLA rejects
-        ``s32[4] copy(f32[4])``; a bitcast or a convert is the op that changes it)."""
+        ``s32[4] copy(f32[4])``; a bitcast or a convert is the op that changes it), or another
+        float type (XLA:TPU's mixed precision): read as a convert of each such operand under
+        ``mixed-precision-movement`` or ``excess-precision``, beyond the verifier otherwise."""
         count = TYPE_KEEPING_OPS[instr.opcode] or len(instr.operands)
         for k in range(min(count, len(instr.operands))):
             source = self.operand_shape(scope, instr, k)
+            if source.element_type != shape.element_type and is_float_convert(
+                shape.element_type.text, source.element_type.text
+            ):
+                erased = self.erasing and is_erased_convert(shape.element_type.text, source.element_type.text)
+                if not (erased or MIXED_PRECISION_MOVEMENT in self.rules):
+                    raise Inexpressible(
+                        f"{instr.opcode} {instr.name}: operand {k} is {source}, the result {shape}: a data-movement "
+                        f"op between float types (XLA:TPU's mixed precision) has a meaning only under "
+                        f"{MIXED_PRECISION_MOVEMENT} or {EXCESS_PRECISION}"
+                    )
+                self.mixed_movement.setdefault((id(scope), instr.name), {})[k] = (
+                    source.element_type.text,
+                    shape.element_type.text,
+                )
+                self._scopes.append(scope)  # keep the scope alive: its id is part of the key
+                continue
             if source.element_type != shape.element_type:
                 raise InvalidHlo(
                     f"{instr.opcode} {instr.name}: operand {k} is {source}, but the result {shape} has "

@@ -142,6 +142,7 @@ from layout_algebra.hlo.execute_ops import (
     iota_array,
     is_constant_through_copies,
 )
+from layout_algebra.hlo.float_precision import movement_operands_converted
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule
 from layout_algebra.hlo.opcodes import EXECUTED_ELEMENTWISE_OPCODES
 from layout_algebra.hlo.parser import parse_module
@@ -531,6 +532,7 @@ class _Runner:
             data = iota_array(ins, shape)
             return ArrayValue(shape, data, np.ones(data.shape, bool))
         if op in MOVEMENT_SEMANTICS:
+            operands = movement_operands_converted(op, shape, operands)  # XLA:TPU's mixed precision
             data, defined = MOVEMENT_SEMANTICS[op](ins, shape, operands)
         elif op in EXECUTED_ELEMENTWISE_OPCODES:
             data, defined = elementwise(ins, shape, operands)

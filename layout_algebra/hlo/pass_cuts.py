@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from layout_algebra.hlo.float_precision import erased_module, erased_text
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule, HloOperand
 from layout_algebra.hlo.opcodes import ELEMENTWISE_OPCODES, LAYOUT_SENSITIVE_OPCODES, MOVEMENT_OPCODES
 from layout_algebra.hlo.pass_canonical import (
@@ -65,6 +66,7 @@ __all__ = [
     "cone_key",
     "cone_names",
     "decide_equal",
+    "erased_signature",
     "is_elided_constant",
     "no_counterpart",
     "operand_types",
@@ -89,6 +91,8 @@ class Side:
     assumed: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: the keys of called computations, by (name, with layouts), computed once per module
     attribute_keys: dict[tuple[str, bool], str] = field(default_factory=dict)
+    #: this side with every float element type erased in its module (erased_signature), once
+    erased: Side | None = None
 
     @classmethod
     def of(cls, module: HloModule) -> Side:
@@ -180,7 +184,12 @@ def is_elided_constant(instr: HloInstruction) -> bool:
     return instr.opcode == "constant" and "..." in (instr.literal or "")
 
 
-def signature(side: Side, instr: HloInstruction) -> str:
+def signature(side: Side, instr: HloInstruction, erase: bool = False) -> str:
+    """What an opaque op must share with its counterpart: opcode, types, attributes and the
+    structure of called computations; with ``erase``, float precision erased (every float type
+    one, as ``excess-precision`` reads both modules)."""
+    if erase:
+        return erased_signature(side, instr)
     shapes = side.builder.shapes
     if is_elided_constant(instr):  # known only by its name (ASSUMPTIONS["elided-constants"])
         computation, name = side.builder.origin.get(instr.name, ("?", instr.name))
@@ -193,6 +202,13 @@ def signature(side: Side, instr: HloInstruction) -> str:
         operand_text = ",".join(plain_text(shapes[o.name]) for o in instr.operands)
         result = plain_text(instr.shape)
     return f"{instr.opcode} {result} ({operand_text}) {attributes_key(side.module, instr, memo)}"
+
+
+def erased_signature(side: Side, instr: HloInstruction) -> str:
+    """:func:`signature` with every float element type erased, called computations included."""
+    if side.erased is None:
+        side.erased = dataclasses.replace(side, module=erased_module(side.module), attribute_keys={})
+    return erased_text(signature(side.erased, instr))
 
 
 class Cuts:
@@ -256,7 +272,17 @@ class Cuts:
                 if name in self.results:
                     keep.extend(self.results[name])
                 elif str(a_instr.shape) != str(instr.shape):
-                    keep.extend(relaid(name, p, a_instr.shape, instr.shape))
+                    # another float type (ops paired with precision erased: excess-precision) is a
+                    # convert; another layout alone a copy (element by element for a tuple)
+                    retyped = (
+                        isinstance(a_instr.shape, ArrayShape)
+                        and isinstance(instr.shape, ArrayShape)
+                        and a_instr.shape.element_type != instr.shape.element_type
+                    )
+                    if retyped:
+                        keep.append(HloInstruction(name, instr.shape, "convert", (HloOperand(p),)))
+                    else:
+                        keep.extend(relaid(name, p, a_instr.shape, instr.shape))
                 else:
                     keep[-1] = dataclasses.replace(keep[-1], name=name)
             else:

@@ -83,6 +83,7 @@ from pathlib import Path
 from typing import Any
 
 from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
+from layout_algebra.hlo.float_precision import EXCESS_PRECISION
 from layout_algebra.hlo.ir import (
     HloModule,
 )
@@ -112,6 +113,7 @@ from layout_algebra.hlo.pass_interface import (
 )
 from layout_algebra.hlo.pass_keys import module_key
 from layout_algebra.hlo.pass_loops import LOOP_OPCODES, inductive_counterpart
+from layout_algebra.hlo.pass_precision import operand_failure, precision_verdict
 from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.prove.result import json_value
 
@@ -214,6 +216,9 @@ class PassResult:
     cut_points: int = 0
     #: the named assumptions (:data:`ASSUMPTIONS`) a proof relied on
     assumptions: tuple[str, ...] = ()
+    #: for a proof under ``excess-precision``: an input where the values at the stated
+    #: precision differ, what the assumption permits (``None`` if none was run)
+    evidence: Mapping[str, Any] | None = None
 
     @property
     def status(self) -> str:
@@ -240,6 +245,7 @@ class PassResult:
             "counterexample": json_value(None if self.counterexample is None else dict(self.counterexample)),
             "cut_points": self.cut_points,
             "assumptions": list(self.assumptions),
+            "evidence": json_value(None if self.evidence is None else dict(self.evidence)),
         }
 
 
@@ -329,8 +335,14 @@ def validate_pair(
     b_mod = parse_module(later) if isinstance(later, str) else later
     dummy = PassDump(Path("earlier"), a_mod.name, 0, "", "earlier", None)
     dummy_b = PassDump(Path("later"), b_mod.name, 1, "", "later", None)
+    plain = [r for r in float_rules if r != EXCESS_PRECISION]  # precision erased only when needed
+
+    def validated(rules: Collection[str]) -> PassResult:
+        return _validate_modules(a_mod, b_mod, dummy, dummy_b, mode, timeout_ms, rules, start)
+
     try:
-        return _validate_modules(a_mod, b_mod, dummy, dummy_b, mode, timeout_ms, float_rules, start)
+        result: PassResult = precision_verdict(validated(plain), a_mod, b_mod, float_rules, validated)
+        return result
     except MemoryError:  # a memory cap (ulimit -v, --max-memory): this pair's answer, not a crash
         reason = "ran out of memory validating this pair (the process's memory cap); no answer"
     except RecursionError:
@@ -395,11 +407,12 @@ def _validate_modules(
     except (Unsupported, KeyError, ValueError) as err:
         return answer("unknown", f"cannot inline the modules: {err}")
     cuts = Cuts(a, b, frozenset(float_rules))
+    erase = EXCESS_PRECISION in float_rules
     used = cuts.used_rules
     matched_ops: set[str] = set()
     by_signature: dict[str, list[str]] = {}
     for name in a.opaque:
-        by_signature.setdefault(signature(a, a.by_name[name]), []).append(name)
+        by_signature.setdefault(signature(a, a.by_name[name], erase), []).append(name)
     reasons: list[str] = []
     operand_refuted = False  # an operand comparison of a cut candidate was refuted
     b_cone = cone_names(b, b.root)
@@ -415,7 +428,7 @@ def _validate_modules(
         if b_instr.opcode in RANDOM_OPCODES:
             reasons.append(f"{b_instr.opcode} {b_name} is nondeterministic: no two are known equal")
             break
-        candidates = [n for n in by_signature.get(signature(b, b_instr), []) if n not in matched_ops]
+        candidates = [n for n in by_signature.get(signature(b, b_instr, erase), []) if n not in matched_ops]
         candidates.sort(key=lambda n: (n != b_name, 0))
         matched = None
         failures: list[str] = []
@@ -427,8 +440,7 @@ def _validate_modules(
                 if status != "proved":
                     ok = False
                     operand_refuted = operand_refuted or status == "refuted"
-                    why = result if isinstance(result, str) else (result.reason or result.status)
-                    failures.append(f"{a_name}: operand {ao.name} vs {bo.name}: {status} ({str(why)[:200]})")
+                    failures.append(operand_failure(a_name, ao.name, bo.name, status, result))
                     break
             if ok:
                 matched = a_name

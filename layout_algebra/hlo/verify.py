@@ -122,6 +122,7 @@ import z3
 
 from layout_algebra.hlo.evaluate_elementwise import FLOAT_RULES
 from layout_algebra.hlo.evaluator import Evaluator
+from layout_algebra.hlo.float_precision import EXCESS_PRECISION, float_types_of, is_float_convert
 from layout_algebra.hlo.ir import HloComputation, HloModule
 from layout_algebra.hlo.validity import (
     InvalidHlo,
@@ -524,6 +525,8 @@ def _element_query(
     inputs: dict = {}
     ea, eb, va, vb = _root_values(a, b, ctx.mode, ar, inputs, j, path, ctx.float_rules)
     ctx.used_rules |= ea.used | eb.used
+    if len(ea.float_types | eb.float_types) > 1:  # two precisions made one by the erasure
+        ctx.used_rules.add(EXCESS_PRECISION)
     if not concrete:
         _check_requirements(ctx, (ea, eb))
     condition = differ_values(va, vb)
@@ -791,6 +794,10 @@ def verify_rewrite(
         )
 
 
+#: ``excess-precision`` once the comparison at the stated precision has been tried.
+ERASING = EXCESS_PRECISION + ":erasing"
+
+
 def _verify_modules(
     before: HloModule,
     after: HloModule,
@@ -800,7 +807,25 @@ def _verify_modules(
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
     float_rules: Collection[str] = (),
 ) -> ProofResult:
-    """:func:`verify_rewrite` on parsed modules; raises ``InvalidHlo`` for either module invalid."""
+    """:func:`verify_rewrite` on parsed modules; raises ``InvalidHlo`` for either module invalid.
+
+    With ``excess-precision`` among the rules, the modules are compared with float precision
+    erased only when the comparison at the stated precision does not prove them equal (and they
+    hold two float types): a proof names the assumption exactly when it needed it."""
+    if EXCESS_PRECISION in float_rules and len(float_types_of(before, after)) > 1:
+        stated = tuple(r for r in float_rules if r != EXCESS_PRECISION)
+        options = dict(assume=assume, mode=mode, timeout_ms=timeout_ms)
+        try:
+            first: ProofResult | None = _verify_modules(before, after, float_rules=stated, **options)
+        except InvalidArgumentError:  # e.g. roots of two float types: compared only once erased
+            first = None
+        if first is not None and first.status == "proved":
+            return first
+        erased = _verify_modules(before, after, float_rules=(*stated, ERASING), **options)
+        if erased.status == "proved" or first is None:
+            return erased
+        return first
+    float_rules = [EXCESS_PRECISION if r == ERASING else r for r in float_rules]
     if mode not in MODES:
         raise InvalidArgumentError(f"mode {mode!r} is not one of {', '.join(MODES)}")
     unknown_rules = sorted(set(float_rules) - set(FLOAT_RULES))
@@ -817,8 +842,13 @@ def _verify_modules(
             f"the roots have different tuple structures: {a.entry.root.shape} vs {b.entry.root.shape}"
         )
     for (_, ra), (_, rb) in zip(leaves_a, leaves_b, strict=True):
+        erased = (  # logical mode, precision erased: two float roots compare as abstract values
+            mode == "logical"
+            and EXCESS_PRECISION in float_rules
+            and is_float_convert(ra.element_type.text, rb.element_type.text)
+        )
         if (
-            ra.element_type != rb.element_type
+            (ra.element_type != rb.element_type and not erased)
             or ra.rank != rb.rank
             or not all(dims_equal(x, y) for x, y in zip(ra.dimensions, rb.dimensions, strict=False))
         ):

@@ -20,6 +20,7 @@ from support.ground_truth import TEST_DATA
 from layout_algebra.cli import main as cli_main
 from layout_algebra.hlo import parse_module
 from layout_algebra.hlo.passes import (
+    DEFAULT_FLOAT_RULES,
     DumpDirectoryError,
     parse_pass_file_name,
     read_dump_directory,
@@ -128,10 +129,18 @@ def test_float_type_correction_of_a_maximum_is_proved_naming_its_float_rule() ->
     assert strict.reason.startswith("precision change") and "bf16->f32" in strict.reason
 
 
-def test_precision_change_of_a_compute_op_is_named() -> None:
+def test_precision_change_of_a_compute_op_is_proved_only_under_excess_precision() -> None:
+    """tpu-reduce-rewriter sums in bf16 what was summed in f32: proved with float precision
+    erased, the assumption listed; without it a verdict is no proof, and the change is named."""
     r = report("attention_int8")
     (pair,) = [x for x in r.results if x.later.after == "tpu-reduce-rewriter"]
-    assert pair.status == "unknown" and "precision change" in pair.reason and "bf16" in pair.reason
+    assert pair.status == "proved" and "excess-precision" in pair.assumptions
+    assert "precision change" in pair.reason and "bf16" in pair.reason
+    earlier, later = pair.earlier.path.read_text(), pair.later.path.read_text()
+    rules = tuple(r for r in DEFAULT_FLOAT_RULES if r != "excess-precision")
+    strict = validate_pair(earlier, later, mode=pair.mode, float_rules=rules)
+    assert strict.status in ("unknown", "refuted") and "precision change" in strict.reason
+    assert strict.status == "refuted" or "refuted" not in strict.reason
 
 
 def test_a_new_custom_call_is_unknown_naming_it() -> None:
@@ -493,7 +502,11 @@ ENTRY e {
         "ROOT r",
         "u = bf16[1024]{0:T(1024)(128)(2,1)} convert(s)\n  v = bf16[1024]{0:T(1024)(128)(2,1)} convert(t)\n  ROOT r",
     )
-    assert validate_pair(before, rounded, mode="physical").status != "proved"
+    stated = tuple(r for r in DEFAULT_FLOAT_RULES if r != "excess-precision")
+    assert validate_pair(before, rounded, mode="physical", float_rules=stated).status != "proved"
+    # rounding the operands first is only a change of precision: proved under excess-precision
+    erased = validate_pair(before, rounded, mode="physical")
+    assert erased.status == "proved" and "excess-precision" in erased.assumptions
 
 
 def test_a_fused_parameter_with_another_layout_than_its_operand_is_not_read_as_a_copy() -> None:
@@ -898,15 +911,20 @@ def test_the_results_table_in_the_docs_is_the_report() -> None:
         if cell is not None:
             assert documented[key][2] == cell, key
     proved = sum(status == "proved" for _, status, _ in actual.values())
-    assert (proved, len(actual)) == (18, 20)
+    assert (proved, len(actual)) == (20, 20)
 
 
 def test_a_real_precision_change_names_the_retyped_instructions() -> None:
     """attention's float-type-correction rounds an f32 quotient before the int8 convert (not
-    neutral): unknown, naming the instructions now computed in f32."""
+    neutral at the stated precision): proved only with precision erased (excess-precision);
+    without that assumption not proved, naming the instructions now computed in f32."""
     (pair,) = [x for x in report("attention_int8").results if x.later.after == "float-type-correction"]
-    assert pair.status == "unknown" and pair.reason.startswith("precision change")
+    assert pair.status == "proved" and "excess-precision" in pair.assumptions
+    earlier, later = pair.earlier.path.read_text(), pair.later.path.read_text()
+    stated = tuple(r for r in DEFAULT_FLOAT_RULES if r != "excess-precision")
+    strict = validate_pair(earlier, later, mode=pair.mode, float_rules=stated)
+    assert strict.status != "proved" and strict.reason.startswith("precision change")
     assert (
-        "round-nearest-even round.2 (bf16 -> f32)" in pair.reason
-        and "divide div.0 (bf16 -> f32)" in pair.reason
+        "round-nearest-even round.2 (bf16 -> f32)" in strict.reason
+        and "divide div.0 (bf16 -> f32)" in strict.reason
     )
