@@ -307,6 +307,10 @@ def staging_size(shape: Any, width: int, pad: int) -> int:
 ROWS_TOGETHER = 8
 #: Tiles read together (:func:`scatter_rows`) take at most this many bytes: the L1 cache.
 TILES_TOGETHER_BYTES = 1 << 15
+#: Where ``c`` has fewer than 8 rows (the 2 words of an ``f8`` ``(8,128)(4,1)`` tile), the rows
+#: of several ``a`` (at most this many rows) are transposed together, 8x8 in registers, through
+#: a small buffer: element by element, such a copy ran at a twentieth of ``np.copyto``.
+SHORT_ROWS = 64
 
 
 @intrinsic
@@ -355,15 +359,27 @@ def gather_rows(near, no, ns, far, fo, fs, shape, stage, width, pad, stream):  #
     row = fs[4]
     pitch = width * nc + pad
     whole = stream and ns[3] == nd  # the rows c of one a make one run of near
-    tile = np.empty(nc * nd if whole else 1, near.dtype)
+    short = nc < 8 and nd >= 8  # rows of several a transposed together (SHORT_ROWS)
+    tile = np.empty(SHORT_ROWS * nd if short else nc * nd if whole else 1, near.dtype)
     for i0 in range(n0):
         for i1 in range(n1):
             for a0 in range(0, na, width):
-                run = (min(na, a0 + width) - a0) * nc
+                a1 = min(na, a0 + width)
+                run = (a1 - a0) * nc
                 start = fo + i0 * fs[0] + i1 * fs[1] + a0 * fs[2]
                 read_rows(stage, pitch, far, start, row, nd, run, ROWS_TOGETHER)
                 base = no + i0 * ns[0] + i1 * ns[1]
-                for a in range(a0, min(na, a0 + width)):
+                if short:  # the stage's rows (a, c) of several a, 8x8 in registers, then each row out
+                    per = max(1, SHORT_ROWS // nc)
+                    for g in range(a0, a1, per):
+                        count = min(per, a1 - g)
+                        transpose_block(tile, 0, nd, stage, (g - a0) * nc, pitch, count * nc, nd, False)
+                        for t in range(count):
+                            for c in range(nc):
+                                at = base + (g + t) * ns[2] + c * ns[3]
+                                write_run(near, at, tile, (t * nc + c) * nd, nd, stream)
+                    continue
+                for a in range(a0, a1):
                     if whole:  # a tile in the cache, then streamed: every line filled at once
                         transpose_block(tile, 0, nd, stage, (a - a0) * nc, pitch, nc, nd, False)
                         write_run(near, base + a * ns[2], tile, 0, nc * nd, True)
@@ -387,7 +403,10 @@ def scatter_rows(far, fo, fs, near, no, ns, shape, stage, width, pad, stream):  
     pitch = width * nc + pad
     size = nc * nd
     group = min(ROWS_TOGETHER, TILES_TOGETHER_BYTES // (size * near.itemsize)) if ns[3] == nd else 1
-    gap = size + 64 // near.itemsize  # tiles a line apart in the cache sets: no conflicts
+    short = nc < 8 and group > 1  # tiles of a few rows: the group's rows transposed as one block
+    if short:
+        group = min(max(group, SHORT_ROWS // nc), TILES_TOGETHER_BYTES // (size * near.itemsize))
+    gap = size if short else size + 64 // near.itemsize  # tiles a line apart in the cache sets
     tiles = np.empty(group * gap if group > 1 else 1, near.dtype)
     blocks = nc == 8 and nd % 8 == 0
     for i0 in range(n0):
@@ -400,7 +419,9 @@ def scatter_rows(far, fo, fs, near, no, ns, shape, stage, width, pad, stream):  
                     for g in range(a0, a1, group):
                         count = min(group, a1 - g)
                         read_rows(tiles, gap, near, base + g * ns[2], ns[2], count, size, count)
-                        if blocks:  # 8 rows of the stage at a time, across the group: whole lines
+                        if short:  # the group's rows one after another: one (count * nc) x nd block
+                            transpose_block(stage, (g - a0) * nc, pitch, tiles, 0, nd, nd, count * nc, False)
+                        elif blocks:  # 8 rows of the stage at a time, across the group: whole lines
                             for d0 in range(0, nd, 8):
                                 at = (g - a0) * nc + d0 * pitch
                                 for t in range(count):
