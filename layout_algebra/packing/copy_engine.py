@@ -68,6 +68,7 @@ __all__ = [
     "transpose_kernels",
     "transpose_stage",
     "unpack_lanes",
+    "word_call",
 ]
 
 #: A minor dimension shorter than this is peeled into separate copies...
@@ -474,7 +475,7 @@ def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
     >>> not done or [hex(w) for w in words[:3]] == ['0x3020100', '0x7060504', '0xb0a0908']
     True
     """
-    call = _word_call(words, parts, bits, True)
+    call = word_call(words, parts, bits, True)
     if call is None:
         return False
     getattr(*call[0])(*call[1])
@@ -487,7 +488,7 @@ def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
 KernelCall = tuple[tuple[Any, str], tuple[Any, ...], tuple[int, int, np.dtype] | None]
 
 
-def _word_call(
+def word_call(
     words: np.ndarray, parts: np.ndarray, bits: int, building: bool, min_bytes: int | None = None
 ) -> KernelCall | None:
     """The call of the kernel that builds ``words`` from ``parts`` (or splits them), the flat
@@ -508,7 +509,7 @@ def _word_call(
 def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int) -> bool:
     """The inverse of :func:`interleave`: ``parts[..., j] = (words >> (bits * j)) & mask``
     (also for the two 16-bit halves of a word)."""
-    call = _word_call(words, parts, bits, False)
+    call = word_call(words, parts, bits, False)
     if call is None:
         return False
     getattr(*call[0])(*call[1])
@@ -527,9 +528,9 @@ def kernel_call(dst: np.ndarray, src: np.ndarray) -> KernelCall | None:
     while d.ndim > 1 and d.shape[-1] == 1:
         d, s = d[..., 0], s[..., 0]
     if _makes_words(d, s):
-        return _word_call(_word_view(d), s, 8 * d.itemsize, True, 0)
+        return word_call(_word_view(d), s, 8 * d.itemsize, True, 0)
     if _makes_words(s, d):
-        return _word_call(_word_view(s), d, 8 * s.itemsize, False, 0)
+        return word_call(_word_view(s), d, 8 * s.itemsize, False, 0)
     if _same_words(d, s):
         return kernel_call(_word_view(d), _word_view(s))
     if len(peeled(dst, src)) == 1 and is_transposing(dst, src):

@@ -193,7 +193,7 @@ from layout_algebra.packing.stage_walk import (
     skeleton,
     walk,
 )
-from layout_algebra.packing.words import pack_words, unpack_words, word_dims
+from layout_algebra.packing.words import pack_words, unpack_words, word_dims, word_program
 
 __all__ = ["forget_recipes", "pack", "unpack"]
 
@@ -320,6 +320,9 @@ class Recipe:
     program: Program | None = None
     #: the tuning it was made under (:func:`tuning`), None if no program was looked for yet
     tuning: tuple[Any, ...] | None = None
+    #: with a program: the buffer's bytes, and where the padding after the box starts
+    size: int = 0
+    tail: int = 0
 
 
 #: Recipes by (shape as given, packing?, and for packing the array's dtype and dims).
@@ -357,8 +360,14 @@ def _with_program(
     """``recipe`` with the program of its one-thread path (the same recipe where there is none)."""
     m, fmt = recipe.m, recipe.fmt
     recipe = replace(recipe, program=None, tuning=tuning())
-    if fmt.odd_size or fmt.sub_byte or m.size_in_bytes >= engine.PARALLEL_MIN_BYTES:
+    if fmt.odd_size or m.size_in_bytes >= engine.PARALLEL_MIN_BYTES:
         return recipe
+    if fmt.sub_byte:
+        box_bytes = -(-math.prod(plan.box) * fmt.bits // 8)
+        words = word_program(plan, buffer, logical, fmt.bits, packing, padded=m.has_padding)
+        return (
+            recipe if words is None else replace(recipe, program=words, size=m.size_in_bytes, tail=box_bytes)
+        )
     size = fmt.dtype.itemsize
     slots = buffer[: math.prod(plan.box) * size].view(fmt.bits_dtype).reshape(plan.box)
     chunks = chunk_list(plan.box, fmt.bits, _chunk_bytes(plan, slots, fmt.bits, packing=packing))
@@ -375,7 +384,9 @@ def _with_program(
             engine.is_large_transpose(view, part) or engine.uses_kernel(view, part) or long_runs(view, part)
         ),
     )
-    return recipe if program is None else replace(recipe, program=program)
+    if program is None:
+        return recipe
+    return replace(recipe, program=program, size=m.size_in_bytes, tail=math.prod(plan.box) * size)
 
 
 def tuning() -> tuple[Any, ...]:
@@ -417,38 +428,38 @@ def _pack_replayed(
 ) -> np.ndarray | None:
     """:func:`pack` by the recipe's program, or None (nothing written) where the full path must
     decide: several threads, an argument to check, a misaligned buffer."""
-    program, m = recipe.program, recipe.m
+    program, bits, size = recipe.program, recipe.fmt.bits, recipe.size
     assert program is not None
-    if not (threads == 1 or (threads is None and m.size_in_bytes < engine.PARALLEL_MIN_BYTES)):
+    if not (threads == 1 or (threads is None and size < engine.PARALLEL_MIN_BYTES)):
         return None
-    if type(fill) is not int or not 0 <= fill < 1 << min(recipe.fmt.bits, 8):
+    if type(fill) is not int or not 0 <= fill < 1 << min(bits, 8):
         return None
     if recipe.tuning != tuning():
         return None  # made under other settings (before numba was loaded): made again
-    size = m.size_in_bytes
     if out is None:
         buffer: np.ndarray = np.empty(size, np.uint8)
     elif type(out) is np.ndarray and out.dtype == np.uint8 and out.shape == (size,) and out.flags.writeable:
         buffer = out
     else:
         return None
+    if bits < 8:  # sub-byte slots: fill in every slot of a byte
+        fill = sum(fill << (bits * i) for i in range(8 // bits))
     if not program.run(buffer, arr, fill):
         return None
-    tail = math.prod(program.box) * recipe.fmt.dtype.itemsize
-    if tail < size:
-        buffer[tail:] = fill
+    if recipe.tail < size:
+        buffer[recipe.tail :] = fill
     return buffer
 
 
 def _unpack_replayed(recipe: Recipe, buffer: Any, out: Any, threads: int | None) -> np.ndarray | None:
     """:func:`unpack` by the recipe's program, or None where the full path must decide."""
-    program, m, fmt = recipe.program, recipe.m, recipe.fmt
+    program, fmt, size = recipe.program, recipe.fmt, recipe.size
     assert program is not None
-    if not (threads == 1 or (threads is None and m.size_in_bytes < engine.PARALLEL_MIN_BYTES)):
+    if not (threads == 1 or (threads is None and size < engine.PARALLEL_MIN_BYTES)):
         return None
     if recipe.tuning != tuning():
         return None
-    if not (type(buffer) is np.ndarray and buffer.dtype == np.uint8 and buffer.shape == (m.size_in_bytes,)):
+    if not (type(buffer) is np.ndarray and buffer.dtype == np.uint8 and buffer.shape == (size,)):
         return None
     if out is None:
         result = np.empty(program.dims, fmt.dtype)

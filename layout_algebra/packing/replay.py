@@ -48,7 +48,18 @@ import numpy as np
 from layout_algebra.packing import copy_engine as engine
 from layout_algebra.packing.stage_walk import Plan, box_difference, chunk_index, overlap
 
-__all__ = ["BUFFER", "LOGICAL", "Place", "Program", "Step", "place", "whole_bytes_program"]
+__all__ = [
+    "BUFFER",
+    "LOGICAL",
+    "Place",
+    "Program",
+    "Step",
+    "copy_step",
+    "kernel_step",
+    "place",
+    "typed",
+    "whole_bytes_program",
+]
 
 #: Roles of memory: the packed buffer and the logical array (each as 1-D bytes).
 BUFFER, LOGICAL = 0, 1
