@@ -326,3 +326,38 @@ def test_without_numba_numpy_blocks_the_transposing_copy(small_blocks, monkeypat
     assert not calls
     np.testing.assert_array_equal(buf, reference_pack(x, text))
     np.testing.assert_array_equal(back, x)
+
+
+#: Words of a few rows over a transposed array (``c`` shorter than 8: the rows of several
+#: tiles are transposed together), small enough to be transposed in place (a far side of at
+#: most ``DIRECT_BYTES``) and large enough to be staged, whole and ragged.
+SHORT_ROW_TEXTS = [
+    "f8e5m2[256,256]{0,1:T(8,128)(4,1)}",
+    "f8e5m2[1024,1024]{0,1:T(8,128)(4,1)}",
+    "f8e4m3fn[1000,700]{0,1:T(8,128)(4,1)}",
+    "u8[520,264]{0,1:T(8,128)(4,1)}",
+    "bf16[512,384]{0,1:T(8,128)(2,1)}",
+    "u16[1030,260]{0,1:T(8,128)(2,1)}",
+]
+
+
+@pytest.mark.parametrize("text", SHORT_ROW_TEXTS)
+def test_words_of_a_few_rows_transposed_match_numpy_and_the_index_map(text) -> None:
+    """Second calls replay the kernels at every size (the first of a small array may not use them)."""
+    assert copy_engine.kernels() is not None  # loaded: then the replays use them at every size
+    m = layout_map(text)
+    rng = np.random.default_rng(11)
+    x = random_array(m, rng)
+    first = pack(x, text, fill=0x5A, threads=1)
+    unpack(first, text, threads=1)
+    y = random_array(m, rng)
+    with kernel_calls() as calls:
+        buf = pack(y, text, fill=0x5A, threads=1)
+        back = unpack(buf, text, threads=1)
+    assert {"gather_rows", "scatter_rows"} & set(calls), f"{text}: the kernels did not run"
+    np.testing.assert_array_equal(buf, reference_pack(y, text, fill=0x5A))
+    np.testing.assert_array_equal(raw_bytes(back), raw_bytes(y))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copy_engine, "USE_KERNELS", False)
+        np.testing.assert_array_equal(pack(y, text, fill=0x5A, threads=1), buf)
+    assert transpose_kernels.DIRECT_BYTES < 1024 * 1024  # the 1024x1024 array is staged
