@@ -151,10 +151,20 @@ chunk (for sub-byte elements, one byte per element of a chunk), and the 256 KB s
 buffer. Only a ``*`` merge of dimensions that are not adjacent in memory makes a copy of
 the part concerned.
 
+Calling again on the same shape (and, packing, the same dtype and dims) reuses what the
+first call derived: the layout map and the walk of the stages (a *recipe*), and, for the
+one-thread path of whole-byte elements and of sub-byte words, a *program*
+(:mod:`~layout_algebra.packing.replay`): the first call's data movement as a list of
+compiled-kernel calls, copies and fills over the two buffers by offset, replayed on the
+new arrays without walking chunks again (a 64 KB array: about 10 us instead of 70). Once
+numba is loaded, programs call the kernels at every size. :func:`forget_recipes` drops
+them all.
+
 The modules: :mod:`~layout_algebra.packing.formats` (dtypes and checks),
 :mod:`~layout_algebra.packing.stage_walk` (the stages on views, the chunks),
 :mod:`~layout_algebra.packing.odd_slots` and :mod:`~layout_algebra.packing.words` (sub-byte slots),
-:mod:`~layout_algebra.packing.copy_engine` (the copies).
+:mod:`~layout_algebra.packing.copy_engine` (the copies), :mod:`~layout_algebra.packing.replay`
+(programs).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ runs on any pair of arrays of the shape the plan was made for:
   words built or split, a transposing copy), its flat arrays made from the two buffers at
   run time, the offsets fixed;
 * a *copy* step is :func:`~layout_algebra.packing.copy_engine.copy` between two views rebuilt
-  from their offsets, shapes and strides (whatever NumPy does for it);
+  from their offsets, shapes and strides (whatever NumPy does for it), or ``np.copyto`` where
+  that is what it would do;
 * a *fill* step writes the fill value into a view (padding).
 
 A program is made only for what it can replay exactly: the one-thread path of whole-byte
@@ -41,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -108,18 +110,21 @@ class Program:
     box: tuple[int, ...] = ()
     dims: tuple[int, ...] = ()
 
+    @cached_property
+    def flat_kinds(self) -> tuple[tuple[int, np.dtype], ...]:
+        """The flat arrays the kernel steps take: ``(role, dtype)``, each once."""
+        return tuple(dict.fromkeys((role, dtype) for step in self.steps for _, role, dtype, _ in step.flats))
+
     def run(self, buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
         """Run on ``buffer`` (1-D ``uint8``) and ``logical`` (C-contiguous, of the plan's dims);
         False, having done nothing, if a flat array the kernels need would be misaligned."""
         bases = (buffer, logical.reshape(-1).view(np.uint8))
         flats: dict[tuple[int, np.dtype], np.ndarray] = {}
-        for step in self.steps:
-            for _, role, dtype, _ in step.flats:
-                if (role, dtype) not in flats:
-                    flat = typed(bases[role], dtype)
-                    if not flat.flags.aligned:
-                        return False
-                    flats[(role, dtype)] = flat
+        for role, dtype in self.flat_kinds:
+            flat = typed(bases[role], dtype)
+            if not flat.flags.aligned:
+                return False
+            flats[(role, dtype)] = flat
         slot = None
         for step in self.steps:
             if step.kind == "kernel":
@@ -132,6 +137,8 @@ class Program:
                 getattr(*step.kernel)(*args)  # type: ignore[misc]
             elif step.kind == "copy":
                 engine.copy(step.places[0].view(bases), step.places[1].view(bases))
+            elif step.kind == "copyto":
+                np.copyto(step.places[0].view(bases), step.places[1].view(bases))
             else:
                 if slot is None:
                     slot = np.full(self.slot.itemsize, fill, np.uint8).view(self.slot)[0]
@@ -190,7 +197,12 @@ def copy_step(dst: np.ndarray, src: np.ndarray, bases: Sequence[np.ndarray]) -> 
         if step is not None:
             return step
     d, s = place(dst, bases), place(src, bases)
-    return None if d is None or s is None else Step("copy", places=(d, s))
+    if d is None or s is None:
+        return None
+    pairs = engine.peeled(dst, src)
+    if len(pairs) == 1 and not (dst.nbytes > engine.BLOCK_BYTES and engine.is_transposing(dst, src)):
+        return Step("copyto", places=(d, s))  # what copy() would do: one np.copyto
+    return Step("copy", places=(d, s))
 
 
 def whole_bytes_program(
