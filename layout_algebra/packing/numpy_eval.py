@@ -156,7 +156,8 @@ first call derived: the layout map and the walk of the stages (a *recipe*), and,
 one-thread path of whole-byte elements and of sub-byte words, a *program*
 (:mod:`~layout_algebra.packing.replay`): the first call's data movement as a list of
 compiled-kernel calls, copies and fills over the two buffers by offset, replayed on the
-new arrays without walking chunks again (a 64 KB array: about 10 us instead of 70). Once
+new arrays without walking chunks again (a 64 KB array: about 10 us instead of 70). It is
+made by the second call on a shape (a shape packed once does not pay for it). Once
 numba is loaded, programs call the kernels at every size. :func:`forget_recipes` drops
 them all.
 
@@ -261,7 +262,8 @@ def pack(
         _pack_sub_byte(plan, out, fmt.bits, fill, threads, padded=m.has_padding)
     else:
         _pack_whole_bytes(plan, out, fmt, fill, threads, padded=m.has_padding)
-    kept = _kept(key) if threads == 1 and arr.flags.c_contiguous else None
+    # a program from the second call on (a shape packed once does not pay for making one)
+    kept = _kept(key) if recipe is not None and threads == 1 and arr.flags.c_contiguous else None
     if kept is not None and _wants_program(kept):
         _keep(key, _with_program(kept, plan, out, arr, packing=True))
     return out
@@ -310,7 +312,7 @@ def unpack(
         _unpack_whole_bytes(plan, buf, fmt, threads)
     for view, merged in reversed(writebacks):
         np.copyto(view, merged.reshape(view.shape))
-    kept = _kept((shape, False)) if threads == 1 and base.flags.c_contiguous else None
+    kept = _kept((shape, False)) if recipe is not None and threads == 1 and base.flags.c_contiguous else None
     if kept is not None and kept.skeleton is not None and _wants_program(kept):
         _keep((shape, False), _with_program(kept, plan, buf, result, packing=False))
     return result

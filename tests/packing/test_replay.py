@@ -1,8 +1,8 @@
 """Replayed programs (``layout_algebra.packing.replay``) against the index map, with numba and without.
 
-The first ``pack`` (or ``unpack``) of a shape plans it and keeps a program of its data
-movement; the next calls replay that program on new arrays. Every test here packs a first
-array (which makes the program), then packs and unpacks *other* arrays through the replay
+The first ``pack`` (or ``unpack``) of a shape plans it; the second keeps a program of its
+data movement; the next calls replay that program on new arrays. Every test here packs a
+first array twice (which makes the program), then packs and unpacks *other* arrays through the replay
 (a spy checks that the replay ran: a silent fallback would make the comparison vacuous),
 and compares the bytes with ``reference_pack`` (positions from ``LayoutMap.apply`` on index
 arrays, which knows nothing of either path), padding included, and the array unpacked with
@@ -88,8 +88,9 @@ def check_replays(text: str, seed: int, fill: int) -> int:
     fill %= 1 << min(m.element_bits, 8)  # a slot's bits
     rng = np.random.default_rng(seed)
     first = random_array(m, rng)
-    buf = pack(first, text, fill=fill, threads=1)
-    np.testing.assert_array_equal(raw_bytes(unpack(buf, text, threads=1)), raw_bytes(first))
+    for _ in range(2):  # the first call plans, the second makes the programs
+        buf = pack(first, text, fill=fill, threads=1)
+        np.testing.assert_array_equal(raw_bytes(unpack(buf, text, threads=1)), raw_bytes(first))
     with replays() as count:
         for _ in range(2):
             x = random_array(m, rng)
@@ -128,6 +129,7 @@ def test_programs_call_the_kernels_and_match_numpy_alone(monkeypatch) -> None:
         m = layout_map(text)
         x, y = random_array(m, rng), random_array(m, rng)
         pack(x, text, threads=1)
+        pack(x, text, threads=1)
         with replays() as count:
             fast = pack(y, text, threads=1)
         assert count == [True]
@@ -161,6 +163,7 @@ def test_a_misaligned_buffer_or_a_strided_array_takes_the_full_path() -> None:
     m = layout_map(text)
     rng = np.random.default_rng(2)
     x = random_array(m, rng)
+    pack(x, text, threads=1)
     pack(x, text, threads=1)
     expected = reference_pack(x, text)
     raw = np.zeros(m.size_in_bytes + 8, np.uint8)
