@@ -410,6 +410,7 @@ def tuning() -> tuple[Any, ...]:
         e.kernels_loaded(),
         e.KERNEL_MIN_BYTES,
         e.STAGE_BYTES,
+        e.STAGED_MIN_BYTES,
         e.STREAM_MIN_BYTES,
         e.WORD_MIN_ELEMENTS,
         e.SHORT,
