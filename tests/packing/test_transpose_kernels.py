@@ -333,17 +333,24 @@ def test_without_numba_numpy_blocks_the_transposing_copy(small_blocks, monkeypat
 #: most ``DIRECT_BYTES``) and large enough to be staged, whole and ragged.
 SHORT_ROW_TEXTS = [
     "f8e5m2[256,256]{0,1:T(8,128)(4,1)}",
-    "f8e5m2[1024,1024]{0,1:T(8,128)(4,1)}",
+    "f8e5m2[2048,1536]{0,1:T(8,128)(4,1)}",
     "f8e4m3fn[1000,700]{0,1:T(8,128)(4,1)}",
     "u8[520,264]{0,1:T(8,128)(4,1)}",
     "bf16[512,384]{0,1:T(8,128)(2,1)}",
     "u16[1030,260]{0,1:T(8,128)(2,1)}",
+    "f32[1024,768]{0,1:T(8,128)}",  # 8 rows a tile, staged
 ]
 
 
+@pytest.mark.parametrize("streamed_from", [None, 1 << 40])
 @pytest.mark.parametrize("text", SHORT_ROW_TEXTS)
-def test_words_of_a_few_rows_transposed_match_numpy_and_the_index_map(text) -> None:
-    """Second calls replay the kernels at every size (the first of a small array may not use them)."""
+def test_words_of_a_few_rows_transposed_match_numpy_and_the_index_map(
+    monkeypatch, text, streamed_from
+) -> None:
+    """Third calls replay the kernels at every size (the first of a small array may not use
+    them); the 3 MB arrays are staged, streamed past the cache or (``streamed_from`` never) not."""
+    if streamed_from is not None:
+        monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", streamed_from)
     assert copy_engine.kernels() is not None  # loaded: then the replays use them at every size
     m = layout_map(text)
     rng = np.random.default_rng(11)
@@ -361,4 +368,4 @@ def test_words_of_a_few_rows_transposed_match_numpy_and_the_index_map(text) -> N
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(copy_engine, "USE_KERNELS", False)
         np.testing.assert_array_equal(pack(y, text, fill=0x5A, threads=1), buf)
-    assert transpose_kernels.DIRECT_BYTES < 1024 * 1024  # the 1024x1024 array is staged
+    assert transpose_kernels.DIRECT_BYTES < 2048 * 1536  # the 3 MB arrays are staged
