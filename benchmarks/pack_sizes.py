@@ -119,8 +119,11 @@ def timed(call: Callable[[], object], repeat: int) -> float:
 
 
 def repeats_for(call: Callable[[], object]) -> int:
-    """How many calls make one timing at least ``MIN_TIMING`` long."""
-    once = max(timed(call, 1), 1e-7)
+    """How many calls make one timing at least ``MIN_TIMING`` long: from the quickest of a few
+    calls after a first one (which may be slow: a cold cache, the plan made), so that a small
+    array's timing is not cut short (then one interruption weighs on it)."""
+    call()
+    once = max(min(timed(call, 1) for _ in range(3)), 1e-7)
     return max(1, math.ceil(MIN_TIMING / once))
 
 

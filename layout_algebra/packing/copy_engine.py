@@ -59,12 +59,16 @@ __all__ = [
     "interleave",
     "is_large_transpose",
     "is_transposing",
+    "kernel_call",
+    "kernels_loaded",
     "pack_lanes",
     "run_parallel",
     "transpose_compiled",
     "transpose_form",
     "transpose_kernels",
+    "transpose_stage",
     "unpack_lanes",
+    "word_call",
 ]
 
 #: A minor dimension shorter than this is peeled into separate copies...
@@ -93,8 +97,12 @@ USE_KERNELS = True
 #: ... for words of at least this many bytes: below it NumPy is quick enough, and a small
 #: ``pack`` (the command line's) does not pay for importing numba (about a second).
 KERNEL_MIN_BYTES = 1 << 18
-#: A word kernel builds the words of one outer index in a staging buffer of at most this size.
+#: A word kernel builds the words of one outer index in a staging buffer of at most this size...
 STAGE_BYTES = 1 << 19
+#: ... where it builds at least this many bytes of words in one call: below, the words stay in
+#: the caches anyway, and building them in place was faster (1 MB of s8 words: 66 against 86
+#: us; 4 MB: 343 against 434 us).
+STAGED_MIN_BYTES = 1 << 23
 #: Nibbles taken apart into at least this many bytes, or words built of nibbles or 16-bit
 #: halves into at least this many bytes, are written past the cache (non-temporal stores
 #: of whole lines: no read first).
@@ -417,7 +425,12 @@ def _word_kernel_args(words: np.ndarray, parts: np.ndarray, bits: int) -> tuple[
     order = [*sorted(range(3), key=lambda k: -ps[k]), 3]
     shape, ws, ps = ([v[k] for k in order] for v in (shape, ws, ps))
     # the words of each i0 visited out of order, but one run: build them in the cache
-    staged = ws[1] < ws[2] and is_dense(shape[1:], ws[1:]) and 4 * math.prod(shape[1:]) <= STAGE_BYTES
+    staged = (
+        ws[1] < ws[2]
+        and is_dense(shape[1:], ws[1:])
+        and 4 * math.prod(shape[1:]) <= STAGE_BYTES
+        and words.nbytes >= STAGED_MIN_BYTES
+    )
     as_array = np.array
     return (
         w[0],
@@ -445,18 +458,19 @@ def is_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
 
 
 def _word_kernel(
-    words: np.ndarray, parts: np.ndarray, bits: int, building: bool
+    words: np.ndarray, parts: np.ndarray, bits: int, building: bool, min_bytes: int | None = None
 ) -> tuple[Any, tuple[Any, ...]] | None:
     """The kernel that builds (or splits) ``words`` from (into) ``parts``, and its arguments
     after the arrays; None if there is none for them. Imports numba only for words of at
-    least ``KERNEL_MIN_BYTES``."""
-    if words.nbytes < KERNEL_MIN_BYTES or (not building and not parts.flags.writeable):
+    least ``min_bytes`` (default ``KERNEL_MIN_BYTES``)."""
+    least = KERNEL_MIN_BYTES if min_bytes is None else min_bytes
+    if words.nbytes < least or (not building and not parts.flags.writeable):
         return None
     names = WORD_KERNELS.get((parts.shape[-1], bits)) if parts.ndim else None
     name = names[0 if building else 1] if names else None
     k = kernels() if name else None
     args = _word_kernel_args(words, parts, bits) if k is not None and name else None
-    return None if args is None or name is None else (getattr(k, name), args)
+    return None if args is None or name is None else ((k, name), args)
 
 
 def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
@@ -470,29 +484,72 @@ def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
     >>> not done or [hex(w) for w in words[:3]] == ['0x3020100', '0x7060504', '0xb0a0908']
     True
     """
-    found = _word_kernel(words, parts, bits, building=True)
-    if found is None:
+    call = word_call(words, parts, bits, True)
+    if call is None:
         return False
-    kernel, (wf, ws, pf, ps, step, shape, staged) = found
-    if bits in (4, 16) and words.nbytes >= STREAM_MIN_BYTES:
-        kernel(wf, 0, ws, pf, 0, ps, step, shape, staged, True)
-    else:
-        kernel(wf, 0, ws, pf, 0, ps, step, shape, staged)
+    getattr(*call[0])(*call[1])
     return True
+
+
+#: A compiled kernel's call: ``((module, name), arguments, stage)`` (the kernel is looked up at
+#: each call); ``stage`` is None, or ``(position, elements, dtype)`` of a staging argument that
+#: must be the calling thread's own (:func:`transpose_stage`).
+KernelCall = tuple[tuple[Any, str], tuple[Any, ...], tuple[int, int, np.dtype] | None]
+
+
+def word_call(
+    words: np.ndarray, parts: np.ndarray, bits: int, building: bool, min_bytes: int | None = None
+) -> KernelCall | None:
+    """The call of the kernel that builds ``words`` from ``parts`` (or splits them), the flat
+    arrays at positions 0 and 3 (building) or 4 (splitting), each followed by its offset."""
+    found = _word_kernel(words, parts, bits, building, min_bytes)
+    if found is None:
+        return None
+    kernel, (wf, ws, pf, ps, step, shape, staged) = found
+    if building:
+        args: tuple[Any, ...] = (wf, 0, ws, pf, 0, ps, step, shape, staged)
+        streamed = bits in (4, 16) and words.nbytes >= STREAM_MIN_BYTES
+    else:
+        args = (pf, 0, ps, step, wf, 0, ws, shape, staged)
+        streamed = bits == 4 and parts.nbytes >= STREAM_MIN_BYTES
+    return kernel, (*args, True) if streamed else args, None
 
 
 def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int) -> bool:
     """The inverse of :func:`interleave`: ``parts[..., j] = (words >> (bits * j)) & mask``
     (also for the two 16-bit halves of a word)."""
-    found = _word_kernel(words, parts, bits, building=False)
-    if found is None:
+    call = word_call(words, parts, bits, False)
+    if call is None:
         return False
-    kernel, (wf, ws, pf, ps, step, shape, staged) = found
-    if bits == 4 and parts.nbytes >= STREAM_MIN_BYTES:
-        kernel(pf, 0, ps, step, wf, 0, ws, shape, staged, True)
-    else:
-        kernel(pf, 0, ps, step, wf, 0, ws, shape, staged)
+    getattr(*call[0])(*call[1])
     return True
+
+
+def kernel_call(dst: np.ndarray, src: np.ndarray) -> KernelCall | None:
+    """The one compiled-kernel call that copies ``src`` into ``dst`` as :func:`copy` would with
+    the kernels at every size (words built or split, a transposing copy), or None: no kernel
+    takes the whole copy, or numba is not loaded yet (:func:`kernels_loaded`; a small copy does
+    not import it). A plan's copies are found once and then replayed
+    (:mod:`layout_algebra.packing.replay`)."""
+    if not kernels_loaded() or not dst.size:
+        return None
+    d, s = dst, src
+    while d.ndim > 1 and d.shape[-1] == 1:
+        d, s = d[..., 0], s[..., 0]
+    if _makes_words(d, s):
+        return word_call(_word_view(d), s, 8 * d.itemsize, True, 0)
+    if _makes_words(s, d):
+        return word_call(_word_view(s), d, 8 * s.itemsize, False, 0)
+    if _same_words(d, s):
+        return kernel_call(_word_view(d), _word_view(s))
+    if len(peeled(dst, src)) == 1 and is_transposing(dst, src):
+        return _transpose_call(dst, src, 0)
+    return None
+
+
+def kernels_loaded() -> bool:
+    """Whether the compiled kernels are in use and already imported (no import here)."""
+    return USE_KERNELS and bool(_kernels) and transpose_kernels() is not None
 
 
 def uses_kernel(dst: np.ndarray, src: np.ndarray) -> bool:
@@ -638,9 +695,10 @@ def transpose_form(dst: np.ndarray, src: np.ndarray, budget: int | None = None) 
     budget = budget or TRANSPOSE_STAGE_BYTES
     if span(dst) != span(src):
         return _canonical(dst, src, span(dst) > span(src), budget)
-    # the same span (a whole array): the far side is the one read across the longer rows
+    # the same span (a whole array): the far side is the one read across the longer rows, unless
+    # its rows would be fewer than 8 (the 2 words of an f8 (4,1) tile: no 8x8 blocks in registers)
     forms = [f for f in (_canonical(dst, src, w, budget) for w in (False, True)) if f is not None]
-    return max(forms, key=lambda f: int(f[4][-1]), default=None)
+    return max(forms, key=lambda f: (min(int(f[5][-1]), 8), int(f[4][-1])), default=None)
 
 
 def _canonical(dst: np.ndarray, src: np.ndarray, writes_far: bool, budget: int) -> tuple[Any, ...] | None:
@@ -689,25 +747,41 @@ def transpose_compiled(dst: np.ndarray, src: np.ndarray) -> bool:
     (:mod:`layout_algebra.packing.transpose_kernels`); False, having done nothing, when none takes
     it (numba missing, ``USE_KERNELS`` off, fewer than ``KERNEL_MIN_BYTES``, no canonical
     form: :func:`transpose_form`)."""
-    if dst.nbytes < KERNEL_MIN_BYTES:
+    call = _transpose_call(dst, src, KERNEL_MIN_BYTES)
+    if call is None:
         return False
+    kernel, args, (at, need, dtype) = call  # type: ignore[misc]
+    getattr(*kernel)(*args[:at], transpose_stage(need, dtype), *args[at + 1 :])
+    return True
+
+
+def _transpose_call(dst: np.ndarray, src: np.ndarray, min_bytes: int) -> KernelCall | None:
+    """The call of :func:`transpose_compiled`'s kernel, the far and near flat arrays at
+    positions 0 and 3, each followed by its offset; the stage at position 7 is to be taken
+    from :func:`transpose_stage`."""
+    if dst.nbytes < min_bytes:
+        return None
     k = transpose_kernels()
     form = transpose_form(dst, src) if k is not None else None
     if form is None:
-        return False
+        return None
     writes_far, near, ns, far, fs, shape, width = form
     pad = max(1, TRANSPOSE_PAD_BYTES // dst.itemsize)
-    need = k.staging_size(shape, width, pad)
-    stage = getattr(_transpose_stages, "buffer", None)
-    if stage is None or stage.dtype != dst.dtype or stage.size < need:
-        stage = _transpose_stages.buffer = np.empty(need, dst.dtype)
+    stage = (7, k.staging_size(shape, width, pad), dst.dtype)
     stream = dst.nbytes >= TRANSPOSE_STREAM_BYTES
     if writes_far:
-        k.scatter_rows(far, 0, fs, near, 0, ns, shape, stage, width, pad, stream)
-    else:
-        stream = stream and all(int(s) % 8 == 0 for s, n in zip(ns[:-1], shape[:-1], strict=True) if n > 1)
-        k.gather_rows(near, 0, ns, far, 0, fs, shape, stage, width, pad, stream)
-    return True
+        return (k, "scatter_rows"), (far, 0, fs, near, 0, ns, shape, None, width, pad, stream), stage
+    stream = stream and all(int(s) % 8 == 0 for s, n in zip(ns[:-1], shape[:-1], strict=True) if n > 1)
+    return (k, "gather_rows"), (near, 0, ns, far, 0, fs, shape, None, width, pad, stream), stage
+
+
+def transpose_stage(need: int, dtype: np.dtype) -> np.ndarray:
+    """The calling thread's staging buffer for the transposing kernels: at least ``need``
+    elements of ``dtype``, kept between calls."""
+    stage = getattr(_transpose_stages, "buffer", None)
+    if stage is None or stage.dtype != dtype or stage.size < need:
+        stage = _transpose_stages.buffer = np.empty(need, dtype)
+    return stage
 
 
 def span(a: np.ndarray) -> int:

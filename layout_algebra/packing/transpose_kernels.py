@@ -307,6 +307,14 @@ def staging_size(shape: Any, width: int, pad: int) -> int:
 ROWS_TOGETHER = 8
 #: Tiles read together (:func:`scatter_rows`) take at most this many bytes: the L1 cache.
 TILES_TOGETHER_BYTES = 1 << 15
+#: Where ``c`` has fewer than 8 rows (the 2 words of an ``f8`` ``(8,128)(4,1)`` tile), the rows
+#: of several ``a`` (at most this many rows) are transposed together, 8x8 in registers, through
+#: a small buffer: element by element, such a copy ran at a twentieth of ``np.copyto``.
+SHORT_ROWS = 64
+#: A far side of at most this many bytes is transposed from where it is, not staged first
+#: (it is in the caches: staging it only copied it once more; 1 MB f32 ``{0,1:T(8,128)}``
+#: pack 221 -> 152 us; at 4 MB no better; read when the kernels compile).
+DIRECT_BYTES = 1 << 21
 
 
 @intrinsic
@@ -350,29 +358,76 @@ def gather_rows(near, no, ns, far, fo, fs, shape, stage, width, pad, stream):  #
     a time (:func:`read_rows`). With ``stream``, ``near`` is written by non-temporal
     stores: where the rows ``c`` of one ``a`` make one run of ``near`` (a tile), each is
     transposed in the cache and written by :func:`write_run` (every 64-byte line filled at
-    once), else by :func:`transpose_block`."""
+    once), else by :func:`transpose_block`. A far side of at most ``DIRECT_BYTES`` (in the
+    cache anyway) is transposed from where it is, not staged."""
     n0, n1, na, nc, nd = shape[0], shape[1], shape[2], shape[3], shape[4]
     row = fs[4]
     pitch = width * nc + pad
     whole = stream and ns[3] == nd  # the rows c of one a make one run of near
-    tile = np.empty(nc * nd if whole else 1, near.dtype)
+    short = nc < 8 and nd >= 8  # rows of several a transposed together (SHORT_ROWS)
+    direct = not stream and n0 * n1 * na * nc * nd * far.itemsize <= DIRECT_BYTES
+    tile = np.empty(SHORT_ROWS * nd if short else nc * nd if whole else 1, near.dtype)
     for i0 in range(n0):
         for i1 in range(n1):
             for a0 in range(0, na, width):
-                run = (min(na, a0 + width) - a0) * nc
+                a1 = min(na, a0 + width)
                 start = fo + i0 * fs[0] + i1 * fs[1] + a0 * fs[2]
-                read_rows(stage, pitch, far, start, row, nd, run, ROWS_TOGETHER)
                 base = no + i0 * ns[0] + i1 * ns[1]
-                for a in range(a0, min(na, a0 + width)):
-                    if whole:  # a tile in the cache, then streamed: every line filled at once
-                        transpose_block(tile, 0, nd, stage, (a - a0) * nc, pitch, nc, nd, False)
-                        write_run(near, base + a * ns[2], tile, 0, nc * nd, True)
-                    else:
-                        transpose_block(
-                            near, base + a * ns[2], ns[3], stage, (a - a0) * nc, pitch, nc, nd, stream
-                        )
+                if direct:
+                    _gather_run(near, base, ns, far, start, row, a0, a1, nc, nd, tile, short, whole, stream)
+                else:
+                    read_rows(stage, pitch, far, start, row, nd, (a1 - a0) * nc, ROWS_TOGETHER)
+                    _gather_run(near, base, ns, stage, 0, pitch, a0, a1, nc, nd, tile, short, whole, stream)
     if stream:
         store_fence()
+
+
+@njit(nogil=True, cache=True)
+def _scatter_run(dst, db, dp, near, base, ns, a0, a1, nc, nd, tiles, group, gap, short, blocks):  # type: ignore[no-untyped-def]
+    """The transposes of :func:`scatter_rows` for ``a0 <= a < a1``, into ``dst`` (the stage, or
+    the far side itself) whose rows ``d`` start at ``db + d * dp``."""
+    size = nc * nd
+    if group > 1:
+        for g in range(a0, a1, group):
+            count = min(group, a1 - g)
+            read_rows(tiles, gap, near, base + g * ns[2], ns[2], count, size, count)
+            if short:  # the group's rows one after another: one (count * nc) x nd block
+                transpose_block(dst, db + (g - a0) * nc, dp, tiles, 0, nd, nd, count * nc, False)
+            elif blocks:  # 8 rows of the stage at a time, across the group: whole lines
+                for d0 in range(0, nd, 8):
+                    at = db + (g - a0) * nc + d0 * dp
+                    for t in range(count):
+                        transpose8(dst, at + t * 8, dp, tiles, t * gap + d0, nd)
+            else:
+                for t in range(count):
+                    transpose_block(dst, db + (g + t - a0) * nc, dp, tiles, t * gap, nd, nd, nc, False)
+    else:
+        for a in range(a0, a1):
+            transpose_block(dst, db + (a - a0) * nc, dp, near, base + a * ns[2], ns[3], nd, nc, False)
+
+
+@njit(nogil=True, cache=True)
+def _gather_run(near, base, ns, src, sb, sp, a0, a1, nc, nd, tile, short, whole, stream):  # type: ignore[no-untyped-def]
+    """The transposes of :func:`gather_rows` for ``a0 <= a < a1``, from ``src`` (the stage, or
+    the far side itself) whose rows ``d`` start at ``sb + d * sp``."""
+    if short:  # the rows (a, c) of several a, 8x8 in registers, then each row out
+        per = max(1, SHORT_ROWS // nc)
+        for g in range(a0, a1, per):
+            count = min(per, a1 - g)
+            transpose_block(tile, 0, nd, src, sb + (g - a0) * nc, sp, count * nc, nd, False)
+            for t in range(count):
+                for c in range(nc):
+                    at = base + (g + t) * ns[2] + c * ns[3]
+                    # not streamed: runs of one tile row (512 bytes for f8 words) streamed made
+                    # the 16 MB f8 pack 2x slower
+                    write_run(near, at, tile, (t * nc + c) * nd, nd, False)
+        return
+    for a in range(a0, a1):
+        if whole:  # a tile in the cache, then streamed: every line filled at once
+            transpose_block(tile, 0, nd, src, sb + (a - a0) * nc, sp, nc, nd, False)
+            write_run(near, base + a * ns[2], tile, 0, nc * nd, True)
+        else:
+            transpose_block(near, base + a * ns[2], ns[3], src, sb + (a - a0) * nc, sp, nc, nd, stream)
 
 
 @njit(nogil=True, cache=True)
@@ -387,36 +442,52 @@ def scatter_rows(far, fo, fs, near, no, ns, shape, stage, width, pad, stream):  
     pitch = width * nc + pad
     size = nc * nd
     group = min(ROWS_TOGETHER, TILES_TOGETHER_BYTES // (size * near.itemsize)) if ns[3] == nd else 1
-    gap = size + 64 // near.itemsize  # tiles a line apart in the cache sets: no conflicts
+    short = nc < 8 and group > 1  # tiles of a few rows: the group's rows transposed as one block
+    if short:
+        group = min(max(group, SHORT_ROWS // nc), TILES_TOGETHER_BYTES // (size * near.itemsize))
+    gap = size if short else size + 64 // near.itemsize  # tiles a line apart in the cache sets
     tiles = np.empty(group * gap if group > 1 else 1, near.dtype)
     blocks = nc == 8 and nd % 8 == 0
+    direct = not stream and n0 * n1 * na * nc * nd * far.itemsize <= DIRECT_BYTES
     for i0 in range(n0):
         for i1 in range(n1):
             for a0 in range(0, na, width):
                 a1 = min(na, a0 + width)
-                run = (a1 - a0) * nc
                 base = no + i0 * ns[0] + i1 * ns[1]
-                if group > 1:
-                    for g in range(a0, a1, group):
-                        count = min(group, a1 - g)
-                        read_rows(tiles, gap, near, base + g * ns[2], ns[2], count, size, count)
-                        if blocks:  # 8 rows of the stage at a time, across the group: whole lines
-                            for d0 in range(0, nd, 8):
-                                at = (g - a0) * nc + d0 * pitch
-                                for t in range(count):
-                                    transpose8(stage, at + t * 8, pitch, tiles, t * gap + d0, nd)
-                        else:
-                            for t in range(count):
-                                transpose_block(
-                                    stage, (g + t - a0) * nc, pitch, tiles, t * gap, nd, nd, nc, False
-                                )
-                else:
-                    for a in range(a0, a1):
-                        transpose_block(
-                            stage, (a - a0) * nc, pitch, near, base + a * ns[2], ns[3], nd, nc, False
-                        )
                 start = fo + i0 * fs[0] + i1 * fs[1] + a0 * fs[2]
+                if direct:  # in the cache anyway: the transposes write the far side itself
+                    _scatter_run(
+                        far, start, row, near, base, ns, a0, a1, nc, nd, tiles, group, gap, short, blocks
+                    )
+                    continue
+                _scatter_run(
+                    stage, 0, pitch, near, base, ns, a0, a1, nc, nd, tiles, group, gap, short, blocks
+                )
                 for d in range(nd):
-                    write_run(far, start + d * row, stage, d * pitch, run, stream)
+                    write_run(far, start + d * row, stage, d * pitch, (a1 - a0) * nc, stream)
     if stream:
         store_fence()
+
+
+@njit(nogil=True, cache=True)
+def _scatter_run(dst, db, dp, near, base, ns, a0, a1, nc, nd, tiles, group, gap, short, blocks):  # type: ignore[no-untyped-def]
+    """The transposes of :func:`scatter_rows` for ``a0 <= a < a1``, into ``dst`` (the stage, or
+    the far side itself) whose rows ``d`` start at ``db + d * dp``."""
+    size = nc * nd
+    if group > 1:
+        for g in range(a0, a1, group):
+            count = min(group, a1 - g)
+            read_rows(tiles, gap, near, base + g * ns[2], ns[2], count, size, count)
+            if short:  # the group's rows one after another: one (count * nc) x nd block
+                transpose_block(dst, db + (g - a0) * nc, dp, tiles, 0, nd, nd, count * nc, False)
+            elif blocks:  # 8 rows of the stage at a time, across the group: whole lines
+                for d0 in range(0, nd, 8):
+                    at = db + (g - a0) * nc + d0 * dp
+                    for t in range(count):
+                        transpose8(dst, at + t * 8, dp, tiles, t * gap + d0, nd)
+            else:
+                for t in range(count):
+                    transpose_block(dst, db + (g + t - a0) * nc, dp, tiles, t * gap, nd, nd, nc, False)
+    else:
+        for a in range(a0, a1):
+            transpose_block(dst, db + (a - a0) * nc, dp, near, base + a * ns[2], ns[3], nd, nc, False)

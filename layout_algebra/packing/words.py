@@ -22,9 +22,10 @@ import numpy as np
 
 from layout_algebra.packing import copy_engine as engine
 from layout_algebra.packing import stage_walk
+from layout_algebra.packing.replay import Program, Step, kernel_step, place
 from layout_algebra.packing.stage_walk import Plan, chunk_list, overlap, row_major
 
-__all__ = ["pack_words", "unpack_words", "word_dims"]
+__all__ = ["pack_words", "unpack_words", "word_dims", "word_program"]
 
 
 def word_dims(box: tuple[int, ...], bits: int) -> int:
@@ -67,6 +68,7 @@ def _compiled_word_pairs(
     bits: int,
     region: np.ndarray,
     lead: tuple[int, ...],
+    min_bytes: int | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray, slice]] | None:
     """For the compiled word kernels: ``(words, parts, positions)`` for each block in a chunk:
     the block's 32-bit words in ``region`` (the chunk's bytes), the block's view with the
@@ -76,7 +78,7 @@ def _compiled_word_pairs(
     if (
         math.prod(word) * bits != 32
         or sum(n > 1 for n in word) != 1
-        or region.nbytes < engine.KERNEL_MIN_BYTES
+        or region.nbytes < (engine.KERNEL_MIN_BYTES if min_bytes is None else min_bytes)
     ):
         return None
     if engine.kernels() is None:
@@ -202,3 +204,41 @@ def unpack_words(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
             np.copyto(view, rows[j][dst])
 
     engine.run_parallel(move, chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)), threads)
+
+
+def word_program(
+    plan: Plan, buffer: np.ndarray, logical: np.ndarray, bits: int, packing: bool, padded: bool
+) -> Program | None:
+    """The one-thread path of :func:`pack_words` (``packing``) or :func:`unpack_words` as a
+    replayable :class:`~layout_algebra.packing.replay.Program`: one word-kernel call per block
+    and chunk (any size, numba loaded), the regions with padding filled first; None where a
+    block holds only some positions of its words (a ragged edge) or no kernel takes a block."""
+    if not engine.kernels_loaded():
+        return None
+    dims = word_dims(plan.box, bits)
+    if not dims:
+        return None
+    per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
+    bases = (buffer, logical.reshape(-1).view(np.uint8))
+    steps: list[Step] = []
+    for prefix, lo, hi, first in chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)):
+        lead = (hi - lo, *plan.box[len(prefix) + 1 : -dims])
+        start = first * bits // 8
+        region = buffer[start : start + math.prod(lead) * width // per_byte]
+        pairs = _compiled_word_pairs(plan, prefix, lo, hi, dims, bits, region, lead, min_bytes=0)
+        if pairs is None:
+            return None
+        if padded and packing:
+            where = place(region, bases)
+            if where is None:
+                return None
+            steps.append(Step("fill", places=(where,)))
+        for words, parts, held in pairs:
+            if (held.start, held.stop) != (0, width):
+                return None
+            call = engine.word_call(words, parts, bits, packing, 0)
+            step = None if call is None else kernel_step(call, bases)
+            if step is None:
+                return None
+            steps.append(step)
+    return Program(tuple(steps), np.dtype(np.uint8), plan.box, logical.shape)

@@ -44,8 +44,10 @@ KERNELS = (
 
 @pytest.fixture(autouse=True)
 def kernels_at_every_size(monkeypatch) -> None:
-    """The kernels run on small arrays too (by default only from ``KERNEL_MIN_BYTES``)."""
+    """The kernels run on small arrays too (by default only from ``KERNEL_MIN_BYTES``), and
+    stage their words there too (by default only from ``STAGED_MIN_BYTES``)."""
     monkeypatch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "STAGED_MIN_BYTES", 0)
 
 
 @contextmanager

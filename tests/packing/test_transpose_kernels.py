@@ -326,3 +326,46 @@ def test_without_numba_numpy_blocks_the_transposing_copy(small_blocks, monkeypat
     assert not calls
     np.testing.assert_array_equal(buf, reference_pack(x, text))
     np.testing.assert_array_equal(back, x)
+
+
+#: Words of a few rows over a transposed array (``c`` shorter than 8: the rows of several
+#: tiles are transposed together), small enough to be transposed in place (a far side of at
+#: most ``DIRECT_BYTES``) and large enough to be staged, whole and ragged.
+SHORT_ROW_TEXTS = [
+    "f8e5m2[256,256]{0,1:T(8,128)(4,1)}",
+    "f8e5m2[2048,1536]{0,1:T(8,128)(4,1)}",
+    "f8e4m3fn[1000,700]{0,1:T(8,128)(4,1)}",
+    "u8[520,264]{0,1:T(8,128)(4,1)}",
+    "bf16[512,384]{0,1:T(8,128)(2,1)}",
+    "u16[1030,260]{0,1:T(8,128)(2,1)}",
+    "f32[1024,768]{0,1:T(8,128)}",  # 8 rows a tile, staged
+]
+
+
+@pytest.mark.parametrize("streamed_from", [None, 1 << 40])
+@pytest.mark.parametrize("text", SHORT_ROW_TEXTS)
+def test_words_of_a_few_rows_transposed_match_numpy_and_the_index_map(
+    monkeypatch, text, streamed_from
+) -> None:
+    """Third calls replay the kernels at every size (the first of a small array may not use
+    them); the 3 MB arrays are staged, streamed past the cache or (``streamed_from`` never) not."""
+    if streamed_from is not None:
+        monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", streamed_from)
+    assert copy_engine.kernels() is not None  # loaded: then the replays use them at every size
+    m = layout_map(text)
+    rng = np.random.default_rng(11)
+    x = random_array(m, rng)
+    for _ in range(2):  # the first call plans, the second makes the programs
+        first = pack(x, text, fill=0x5A, threads=1)
+        unpack(first, text, threads=1)
+    y = random_array(m, rng)
+    with kernel_calls() as calls:
+        buf = pack(y, text, fill=0x5A, threads=1)
+        back = unpack(buf, text, threads=1)
+    assert {"gather_rows", "scatter_rows"} & set(calls), f"{text}: the kernels did not run"
+    np.testing.assert_array_equal(buf, reference_pack(y, text, fill=0x5A))
+    np.testing.assert_array_equal(raw_bytes(back), raw_bytes(y))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copy_engine, "USE_KERNELS", False)
+        np.testing.assert_array_equal(pack(y, text, fill=0x5A, threads=1), buf)
+    assert transpose_kernels.DIRECT_BYTES < 2048 * 1536  # the 3 MB arrays are staged

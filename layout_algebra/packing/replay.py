@@ -1,0 +1,245 @@
+"""Replaying a relayout: a cached plan's data movement as a short program over two buffers.
+
+Packing a shape a second time walks the same chunks, finds the same overlaps, and makes the
+same decisions in :func:`~layout_algebra.packing.copy_engine.copy`; only the addresses of the
+logical array and of the packed buffer change. For a small array that Python costs far more
+than moving the data (tens of microseconds against two for copying 64 KB). A
+:class:`Program` keeps the outcome instead: every step names its memory by *role* (the
+packed buffer, or the logical array, both seen as 1-D bytes) and byte offset, so that it
+runs on any pair of arrays of the shape the plan was made for:
+
+* a *kernel* step is one compiled-kernel call (:func:`~layout_algebra.packing.copy_engine.kernel_call`:
+  words built or split, a transposing copy), its flat arrays made from the two buffers at
+  run time, the offsets fixed;
+* a *copy* step is :func:`~layout_algebra.packing.copy_engine.copy` between two views rebuilt
+  from their offsets, shapes and strides (whatever NumPy does for it), or ``np.copyto`` where
+  that is what it would do;
+* a *fill* step writes the fill value into a view (padding).
+
+A program is made only for what it can replay exactly: the one-thread path of whole-byte
+elements and of sub-byte words (:mod:`layout_algebra.packing.words`), with no chunk staged.
+The bytes are those of the path it replaces (tests compare both, and an element-by-element
+oracle).
+
+>>> import numpy as np
+>>> from layout_algebra.meaning.layout_map import layout_map
+>>> from layout_algebra.packing.stage_walk import walk
+>>> m = layout_map("u8[4,6]{0,1:T(2,2)}")
+>>> x = np.arange(24, dtype=np.uint8).reshape(4, 6)
+>>> buffer = np.zeros(m.size_in_bytes, np.uint8)
+>>> plan = walk(m, x, None)
+>>> program = whole_bytes_program(plan, buffer, x, 1, [((), 0, 3, 0)], True, np.uint8)
+>>> [step.kind for step in program.steps]
+['copy']
+>>> program.run(buffer, x, 0)
+True
+>>> buffer[:8].tolist()          # the first 2x2 tile of the transposed array: x[0:2, 0:2].T
+[0, 6, 1, 7, 12, 18, 13, 19]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from layout_algebra.packing import copy_engine as engine
+from layout_algebra.packing.stage_walk import Plan, box_difference, chunk_index, overlap
+
+__all__ = [
+    "BUFFER",
+    "LOGICAL",
+    "Place",
+    "Program",
+    "Step",
+    "copy_step",
+    "kernel_step",
+    "place",
+    "typed",
+    "whole_bytes_program",
+]
+
+#: Roles of memory: the packed buffer and the logical array (each as 1-D bytes).
+BUFFER, LOGICAL = 0, 1
+
+
+@dataclass(frozen=True)
+class Place:
+    """A view by role: ``dtype``, byte ``offset`` in the role's bytes, ``shape``, ``strides`` (bytes)."""
+
+    role: int
+    dtype: np.dtype
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    def view(self, bases: Sequence[np.ndarray]) -> np.ndarray:
+        """The view of ``bases[role]`` (1-D bytes) it names."""
+        return np.ndarray(
+            self.shape, self.dtype, buffer=bases[self.role], offset=self.offset, strides=self.strides
+        )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: ``kind`` is ``"kernel"`` (``kernel``: the kernel's module and name, called
+    with ``args`` and ``flats``: ``(position, role,
+    dtype, byte offset)`` the flat arrays to put in, and their element offsets after them;
+    ``stage``: the thread's staging buffer's ``(position, elements, dtype)``), ``"copy"``
+    (``places[0]`` from ``places[1]``) or ``"fill"`` (``places[0]``, slot by slot)."""
+
+    kind: str
+    kernel: tuple[Any, str] | None = None
+    args: tuple[Any, ...] = ()
+    flats: tuple[tuple[int, int, np.dtype, int], ...] = ()
+    stage: tuple[int, int, np.dtype] | None = None
+    places: tuple[Place, ...] = ()
+
+
+@dataclass(frozen=True)
+class Program:
+    """Steps over the packed buffer and the logical array; ``slot``: the dtype of a fill slot."""
+
+    steps: tuple[Step, ...]
+    slot: np.dtype
+    #: the box (the tiled shape) and the logical array's dims it was made for
+    box: tuple[int, ...] = ()
+    dims: tuple[int, ...] = ()
+
+    @cached_property
+    def flat_kinds(self) -> tuple[tuple[int, np.dtype], ...]:
+        """The flat arrays the kernel steps take: ``(role, dtype)``, each once."""
+        return tuple(dict.fromkeys((role, dtype) for step in self.steps for _, role, dtype, _ in step.flats))
+
+    def run(self, buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
+        """Run on ``buffer`` (1-D ``uint8``) and ``logical`` (C-contiguous, of the plan's dims);
+        False, having done nothing, if a flat array the kernels need would be misaligned."""
+        bases = (buffer, logical.reshape(-1).view(np.uint8))
+        flats: dict[tuple[int, np.dtype], np.ndarray] = {}
+        for role, dtype in self.flat_kinds:
+            flat = typed(bases[role], dtype)
+            if not flat.flags.aligned:
+                return False
+            flats[(role, dtype)] = flat
+        slot = None
+        for step in self.steps:
+            if step.kind == "kernel":
+                args = list(step.args)
+                for at, role, dtype, _ in step.flats:
+                    args[at] = flats[(role, dtype)]
+                if step.stage is not None:
+                    at, need, dtype = step.stage
+                    args[at] = engine.transpose_stage(need, dtype)
+                getattr(*step.kernel)(*args)  # type: ignore[misc]
+            elif step.kind == "copy":
+                engine.copy(step.places[0].view(bases), step.places[1].view(bases))
+            elif step.kind == "copyto":
+                np.copyto(step.places[0].view(bases), step.places[1].view(bases))
+            else:
+                if slot is None:
+                    slot = np.full(self.slot.itemsize, fill, np.uint8).view(self.slot)[0]
+                step.places[0].view(bases)[...] = slot
+        return True
+
+
+def typed(base: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``base`` (1-D bytes) as a 1-D array of ``dtype``, its last few bytes left out if need be."""
+    size = dtype.itemsize
+    return base[: base.size // size * size].view(dtype)
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+def place(view: np.ndarray, bases: Sequence[np.ndarray]) -> Place | None:
+    """``view`` as a :class:`Place` in one of ``bases`` (1-D bytes), or None if it is in neither."""
+    at = _address(view)
+    for role, base in enumerate(bases):
+        start = _address(base)
+        if start <= at < start + base.nbytes and np.may_share_memory(view, base):
+            return Place(role, view.dtype, at - start, view.shape, view.strides)
+    return None
+
+
+def kernel_step(call: engine.KernelCall, bases: Sequence[np.ndarray]) -> Step | None:
+    """A kernel call (flat arrays, each followed by its offset 0) as a :class:`Step` by role."""
+    kernel, args, stage = call
+    flats = []
+    template = list(args)
+    for at, arg in enumerate(args):
+        if stage is not None and at == stage[0]:
+            continue
+        if not isinstance(arg, np.ndarray):
+            continue
+        where = place(arg, bases) if arg.ndim == 1 else None
+        if where is None:
+            if arg.dtype == np.int64:
+                continue  # strides and shapes (new arrays) stay as they are
+            return None
+        if at + 1 >= len(args) or args[at + 1] != 0 or where.offset % arg.itemsize:
+            return None
+        flats.append((at, where.role, arg.dtype, where.offset))
+        template[at] = None
+        template[at + 1] = where.offset // arg.itemsize
+    return Step("kernel", kernel, tuple(template), tuple(flats), stage)
+
+
+def copy_step(dst: np.ndarray, src: np.ndarray, bases: Sequence[np.ndarray]) -> Step | None:
+    """The step that copies ``src`` into ``dst``: a kernel call where one takes it, else a copy."""
+    call = engine.kernel_call(dst, src)
+    if call is not None:
+        step = kernel_step(call, bases)
+        if step is not None:
+            return step
+    d, s = place(dst, bases), place(src, bases)
+    if d is None or s is None:
+        return None
+    pairs = engine.peeled(dst, src)
+    if len(pairs) == 1 and not (dst.nbytes > engine.BLOCK_BYTES and engine.is_transposing(dst, src)):
+        return Step("copyto", places=(d, s))  # what copy() would do: one np.copyto
+    return Step("copy", places=(d, s))
+
+
+def whole_bytes_program(
+    plan: Plan,
+    buffer: np.ndarray,
+    logical: np.ndarray,
+    size: int,
+    chunks: Sequence[tuple[tuple[int, ...], int, int, int]],
+    packing: bool,
+    slot: Any,
+    padded: bool = False,
+    direct: Callable[[np.ndarray, np.ndarray], bool] | None = None,
+) -> Program | None:
+    """The program of the one-thread path of whole-byte elements (``size`` bytes each) over
+    ``chunks``, packing or unpacking; None if a step cannot be replayed. Padding slots inside
+    the box are filled (``padded``); the tail after the box is the caller's. Unpacking, a copy
+    that is not a kernel call must be ``direct(view, part)`` (else the path replaced would
+    have staged its chunk first): else None."""
+    bases = (buffer, logical.reshape(-1).view(np.uint8))
+    n_box = math.prod(plan.box)
+    slots = buffer[: n_box * size].view(slot).reshape(plan.box)
+    steps: list[Step] = []
+    for prefix, lo, hi, _ in chunks:
+        chunk = slots[chunk_index(prefix, lo, hi)]
+        overlaps = [(b, w) for b in plan.blocks if (w := overlap(b, prefix, lo, hi)) is not None]
+        if padded and packing:
+            for gap in box_difference(tuple(slice(0, n) for n in chunk.shape), [w[1] for _, w in overlaps]):
+                where = place(chunk[gap], bases)
+                if where is None:
+                    return None
+                steps.append(Step("fill", places=(where,)))
+        for b, (at_block, at_chunk) in overlaps:
+            part, view = chunk[at_chunk], b.view[at_block]
+            step = copy_step(part, view, bases) if packing else copy_step(view, part, bases)
+            if step is None or (
+                not packing and step.kind == "copy" and direct is not None and not direct(view, part)
+            ):
+                return None
+            steps.append(step)
+    return Program(tuple(steps), np.dtype(slot), plan.box, logical.shape)
