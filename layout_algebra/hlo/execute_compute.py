@@ -830,6 +830,38 @@ def _pairwise_order(
     return order
 
 
+def _topk(runner: Runner, ins: HloInstruction, operands: Sequence[Value]) -> Value:
+    """XLA's ``topk``: the ``k`` largest (``largest=false``: smallest) along the last dimension
+    and their indices, in order, ties to the lower index, floats in total order (NaN largest),
+    as TopkDecomposer writes it (a stable sort by ``compare GT, type=TOTALORDER``)."""
+    (x,) = array_operands(ins, operands)
+    text = ins.attributes.get("k", "").strip()
+    if not text.isdigit() or x.data.ndim < 1 or int(text) > x.data.shape[-1]:
+        raise InvalidHlo(
+            f"instruction {ins.name!r}: topk needs k=<n> at most the last dimension of {x.shape}"
+        )
+    k = int(text)
+    largest = ins.attributes.get("largest", "true").strip() != "false"
+    shapes = _result_shapes(runner, ins, 2)
+    kind = _kind(x.shape)
+    if kind == "float":
+        key = total_order_key(x.data)
+    elif kind in ("signed", "unsigned") and x.data.dtype != np.uint64:
+        key = x.data.astype(np.int64)
+    else:
+        raise UnsupportedOpError("topk", f"instruction {ins.name!r}: topk of {x.shape}")
+    order = np.argsort(np.invert(key) if largest else key, axis=-1, kind="stable")[..., :k]
+    ok = np.broadcast_to(x.defined.all(axis=-1, keepdims=True), order.shape)
+    return _results(
+        ins,
+        shapes,
+        [
+            (np.take_along_axis(x.data, order, axis=-1), ok),
+            (order.astype(numpy_dtype(shapes[1].element_type)), ok),
+        ],
+    )
+
+
 # ----------------------------------------------------------------------------- map
 def _map(runner: Runner, ins: HloInstruction, operands: Sequence[Value]) -> Value:
     shape = result_shape(runner, ins)
@@ -868,6 +900,7 @@ COMPUTE_SEMANTICS: dict[str, Callable[[Runner, HloInstruction, Sequence[Value]],
     "reduce-window": _reduce_window,
     "select-and-scatter": _select_and_scatter,
     "sort": _sort,
+    "topk": _topk,
     "map": _map,
     **dict.fromkeys(MATH_OPCODES, _math),
 }
