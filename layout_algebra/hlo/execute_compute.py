@@ -47,10 +47,12 @@ Arithmetic, where XLA leaves the order open
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,7 +72,9 @@ from layout_algebra.model.shapes import ArrayShape, TupleShape
 from layout_algebra.packing.formats import numpy_dtype
 
 __all__ = [
+    "ACCUMULATION",
     "COMPUTE_SEMANTICS",
+    "accumulating",
     "apply_updates",
     "array_operands",
     "batch_value",
@@ -176,9 +180,37 @@ def _kind(shape: ArrayShape) -> str:
     return shape.element_type.value.kind
 
 
+#: How float accumulations (dot, convolution, add-reductions) are carried out: ``"float64"``
+#: (the default: float64, rounded once) or ``"narrow"`` (in the result's compute type, f32 for
+#: types up to f32, in NumPy's order: another order XLA could have chosen). Pass validation runs
+#: a difference it found once more the narrow way, to keep only differences that do not hinge
+#: on the accumulation order (:mod:`~layout_algebra.hlo.pass_execution`).
+ACCUMULATION: contextvars.ContextVar[str] = contextvars.ContextVar("accumulation", default="float64")
+
+
+@contextlib.contextmanager
+def accumulating(kind: str) -> Iterator[None]:
+    """Float accumulations done ``kind`` (:data:`ACCUMULATION`) inside the ``with`` block."""
+    if kind not in ("float64", "narrow"):
+        raise ValueError(f"accumulation must be 'float64' or 'narrow', got {kind!r}")
+    token = ACCUMULATION.set(kind)
+    try:
+        yield
+    finally:
+        ACCUMULATION.reset(token)
+
+
+def float_accumulator(result: ArrayShape) -> np.dtype:
+    """The float type accumulations into ``result`` are carried in (:data:`ACCUMULATION`)."""
+    if ACCUMULATION.get() == "narrow":
+        return compute_dtype(numpy_dtype(result.element_type))
+    return np.dtype(np.float64)
+
+
 def exact_values(value: ArrayValue, result: ArrayShape, ins: HloInstruction) -> np.ndarray:
     """An operand's values for exact accumulation into ``result``'s type: int64 (wrapping,
-    exact modulo 2**64) for an integer result, float64 for a float result."""
+    exact modulo 2**64) for an integer result, float64 for a float result (or the narrow
+    type: :data:`ACCUMULATION`)."""
     kind, rkind = _kind(value.shape), _kind(result)
     if rkind in ("signed", "unsigned"):
         if kind not in ("signed", "unsigned", "pred"):
@@ -188,7 +220,7 @@ def exact_values(value: ArrayValue, result: ArrayShape, ins: HloInstruction) -> 
     if rkind == "float":
         if kind == "complex":
             raise UnsupportedOpError(ins.opcode, f"instruction {ins.name!r}: complex operands")
-        return value.data.astype(np.float64)
+        return value.data.astype(float_accumulator(result))
     raise UnsupportedOpError(ins.opcode, f"instruction {ins.name!r}: {ins.opcode} into {result}")
 
 
@@ -519,7 +551,8 @@ def _direct_reduce(
         )
     if kind == "float" and op == "add":
         with np.errstate(all="ignore"):
-            total = np.asarray(init, np.float64) + x.astype(np.float64).sum(axis=-1)
+            wide = float_accumulator(shape)
+            total = np.asarray(init, wide) + x.astype(wide).sum(axis=-1)
         return round_once(total, shape)
     return None
 
@@ -797,6 +830,38 @@ def _pairwise_order(
     return order
 
 
+def _topk(runner: Runner, ins: HloInstruction, operands: Sequence[Value]) -> Value:
+    """XLA's ``topk``: the ``k`` largest (``largest=false``: smallest) along the last dimension
+    and their indices, in order, ties to the lower index, floats in total order (NaN largest),
+    as TopkDecomposer writes it (a stable sort by ``compare GT, type=TOTALORDER``)."""
+    (x,) = array_operands(ins, operands)
+    text = ins.attributes.get("k", "").strip()
+    if not text.isdigit() or x.data.ndim < 1 or int(text) > x.data.shape[-1]:
+        raise InvalidHlo(
+            f"instruction {ins.name!r}: topk needs k=<n> at most the last dimension of {x.shape}"
+        )
+    k = int(text)
+    largest = ins.attributes.get("largest", "true").strip() != "false"
+    shapes = _result_shapes(runner, ins, 2)
+    kind = _kind(x.shape)
+    if kind == "float":
+        key = total_order_key(x.data)
+    elif kind in ("signed", "unsigned") and x.data.dtype != np.uint64:
+        key = x.data.astype(np.int64)
+    else:
+        raise UnsupportedOpError("topk", f"instruction {ins.name!r}: topk of {x.shape}")
+    order = np.argsort(np.invert(key) if largest else key, axis=-1, kind="stable")[..., :k]
+    ok = np.broadcast_to(x.defined.all(axis=-1, keepdims=True), order.shape)
+    return _results(
+        ins,
+        shapes,
+        [
+            (np.take_along_axis(x.data, order, axis=-1), ok),
+            (order.astype(numpy_dtype(shapes[1].element_type)), ok),
+        ],
+    )
+
+
 # ----------------------------------------------------------------------------- map
 def _map(runner: Runner, ins: HloInstruction, operands: Sequence[Value]) -> Value:
     shape = result_shape(runner, ins)
@@ -835,6 +900,7 @@ COMPUTE_SEMANTICS: dict[str, Callable[[Runner, HloInstruction, Sequence[Value]],
     "reduce-window": _reduce_window,
     "select-and-scatter": _select_and_scatter,
     "sort": _sort,
+    "topk": _topk,
     "map": _map,
     **dict.fromkeys(MATH_OPCODES, _math),
 }

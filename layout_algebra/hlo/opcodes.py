@@ -110,7 +110,7 @@ EXECUTED_ELEMENTWISE_OPCODES = frozenset(
 #: The compute ops and further elementwise ops the executor runs by XLA's semantics
 #: (``execute_compute``, ``execute_gather``, ``execute_math``).
 EXECUTED_COMPUTE_OPCODES = frozenset(
-    "dot convolution reduce reduce-window select-and-scatter sort map gather scatter round-nearest-even "
+    "dot convolution reduce reduce-window select-and-scatter sort topk map gather scatter round-nearest-even "
     "round-nearest-afz power atan2 count-leading-zeros popcnt is-finite reduce-precision cbrt tan logistic "
     "erf".split()
 )

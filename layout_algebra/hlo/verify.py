@@ -638,7 +638,9 @@ def _confirm_by_execution(
             "but no executor is available to confirm the difference with the real ops",
         )
     try:
-        comparison = compare(a, b, mode=ctx.mode, sizes=sizes or None)
+        # large cones (compute ops run for real, many cut parameters): fewer trials, as a budget
+        large = sum(len(c.instructions) for m in (a, b) for c in m.computations) > 400
+        comparison = compare(a, b, mode=ctx.mode, sizes=sizes or None, max_trials=8 if large else None)
     except (ValueError, NotImplementedError) as err:
         return ctx.result("unknown", encoding, reason=f"the executor could not run the modules: {err}")
     if comparison.same is False:

@@ -703,3 +703,25 @@ lt { a = f32[] parameter(0)
     values, order = run(text, [x, idx])
     assert order.array.tolist() == [0, 2, 3, 1, 4, 5]  # -1, -0, 0, then the two 1s by index, NaN
     assert np.signbit(values.array[1]) and np.isnan(values.array[5])
+
+
+@pytest.mark.parametrize("largest", ["true", "false"])
+def test_topk_takes_the_k_extreme_values_ties_to_the_lower_index(largest: str) -> None:
+    rng = np.random.default_rng(13)
+    x = rng.integers(0, 4, (5, 7)).astype(np.float32)
+    x[0, 0], x[1, 3] = np.nan, -0.0
+    text = module(
+        "x = f32[5,7]{1,0} parameter(0)",
+        f"t = (f32[5,3]{{1,0}}, s32[5,3]{{1,0}}) topk(x), k=3, largest={largest}",
+    )
+    values, indices = run(text, [x])
+    for row in range(5):
+
+        def rank(j: int, row: int = row) -> tuple:  # total order: NaN above all, -0 below +0
+            v = float(x[row, j])
+            key = (1, 0.0, 0) if math.isnan(v) else (0, v, 0 if math.copysign(1, v) < 0 else 1)
+            return key if largest == "false" else tuple(-k for k in key)
+
+        want = sorted(range(7), key=lambda j: (rank(j), j))[:3]  # a stable order: ties by index
+        assert indices.array[row].tolist() == want
+        assert np.array_equal(values.array[row], x[row, want], equal_nan=True)
