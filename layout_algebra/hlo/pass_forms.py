@@ -20,7 +20,12 @@ assumption (:data:`TOPK_DECOMPOSITION`):
   sum_i lhs[s.., b, i] x rhs[1.., i, o] (``dot_canonicalizer`` writes one for a dot);
 * **XLA's top-k** (the ``topk`` op, and the ``TopK`` custom-call ``topk-rewriter`` writes) is
   what ``topk-decomposer`` writes for it: a stable sort of (x, iota) along the last
-  dimension by the comparator, both outputs sliced to the first k.
+  dimension by the comparator, both outputs sliced to the first k;
+* **gather and scatter** in their simple forms (:mod:`layout_algebra.hlo.pass_indexing`);
+* **a map** of an elementwise computation is that computation over whole arrays.
+
+XLA:TPU's internal custom calls (:data:`INTERNAL_CUSTOM_CALLS`) and reduce-window-rewriter's
+two-level scan are left ``unknown`` with a reason naming them.
 
 >>> from layout_algebra.hlo.parser import parse_module
 >>> m = parse_module('''HloModule m
