@@ -675,12 +675,14 @@ def _reference_scatter(operand, indices, updates, dims: dict):
     index vector, the window dimensions walk the operand dimensions that are not inserted;
     an update whose whole window is not inside the operand is skipped; combined by add."""
     uwd, iwd, sdod, ivd = dims["update_window_dims"], dims["inserted_window_dims"], dims["sdod"], dims["ivd"]
+    ib, sib = dims.get("input_batching_dims", []), dims.get("scatter_indices_batching_dims", [])
     out = operand.copy()
     rank = operand.ndim
     if ivd == indices.ndim:
         indices = indices[..., None]
     scatter_dims = [d for d in range(updates.ndim) if d not in uwd]
-    window_dims = [d for d in range(rank) if d not in iwd]
+    batch_dims = [d for d in range(indices.ndim) if d != ivd]
+    window_dims = [d for d in range(rank) if d not in iwd and d not in ib]
     window = [1] * rank
     for d, u in zip(window_dims, uwd, strict=True):
         window[d] = updates.shape[u]
@@ -692,6 +694,8 @@ def _reference_scatter(operand, indices, updates, dims: dict):
         for k, d in enumerate(sdod):
             at[ivd] = k
             start[d] = int(indices[tuple(at)])
+        for j, d in enumerate(ib):  # the operand batching dimension runs with the indices'
+            start[d] = g[batch_dims.index(sib[j])]
         if any(s < 0 or s + w > n for s, w, n in zip(start, window, operand.shape, strict=True)):
             continue
         pos = list(start)
@@ -704,39 +708,46 @@ def _reference_scatter(operand, indices, updates, dims: dict):
 def _random_scatter(rng: random.Random):
     rank = rng.randint(1, 3)
     a_shape = [rng.randint(1, 4) for _ in range(rank)]
-    sdod = rng.sample(range(rank), rng.randint(0, rank))
-    window = [rng.randint(1, a_shape[d]) for d in range(rank)]
-    ones = [d for d in range(rank) if window[d] == 1]
+    ib = [rng.randrange(rank)] if rank > 1 and rng.random() < 0.3 else []
+    sdod = rng.sample([d for d in range(rank) if d not in ib], rng.randint(0, rank - len(ib)))
+    window = [1 if d in ib else rng.randint(1, a_shape[d]) for d in range(rank)]
+    ones = [d for d in range(rank) if window[d] == 1 and d not in ib]
     iwd = sorted(rng.sample(ones, rng.randint(0, len(ones))))
-    window_dims = [d for d in range(rank) if d not in iwd]
-    n_batch = rng.randint(0, 2)
+    window_dims = [d for d in range(rank) if d not in iwd and d not in ib]
+    n_batch = rng.randint(len(ib), 2)
     batch = [rng.randint(1, 3) for _ in range(n_batch)]
+    if ib:
+        batch[0] = a_shape[ib[0]]  # the batching pair: indices dimension 0 with operand dimension ib
     u_rank = n_batch + len(window_dims)
     uwd = sorted(rng.sample(range(u_rank), len(window_dims)))
     u_shape, b_iter, w_iter = [], iter(batch), iter(window_dims)
     for d in range(u_rank):
         u_shape.append(window[next(w_iter)] if d in uwd else next(b_iter))
-    ivd = rng.randint(0, n_batch)
+    ivd = rng.randint(1 if ib else 0, n_batch)
     i_shape = list(batch)
     if len(sdod) != 1 or rng.random() < 0.5:
         i_shape.insert(ivd, len(sdod))
     else:
         ivd = n_batch
-    return (
-        a_shape,
-        i_shape,
-        u_shape,
-        {"update_window_dims": uwd, "inserted_window_dims": iwd, "sdod": sdod, "ivd": ivd},
-    )
+    dims = {"update_window_dims": uwd, "inserted_window_dims": iwd, "sdod": sdod, "ivd": ivd}
+    if ib:
+        dims.update(input_batching_dims=ib, scatter_indices_batching_dims=[0])
+    return a_shape, i_shape, u_shape, dims
 
 
 def _scatter_text(a_shape, i_shape, u_shape, dims: dict) -> str:
+    batching = ""
+    if dims.get("input_batching_dims"):
+        batching = (
+            f"input_batching_dims={{{','.join(map(str, dims['input_batching_dims']))}}}, "
+            f"scatter_indices_batching_dims={{{','.join(map(str, dims['scatter_indices_batching_dims']))}}}, "
+        )
     return f"""HloModule m
 ENTRY e {{
   a = {_s32(a_shape)} parameter(0)
   i = {_s32(i_shape)} parameter(1)
   u = {_s32(u_shape)} parameter(2)
-  ROOT s = {_s32(a_shape)} scatter(a, i, u), update_window_dims={{{",".join(map(str, dims["update_window_dims"]))}}}, inserted_window_dims={{{",".join(map(str, dims["inserted_window_dims"]))}}}, scatter_dims_to_operand_dims={{{",".join(map(str, dims["sdod"]))}}}, index_vector_dim={dims["ivd"]}, to_apply=add
+  ROOT s = {_s32(a_shape)} scatter(a, i, u), update_window_dims={{{",".join(map(str, dims["update_window_dims"]))}}}, inserted_window_dims={{{",".join(map(str, dims["inserted_window_dims"]))}}}, scatter_dims_to_operand_dims={{{",".join(map(str, dims["sdod"]))}}}, {batching}index_vector_dim={dims["ivd"]}, to_apply=add
 }}
 add {{
   x = s32[] parameter(0)
@@ -775,7 +786,7 @@ def test_the_scatter_simple_form_computes_the_scatter() -> None:
                     {
                         "update_window_dims": list(range(1, len(a_shape) + 1)),
                         "inserted_window_dims": [],
-                        "sdod": list(range(len(dims["sdod"]))),
+                        "sdod": list(range(len(dims["sdod"]) + len(dims.get("input_batching_dims", [])))),
                         "ivd": 1,
                     },
                 )
