@@ -81,6 +81,7 @@ __all__ = [
     "map_inlined",
     "normal_comparators",
     "scan_rewrite_reason",
+    "topk_as_sort",
     "total_order_key",
     "unit_convolution_as_dot",
     "unit_reduce_as_reshape",
