@@ -260,6 +260,8 @@ _SCATTER_KEYS = frozenset(
         "indices_are_sorted",
         "unique_indices",
         "to_apply",
+        "input_batching_dims",
+        "scatter_indices_batching_dims",
     }
 )
 
@@ -291,7 +293,10 @@ def scatter_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInst
         for k in ("update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims")
     )
     ivd_list = int_list("{" + attrs.get("index_vector_dim", "") + "}")
-    if uwd is None or iwd is None or sdod is None or not ivd_list or len(ivd_list) != 1:
+    ib, sib = int_list(attrs.get("input_batching_dims")), int_list(attrs.get("scatter_indices_batching_dims"))
+    if uwd is None or iwd is None or sdod is None or ib is None or sib is None:
+        return None
+    if not ivd_list or len(ivd_list) != 1 or len(ib) != len(sib):
         return None
     ivd, rank, irank = ivd_list[0], a.rank, idx.rank
     dims_all = (*a.dimensions, *idx.dimensions, *upd.dimensions, *out.dimensions)
@@ -300,11 +305,12 @@ def scatter_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInst
     if (
         not 0 <= ivd <= irank
         or len(set(sdod)) != len(sdod)
-        or any(not 0 <= d < rank for d in (*sdod, *iwd))
-        or len(set(iwd)) != len(iwd)
+        or any(not 0 <= d < rank for d in (*sdod, *iwd, *ib))
+        or len(set([*iwd, *ib])) != len(iwd) + len(ib)
+        or set(sdod) & set(ib)
         or uwd != sorted(set(uwd))
         or any(not 0 <= d < upd.rank for d in uwd)
-        or len(uwd) + len(iwd) != rank
+        or len(uwd) + len(iwd) + len(ib) != rank
     ):
         return None
     k = idx.dimensions[ivd] if ivd < irank else 1
@@ -315,7 +321,11 @@ def scatter_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInst
     scatter_dims = [d for d in range(upd.rank) if d not in uwd]
     if [upd.dimensions[d] for d in scatter_dims] != batch:
         return None
-    window_operand_dims = [d for d in range(rank) if d not in iwd]
+    if any(d not in batch_positions for d in sib):
+        return None
+    if any(a.dimensions[o] != idx.dimensions[i] for o, i in zip(ib, sib, strict=True)):
+        return None
+    window_operand_dims = [d for d in range(rank) if d not in iwd and d not in ib]
     window = [1] * rank
     for d, u in zip(window_operand_dims, uwd, strict=True):
         window[d] = upd.dimensions[u]
@@ -327,9 +337,33 @@ def scatter_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInst
         matrix = e.reshape(i_name, element, [*idx.dimensions, 1])
     else:
         matrix = e.transpose(i_name, idx, [*batch_positions, ivd])
+    if ib:  # an iota column per batching dimension, first (as the normalizer writes it)
+        columns = [
+            e.add(
+                HloInstruction(
+                    e.name("iota"),
+                    default_shape(element, [*batch, 1]),
+                    "iota",
+                    (),
+                    {"iota_dimension": str(batch_positions.index(d))},
+                )
+            )
+            for d in sib
+        ]
+        matrix = e.add(
+            HloInstruction(
+                e.name("concatenate"),
+                default_shape(element, [*batch, len(ib) + k]),
+                "concatenate",
+                tuple(HloOperand(c) for c in (*columns, matrix)),
+                {"dimensions": braced([len(batch)])},
+                dimensions=(len(batch),),
+            )
+        )
+    starts = [*ib, *sdod]
     n = math.prod(batch)
-    flat = e.reshape(matrix, element, [n, k])
-    perm = [*sdod, *(d for d in range(rank) if d not in sdod)]
+    flat = e.reshape(matrix, element, [n, len(starts)])
+    perm = [*starts, *(d for d in range(rank) if d not in starts)]
     operand = e.transpose(o_name, a, perm)
     # updates: scatter dimensions first, then the window in the operand's order, then permuted
     ordered = e.transpose(u_name, upd, [*scatter_dims, *uwd])
@@ -341,7 +375,7 @@ def scatter_simple_form(builder: Builder, instr: HloInstruction) -> list[HloInst
     inner_attrs = {
         "update_window_dims": braced(range(1, rank + 1)),
         "inserted_window_dims": "{}",
-        "scatter_dims_to_operand_dims": braced(range(k)),
+        "scatter_dims_to_operand_dims": braced(range(len(starts))),
         "index_vector_dim": "1",
     }
     for key in ("indices_are_sorted", "unique_indices", "to_apply"):

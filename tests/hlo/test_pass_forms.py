@@ -675,12 +675,14 @@ def _reference_scatter(operand, indices, updates, dims: dict):
     index vector, the window dimensions walk the operand dimensions that are not inserted;
     an update whose whole window is not inside the operand is skipped; combined by add."""
     uwd, iwd, sdod, ivd = dims["update_window_dims"], dims["inserted_window_dims"], dims["sdod"], dims["ivd"]
+    ib, sib = dims.get("input_batching_dims", []), dims.get("scatter_indices_batching_dims", [])
     out = operand.copy()
     rank = operand.ndim
     if ivd == indices.ndim:
         indices = indices[..., None]
     scatter_dims = [d for d in range(updates.ndim) if d not in uwd]
-    window_dims = [d for d in range(rank) if d not in iwd]
+    batch_dims = [d for d in range(indices.ndim) if d != ivd]
+    window_dims = [d for d in range(rank) if d not in iwd and d not in ib]
     window = [1] * rank
     for d, u in zip(window_dims, uwd, strict=True):
         window[d] = updates.shape[u]
@@ -692,6 +694,8 @@ def _reference_scatter(operand, indices, updates, dims: dict):
         for k, d in enumerate(sdod):
             at[ivd] = k
             start[d] = int(indices[tuple(at)])
+        for j, d in enumerate(ib):  # the operand batching dimension runs with the indices'
+            start[d] = g[batch_dims.index(sib[j])]
         if any(s < 0 or s + w > n for s, w, n in zip(start, window, operand.shape, strict=True)):
             continue
         pos = list(start)
@@ -704,39 +708,46 @@ def _reference_scatter(operand, indices, updates, dims: dict):
 def _random_scatter(rng: random.Random):
     rank = rng.randint(1, 3)
     a_shape = [rng.randint(1, 4) for _ in range(rank)]
-    sdod = rng.sample(range(rank), rng.randint(0, rank))
-    window = [rng.randint(1, a_shape[d]) for d in range(rank)]
-    ones = [d for d in range(rank) if window[d] == 1]
+    ib = [rng.randrange(rank)] if rank > 1 and rng.random() < 0.3 else []
+    sdod = rng.sample([d for d in range(rank) if d not in ib], rng.randint(0, rank - len(ib)))
+    window = [1 if d in ib else rng.randint(1, a_shape[d]) for d in range(rank)]
+    ones = [d for d in range(rank) if window[d] == 1 and d not in ib]
     iwd = sorted(rng.sample(ones, rng.randint(0, len(ones))))
-    window_dims = [d for d in range(rank) if d not in iwd]
-    n_batch = rng.randint(0, 2)
+    window_dims = [d for d in range(rank) if d not in iwd and d not in ib]
+    n_batch = rng.randint(len(ib), 2)
     batch = [rng.randint(1, 3) for _ in range(n_batch)]
+    if ib:
+        batch[0] = a_shape[ib[0]]  # the batching pair: indices dimension 0 with operand dimension ib
     u_rank = n_batch + len(window_dims)
     uwd = sorted(rng.sample(range(u_rank), len(window_dims)))
     u_shape, b_iter, w_iter = [], iter(batch), iter(window_dims)
     for d in range(u_rank):
         u_shape.append(window[next(w_iter)] if d in uwd else next(b_iter))
-    ivd = rng.randint(0, n_batch)
+    ivd = rng.randint(1 if ib else 0, n_batch)
     i_shape = list(batch)
     if len(sdod) != 1 or rng.random() < 0.5:
         i_shape.insert(ivd, len(sdod))
     else:
         ivd = n_batch
-    return (
-        a_shape,
-        i_shape,
-        u_shape,
-        {"update_window_dims": uwd, "inserted_window_dims": iwd, "sdod": sdod, "ivd": ivd},
-    )
+    dims = {"update_window_dims": uwd, "inserted_window_dims": iwd, "sdod": sdod, "ivd": ivd}
+    if ib:
+        dims.update(input_batching_dims=ib, scatter_indices_batching_dims=[0])
+    return a_shape, i_shape, u_shape, dims
 
 
 def _scatter_text(a_shape, i_shape, u_shape, dims: dict) -> str:
+    batching = ""
+    if dims.get("input_batching_dims"):
+        batching = (
+            f"input_batching_dims={{{','.join(map(str, dims['input_batching_dims']))}}}, "
+            f"scatter_indices_batching_dims={{{','.join(map(str, dims['scatter_indices_batching_dims']))}}}, "
+        )
     return f"""HloModule m
 ENTRY e {{
   a = {_s32(a_shape)} parameter(0)
   i = {_s32(i_shape)} parameter(1)
   u = {_s32(u_shape)} parameter(2)
-  ROOT s = {_s32(a_shape)} scatter(a, i, u), update_window_dims={{{",".join(map(str, dims["update_window_dims"]))}}}, inserted_window_dims={{{",".join(map(str, dims["inserted_window_dims"]))}}}, scatter_dims_to_operand_dims={{{",".join(map(str, dims["sdod"]))}}}, index_vector_dim={dims["ivd"]}, to_apply=add
+  ROOT s = {_s32(a_shape)} scatter(a, i, u), update_window_dims={{{",".join(map(str, dims["update_window_dims"]))}}}, inserted_window_dims={{{",".join(map(str, dims["inserted_window_dims"]))}}}, scatter_dims_to_operand_dims={{{",".join(map(str, dims["sdod"]))}}}, {batching}index_vector_dim={dims["ivd"]}, to_apply=add
 }}
 add {{
   x = s32[] parameter(0)
@@ -775,7 +786,7 @@ def test_the_scatter_simple_form_computes_the_scatter() -> None:
                     {
                         "update_window_dims": list(range(1, len(a_shape) + 1)),
                         "inserted_window_dims": [],
-                        "sdod": list(range(len(dims["sdod"]))),
+                        "sdod": list(range(len(dims["sdod"]) + len(dims.get("input_batching_dims", [])))),
                         "ivd": 1,
                     },
                 )
@@ -885,3 +896,113 @@ def test_a_map_pairs_with_its_inlined_computation_and_a_swapped_one_does_not() -
     assert r.status == "proved", r.reason
     swapped = _INLINED.format(op="subtract", first="t", second="x")
     assert validate_pair(_MAP.format(op="subtract"), swapped, mode="logical").status != "proved"
+
+
+# ------------------------------------------------------------------------ whole-window reduce-window
+def _reference_reduce_window_max(x, size: int, stride: int, pad: tuple[int, int], init: float):
+    """XLA's one-dimensional reduce-window by max along the last dimension (the oracle): the
+    row padded with ``init``, a window of ``size`` every ``stride``."""
+    padded = np.concatenate(
+        [np.full((*x.shape[:-1], pad[0]), init), x, np.full((*x.shape[:-1], pad[1]), init)], -1
+    )
+    count = (padded.shape[-1] - size) // stride + 1
+    return np.stack([padded[..., j * stride : j * stride + size].max(-1) for j in range(count)], -1)
+
+
+def test_a_reduce_window_is_a_broadcast_reduce_exactly_when_its_windows_cover_the_row() -> None:
+    """Random one-dimensional max windows over rows of 5: read as reduce + broadcast exactly when
+    the reference reduce-window of every one-hot row (the maximum at each position in turn)
+    is the row maximum everywhere, and XLA:TPU's form (size 2n-1, padding n-1 both sides) is
+    always read so."""
+    from layout_algebra.hlo.pass_forms import whole_window_reduce
+
+    rng = random.Random(29)
+    read = 0
+    for trial in range(200):
+        n = 5
+        if trial % 4 == 0:
+            size, stride, pad = 2 * n - 1, 1, (n - 1, n - 1)
+        else:
+            size, stride, pad = rng.randint(1, 10), rng.randint(1, 3), (rng.randint(0, 5), rng.randint(0, 5))
+        if n + sum(pad) < size:
+            continue
+        x = np.eye(n, dtype=np.float32)  # row p: its maximum at position p alone
+        expected = _reference_reduce_window_max(x, size, stride, pad, -np.inf)
+        m = expected.shape[-1]
+        text = f"""HloModule m
+ENTRY e {{
+  x = f32[{n},{n}]{{1,0}} parameter(0)
+  c = f32[] constant(-inf)
+  ROOT r = f32[{n},{m}]{{1,0}} reduce-window(x, c), window={{size=1x{size} stride=1x{stride} pad=0_0x{pad[0]}_{pad[1]}}}, to_apply=mx
+}}
+mx {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}}"""
+        module = parse_module(text)
+        builder = Builder()
+        for instr in module.entry.instructions[:2]:
+            builder.emit(instr)
+        by_name = {i.name: i for i in module.entry.instructions}
+        emitted = whole_window_reduce(builder, module, by_name, module.entry.instructions[2])
+        covers = bool(np.array_equal(expected, np.broadcast_to(x.max(-1, keepdims=True), expected.shape)))
+        assert (emitted is not None) == covers, text
+        if trial % 4 == 0:
+            assert emitted is not None
+        read += emitted is not None
+    assert read >= 50
+
+
+def test_a_float_sum_window_is_never_read_as_a_reduce() -> None:
+    from layout_algebra.hlo.pass_forms import whole_window_reduce
+
+    text = """HloModule m
+ENTRY e {
+  x = f32[3,5]{1,0} parameter(0)
+  c = f32[] constant(-0)
+  ROOT r = f32[3,5]{1,0} reduce-window(x, c), window={size=1x9 pad=0_0x4_4}, to_apply=add
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}"""
+    module = parse_module(text)
+    builder = Builder()
+    for instr in module.entry.instructions[:2]:
+        builder.emit(instr)
+    by_name = {i.name: i for i in module.entry.instructions}
+    assert whole_window_reduce(builder, module, by_name, module.entry.instructions[2]) is None
+
+
+def test_tpu_fusions_row_max_window_pairs_with_the_reduce_and_a_short_window_does_not() -> None:
+    before = """HloModule m
+ENTRY e {
+  x = f32[4,8]{1,0} parameter(0)
+  c = f32[] constant(-inf)
+  r = f32[4]{0} reduce(x, c), dimensions={1}, to_apply=mx
+  b = f32[4,8]{1,0} broadcast(r), dimensions={0}
+  ROOT s = f32[4,8]{1,0} subtract(x, b)
+}
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}"""
+    after = """HloModule m
+ENTRY e {
+  x = f32[4,8]{1,0} parameter(0)
+  c = f32[] constant(-inf)
+  w = f32[4,8]{1,0} reduce-window(x, c), window={size=1x15 pad=0_0x7_7}, to_apply=mx
+  ROOT s = f32[4,8]{1,0} subtract(x, w)
+}
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}"""
+    r = validate_pair(before, after, mode="logical")
+    assert r.status == "proved" and "whole-window-reduce" in r.assumptions, r.reason
+    short = after.replace("size=1x15 pad=0_0x7_7", "size=1x14 pad=0_0x7_6")
+    assert validate_pair(before, short, mode="logical").status != "proved"
