@@ -19,6 +19,9 @@ operand by its layout and reads the bytes back by the result's (padding reads as
 entry parameter whose layout is not the entry computation layout's is read from the bytes the
 caller wrote in the entry computation layout's.
 
+``elided``: a constant the dump printed as ``{...}`` is the same in both modules compared
+(its text is): it gets one random value, fixed by its name, in both runs.
+
 ``opaque``: the names of entry instructions the interpreter may not run (a ``custom-call``,
 ``scatter``...) but that are the same in both modules compared, and upstream of every difference:
 each gets the same random value in both runs (see :func:`shared_opaque`).
@@ -47,6 +50,7 @@ import dataclasses
 import itertools
 import math
 import re
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -106,30 +110,47 @@ def _cast(data: np.ndarray, shape: ArrayShape) -> np.ndarray:
 class Reference:
     """Runs one module; ``opaque`` maps entry instruction names to shared values."""
 
-    def __init__(self, module: HloModule, opaque: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        module: HloModule,
+        opaque: dict[str, Any] | None = None,
+        elided: dict[tuple[str, str], Any] | None = None,
+    ) -> None:
         self.module = module
         self.opaque = opaque if opaque is not None else {}
+        self.elided = elided
+        self._operands: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._shapes: dict[tuple[int, tuple[int, ...] | None], ArrayShape] = {}
 
     # ------------------------------------------------------------------ driver
-    def computation(self, comp: HloComputation, args: Sequence[Any], dims: tuple[int, ...] | None = None) -> Any:
+    def computation(
+        self, comp: HloComputation, args: Sequence[Any], dims: tuple[int, ...] | None = None
+    ) -> Any:
         """Run ``comp`` on ``args``; ``dims``: run a scalar computation on arrays of these dims."""
+        if comp.name not in self._operands:
+            self._operands[comp.name] = {i.name: i.operand_names for i in comp.instructions}
+        operands = self._operands[comp.name]
         values: dict[str, Any] = {}
-        order: list[str] = []
         stack: list[tuple[str, bool]] = [(comp.root.name, False)]
         while stack:
             name, ready = stack.pop()
             if name in values:
                 continue
-            ins = comp.instruction(name)
             if not ready:
                 stack.append((name, True))
-                stack.extend((o, False) for o in ins.operand_names if o not in values)
+                stack.extend((o, False) for o in operands[name] if o not in values)
                 continue
-            values[name] = self.instruction(comp, ins, [values[o] for o in ins.operand_names], args, dims)
-            order.append(name)
+            ins = comp.instruction(name)
+            values[name] = self.instruction(comp, ins, [values[o] for o in operands[name]], args, dims)
         return values[comp.root.name]
 
     def shape(self, ins: HloInstruction, dims: tuple[int, ...] | None) -> ArrayShape:
+        key = (id(ins), dims)
+        if key not in self._shapes:
+            self._shapes[key] = self._shape(ins, dims)
+        return self._shapes[key]
+
+    def _shape(self, ins: HloInstruction, dims: tuple[int, ...] | None) -> ArrayShape:
         shape = ins.shape
         if not isinstance(shape, ArrayShape) or not all(isinstance(d, int) for d in shape.dimensions):
             raise NotRun(f"{ins.name}: shape {shape}")
@@ -138,7 +159,12 @@ class Reference:
         return shape
 
     def instruction(
-        self, comp: HloComputation, ins: HloInstruction, ops: list[Any], args: Sequence[Any], dims: tuple | None
+        self,
+        comp: HloComputation,
+        ins: HloInstruction,
+        ops: list[Any],
+        args: Sequence[Any],
+        dims: tuple | None,
     ) -> Any:
         op = ins.opcode
         if comp is self.module.entry and ins.name in self.opaque:
@@ -158,11 +184,25 @@ class Reference:
             return self.conditional(ins, ops)
         if op == "sort":
             return self.sort(ins, ops)
+        if op == "custom-call" and ins.attributes.get("custom_call_target", "").strip('"') == "TopK":
+            return self.top_k(ins, ops)
         if op == "reduce" and isinstance(ins.shape, TupleShape):
             return self.reduce(ins, ops)
         if isinstance(ins.shape, TupleShape):
             raise NotRun(f"{op} {ins.name} with a tuple result")
         shape = self.shape(ins, dims)
+        if op == "constant" and "..." in (ins.literal or "") and self.elided is not None:
+            key = (comp.name, ins.name)
+            if key not in self.elided:  # a random value fixed by the constant's name: the same in every run
+                rng = np.random.default_rng(zlib.crc32(f"{comp.name}/{ins.name}".encode()))
+                data = (
+                    rng.normal(0.0, 1.0, tuple(shape.dimensions))
+                    if shape.element_type.text[0] in "fb"
+                    else rng.integers(0, 4, tuple(shape.dimensions))
+                )
+                self.elided[key] = data.astype(numpy_dtype(shape.element_type))
+            data = self.elided[key]
+            return ArrayValue(shape, data, np.ones(data.shape, bool))
         if op == "constant":
             data = constant_array(ins, ins.shape)
             if dims is not None and data.shape == ():
@@ -202,6 +242,8 @@ class Reference:
             return self.gather(ins, shape, ops)
         if op == "reduce-window":
             return self.reduce_window(ins, shape, ops)
+        if op == "scatter":
+            return self.scatter(ins, shape, ops)
         raise NotRun(f"op {op} ({ins.name})")
 
     # ------------------------------------------------------------------ layouts
@@ -226,7 +268,9 @@ class Reference:
     def conditional(self, ins: HloInstruction, ops: list[Any]) -> Any:
         selector = ops[0]
         if "branch_computations" in ins.attributes:
-            branches = [b.strip().lstrip("%") for b in ins.attributes["branch_computations"].strip("{}").split(",")]
+            branches = [
+                b.strip().lstrip("%") for b in ins.attributes["branch_computations"].strip("{}").split(",")
+            ]
             k = int(selector.data)
             k = k if 0 <= k < len(branches) else len(branches) - 1
         else:
@@ -252,18 +296,30 @@ class Reference:
         count = math.prod(inputs[0].data.shape[d] for d in axes)
         moved = [m.reshape(*kept, count) for m in moved]
         defined = [m.reshape(*kept, count) for m in defined]
+        region = self.module.computation(ins.to_apply)
+        ufunc = _binary_reducer(region)
+        if n == 1 and ufunc is not None:  # one op: NumPy reduces the whole axis, then folds in the init
+            x = moved[0]
+            with np.errstate(all="ignore"):
+                folded = ufunc(ufunc.reduce(x, axis=-1) if count else x[..., :0].sum(-1), inits[0].data)
+            if not count:
+                folded = np.broadcast_to(inits[0].data, kept)
+            shape = ins.shape.elements[0] if isinstance(ins.shape, TupleShape) else ins.shape
+            done = defined[0].all(axis=-1) & inits[0].defined
+            return (ArrayValue(shape, _cast(folded, shape), np.asarray(done)),)
         acc = [_as(ArrayValue(i.shape, i.data, i.defined), kept) for i in inits]
         acc = [ArrayValue(a.shape, a.data.copy(), a.defined.copy()) for a in acc]
-        region = self.module.computation(ins.to_apply)
+        shapes_kept = [
+            dataclasses.replace(inputs[k].shape, dimensions=kept, dynamic_dimensions=(), layout=None)
+            for k in range(n)
+        ]
         for r in range(count):
-            xs = [
-                ArrayValue(dataclasses.replace(inputs[k].shape, dimensions=kept, dynamic_dimensions=(), layout=None),
-                           moved[k][..., r], defined[k][..., r])
-                for k in range(n)
-            ]  # fmt: skip
+            xs = [ArrayValue(shapes_kept[k], moved[k][..., r], defined[k][..., r]) for k in range(n)]
             acc = self.fold(region, acc, xs)
         shapes = ins.shape.elements if isinstance(ins.shape, TupleShape) else (ins.shape,)
-        return tuple(ArrayValue(s, _cast(a.data, s), np.asarray(a.defined)) for s, a in zip(shapes, acc, strict=True))
+        return tuple(
+            ArrayValue(s, _cast(a.data, s), np.asarray(a.defined)) for s, a in zip(shapes, acc, strict=True)
+        )
 
     def reduce_window(self, ins: HloInstruction, shape: ArrayShape, ops: list[ArrayValue]) -> ArrayValue:
         if len(ops) != 2:
@@ -281,12 +337,18 @@ class Reference:
         acc = _as(init, out_dims)
         acc = ArrayValue(acc.shape, acc.data.copy(), acc.defined.copy())
         region = self.module.computation(ins.to_apply)
+        ufunc = _binary_reducer(region)
         for offset in itertools.product(*(range(w["size"]) for w in window)):
             index = tuple(
-                slice(o, o + w["stride"] * (n - 1) + 1, w["stride"]) for o, w, n in zip(offset, window, out_dims, strict=True)
+                slice(o, o + w["stride"] * (n - 1) + 1, w["stride"])
+                for o, w, n in zip(offset, window, out_dims, strict=True)
             )
             piece = ArrayValue(acc.shape, data[index], defined[index])
-            (acc,) = self.fold(region, [acc], [piece])
+            if ufunc is not None:
+                with np.errstate(all="ignore"):
+                    acc = ArrayValue(acc.shape, ufunc(acc.data, piece.data), acc.defined & piece.defined)
+            else:
+                (acc,) = self.fold(region, [acc], [piece])
         return ArrayValue(shape, _cast(acc.data, shape), np.asarray(acc.defined))
 
     # ------------------------------------------------------------------ contractions
@@ -310,9 +372,13 @@ class Reference:
         out += [rs[j] for j in range(len(rs)) if j not in rb + rc]
         data = np.einsum(f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", _wide(lhs.data), _wide(rhs.data))
         defined = np.einsum(
-            f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", (~lhs.defined).astype(np.int64), np.ones(rhs.data.shape, np.int64)
+            f"{''.join(ls)},{''.join(rs)}->{''.join(out)}",
+            (~lhs.defined).astype(np.int64),
+            np.ones(rhs.data.shape, np.int64),
         ) + np.einsum(
-            f"{''.join(ls)},{''.join(rs)}->{''.join(out)}", np.ones(lhs.data.shape, np.int64), (~rhs.defined).astype(np.int64)
+            f"{''.join(ls)},{''.join(rs)}->{''.join(out)}",
+            np.ones(lhs.data.shape, np.int64),
+            (~rhs.defined).astype(np.int64),
         )
         return ArrayValue(shape, _cast(data, shape), defined == 0)
 
@@ -398,35 +464,141 @@ class Reference:
         data = operand.data[where].reshape(out_dims)
         defined = operand.defined[where].reshape(out_dims)
         if g:
-            idx_defined = np.moveaxis(indices.defined if ivd < indices.data.ndim else indices.defined[..., None], ivd, -1)
+            idx_defined = np.moveaxis(
+                indices.defined if ivd < indices.data.ndim else indices.defined[..., None], ivd, -1
+            )
             defined = defined & idx_defined[g].all(axis=-1).reshape(out_dims)
         return ArrayValue(shape, data, defined)
 
+    def scatter(self, ins: HloInstruction, shape: ArrayShape, ops: list[ArrayValue]) -> ArrayValue:
+        if len(ops) != 3:
+            raise NotRun(f"variadic scatter {ins.name}")
+        operand, indices, updates = ops
+        a = ins.attributes
+        window_dims = ints(a.get("update_window_dims"))
+        inserted = ints(a.get("inserted_window_dims"))
+        to_operand = ints(a.get("scatter_dims_to_operand_dims"))
+        ivd = int(a.get("index_vector_dim", "0"))
+        if ints(a.get("input_batching_dims")):
+            raise NotRun(f"scatter {ins.name} with batching dims")
+        region = self.module.computation(ins.to_apply)
+        root = region.root
+        params = {i.name: i.parameter_number for i in region.instructions if i.opcode == "parameter"}
+        if root.opcode == "parameter" and root.parameter_number == 1:
+            combine = None  # assignment: the update replaces the element
+        elif root.opcode in ("add", "multiply", "maximum", "minimum") and sorted(
+            params.get(o, -1) for o in root.operand_names
+        ) == [0, 1]:
+            combine = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum}[
+                root.opcode
+            ]
+        else:
+            raise NotRun(f"the reducer of scatter {ins.name}")
+        upd_dims = updates.data.shape
+        grid = np.indices(upd_dims).reshape(len(upd_dims), -1)
+        scatter_dims = [d for d in range(len(upd_dims)) if d not in window_dims]
+        idx = indices.data
+        if ivd == idx.ndim:
+            idx = idx[..., None]
+        idx = np.moveaxis(idx, ivd, -1)
+        g = tuple(grid[d] for d in scatter_dims)
+        starts = idx[g] if g else np.broadcast_to(idx.reshape(-1), (grid.shape[1], idx.shape[-1]))
+        rank = operand.data.ndim
+        full = np.zeros((rank, grid.shape[1]), np.int64)
+        for k, d in enumerate(to_operand):
+            full[d] = starts[:, k].astype(np.int64)
+        operand_window = [d for d in range(rank) if d not in inserted]
+        window_size = {d: 1 for d in range(rank)}
+        for w, d in zip(window_dims, operand_window, strict=True):
+            window_size[d] = upd_dims[w]
+        ok = np.ones(grid.shape[1], bool)
+        for d in range(rank):  # a window that does not fit is skipped whole
+            ok &= (full[d] >= 0) & (full[d] + window_size[d] <= operand.data.shape[d])
+        for w, d in zip(window_dims, operand_window, strict=True):
+            full[d] = full[d] + grid[w]
+        data = operand.data.copy()
+        where = tuple(f[ok] for f in full)
+        values = updates.data.reshape(-1)[ok]
+        if combine is None:
+            data[where] = values
+        else:
+            combine.at(data, where, values)
+        defined = np.broadcast_to(
+            operand.defined.all() and updates.defined.all() and indices.defined.all(), data.shape
+        )
+        return ArrayValue(shape, _cast(data, shape), np.array(defined))
+
+    def top_k(self, ins: HloInstruction, ops: list[ArrayValue]) -> tuple[ArrayValue, ArrayValue]:
+        """XLA:CPU's ``TopK`` custom call: the first k of a sort by its comparator along the last dimension."""
+        (x,) = ops
+        values_shape, indices_shape = ins.shape.elements
+        comparator = ins.attributes["called_computations"].strip("{} ").lstrip("%")
+        iota = np.broadcast_to(np.arange(x.data.shape[-1], dtype=np.int32), x.data.shape)
+        index = ArrayValue(
+            dataclasses.replace(indices_shape, dimensions=x.data.shape, layout=None), iota, x.defined
+        )
+        k = values_shape.dimensions[-1]
+        sorted_values, sorted_index = self.sort_along(len(x.data.shape) - 1, comparator, [x, index], ins.name)
+        return (
+            ArrayValue(values_shape, sorted_values.data[..., :k], sorted_values.defined[..., :k]),
+            ArrayValue(indices_shape, sorted_index.data[..., :k], sorted_index.defined[..., :k]),
+        )
+
     def sort(self, ins: HloInstruction, ops: list[ArrayValue]) -> Any:
         (axis,) = ins.dimensions or (0,)
+        outs = self.sort_along(axis, ins.to_apply, ops, ins.name)
+        return tuple(outs) if isinstance(ins.shape, TupleShape) else outs[0]
+
+    def sort_along(self, axis: int, comparator: str, ops: list[ArrayValue], name: str) -> list[ArrayValue]:
+        """``ops`` sorted together along ``axis`` by the comparator computation (stable)."""
         moved = [np.moveaxis(o.data, axis, -1) for o in ops]
         n = moved[0].shape[-1]
-        comp = self.module.computation(ins.to_apply)
+        comp = self.module.computation(comparator)
         dims = (*moved[0].shape, n)
         args = []
         for o, m in zip(ops, moved, strict=True):
             scalar = dataclasses.replace(o.shape, dimensions=(), dynamic_dimensions=(), layout=None)
             lhs = np.broadcast_to(m[..., :, None], dims)
             rhs = np.broadcast_to(m[..., None, :], dims)
-            args += [ArrayValue(scalar, lhs, np.ones(dims, bool)), ArrayValue(scalar, rhs, np.ones(dims, bool))]
+            args += [
+                ArrayValue(scalar, lhs, np.ones(dims, bool)),
+                ArrayValue(scalar, rhs, np.ones(dims, bool)),
+            ]
         less = np.asarray(self.computation(comp, args, dims).data, bool)  # less[..., i, j]: i goes before j
         ties = ~less & ~np.swapaxes(less, -1, -2)
         earlier = np.tril(np.ones((n, n), bool), -1)  # [i, j]: j < i
         position = less.sum(axis=-2) + (ties & earlier).sum(axis=-1)
         if not np.array_equal(np.sort(position, axis=-1), np.broadcast_to(np.arange(n), position.shape)):
-            raise NotRun(f"the comparator of sort {ins.name} is not a strict weak order on these values")
+            raise NotRun(f"the comparator of sort {name} is not a strict weak order on these values")
         outs = []
         for o, m in zip(ops, moved, strict=True):
             out = np.empty_like(m)
             np.put_along_axis(out, position, m, axis=-1)
             defined = np.broadcast_to(o.defined.all(), o.data.shape)
             outs.append(ArrayValue(o.shape, np.moveaxis(out, -1, axis), defined))
-        return tuple(outs) if isinstance(ins.shape, TupleShape) else outs[0]
+        return outs
+
+
+def _binary_reducer(region: HloComputation) -> np.ufunc | None:
+    """The NumPy ufunc of a reducer that is one op of its two parameters (add, maximum...), else ``None``."""
+    root = region.root
+    params = {i.name: i.parameter_number for i in region.instructions if i.opcode == "parameter"}
+    if len(region.instructions) != 3 or sorted(params.get(o, -1) for o in root.operand_names) != [0, 1]:
+        return None
+    kind = root.shape.element_type.text if isinstance(root.shape, ArrayShape) else ""
+    if kind == "pred":
+        table = {
+            "and": np.logical_and,
+            "or": np.logical_or,
+            "maximum": np.logical_or,
+            "minimum": np.logical_and,
+        }
+    elif kind.startswith(("s", "u")):
+        table = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+                 "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}  # fmt: skip
+    else:
+        table = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum}
+    return table.get(root.opcode)
 
 
 def _window(text: str, rank: int) -> list[dict[str, Any]]:
@@ -459,11 +631,24 @@ def reread(a: ArrayValue, shape: ArrayShape) -> ArrayValue:
     if need > data.size:
         data = np.concatenate([data, np.zeros(need - data.size, np.uint8)])
     array = unpack(data[:need], shape)
-    return ArrayValue(shape, array, np.ones(array.shape, bool) if a.defined.all() else np.zeros(array.shape, bool))
+    return ArrayValue(
+        shape, array, np.ones(array.shape, bool) if a.defined.all() else np.zeros(array.shape, bool)
+    )
 
 
-def run_reference(module: HloModule, params: Sequence[np.ndarray], opaque: dict[str, Any] | None = None) -> list[ArrayValue]:
-    """The entry's root leaves for logical ``params`` (read through the entry computation layout)."""
+def run_reference(
+    module: HloModule,
+    params: Sequence[np.ndarray],
+    opaque: dict[str, Any] | None = None,
+    elided: dict[tuple[str, str], Any] | None = None,
+    *,
+    physical: bool = True,
+) -> list[ArrayValue]:
+    """The entry's root leaves for logical ``params`` (read through the entry computation layout).
+    ``elided``: a dict that gives each constant whose literal the dump elided (``{...}``) a random
+    value fixed by its name (the same in every run); without it such a constant is an error.
+    ``physical=False`` (before layout assignment, where layouts carry no meaning): a parameter
+    is its logical array whatever its layout."""
     declared = module.entry_computation_layout.parameter_shapes if module.entry_computation_layout else ()
     shapes = {i.parameter_number: i.shape for i in module.entry.instructions if i.opcode == "parameter"}
     args = []
@@ -471,11 +656,16 @@ def run_reference(module: HloModule, params: Sequence[np.ndarray], opaque: dict[
         own = shapes[k]
         value = ArrayValue(own, p, np.ones(p.shape, bool))
         caller = declared[k] if k < len(declared) else None
-        if isinstance(caller, ArrayShape) and isinstance(own, ArrayShape) and str(caller) != str(own):
+        if (
+            physical
+            and isinstance(caller, ArrayShape)
+            and isinstance(own, ArrayShape)
+            and str(caller) != str(own)
+        ):
             value = reread(ArrayValue(caller, p, np.ones(p.shape, bool)), own)
         args.append(value)
     try:
-        out = Reference(module, opaque).computation(module.entry, args)
+        out = Reference(module, opaque, elided).computation(module.entry, args)
     except UnsupportedOpError as err:
         raise NotRun(str(err)) from None
     leaves: list[ArrayValue] = []
