@@ -186,6 +186,8 @@ class Reference:
             return self.sort(ins, ops)
         if op == "custom-call" and ins.attributes.get("custom_call_target", "").strip('"') == "TopK":
             return self.top_k(ins, ops)
+        if op == "topk":
+            return self.topk_op(ins, ops)
         if op == "reduce" and isinstance(ins.shape, TupleShape):
             return self.reduce(ins, ops)
         if isinstance(ins.shape, TupleShape):
@@ -213,6 +215,10 @@ class Reference:
             return ArrayValue(shape, data, np.ones(data.shape, bool))
         if op == "bitcast":
             return self.bitcast(ops[0], shape)
+        if op == "compare" and "TOTALORDER" in ins.attributes.get("type", ""):
+            return _total_order_compare(ins, shape, [_as(o, tuple(shape.dimensions)) for o in ops])
+        if op == "broadcast" and dims is not None and not ins.shape.dimensions:
+            return _as(ops[0], dims)  # a scalar "broadcast" to a scalar, in a computation run on arrays
         if op in MOVEMENT_SEMANTICS:
             if dims is not None and op == "bitcast-convert":
                 ops = [_as(o, dims) for o in ops]
@@ -442,8 +448,8 @@ class Reference:
         start_map = ints(a.get("start_index_map"))
         ivd = int(a.get("index_vector_dim", "0"))
         sizes = ints(a.get("slice_sizes"))
-        if ints(a.get("operand_batching_dims")):
-            raise NotRun(f"gather {ins.name} with batching dims")
+        operand_batching = ints(a.get("operand_batching_dims"))
+        indices_batching = ints(a.get("start_indices_batching_dims"))
         out_dims = tuple(shape.dimensions)
         grid = np.indices(out_dims).reshape(len(out_dims), -1)
         batch = [d for d in range(len(out_dims)) if d not in offset_dims]
@@ -457,9 +463,12 @@ class Reference:
         full = np.zeros((rank, grid.shape[1]), np.int64)
         for k, d in enumerate(start_map):
             full[d] = np.clip(starts[:, k].astype(np.int64), 0, operand.data.shape[d] - sizes[d])
-        window_dims = [d for d in range(rank) if d not in collapsed]
+        window_dims = [d for d in range(rank) if d not in collapsed and d not in operand_batching]
         for o, d in zip(offset_dims, window_dims, strict=True):
             full[d] = full[d] + grid[o]
+        index_batch_dims = [d for d in range(indices.data.ndim) if d != ivd]
+        for od, idim in zip(operand_batching, indices_batching, strict=True):
+            full[od] = grid[batch[index_batch_dims.index(idim)]]
         where = tuple(full)
         data = operand.data[where].reshape(out_dims)
         defined = operand.defined[where].reshape(out_dims)
@@ -544,39 +553,107 @@ class Reference:
             ArrayValue(indices_shape, sorted_index.data[..., :k], sorted_index.defined[..., :k]),
         )
 
+    def topk_op(self, ins: HloInstruction, ops: list[ArrayValue]) -> tuple[ArrayValue, ArrayValue]:
+        """The ``topk`` op: the k largest (``largest=true``) or smallest along the last dimension,
+        ties in index order, and their indices."""
+        (x,) = ops
+        values_shape, indices_shape = ins.shape.elements
+        k = values_shape.dimensions[-1]
+        largest = ins.attributes.get("largest", "true").strip() != "false"
+        key = x.data.astype(np.float64)
+        order = np.argsort(-key if largest else key, axis=-1, kind="stable")[..., :k]
+        defined = np.broadcast_to(x.defined.all(), order.shape)
+        return (
+            ArrayValue(values_shape, np.take_along_axis(x.data, order, axis=-1), defined),
+            ArrayValue(indices_shape, order.astype(numpy_dtype(indices_shape.element_type)), defined),
+        )
+
     def sort(self, ins: HloInstruction, ops: list[ArrayValue]) -> Any:
         (axis,) = ins.dimensions or (0,)
         outs = self.sort_along(axis, ins.to_apply, ops, ins.name)
         return tuple(outs) if isinstance(ins.shape, TupleShape) else outs[0]
 
     def sort_along(self, axis: int, comparator: str, ops: list[ArrayValue], name: str) -> list[ArrayValue]:
-        """``ops`` sorted together along ``axis`` by the comparator computation (stable)."""
+        """``ops`` sorted together along ``axis`` by the comparator computation, stably.
+
+        A bitonic sorting network over positions (padded to a power of two; the padding goes
+        last), each stage one run of the comparator on whole arrays; ties keep their order
+        (the earlier position first). Raises :class:`NotRun` if the result is not sorted by
+        the comparator (one that is no strict weak order)."""
         moved = [np.moveaxis(o.data, axis, -1) for o in ops]
         n = moved[0].shape[-1]
+        batch = moved[0].shape[:-1]
         comp = self.module.computation(comparator)
-        dims = (*moved[0].shape, n)
-        args = []
-        for o, m in zip(ops, moved, strict=True):
-            scalar = dataclasses.replace(o.shape, dimensions=(), dynamic_dimensions=(), layout=None)
-            lhs = np.broadcast_to(m[..., :, None], dims)
-            rhs = np.broadcast_to(m[..., None, :], dims)
-            args += [
-                ArrayValue(scalar, lhs, np.ones(dims, bool)),
-                ArrayValue(scalar, rhs, np.ones(dims, bool)),
-            ]
-        less = np.asarray(self.computation(comp, args, dims).data, bool)  # less[..., i, j]: i goes before j
-        ties = ~less & ~np.swapaxes(less, -1, -2)
-        earlier = np.tril(np.ones((n, n), bool), -1)  # [i, j]: j < i
-        position = less.sum(axis=-2) + (ties & earlier).sum(axis=-1)
-        if not np.array_equal(np.sort(position, axis=-1), np.broadcast_to(np.arange(n), position.shape)):
-            raise NotRun(f"the comparator of sort {name} is not a strict weak order on these values")
+        scalars = [
+            dataclasses.replace(o.shape, dimensions=(), dynamic_dimensions=(), layout=None) for o in ops
+        ]
+
+        def less(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+            """The comparator on the elements at positions x and y (arrays of positions < n)."""
+            args = []
+            for scalar, m in zip(scalars, moved, strict=True):
+                for where in (x, y):
+                    v = np.take_along_axis(m, where, axis=-1)
+                    args.append(ArrayValue(scalar, v, np.ones(v.shape, bool)))
+            return np.asarray(self.computation(comp, args, x.shape).data, bool)
+
+        def before(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+            pad_x, pad_y = x >= n, y >= n
+            xc, yc = np.minimum(x, n - 1), np.minimum(y, n - 1)
+            lt, gt = less(xc, yc), less(yc, xc)
+            real = lt | (~gt & (x < y))
+            return np.where(pad_x, False, np.where(pad_y, True, real))
+
+        size = 1 << max(0, (n - 1).bit_length())
+        perm = np.broadcast_to(np.arange(size), (*batch, size)).copy()
+        i = np.arange(size)
+        k = 2
+        while k <= size:
+            j = k // 2
+            while j >= 1:
+                partner = i ^ j
+                lo = i[partner > i]
+                hi = partner[partner > i]
+                a, b = perm[..., lo], perm[..., hi]
+                ascending = (lo & k) == 0
+                swap = np.where(ascending, before(b, a), before(a, b))
+                perm[..., lo] = np.where(swap, b, a)
+                perm[..., hi] = np.where(swap, a, b)
+                j //= 2
+            k *= 2
+        order = perm[..., :n]
+        if n > 1 and less(order[..., 1:], order[..., :-1]).any():
+            raise NotRun(f"sort {name}: its comparator is not a strict weak order on these values")
         outs = []
         for o, m in zip(ops, moved, strict=True):
-            out = np.empty_like(m)
-            np.put_along_axis(out, position, m, axis=-1)
+            out = np.take_along_axis(m, order, axis=-1)
             defined = np.broadcast_to(o.defined.all(), o.data.shape)
             outs.append(ArrayValue(o.shape, np.moveaxis(out, -1, axis), defined))
         return outs
+
+
+def _total_order_compare(ins: HloInstruction, shape: ArrayShape, ops: list[ArrayValue]) -> ArrayValue:
+    """``compare(..., type=TOTALORDER)``: floats by IEEE 754 totalOrder (-NaN < -inf < ... < -0 < +0 < ... < NaN)."""
+    keys = []
+    for o in ops:
+        bits = o.data.dtype.itemsize * 8
+        if o.data.dtype.kind in "iub":
+            keys.append(o.data.astype(np.int64))
+            continue
+        signed = o.data.view(np.dtype(f"int{bits}")).astype(np.int64)
+        magnitude = (1 << (bits - 1)) - 1
+        keys.append(np.where(signed < 0, signed ^ magnitude, signed))
+    direction = ins.attributes.get("direction", "").strip()
+    table = {
+        "LT": np.less,
+        "LE": np.less_equal,
+        "GT": np.greater,
+        "GE": np.greater_equal,
+        "EQ": np.equal,
+        "NE": np.not_equal,
+    }
+    data = table[direction](keys[0], keys[1])
+    return ArrayValue(shape, data, ops[0].defined & ops[1].defined)
 
 
 def _binary_reducer(region: HloComputation) -> np.ufunc | None:

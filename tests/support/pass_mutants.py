@@ -76,6 +76,10 @@ NEW_KINDS = (
 )
 
 
+#: The kinds aimed at what the movement mutants never touch: more of them per instruction.
+AIMED_KINDS = ("loop body", "comparator", "gather dims", "provisional tiling")
+
+
 @dataclass(frozen=True)
 class Mutant:
     """One bug injected into a module: its kind, what was done, the mutated text."""
@@ -524,7 +528,10 @@ def mutants(text: str, seed: int, *, per_site: int = 2) -> list[Mutant]:
                 new = line.replace(shape, other, 1)
                 add("provisional tiling", f"root {name} tiling {shape} -> {other}", new)
                 break
-        found += site if len(site) <= per_site else rng.sample(site, per_site)
+        for kind in dict.fromkeys(m.kind for m in site):
+            of_kind = [m for m in site if m.kind == kind]
+            cap = per_site * 3 if kind in AIMED_KINDS else per_site
+            found += of_kind if len(of_kind) <= cap else rng.sample(of_kind, cap)
     return [m for m in found if m.text != text and _valid(m.text)]
 
 
@@ -727,7 +734,7 @@ def _gather_mutants(
     valid = [(d, v) for d, v in variants if gather_dims(od, idd, v) == out]
     rng.shuffle(valid)
     found = []
-    for description, v in valid[:3]:
+    for description, v in valid[:6]:
         new = line
         for k in keys:
             new = re.sub(rf"\b{k}=\{{[\d,]*\}}", f"{k}={{{','.join(map(str, v[k]))}}}", new, count=1)
