@@ -37,10 +37,10 @@ OTHER_PAIRS = {
     "decoder_rope_rmsnorm": 1,
     "conv_block": 2,
     "fori_power_iteration": 1,
-    "scan_rnn": 2,
+    "scan_rnn": 1,
     "while_kv_cache": 2,
     "sort_topk_argsort": 3,
-    "embedding_layernorm_grad": 5,
+    "embedding_layernorm_grad": 7,
 }
 #: XLA:TPU programs with 8-bit and narrower parameters: more pairs after layout assignment
 #: (a provisional tiling means something only there).
@@ -110,6 +110,7 @@ def test_corpus_mutants_that_change_the_meaning_are_never_proved() -> None:
         for kind in sorted(kinds)
     )
     message = f"mutants by kind and verdict:\n{table}\noracle: {dict(oracle)}\nproved: {proved}"
+    print(message)  # the counts, for `pytest -s` (docs/passes.md quotes them)
     assert proved == [], message
     assert sum(kinds.values()) >= 500, message
     for kind in AIMED:
