@@ -837,9 +837,7 @@ def _differs(xs: list[Any], ys: list[Any], mode: str) -> str:
         if x.data.shape != y.data.shape or x.data.dtype != y.data.dtype:
             return f"root {k}: {x.shape} vs {y.shape}"
         if mode == "physical" and str(x.shape.effective_layout) != str(y.shape.effective_layout):
-            if _placement_differs(str(x.shape), str(y.shape)) or _placement_differs(
-                str(x.shape), str(y.shape)
-            ):
+            if _placement_differs(str(x.shape), str(y.shape)):
                 return f"root {k} is laid out as {y.shape}, not {x.shape}"
         bx = (
             x.data.reshape(*x.data.shape, 1).view(np.uint8)
