@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.ground_truth import TEST_DATA
+from support.pass_mutants import MOVEMENT_KINDS, mutants
 
 from layout_algebra.cli import main as cli_main
 from layout_algebra.hlo import parse_module
@@ -237,151 +238,10 @@ def test_cli_table_and_bad_directory(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 # ------------------------------------------------------------------ mutants
-_LINE = re.compile(r"^(\s*(?:ROOT )?%?([\w.\-]+) = )(\S+) ([a-z\-]+)\((.*)$")
-
-
-def _live_names(module) -> set[str]:
-    """Instructions the entry's root depends on, fused computations included."""
-    live: set[str] = set()
-
-    def walk(computation, root: str) -> None:
-        stack = [root]
-        while stack:
-            name = stack.pop()
-            if (computation.name, name) in live:
-                continue
-            live.add((computation.name, name))
-            instr = computation.instruction(name)
-            stack.extend(o.name for o in instr.operands)
-            for callee in instr.called_computations:
-                if instr.opcode in ("fusion", "call"):
-                    c = module.computation(callee)
-                    walk(c, c.root.name)
-
-    walk(module.entry, module.entry.root.name)
-    return {name for _, name in live}
-
-
-def _swap_layout(shape: str, rng: random.Random) -> str | None:
-    m = re.fullmatch(r"(\w+)\[([\d,]*)\]\{([\d,]+)(.*)\}", shape)
-    if m is None:
-        return None
-    dims = [int(d) for d in m[2].split(",") if d]
-    order = [int(d) for d in m[3].split(",")]
-    big = [k for k, d in enumerate(order) if dims[d] >= 2]
-    if len(big) < 2:
-        return None
-    i, j = rng.sample(big, 2)
-    order[i], order[j] = order[j], order[i]
-    return f"{m[1]}[{m[2]}]{{{','.join(map(str, order))}{m[4]}}}"
-
-
-def _same_placement(shape: str, other: str) -> bool:
-    """Do two layouts of one array put every element in the same slot (an equivalent mutant)?
-
-    Decided by packing distinct s32 values with NumPy (slots are counted in elements, so
-    the element type does not change the placement), independently of the prover."""
-    import numpy as np
-
-    from layout_algebra.model.syntax import parse_shape
-    from layout_algebra.packing.numpy_eval import pack
-
-    def as_s32(text: str) -> str:
-        return re.sub(r"^\w+\[", "s32[", text)
-
-    a, b = parse_shape(as_s32(shape)), parse_shape(as_s32(other))
-    if not hasattr(a, "dimensions") or not hasattr(b, "dimensions"):
-        return True  # tuples: not mutated
-    values = np.arange(1, 1 + int(np.prod(a.dimensions)), dtype=np.int32).reshape(a.dimensions)
-    return bool(np.array_equal(pack(values, a), pack(values, b)))
-
-
-def _retile(shape: str) -> str | None:
-    if "T(8,128)" in shape:
-        return shape.replace("T(8,128)", "T(4,128)", 1)
-    if "T(4,128)" in shape:
-        return shape.replace("T(4,128)", "T(8,128)", 1)
-    return None
-
-
-def mutants(text: str, seed: int) -> list[tuple[str, str]]:
-    """(description, mutated text) for each meaning-changing mutation of a live instruction."""
-    module = parse_module(text)
-    live = _live_names(module)
-    shapes = {i.name: i.shape for _, i in module.instructions()}
-    lines = text.split("\n")
-    rng = random.Random(seed)
-    found: list[tuple[str, str]] = []
-    for n, line in enumerate(lines):
-        m = _LINE.match(line)
-        if m is None or m[2] not in live:
-            continue
-        head, name, shape, opcode, rest = m.groups()
-        new = None
-        if opcode == "bitcast":
-            for kind, new_shape in (("layout", _swap_layout(shape, rng)), ("tiling", _retile(shape))):
-                if new_shape is None or _same_placement(shape, new_shape):
-                    continue  # an equivalent mutant: no bug injected
-                mutated = head + new_shape + line[len(head) + len(shape) :]
-                found.append(
-                    (
-                        f"bitcast {name} {kind} -> {new_shape}",
-                        "\n".join([*lines[:n], mutated, *lines[n + 1 :]]),
-                    )
-                )
-            continue
-        if opcode == "transpose":
-            dm = re.search(r"dimensions=\{([\d,]+)\}", rest)
-            operand = re.match(r"%?([\w.\-]+)\)", rest)
-            if dm and operand and operand[1] in shapes:
-                perm = [int(d) for d in dm[1].split(",")]
-                source = shapes[operand[1]].dimensions
-                pairs = [
-                    (i, j)
-                    for i in range(len(perm))
-                    for j in range(i + 1, len(perm))
-                    if source[perm[i]] == source[perm[j]] >= 2
-                ]
-                if pairs:
-                    i, j = rng.choice(pairs)
-                    perm[i], perm[j] = perm[j], perm[i]
-                    new = line.replace(dm[0], "dimensions={" + ",".join(map(str, perm)) + "}")
-                    found.append((f"transpose {name} permutation -> {perm}", new))
-        elif opcode == "slice":
-            sm = re.search(r"slice=\{([^}]*)\}", rest)
-            operand = re.match(r"%?([\w.\-]+)\)", rest)
-            if sm and operand and operand[1] in shapes:
-                parts = re.findall(r"\[(\d+):(\d+)(?::(\d+))?\]", sm[1])
-                source = shapes[operand[1]].dimensions
-                for k, (lo, hi, step) in enumerate(parts):
-                    lo_i, hi_i = int(lo), int(hi)
-                    if step and step != "1":
-                        continue
-                    if hi_i < source[k]:
-                        moved = (lo_i + 1, hi_i + 1)
-                    elif lo_i > 0:
-                        moved = (lo_i - 1, hi_i - 1)
-                    else:
-                        continue
-                    new_parts = [f"[{a}:{b}]" for a, b, _ in parts]
-                    new_parts[k] = f"[{moved[0]}:{moved[1]}]"
-                    new = line.replace(sm[0], "slice={" + ", ".join(new_parts) + "}")
-                    found.append((f"slice {name} dim {k} window -> {moved}", new))
-                    break
-        elif opcode == "copy" and "S(" in shape:
-            new = line.replace(shape, re.sub(r"S\(\d+\)", "", shape), 1)
-            found.append((f"copy {name} drops its memory space", new))
-        elif opcode == "copy":
-            operand = re.match(r"%?([\w.\-]+)\)", rest)
-            source = shapes.get(operand[1]) if operand else None
-            if source is not None and not _same_placement(str(source), shape):
-                # the copy dropped: its result read from the operand's bytes as they are
-                new = line.replace(" copy(", " bitcast(", 1)
-                found.append((f"copy {name} dropped (its operand's bytes read in place)", new))
-        if new is not None:
-            desc, new_line = found[-1]
-            found[-1] = (desc, "\n".join([*lines[:n], new_line, *lines[n + 1 :]]))
-    return found
+def movement_mutants(text: str, seed: int) -> list[tuple[str, str]]:
+    """(description, mutated text) of the movement kinds: bitcast layouts and tilings,
+    transposes, slices, copies (support.pass_mutants has every kind)."""
+    return [(m.description, m.text) for m in mutants(text, seed) if m.kind in MOVEMENT_KINDS]
 
 
 def _mutant_cases() -> list[tuple[str, int]]:
@@ -400,15 +260,15 @@ def test_mutants_are_never_proved() -> None:
     """At least 200 mutants of real later modules (derandomized: fixed seeds); none proved."""
     total, outcomes, proved = 0, {"refuted": 0, "unknown": 0, "unchanged": 0}, []
     seen: set[str] = set()
-    # every third pair, and every second of those in conv_block (its mutants cost ~1 s each:
-    # their proofs go deep since its elided constants are read): 202 distinct mutants
-    every_third = _mutant_cases()[::3]
-    conv = [c for c in every_third if c[0] == "conv_block"]
-    for program, k in [c for c in every_third if c[0] != "conv_block"] + conv[::2]:
+    # every second pair, and every third in conv_block (its mutants cost ~1 s each: their
+    # proofs go deep since its elided constants are read); only valid HLO is a mutant
+    cases = _mutant_cases()
+    conv = [c for c in cases if c[0] == "conv_block"]
+    for program, k in [c for c in cases if c[0] != "conv_block"] + conv[::3]:
         modules, _ = read_dump_directory(DUMPS / program)
         (dumps,) = modules.values()
         earlier, later = dumps[k - 1].path.read_text(), dumps[k].path.read_text()
-        for description, mutated in mutants(later, seed=k):
+        for description, mutated in movement_mutants(later, seed=k):
             key = description + str(hash(earlier)) + str(hash(mutated))
             if key in seen or mutated == later:
                 continue
