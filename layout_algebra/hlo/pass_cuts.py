@@ -190,13 +190,16 @@ class Cuts:
         # every parameter of both modules, so that the interfaces match
         present = {i.name for i in keep}
         extra = [p for p in side.parameters() if p.name not in present]
+        later_of: dict[str, str] = {}  # earlier name -> its (first) later name: one pass, not one per cut
+        for b_name, a_name in self.pairs.items():
+            later_of.setdefault(a_name, b_name)
         for a_name, n in self.number.items():
             if earlier and a_name not in present:
                 extra.append(
                     HloInstruction(a_name, self.a.by_name[a_name].shape, "parameter", parameter_number=n)
                 )
             if not earlier:
-                b_name = next(b for b, a in self.pairs.items() if a == a_name)
+                b_name = later_of[a_name]
                 if b_name not in present and f"{b_name}.cut" not in present:
                     extra.append(
                         HloInstruction(
