@@ -64,14 +64,19 @@ class Progress:
                 TimeRemainingColumn,
             )
             from rich.progress import Progress as Bar
+            from rich.table import Column
 
             self._bar = Bar(
                 TextColumn("{task.description}"),
                 BarColumn(),
-                MofNCompleteColumn(),
+                MofNCompleteColumn(table_column=Column(no_wrap=True)),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                TextColumn("{task.fields[last]}", style="dim"),
+                TextColumn(
+                    "{task.fields[last]}",
+                    style="dim",
+                    table_column=Column(max_width=32, no_wrap=True, overflow="ellipsis"),
+                ),
                 console=Console(stderr=True),
                 transient=False,
             )
