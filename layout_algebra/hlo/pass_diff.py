@@ -17,6 +17,11 @@ between two boundaries (``n = negate(x)`` and ``x`` both cut) that the cut forge
 but ``proved`` falls back to the query over the whole cones (:func:`decide_equal`): the answers
 are those of the whole query, only faster when the region proves it.
 
+Nothing here grows with the module per query: the keys of a pair are kept between its queries
+(:class:`PairKeys`, re-keying only what lies above a new cut point), and a module's key and
+flattened side are computed once for the two consecutive pairs it belongs to
+(:func:`kept_module_key`, :func:`kept_side`).
+
 >>> from layout_algebra.hlo.parser import parse_module
 >>> from layout_algebra.hlo.pass_cuts import Cuts, Side
 >>> head = "HloModule m\\nENTRY e {\\n  p = f32[64]{0} parameter(0)\\n  e = f32[64]{0} exponential(p)\\n"
@@ -30,15 +35,63 @@ are those of the whole query, only faster when the region proves it.
 
 from __future__ import annotations
 
+import collections
 import copy
 import itertools
 import weakref
 from typing import Any
 
+from layout_algebra.hlo.ir import HloModule
 from layout_algebra.hlo.pass_cuts import ConeKeys, Cuts, Side, cone_key, decide_equal
+from layout_algebra.hlo.pass_keys import module_key
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 
-__all__ = ["KnownKeys", "PairKeys", "changed_region", "decide_on_changed_region", "pair_keys", "users_of"]
+__all__ = [
+    "KnownKeys",
+    "PairKeys",
+    "changed_region",
+    "decide_on_changed_region",
+    "kept_module_key",
+    "kept_side",
+    "module_facts",
+    "pair_keys",
+    "users_of",
+]
+
+
+#: the facts of the last modules seen (id -> (the module, its facts)): a module of a dump is in
+#: two consecutive pairs, (k-1, k) then (k, k+1), and is flattened and keyed once for both
+_RECENT: collections.OrderedDict[int, tuple[HloModule, dict[str, Any]]] = collections.OrderedDict()
+RECENT_MODULES = 2
+
+
+def module_facts(module: HloModule) -> dict[str, Any]:
+    """The per-module facts kept for the next pair (the module itself held, so its id stays its own)."""
+    entry = _RECENT.get(id(module))
+    if entry is not None and entry[0] is module:
+        _RECENT.move_to_end(id(module))
+        return entry[1]
+    facts: dict[str, Any] = {}
+    _RECENT[id(module)] = (module, facts)
+    while len(_RECENT) > RECENT_MODULES:
+        _RECENT.popitem(last=False)
+    return facts
+
+
+def kept_module_key(module: HloModule) -> str:
+    """:func:`~layout_algebra.hlo.pass_keys.module_key`, computed once per module."""
+    facts = module_facts(module)
+    if "key" not in facts:
+        facts["key"] = module_key(module)
+    return facts["key"]
+
+
+def kept_side(module: HloModule) -> Side:
+    """``Side.of(module)`` (flattened, canonical forms), computed once per module: no pair changes a side."""
+    facts = module_facts(module)
+    if "side" not in facts:
+        facts["side"] = Side.of(module)
+    return facts["side"]
 
 
 class PairKeys:

@@ -97,7 +97,7 @@ from layout_algebra.hlo.pass_cuts import (
     no_counterpart,
     signature,
 )
-from layout_algebra.hlo.pass_diff import decide_on_changed_region
+from layout_algebra.hlo.pass_diff import decide_on_changed_region, kept_module_key, kept_side
 from layout_algebra.hlo.pass_interface import (
     interface_change,
     invalid_bitcast,
@@ -105,7 +105,6 @@ from layout_algebra.hlo.pass_interface import (
     provisional_retiling,
 )
 from layout_algebra.hlo.pass_jobs import Progress, default_jobs, run_in_order
-from layout_algebra.hlo.pass_keys import module_key
 from layout_algebra.model.errors import LayoutAlgebraError
 from layout_algebra.prove.result import json_value
 
@@ -362,7 +361,7 @@ def _validate_modules(
             tuple(sorted(used)) if status == "proved" else (),
         )
 
-    if module_key(a_mod) == module_key(b_mod):
+    if kept_module_key(a_mod) == kept_module_key(b_mod):
         return answer("unchanged")
     introduced = invalid_bitcast(b_mod) if invalid_bitcast(a_mod) is None else None
     if introduced is not None:  # the pass wrote HLO that XLA's verifier refuses
@@ -388,7 +387,7 @@ def _validate_modules(
                 return dataclasses.replace(logical, mode=mode, seconds=time.perf_counter() - start)
             return answer("unknown", f"{said}: compared logically: {logical.reason}", cuts=logical.cut_points)
     try:
-        a, b = Side.of(a_mod), Side.of(b_mod)
+        a, b = kept_side(a_mod), kept_side(b_mod)
     except (Unsupported, KeyError, ValueError) as err:
         return answer("unknown", f"cannot inline the modules: {err}")
     cuts = Cuts(a, b, frozenset(float_rules))
