@@ -235,8 +235,8 @@ def cone_key(side: Side, name: str, cut: Mapping[str, int], memo: dict[str, int]
             stack.pop()
             continue
         instr = side.by_name[top]
-        if top in cut:
-            memo[top] = keys.id(("cut", cut[top]))
+        if top in cut:  # with its own shape: a cut pair may differ in layout (paired logically)
+            memo[top] = keys.id(("cut", cut[top], str(instr.shape)))
             stack.pop()
             continue
         pending = [o.name for o in instr.operands if o.name not in memo]

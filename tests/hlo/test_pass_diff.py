@@ -160,3 +160,26 @@ def test_a_region_the_verifier_cannot_prove_falls_back_to_the_whole_cones(monkey
     monkeypatch.setattr(pass_diff, "decide_equal", whole)
     r = validate_pair(network(), network(ROUND_TRIP, ROUND_TRIP_LINES), mode="logical")
     assert r.status == "proved" and calls, r.reason
+
+
+SORT_LT = "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
+
+
+def sorted_then_bitcast(layout: str) -> str:
+    return (
+        "HloModule m, entry_computation_layout={(f32[4,8]{1,0})->f32[32]{0}}\n" + SORT_LT + "ENTRY e {\n"
+        "  p = f32[4,8]{1,0} parameter(0)\n  n = f32[4,8]{1,0} negate(p)\n"
+        f"  s = f32[4,8]{layout} sort(n), dimensions={{1}}, to_apply=lt\n  ROOT r = f32[32]{{0}} bitcast(s)\n}}\n"
+    )
+
+
+def test_a_cut_point_whose_layout_changed_is_not_equal_by_structure() -> None:
+    # the pass changes the sort's layout: paired as the same logical array (one cut point), but the
+    # bitcast above it reads its bytes, which are in another order
+    row_major = np.arange(32).reshape(4, 8)
+    assert not np.array_equal(row_major.ravel(order="C"), row_major.ravel(order="F"))
+    r = validate_pair(sorted_then_bitcast("{1,0}"), sorted_then_bitcast("{0,1}"), mode="physical")
+    assert r.status != "proved", r.reason
+    # the same layout on both sides is the same program
+    same = validate_pair(sorted_then_bitcast("{0,1}"), sorted_then_bitcast("{0,1}"), mode="physical")
+    assert same.status == "proved"
