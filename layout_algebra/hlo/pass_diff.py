@@ -39,18 +39,22 @@ import collections
 import copy
 import itertools
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from layout_algebra.hlo.ir import HloModule
 from layout_algebra.hlo.pass_cuts import ConeKeys, Cuts, Side, cone_key, decide_equal
 from layout_algebra.hlo.pass_keys import module_key
 from layout_algebra.hlo.verify import float_rules_used, verify_rewrite
 
+T = TypeVar("T")
+
 __all__ = [
     "KnownKeys",
     "PairKeys",
     "changed_region",
     "decide_on_changed_region",
+    "kept",
     "kept_module_key",
     "kept_side",
     "module_facts",
@@ -61,37 +65,40 @@ __all__ = [
 
 #: the facts of the last modules seen (id -> (the module, its facts)): a module of a dump is in
 #: two consecutive pairs, (k-1, k) then (k, k+1), and is flattened and keyed once for both
-_RECENT: collections.OrderedDict[int, tuple[HloModule, dict[str, Any]]] = collections.OrderedDict()
+_RECENT: collections.OrderedDict[int, tuple[HloModule, dict[Any, Any]]] = collections.OrderedDict()
 RECENT_MODULES = 2
 
 
-def module_facts(module: HloModule) -> dict[str, Any]:
+def module_facts(module: HloModule) -> dict[Any, Any]:
     """The per-module facts kept for the next pair (the module itself held, so its id stays its own)."""
     entry = _RECENT.get(id(module))
     if entry is not None and entry[0] is module:
         _RECENT.move_to_end(id(module))
         return entry[1]
-    facts: dict[str, Any] = {}
+    facts: dict[Any, Any] = {}
     _RECENT[id(module)] = (module, facts)
     while len(_RECENT) > RECENT_MODULES:
         _RECENT.popitem(last=False)
     return facts
 
 
+def kept(module: HloModule, fact: Callable[[HloModule], T]) -> T:
+    """``fact(module)`` (a pure function of the module), computed once per module."""
+    facts = module_facts(module)
+    if fact not in facts:
+        facts[fact] = fact(module)
+    answer: T = facts[fact]
+    return answer
+
+
 def kept_module_key(module: HloModule) -> str:
     """:func:`~layout_algebra.hlo.pass_keys.module_key`, computed once per module."""
-    facts = module_facts(module)
-    if "key" not in facts:
-        facts["key"] = module_key(module)
-    return facts["key"]
+    return kept(module, module_key)
 
 
 def kept_side(module: HloModule) -> Side:
     """``Side.of(module)`` (flattened, canonical forms), computed once per module: no pair changes a side."""
-    facts = module_facts(module)
-    if "side" not in facts:
-        facts["side"] = Side.of(module)
-    return facts["side"]
+    return kept(module, Side.of)
 
 
 class PairKeys:

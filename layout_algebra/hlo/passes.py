@@ -97,7 +97,7 @@ from layout_algebra.hlo.pass_cuts import (
     no_counterpart,
     signature,
 )
-from layout_algebra.hlo.pass_diff import decide_on_changed_region, kept_module_key, kept_side
+from layout_algebra.hlo.pass_diff import decide_on_changed_region, kept, kept_module_key, kept_side
 from layout_algebra.hlo.pass_interface import (
     interface_change,
     invalid_bitcast,
@@ -363,7 +363,7 @@ def _validate_modules(
 
     if kept_module_key(a_mod) == kept_module_key(b_mod):
         return answer("unchanged")
-    introduced = invalid_bitcast(b_mod) if invalid_bitcast(a_mod) is None else None
+    introduced = kept(b_mod, invalid_bitcast) if kept(a_mod, invalid_bitcast) is None else None
     if introduced is not None:  # the pass wrote HLO that XLA's verifier refuses
         return answer(
             "refuted", f"the later module is invalid HLO: {introduced}", {"invalid_hlo": introduced}
