@@ -166,7 +166,11 @@ def run_capped(directory: Path, cap_bytes: int, timeout_s: float, jobs: int = 1)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-    row: dict[str, Any] = {"seconds": seconds, "peak_mib": usage.ru_maxrss / 1024}
+    row: dict[str, Any] = {
+        "seconds": seconds,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,  # the child's and its processes': load-proof
+        "peak_mib": usage.ru_maxrss / 1024,
+    }
     if timed_out:
         row["error"] = f"killed at the time cap ({timeout_s:.0f} s)"
     elif child.returncode != 0:
@@ -292,7 +296,10 @@ def reasons(raw: dict[str, dict[str, Any]]) -> list[str]:
 
 def report_progress(name: str, row: dict[str, Any]) -> None:
     note = row.get("error") or row["report"]["counts_from_layout_assignment"]
-    print(f"{name}: {row['seconds']:.1f} s, {row['peak_mib']:.0f} MiB, {note}", file=sys.stderr, flush=True)
+    cpu = f" ({row['cpu_seconds']:.1f} s CPU)" if "cpu_seconds" in row else ""
+    print(
+        f"{name}: {row['seconds']:.1f} s{cpu}, {row['peak_mib']:.0f} MiB, {note}", file=sys.stderr, flush=True
+    )
 
 
 def last_module_size(directory: Path) -> int:
