@@ -304,7 +304,10 @@ def report_progress(name: str, row: dict[str, Any]) -> None:
 
 def last_module_size(directory: Path) -> int:
     """Instructions (lines ``name = ...``) of the last per-pass file of a dump directory."""
-    last = max(directory.glob("module_*.txt"), key=lambda p: int(re.findall(r"\.(\d{4})\.", p.name)[-1]))
+    numbered = [
+        p for p in directory.glob("module_*.txt") if re.search(r"\.\d{4}\.", p.name)
+    ]  # not before_optimizations
+    last = max(numbered, key=lambda p: int(re.findall(r"\.(\d{4})\.", p.name)[-1]))
     return len(re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = ", last.read_text(), re.MULTILINE))
 
 
