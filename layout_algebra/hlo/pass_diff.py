@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import dataclasses
 import itertools
 import weakref
 from collections.abc import Callable
@@ -60,6 +61,7 @@ __all__ = [
     "module_facts",
     "pair_keys",
     "users_of",
+    "without_unread_parameters",
 ]
 
 
@@ -230,6 +232,28 @@ def changed_region(cuts: Cuts, a_name: str, b_name: str) -> list[tuple[str, str]
     return keys.boundaries(b_name)
 
 
+def without_unread_parameters(before: HloModule, after: HloModule) -> tuple[HloModule, HloModule]:
+    """Both modules without the parameters neither reads (a cut module declares every cut point
+    of the pair, so that both have one interface; a region reads a few of them)."""
+    read: set[int | None] = set()
+    for module in (before, after):
+        names = {o.name for i in module.entry.instructions for o in i.operands} | {module.entry.root.name}
+        read |= {
+            i.parameter_number
+            for i in module.entry.instructions
+            if i.opcode == "parameter" and i.name in names
+        }
+
+    def pruned(module: HloModule) -> HloModule:
+        kept_instructions = tuple(
+            i for i in module.entry.instructions if i.opcode != "parameter" or i.parameter_number in read
+        )
+        entry = dataclasses.replace(module.entry, instructions=kept_instructions)
+        return dataclasses.replace(module, computations=(entry,), entry=entry)
+
+    return pruned(before), pruned(after)
+
+
 def decide_on_changed_region(
     cuts: Cuts, a_name: str, b_name: str, mode: str, timeout_ms: int
 ) -> tuple[str, Any]:
@@ -250,8 +274,9 @@ def decide_on_changed_region(
         region.pairs, region.number = dict(cuts.pairs), dict(cuts.number)
         for a_node, b_node in boundaries:
             region.add(a_node, b_node)
-        before = region.module(cuts.a, a_name, earlier=True)
-        after = region.module(cuts.b, b_name, earlier=False)
+        before, after = without_unread_parameters(
+            region.module(cuts.a, a_name, earlier=True), region.module(cuts.b, b_name, earlier=False)
+        )
         try:
             result = verify_rewrite(
                 before, after, mode=mode, timeout_ms=timeout_ms, float_rules=cuts.float_rules
