@@ -22,11 +22,13 @@ reason).
 
 Run:  PYTHONPATH=. python benchmarks/passes_corpus.py [--cap-gib 4] [--timeout 300]
           [--json OUT.json] [--only NAME ...] [--from-json OUT.json]
-          [--large PY [--large-timeout 600] [--no-corpus]]
+          [--large PY | --large-dir DIR] [--large-timeout 600] [--no-corpus] [--jobs N]
 
 ``--large PY`` also dumps the 12-layer train step (~14k instructions on TPU, ~35k on CPU;
 too big to ship) with ``scripts/generate_pass_dumps.py`` run by ``PY`` (a Python with
-``jax[tpu]``), and validates it under the same memory cap and ``--large-timeout``.
+``jax[tpu]``), and validates it under the same memory cap and ``--large-timeout``;
+``--large-dir DIR`` validates the dumps such a run left in ``DIR`` instead. ``--jobs N``
+validates each program's pass pairs ``N`` at once (the cap is per process).
 
 ``--json`` keeps every pair's answer (the reports' JSON) for later reading; ``--from-json``
 prints the tables again from such a file without validating anything.
@@ -58,7 +60,7 @@ LARGE = ("transformer_train_adam_12",)
 CHILD = """
 import json, sys
 from layout_algebra.hlo.passes import validate_passes
-print(json.dumps(validate_passes(sys.argv[1]).to_dict()))
+print(json.dumps(validate_passes(sys.argv[1], jobs=int(sys.argv[2])).to_dict()))
 """
 
 #: (category, pattern), tried in order on an unknown pair's first reason (see :func:`root_cause`)
@@ -134,14 +136,15 @@ def cap_memory(limit_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
 
 
-def run_capped(directory: Path, cap_bytes: int, timeout_s: float) -> dict[str, Any]:
-    """Validate ``directory`` in a child capped at ``cap_bytes`` of address space and
-    ``timeout_s`` seconds; its report (or error), wall time and peak resident memory."""
+def run_capped(directory: Path, cap_bytes: int, timeout_s: float, jobs: int = 1) -> dict[str, Any]:
+    """Validate ``directory`` in a child capped at ``cap_bytes`` of address space (each of its
+    ``jobs`` processes) and ``timeout_s`` seconds; its report (or error), wall time and peak
+    resident memory (of the child and the processes it ran, the largest one)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(directory)],
+            [sys.executable, "-c", CHILD, str(directory), str(jobs)],
             stdout=out,
             stderr=err,
             env=env,
@@ -163,7 +166,11 @@ def run_capped(directory: Path, cap_bytes: int, timeout_s: float) -> dict[str, A
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-    row: dict[str, Any] = {"seconds": seconds, "peak_mib": usage.ru_maxrss / 1024}
+    row: dict[str, Any] = {
+        "seconds": seconds,
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,  # the child's and its processes': load-proof
+        "peak_mib": usage.ru_maxrss / 1024,
+    }
     if timed_out:
         row["error"] = f"killed at the time cap ({timeout_s:.0f} s)"
     elif child.returncode != 0:
@@ -289,12 +296,18 @@ def reasons(raw: dict[str, dict[str, Any]]) -> list[str]:
 
 def report_progress(name: str, row: dict[str, Any]) -> None:
     note = row.get("error") or row["report"]["counts_from_layout_assignment"]
-    print(f"{name}: {row['seconds']:.1f} s, {row['peak_mib']:.0f} MiB, {note}", file=sys.stderr, flush=True)
+    cpu = f" ({row['cpu_seconds']:.1f} s CPU)" if "cpu_seconds" in row else ""
+    print(
+        f"{name}: {row['seconds']:.1f} s{cpu}, {row['peak_mib']:.0f} MiB, {note}", file=sys.stderr, flush=True
+    )
 
 
 def last_module_size(directory: Path) -> int:
     """Instructions (lines ``name = ...``) of the last per-pass file of a dump directory."""
-    last = max(directory.glob("module_*.txt"), key=lambda p: int(re.findall(r"\.(\d{4})\.", p.name)[-1]))
+    numbered = [
+        p for p in directory.glob("module_*.txt") if re.search(r"\.\d{4}\.", p.name)
+    ]  # not before_optimizations
+    last = max(numbered, key=lambda p: int(re.findall(r"\.(\d{4})\.", p.name)[-1]))
     return len(re.findall(r"^\s*(?:ROOT )?%?[\w.\-]+ = ", last.read_text(), re.MULTILINE))
 
 
@@ -324,6 +337,18 @@ def main() -> None:
     )
     parser.add_argument("--large-timeout", type=float, default=600.0, help="seconds for each large dump")
     parser.add_argument("--no-corpus", action="store_true", help="skip the shipped archives (with --large)")
+    parser.add_argument(
+        "--large-dir",
+        type=Path,
+        help="validate the large programs already dumped here (DIR/<backend>/<program>, as --large "
+        "writes them) instead of dumping them",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="pass pairs at once in each child (validate_passes(jobs=N); default 1)",
+    )
     args = parser.parse_args()
     cap = int(args.cap_gib * 2**30)
     if args.from_json:
@@ -338,15 +363,23 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 with tarfile.open(archive, "r:xz") as tar:
                     tar.extractall(tmp, filter="data")
-                raw[name] = run_capped(Path(tmp, name), cap, args.timeout)
+                raw[name] = run_capped(Path(tmp, name), cap, args.timeout, args.jobs)
             report_progress(name, raw[name])
             if args.json:
                 args.json.write_text(json.dumps(raw))
-        if args.large:
+        if args.large or args.large_dir:
             with tempfile.TemporaryDirectory() as tmp:
-                for name, directory in generate_large(args.large, Path(tmp)).items():
-                    raw[name] = run_capped(directory, cap, args.large_timeout)
+                if args.large_dir:
+                    dumped = {f"{p}.{b}": args.large_dir / b / p for p in LARGE for b in ("tpu", "cpu")}
+                    dumped = {name: d for name, d in dumped.items() if d.is_dir()}
+                else:
+                    dumped = generate_large(args.large, Path(tmp))
+                for name, directory in dumped.items():
+                    if args.only and name not in args.only:
+                        continue
+                    raw[name] = run_capped(directory, cap, args.large_timeout, args.jobs)
                     raw[name]["instructions"] = str(last_module_size(directory))
+                    raw[name]["load_average"] = os.getloadavg()
                     report_progress(name, raw[name])
                     if args.json:
                         args.json.write_text(json.dumps(raw))

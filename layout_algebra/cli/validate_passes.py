@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from layout_algebra.model.errors import InvalidArgumentError
 
@@ -44,7 +45,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="programs validated at once, in processes (default: all cores; 1: in this process)",
+        help="pass pairs validated at once, in processes, each reading only its two modules "
+        "(default: all cores; 1: in this process); the answers are the same, in pass order",
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: when stderr is a terminal and the output is not --json)",
     )
     p.add_argument(
         "--cluster",
@@ -71,8 +79,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-memory",
         type=float,
         metavar="GIB",
-        help="cap this process's memory at GIB gibibytes: a pair that needs more is unknown "
-        "(ran out of memory) instead of the whole run being killed",
+        help="cap the memory of this process (and of each --jobs process) at GIB gibibytes: a pair "
+        "that needs more is unknown (ran out of memory) instead of the whole run being killed",
     )
     p.set_defaults(run=run)
 
@@ -94,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
         ),
         jobs=args.jobs,
         cluster=args.cluster,
+        progress=(not args.json and sys.stderr.isatty()) if args.progress is None else args.progress,
     )
+    _print_out_of_memory(reports, args.max_memory)
     if args.html:
         _write_html(args.html, programs, reports)
     if args.json:
@@ -111,6 +121,22 @@ def run(args: argparse.Namespace) -> int:
         if len(reports) > 1:
             _print_summary(summary_rows(programs, reports))
     return 1 if any(r.counts()["refuted"] for r in reports) else 0
+
+
+def _print_out_of_memory(reports: list, cap: float | None) -> None:
+    """One line on stderr when some pairs hit the memory cap: how many, which, what to do."""
+    from layout_algebra.hlo.passes import OUT_OF_MEMORY
+
+    hit = [r for report in reports for r in report.results if r.reason == OUT_OF_MEMORY]
+    if hit:
+        names = ", ".join(f"{r.later.number:04d} {r.later.after}" for r in hit[:5])
+        more = f" and {len(hit) - 5} more" if len(hit) > 5 else ""
+        limit = f"the memory cap (--max-memory {cap:g} GiB)" if cap is not None else "the memory limit"
+        print(
+            f"{len(hit)} pair(s) ran out of memory under {limit} and are unknown: {names}{more}; "
+            "raise --max-memory or use fewer --jobs",
+            file=sys.stderr,
+        )
 
 
 def _print_summary(rows: list[dict[str, object]]) -> None:

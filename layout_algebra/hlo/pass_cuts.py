@@ -288,13 +288,16 @@ class Cuts:
         # every parameter of both modules, so that the interfaces match
         present = {i.name for i in keep}
         extra = [p for p in side.parameters() if p.name not in present]
+        later_of: dict[str, str] = {}  # earlier name -> its (first) later name: one pass, not one per cut
+        for b_name, a_name in self.pairs.items():
+            later_of.setdefault(a_name, b_name)
         for a_name, n in self.number.items():
             if earlier and a_name not in present:
                 extra.append(
                     HloInstruction(a_name, self.a.by_name[a_name].shape, "parameter", parameter_number=n)
                 )
             if not earlier:
-                b_name = next(b for b, a in self.pairs.items() if a == a_name)
+                b_name = later_of[a_name]
                 if b_name not in present and f"{b_name}.cut" not in present:
                     extra.append(
                         HloInstruction(
@@ -401,8 +404,8 @@ def cone_key(side: Side, name: str, cut: Mapping[str, int], memo: dict[str, int]
             stack.pop()
             continue
         instr = side.by_name[top]
-        if top in cut:
-            memo[top] = keys.id(("cut", cut[top]))
+        if top in cut:  # with its own shape: a cut pair may differ in layout (paired logically)
+            memo[top] = keys.id(("cut", cut[top], str(instr.shape)))
             stack.pop()
             continue
         pending = [o.name for o in instr.operands if o.name not in memo]

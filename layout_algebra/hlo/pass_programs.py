@@ -3,7 +3,8 @@
 A *program* is one XLA dump directory (``--xla_dump_to=DIR --xla_dump_hlo_pass_re=.*``). A
 *zoo* is a directory whose sub-directories are programs. :func:`programs_of` finds them;
 :func:`validate_programs` validates each with :func:`layout_algebra.hlo.passes.validate_passes`
-— in this process, in a pool of processes (``jobs``), or on a Dask cluster (``cluster``: the
+— in this process, in a pool of processes (``jobs``: one pass pair per task, the pairs of all
+programs in one pool), or on a Dask cluster (``cluster``: the
 address of a running scheduler, or ``"local:N"`` for a local cluster of N worker processes).
 The answers do not depend on where a program ran: each is the same pure function of its files.
 
@@ -23,16 +24,19 @@ layout_algebra.hlo.passes.DumpDirectoryError: '...' holds no per-pass module fil
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from layout_algebra.hlo.pass_jobs import Progress
 from layout_algebra.hlo.passes import (
     DEFAULT_FLOAT_RULES,
     DumpDirectoryError,
+    PairJob,
     ValidationReport,
+    pair_jobs,
     read_dump_directory,
+    run_pair_jobs,
     validate_passes,
 )
 
@@ -89,23 +93,33 @@ def validate_programs(
     float_rules: Sequence[str] = tuple(DEFAULT_FLOAT_RULES),
     jobs: int = 0,
     cluster: str | None = None,
+    progress: bool | None = False,
 ) -> list[ValidationReport]:
     """Each program's report, in the order given.
 
-    ``jobs``: processes at once (0: all cores; 1: in this process). ``cluster``: a Dask
-    scheduler's address (``tcp://host:8786``), or ``"local:N"`` for a local cluster of ``N``
-    worker processes started and stopped here; it needs the ``cluster`` extra.
+    ``jobs``: pass pairs (of all programs) validated at once, in processes (0: all cores; 1: in
+    this process). ``cluster``: a Dask scheduler's address (``tcp://host:8786``), or
+    ``"local:N"`` for a local cluster of ``N`` worker processes started and stopped here, one
+    program per task; it needs the ``cluster`` extra. ``progress``: a progress bar over the
+    pairs on stderr (``None``: when stderr is a terminal).
     """
-    work = [ProgramJob(p.directory, timeout_ms, tuple(float_rules)) for p in programs]
     if cluster:
+        work = [ProgramJob(p.directory, timeout_ms, tuple(float_rules)) for p in programs]
         return _on_dask(work, cluster)
-    workers = min(len(work), jobs if jobs > 0 else (os.cpu_count() or 1))
-    if workers <= 1:
-        return [validate_program(job) for job in work]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(validate_program, work))
+    pairs: list[PairJob] = []
+    spans: list[tuple[int, int, tuple[str, ...]]] = []
+    for program in programs:
+        found, skipped = read_dump_directory(program.directory)
+        mine = pair_jobs(found, timeout_ms=timeout_ms, float_rules=float_rules)
+        spans.append((len(pairs), len(pairs) + len(mine), tuple(skipped)))
+        pairs.extend(mine)
+    title = f"validating {programs[0].name}" if len(programs) == 1 else f"validating {len(programs)} programs"
+    with Progress(len(pairs), title, Progress.wanted(progress)) as bar:
+        results = run_pair_jobs(pairs, jobs=jobs, progress=bar)
+    return [
+        ValidationReport(Path(program.directory), tuple(results[begin:end]), skipped)
+        for program, (begin, end, skipped) in zip(programs, spans, strict=True)
+    ]
 
 
 def _on_dask(work: list[ProgramJob], cluster: str) -> list[ValidationReport]:

@@ -100,11 +100,11 @@ from layout_algebra.hlo.pass_cuts import (
     Cuts,
     Side,
     cone_names,
-    decide_equal,
     is_elided_constant,
     no_counterpart,
     signature,
 )
+from layout_algebra.hlo.pass_diff import decide_on_changed_region, kept, kept_module_key, kept_side
 from layout_algebra.hlo.pass_execution import whole_module_difference, whole_module_text
 from layout_algebra.hlo.pass_forms import TOPK_DECOMPOSITION, WHOLE_WINDOW_REDUCE, assumptions_of_pair
 from layout_algebra.hlo.pass_interface import (
@@ -113,7 +113,7 @@ from layout_algebra.hlo.pass_interface import (
     precision_changes,
     provisional_interface,
 )
-from layout_algebra.hlo.pass_keys import module_key
+from layout_algebra.hlo.pass_jobs import Progress, default_jobs, run_in_order
 from layout_algebra.hlo.pass_loops import LOOP_OPCODES, inductive_counterpart
 from layout_algebra.hlo.pass_precision import operand_failure, precision_verdict
 from layout_algebra.model.errors import LayoutAlgebraError
@@ -122,12 +122,19 @@ from layout_algebra.prove.result import json_value
 __all__ = [
     "ASSUMPTIONS",
     "DEFAULT_FLOAT_RULES",
+    "OUT_OF_MEMORY",
     "PASS_FILE",
     "PROVISIONAL_TILING",
+    "PairJob",
     "PassDump",
     "PassResult",
     "ValidationReport",
+    "crashed_pair",
+    "describe_result",
+    "pair_jobs",
     "read_dump_directory",
+    "run_pair_job",
+    "run_pair_jobs",
     "validate_pair",
     "validate_passes",
 ]
@@ -137,6 +144,9 @@ PASS_FILE = re.compile(
     r"^module_(?P<module>\d+)\.(?P<name>.+?)\.(?P<number>\d{4})\.(?P<pipeline>[^/]*?)"
     r"\.after_(?P<after>.+?)(?:\.before_(?P<before>.+))?\.txt$"
 )
+
+#: The reason of a pair that hit the memory cap (``--max-memory``, ``ulimit -v``).
+OUT_OF_MEMORY = "ran out of memory validating this pair (the process's memory cap); no answer"
 
 #: The name of the assumption that identifies elided constants (``{...}``) by their names.
 ELIDED_CONSTANTS = "elided-constants"
@@ -351,7 +361,7 @@ def validate_pair(
         result: PassResult = precision_verdict(validated(plain), a_mod, b_mod, float_rules, validated)
         return result
     except MemoryError:  # a memory cap (ulimit -v, --max-memory): this pair's answer, not a crash
-        reason = "ran out of memory validating this pair (the process's memory cap); no answer"
+        reason = OUT_OF_MEMORY
     except RecursionError:
         reason = "the chains of instructions are too deep to follow (Python's recursion limit); no answer"
     return PassResult(a_mod.name, dummy, dummy_b, mode, "unknown", time.perf_counter() - start, reason)
@@ -384,9 +394,9 @@ def _validate_modules(
             tuple(sorted(used)) if status == "proved" else (),
         )
 
-    if module_key(a_mod) == module_key(b_mod):
+    if kept_module_key(a_mod) == kept_module_key(b_mod):
         return answer("unchanged")
-    introduced = invalid_bitcast(b_mod) if invalid_bitcast(a_mod) is None else None
+    introduced = kept(b_mod, invalid_bitcast) if kept(a_mod, invalid_bitcast) is None else None
     if introduced is not None:  # the pass wrote HLO that XLA's verifier refuses
         return answer(
             "refuted", f"the later module is invalid HLO: {introduced}", {"invalid_hlo": introduced}
@@ -410,7 +420,7 @@ def _validate_modules(
                 return dataclasses.replace(logical, mode=mode, seconds=time.perf_counter() - start)
             return answer("unknown", f"{said}: compared logically: {logical.reason}", cuts=logical.cut_points)
     try:
-        a, b = Side.of(a_mod), Side.of(b_mod)
+        a, b = kept_side(a_mod), kept_side(b_mod)
     except (Unsupported, KeyError, ValueError) as err:
         return answer("unknown", f"cannot inline the modules: {err}")
     cuts = Cuts(a, b, frozenset(float_rules))
@@ -443,7 +453,7 @@ def _validate_modules(
             a_instr = a.by_name[a_name]
             ok = True
             for ao, bo in zip(a_instr.operands, b_instr.operands, strict=True):
-                status, result = decide_equal(cuts, ao.name, bo.name, "logical", timeout_ms)
+                status, result = decide_on_changed_region(cuts, ao.name, bo.name, "logical", timeout_ms)
                 if status != "proved":
                     ok = False
                     operand_refuted = operand_refuted or status == "refuted"
@@ -474,7 +484,7 @@ def _validate_modules(
                 return answer("refuted", "", whole, len(cuts.pairs))
             reasons[0] += f" ({whole_module_text(whole)})"
         return answer("unknown", precision_changes(a, b) + reasons[0], cuts=len(cuts.pairs))
-    status, result = decide_equal(cuts, a.root, b.root, mode, timeout_ms)
+    status, result = decide_on_changed_region(cuts, a.root, b.root, mode, timeout_ms)
     if status == "proved":
         return answer("proved", cuts=len(cuts.pairs))
     if isinstance(result, str):
@@ -554,48 +564,139 @@ def pass_mode(dumps: Sequence[PassDump], k: int) -> str:
     return "logical" if k <= last else "physical"
 
 
+@dataclass(frozen=True)
+class PairJob:
+    """One consecutive pair of a dump directory, as a worker process needs it (plain values)."""
+
+    module: str
+    earlier: PassDump
+    later: PassDump
+    mode: str
+    timeout_ms: int
+    float_rules: tuple[str, ...]
+
+
+def run_pair_job(job: PairJob) -> PassResult:
+    """One pair's answer, reading (only) its two files: the unit of work of ``validate_passes(jobs=N)``."""
+    start = time.perf_counter()
+    try:
+        earlier = parse_module(job.earlier.path.read_text())
+        later = parse_module(job.later.path.read_text())
+        result = validate_pair(
+            earlier, later, mode=job.mode, timeout_ms=job.timeout_ms, float_rules=job.float_rules
+        )
+    except ValueError as err:  # HloParseError, a file that is not UTF-8 text
+        result = PassResult(
+            job.module, job.earlier, job.later, job.mode, "unknown", 0.0, f"cannot read: {err}"
+        )
+    except MemoryError:
+        result = PassResult(job.module, job.earlier, job.later, job.mode, "unknown", 0.0, OUT_OF_MEMORY)
+    return dataclasses.replace(
+        result, module=job.module, earlier=job.earlier, later=job.later, seconds=time.perf_counter() - start
+    )
+
+
+def crashed_pair(job: PairJob, why: str) -> PassResult:
+    """The answer for a pair whose process died (a native crash, the kernel's out-of-memory kill)."""
+    return PassResult(job.module, job.earlier, job.later, job.mode, "unknown", 0.0, f"no answer: {why}")
+
+
+def pair_jobs(
+    found: Mapping[str, Sequence[PassDump]],
+    *,
+    timeout_ms: int = 10_000,
+    modules: Sequence[str] | None = None,
+    float_rules: Collection[str] = DEFAULT_FLOAT_RULES,
+) -> list[PairJob]:
+    """Every consecutive pair of every module (``read_dump_directory``'s), in pass order."""
+    return [
+        PairJob(name, dumps[k - 1], dumps[k], pass_mode(dumps, k), timeout_ms, tuple(float_rules))
+        for name, dumps in found.items()
+        if modules is None or name in modules
+        for k in range(1, len(dumps))
+    ]
+
+
+def describe_result(result: PassResult) -> str:
+    """A pair in a few words (the progress bar's): its pass and answer."""
+    return f"{result.later.number:04d} {result.later.after}: {result.verdict}"
+
+
 def validate_passes(
     directory: str | os.PathLike[str],
     *,
     timeout_ms: int = 10_000,
     modules: Sequence[str] | None = None,
     float_rules: Collection[str] = DEFAULT_FLOAT_RULES,
+    jobs: int = 1,
+    progress: bool | None = False,
 ) -> ValidationReport:
     """Validate every consecutive pair of per-pass dumps of every module in ``directory``
-    (``float_rules`` as for :func:`validate_pair`)."""
+    (``float_rules`` as for :func:`validate_pair`).
+
+    ``jobs``: pairs validated at once, in processes (1: in this process, each parsed module
+    serving both pairs it belongs to; 0: all cores); the answers are the same, in pass order.
+    ``progress``: a progress bar on stderr (``None``: only when stderr is a terminal)."""
     found, skipped = read_dump_directory(directory)
     if not found:
         raise DumpDirectoryError(
             f"{str(directory)!r} holds no per-pass module files (module_NNNN.<name>.NNNN.<pipeline>.after_<pass>...txt)"
         )
-    results: list[PassResult] = []
-    for name, dumps in found.items():
-        if modules is not None and name not in modules:
-            continue
-        parsed: dict[int, HloModule] = {}
-
-        def load(k: int, dumps: list[PassDump] = dumps, parsed: dict[int, HloModule] = parsed) -> HloModule:
-            if k not in parsed:
-                parsed[k] = parse_module(dumps[k].path.read_text())
-                parsed.pop(k - 2, None)
-            return parsed[k]
-
-        for k in range(1, len(dumps)):
-            mode = pass_mode(dumps, k)
-            start = time.perf_counter()
-            try:
-                result = validate_pair(
-                    load(k - 1), load(k), mode=mode, timeout_ms=timeout_ms, float_rules=float_rules
-                )
-            except ValueError as err:  # HloParseError, a file that is not UTF-8 text
-                result = PassResult(name, dumps[k - 1], dumps[k], mode, "unknown", 0.0, f"cannot read: {err}")
-            results.append(
-                dataclasses.replace(
-                    result,
-                    module=name,
-                    earlier=dumps[k - 1],
-                    later=dumps[k],
-                    seconds=time.perf_counter() - start,
-                )
-            )
+    work = pair_jobs(found, timeout_ms=timeout_ms, modules=modules, float_rules=float_rules)
+    with Progress(len(work), f"validating {Path(directory).name}", Progress.wanted(progress)) as bar:
+        results = run_pair_jobs(work, jobs=jobs, progress=bar)
     return ValidationReport(Path(directory), tuple(results), tuple(skipped))
+
+
+def run_pair_jobs(
+    work: Sequence[PairJob], *, jobs: int = 1, progress: Progress | None = None
+) -> list[PassResult]:
+    """Each pair's answer, in order: ``jobs`` processes at once (0: all cores), or in this process."""
+    bar = progress if progress is not None else Progress(len(work), "", enabled=False)
+    if default_jobs(jobs, len(work)) > 1:
+        return run_in_order(
+            run_pair_job, work, jobs=jobs, progress=bar, describe=describe_result, on_crash=crashed_pair
+        )
+    return _serial(work, bar)
+
+
+def _serial(work: Sequence[PairJob], bar: Progress) -> list[PassResult]:
+    """The pairs in this process, each module parsed once for the two pairs it belongs to."""
+    parsed: dict[Path, HloModule] = {}
+
+    def load(dump: PassDump) -> HloModule:
+        if dump.path not in parsed:
+            if len(parsed) >= 2:
+                parsed.pop(next(iter(parsed)))
+            parsed[dump.path] = parse_module(dump.path.read_text())
+        return parsed[dump.path]
+
+    results: list[PassResult] = []
+    for job in work:
+        start = time.perf_counter()
+        try:
+            result = validate_pair(
+                load(job.earlier),
+                load(job.later),
+                mode=job.mode,
+                timeout_ms=job.timeout_ms,
+                float_rules=job.float_rules,
+            )
+        except ValueError as err:  # HloParseError, a file that is not UTF-8 text
+            result = PassResult(
+                job.module, job.earlier, job.later, job.mode, "unknown", 0.0, f"cannot read: {err}"
+            )
+        except MemoryError:
+            parsed.clear()
+            result = PassResult(job.module, job.earlier, job.later, job.mode, "unknown", 0.0, OUT_OF_MEMORY)
+        results.append(
+            dataclasses.replace(
+                result,
+                module=job.module,
+                earlier=job.earlier,
+                later=job.later,
+                seconds=time.perf_counter() - start,
+            )
+        )
+        bar.advance(describe_result(results[-1]))
+    return results
