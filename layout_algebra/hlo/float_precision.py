@@ -70,13 +70,13 @@ EXCESS_PRECISION = "excess-precision"
 #: What :data:`EXCESS_PRECISION` assumes, as the reports state it.
 EXCESS_PRECISION_TEXT = (
     "XLA's --xla_allow_excess_precision (on by default): a float value may be computed and carried at "
-    "another precision than the HLO states, as long as the same operations are applied to the same values "
-    "in the same order. Proved: the modules are equal with float precision erased (every float element "
+    "more precision than the HLO states, as long as the same operations are applied to the same values "
+    "in the same order; never at less (a later module that computes more values of a float type narrower "
+    "than 32 bits than the earlier one is not proved under it). Proved: the modules are equal with float precision erased (every float element "
     "type one abstract type, a convert between two float types the identity; converts between integer and "
     "float types, bitcast-convert and the root's type are kept; comparisons and rounding ops keep their "
     "meaning on the abstract value; constants keep the value of their stated type). The values at the "
-    "stated precision may differ (float-normalization-bf16, bfloat16-propagation, float-type-correction "
-    "rely on this)"
+    "stated precision may differ (float-normalization-bf16 and float-type-correction rely on this)"
 )
 
 #: The name of the assumption that a data-movement op may change the float type (mixed precision).

@@ -61,8 +61,10 @@ __all__ = [
     "executed_difference",
     "executed_verdict",
     "float_type_changes",
+    "narrow_roundings",
     "operand_failure",
     "precision_verdict",
+    "reduced_precision",
 ]
 
 #: Said of a cut candidate whose operands differ: the pair is not refuted by it.
@@ -223,6 +225,65 @@ def executed_difference(
 Result = Any  # passes.PassResult (this module sits below passes.py)
 
 
+#: Ops that give a value without rounding one: moved data, parameters, literals, calls whose
+#: own instructions are counted where they are defined.
+_NOT_ROUNDING = frozenset(
+    {
+        *MOVEMENT_OPCODES,
+        "parameter",
+        "constant",
+        "tuple",
+        "get-tuple-element",
+        "fusion",
+        "call",
+        "while",
+        "conditional",
+    }
+)
+
+
+def narrow_roundings(module: HloModule) -> Counter[str]:
+    """How many instructions of ``module`` (every computation) compute a value of each float type
+    narrower than 32 bits: the points where a value is rounded to that type."""
+    found: Counter[str] = Counter()
+    for _, instruction in module.instructions():
+        shape = instruction.shape
+        if instruction.opcode in _NOT_ROUNDING or not isinstance(shape, ArrayShape):
+            continue
+        if is_float_type(shape.element_type.text) and shape.element_type.bit_width < 32:
+            found[shape.element_type.text] += 1
+    return found
+
+
+def reduced_precision(a: HloModule, b: HloModule) -> str:
+    """Where the later module ``b`` rounds to a float type narrower than 32 bits more often
+    than the earlier ``a`` (type: earlier count -> later count), or ``""``.
+
+    XLA's ``--xla_allow_excess_precision`` lets a value be kept at *more* precision than the
+    program states, never at less: a pass that rounds where the earlier module did not (a
+    value sent through f8, a chain computed in bf16 that was f32) is no excess precision, and
+    the erased comparison is not tried for it.
+
+    >>> from layout_algebra.hlo.parser import parse_module
+    >>> a = parse_module('''HloModule m
+    ... ENTRY e {
+    ...   p = f32[4]{0} parameter(0)
+    ...   ROOT n = f32[4]{0} negate(p)
+    ... }''')
+    >>> b = parse_module('''HloModule m
+    ... ENTRY e {
+    ...   p = f32[4]{0} parameter(0)
+    ...   c = f8e4m3fn[4]{0} convert(p)
+    ...   w = f32[4]{0} convert(c)
+    ...   ROOT n = f32[4]{0} negate(w)
+    ... }''')
+    >>> reduced_precision(a, b), reduced_precision(b, a)
+    ('f8e4m3fn: 0 -> 1', '')
+    """
+    ra, rb = narrow_roundings(a), narrow_roundings(b)
+    return ", ".join(f"{t}: {ra[t]} -> {rb[t]}" for t in sorted(rb) if rb[t] > ra[t])
+
+
 def precision_verdict(
     first: Result,
     a: HloModule,
@@ -244,6 +305,11 @@ def precision_verdict(
         erased_reason = (
             f"; the root's element types changed ({', '.join(root_a)} to {', '.join(root_b)}): not erased"
         )
+    elif EXCESS_PRECISION in float_rules and reduced_precision(a, b):
+        erased_reason = (
+            f"; the later module rounds to narrow float types more often ({reduced_precision(a, b)}): "
+            f"less precision, which {EXCESS_PRECISION} does not allow"
+        )
     elif EXCESS_PRECISION in float_rules:
         erased = rerun(float_rules)
         if erased.status == "proved":
@@ -258,7 +324,7 @@ def precision_verdict(
         # (a refutation of the erased modules was confirmed by running them at the stated
         # precision, which does not show a difference with precision erased: not a verdict)
         erased_reason = f"; with float precision erased, not proved: {_without_precision_note(erased)}"
-    allowed = EXCESS_PRECISION in float_rules
+    allowed = EXCESS_PRECISION in float_rules and not reduced_precision(a, b)
     difference, why = executed_difference(a, b)
     if first.status == "refuted" and not allowed and difference is None:
         return first  # confirmed at the stated precision by the verifier's own re-check

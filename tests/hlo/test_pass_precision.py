@@ -424,20 +424,25 @@ def test_a_pad_between_float_types_rounds_its_operand_and_its_padding_value() ->
 
 # ------------------------------------------------------------------ the command line
 def test_cli_no_excess_precision_decides_without_the_assumption(capsys: pytest.CaptureFixture[str]) -> None:
-    """mlp_train_step's bfloat16-propagation (pass 37) is proved under excess-precision by
-    default; with --no-excess-precision it is not, and no proof names the assumption."""
+    """attention_int8's float-type-correction (pass 59: bf16 ops computed in f32) is proved under
+    excess-precision by default; with --no-excess-precision it is not, and no proof names the
+    assumption. (mlp_train_step's bfloat16-propagation, pass 37, rounds to bf16 where the
+    earlier module did not: less precision, never proved under the assumption.)"""
     from support.ground_truth import TEST_DATA
 
     from layout_algebra.cli import main as cli_main
 
-    program = str(TEST_DATA / "pass_dumps" / "mlp_train_step")
-    assert cli_main(["validate-passes", program, "--json"]) == 0
-    (pair,) = [p for p in json.loads(capsys.readouterr().out)["pairs"] if p["number"] == 37]
+    program = str(TEST_DATA / "pass_dumps" / "attention_int8")
+    cli_main(["validate-passes", program, "--json"])
+    pairs = json.loads(capsys.readouterr().out)["pairs"]
+    (pair,) = [p for p in pairs if p["number"] == 59]
     assert pair["status"] == "proved" and "excess-precision" in pair["assumptions"]
     assert "evidence" in pair
+    (bf16,) = [p for p in pairs if p["number"] == 12]  # more bf16 rounding: not excess precision
+    assert bf16["status"] != "proved" and "excess-precision" not in bf16["assumptions"]
     code = cli_main(["validate-passes", program, "--json", "--no-excess-precision"])
     pairs = json.loads(capsys.readouterr().out)["pairs"]
-    (pair,) = [p for p in pairs if p["number"] == 37]
+    (pair,) = [p for p in pairs if p["number"] == 59]
     assert pair["status"] != "proved" and "precision change" in pair["reason"]
     assert code == (1 if any(p["status"] == "refuted" for p in pairs) else 0)
     assert all("excess-precision" not in p["assumptions"] for p in pairs)

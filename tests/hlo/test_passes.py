@@ -122,21 +122,25 @@ def test_float_type_correction_of_a_maximum_is_proved_naming_its_float_rule() ->
     convert/maximum pattern stays an uninterpreted difference."""
     r = report("dense_relu_reshape")
     (pair,) = [x for x in r.results if x.later.after == "float-type-correction"]
-    assert (pair.status, pair.assumptions) == ("proved", ("constant-folding", "exact-ops"))
-    assert pair.to_dict()["assumptions"] == ["constant-folding", "exact-ops"]
+    assert pair.status == "proved" and "exact-ops" in pair.assumptions
+    assert set(pair.assumptions) <= {"exact-ops", "constant-folding"}
+    assert pair.to_dict()["assumptions"] == list(pair.assumptions)
     earlier, later = pair.earlier.path.read_text(), pair.later.path.read_text()
     strict = validate_pair(earlier, later, mode="physical", float_rules=())
     assert strict.status == "unknown"
     assert strict.reason.startswith("precision change") and "bf16->f32" in strict.reason
 
 
-def test_precision_change_of_a_compute_op_is_proved_only_under_excess_precision() -> None:
-    """tpu-reduce-rewriter sums in bf16 what was summed in f32: proved with float precision
-    erased, the assumption listed; without it a verdict is no proof, and the change is named."""
+def test_less_precision_is_never_proved_and_more_only_under_excess_precision() -> None:
+    """tpu-reduce-rewriter sums in bf16 what was summed in f32: less precision, which
+    excess-precision (more precision only) does not cover, so it is never proved, and the change
+    is named; float-type-correction computes bf16 ops in f32 (more precision): proved under it."""
     r = report("attention_int8")
     (pair,) = [x for x in r.results if x.later.after == "tpu-reduce-rewriter"]
-    assert pair.status == "proved" and "excess-precision" in pair.assumptions
-    assert "precision change" in pair.reason and "bf16" in pair.reason
+    assert pair.status != "proved" and "excess-precision" not in pair.assumptions
+    assert "precision change" in pair.reason and "less precision" in pair.reason
+    (wider,) = [x for x in r.results if x.later.after == "float-type-correction"]
+    assert wider.status == "proved" and "excess-precision" in wider.assumptions
     earlier, later = pair.earlier.path.read_text(), pair.later.path.read_text()
     rules = tuple(r for r in DEFAULT_FLOAT_RULES if r != "excess-precision")
     strict = validate_pair(earlier, later, mode=pair.mode, float_rules=rules)
@@ -364,9 +368,11 @@ ENTRY e {
     )
     stated = tuple(r for r in DEFAULT_FLOAT_RULES if r != "excess-precision")
     assert validate_pair(before, rounded, mode="physical", float_rules=stated).status != "proved"
-    # rounding the operands first is only a change of precision: proved under excess-precision
+    # rounding the operands first is *less* precision (two more bf16 roundings), which
+    # excess-precision does not allow: never proved under it either
     erased = validate_pair(before, rounded, mode="physical")
-    assert erased.status == "proved" and "excess-precision" in erased.assumptions
+    assert erased.status != "proved" and "excess-precision" not in erased.assumptions
+    assert "less precision" in erased.reason
 
 
 def test_a_fused_parameter_with_another_layout_than_its_operand_is_not_read_as_a_copy() -> None:
@@ -746,7 +752,7 @@ def test_cli_names_the_assumptions_and_can_do_without_float_rules(capsys: pytest
     program = str(DUMPS / "dense_relu_reshape")
     assert cli_main(["validate-passes", program]) == 0
     out = capsys.readouterr().out
-    assert "assuming constant-folding, exact-ops" in out and "exact-ops: a narrow float widened" in out
+    assert re.search(r"assuming [a-z, -]*exact-ops", out) and "exact-ops: a narrow float widened" in out
     assert cli_main(["validate-passes", program, "--json", "--no-float-rules"]) == 0
     pairs = json.loads(capsys.readouterr().out)["pairs"]
     (ftc,) = [p for p in pairs if p["pass"] == "float-type-correction"]
@@ -771,7 +777,7 @@ def test_the_results_table_in_the_docs_is_the_report() -> None:
         if cell is not None:
             assert documented[key][2] == cell, key
     proved = sum(status == "proved" for _, status, _ in actual.values())
-    assert (proved, len(actual)) == (20, 20)
+    assert (proved, len(actual)) == (19, 20)
 
 
 def test_a_real_precision_change_names_the_retyped_instructions() -> None:

@@ -82,7 +82,9 @@ def test_logical_mode_needs_no_assumption() -> None:
 def fp8_program(root_tiling: str, body: str = "  n = f8e5m2[64,128]{1,0:T(8,128)(4,1)} negate(p)\n") -> str:
     """A program whose f8 root is still provisionally tiled ``root_tiling`` (the entry computation
     layout declares ``T(32,128)(4,1)``), as XLA:TPU leaves it until post-fusion-tiling-assignment."""
-    layout = "entry_computation_layout={(f8e5m2[64,128]{1,0:T(8,128)(4,1)})->f8e5m2[64,128]{1,0:T(32,128)(4,1)}}"
+    layout = (
+        "entry_computation_layout={(f8e5m2[64,128]{1,0:T(8,128)(4,1)})->f8e5m2[64,128]{1,0:T(32,128)(4,1)}}"
+    )
     return f"""HloModule fp8, {layout}
 ENTRY main {{
   p = f8e5m2[64,128]{{1,0:T(8,128)(4,1)}} parameter(0)
