@@ -37,7 +37,7 @@ does the element-level proofs):
 
 A proof may rest on named assumptions (:data:`ASSUMPTIONS`: the verifier's float rules,
 ``elided-constants`` for literals the dump prints as ``{...}``, ``convolution-as-dot``,
-``topk-decomposition``, ``whole-window-reduce``); the canonical forms other rewritten ops are
+``topk-decomposition``); the canonical forms other rewritten ops are
 read in before pairing are in :mod:`layout_algebra.hlo.pass_forms`;
 ``PassResult.assumptions`` lists those it used.
 
