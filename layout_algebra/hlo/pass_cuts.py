@@ -109,20 +109,18 @@ class Side:
             added.extend(form.computations)
             assumed.update(form.assumed)
             as_dot.update(form.as_dot)
-            for instr in form.instructions[:-1]:
-                builder.emit(canonical_dot(builder, instr) if instr.opcode == "dot" else instr)
-            instr = form.instructions[-1]
-            if instr.opcode == "convolution":
-                instr = convolution_as_dot(instr)
+            for instr in form.instructions:
                 if instr.opcode == "convolution":
-                    instr = base_dilated_convolution_as_dot(builder, instr)
+                    instr = convolution_as_dot(instr)
+                    if instr.opcode == "convolution":
+                        instr = base_dilated_convolution_as_dot(builder, instr)
+                    if instr.opcode == "dot":
+                        as_dot.add(instr.name)
                 if instr.opcode == "dot":
-                    as_dot.add(instr.name)
-            if instr.opcode == "dot":
-                instr = canonical_dot(builder, instr)
-            elif instr.opcode == "reduce" and instr.dimensions is not None:
-                instr = canonical_reduce(builder, instr)
-            builder.emit(instr)
+                    instr = canonical_dot(builder, instr)
+                elif instr.opcode == "reduce" and instr.dimensions is not None:
+                    instr = canonical_reduce(builder, instr)
+                builder.emit(instr)
         by_name = {i.name: i for i in builder.instructions}
         computed = computed_start_indices(by_name)
         opaque = [

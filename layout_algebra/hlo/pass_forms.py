@@ -58,14 +58,21 @@ from dataclasses import dataclass, field
 
 from layout_algebra.hlo.ir import HloComputation, HloInstruction, HloModule, HloOperand, SliceDimension
 from layout_algebra.hlo.opcodes import ELEMENTWISE_OPCODES, INERT_ATTRIBUTES, INLINED_OPCODES
-from layout_algebra.hlo.pass_canonical import Builder, parse_window
-from layout_algebra.hlo.pass_indexing import Emitter, default_shape, gather_simple_form, scatter_simple_form
+from layout_algebra.hlo.pass_canonical import Builder, parse_window, window_terms
+from layout_algebra.hlo.pass_indexing import (
+    Emitter,
+    braced,
+    default_shape,
+    gather_simple_form,
+    scatter_simple_form,
+)
 from layout_algebra.model.shapes import ArrayShape, TupleShape
 from layout_algebra.model.syntax import parse_shape
 
 __all__ = [
     "INTERNAL_CUSTOM_CALLS",
     "TOPK_DECOMPOSITION",
+    "WHOLE_WINDOW_REDUCE",
     "Expansion",
     "assumptions_of_pair",
     "custom_call_target",
@@ -78,6 +85,7 @@ __all__ = [
     "total_order_key",
     "unit_convolution_as_dot",
     "unit_reduce_as_reshape",
+    "whole_window_reduce",
 ]
 
 #: The name of the assumption that XLA's top-k is the sort topk-decomposer writes for it.
@@ -530,6 +538,10 @@ def expand(
         emitted = scatter_simple_form(builder, instr)
         if emitted is not None:
             return Expansion(emitted)
+    if instr.opcode == "reduce-window":
+        emitted = whole_window_reduce(builder, module, by_name, instr)
+        if emitted is not None:
+            return Expansion(emitted, assumed={emitted[0].name: (WHOLE_WINDOW_REDUCE, "reduce-window")})
     if instr.opcode == "map":
         emitted = map_inlined(builder, module, instr)
         if emitted is not None:
@@ -662,3 +674,77 @@ def scan_rewrite_reason(earlier: Sequence[HloInstruction], instr: HloInstruction
         "if the reducer is associative, exact for max/min and integer add but not for float add (reassociation "
         "rounds differently); reduce-window is not interpreted here"
     )
+
+
+# ------------------------------------------------------------------------ whole-window reduce-window
+#: The name of the assumption that a reduce-window whose windows cover whole dimensions is a reduce.
+WHOLE_WINDOW_REDUCE = "whole-window-reduce"
+
+
+def whole_window_reduce(
+    builder: Builder, module: HloModule, by_name: Mapping[str, HloInstruction], instr: HloInstruction
+) -> list[HloInstruction] | None:
+    """A one-input ``reduce-window`` by ``maximum``/``minimum`` (or integer ``add``) from its
+    identity whose every window along some dimensions covers all of them (the rest one-element
+    windows) as [the ``reduce`` of those dimensions, its broadcast under the op's name], or
+    ``None``. Each output element combines exactly the input elements of its row, plus
+    padding equal to the identity (XLA:TPU's tpu_fusion writes a max over a row, broadcast,
+    as such a window: size 2n-1, padding n-1 on both sides)."""
+    out = instr.shape
+    if instr.opcode != "reduce-window" or len(instr.operands) != 2 or not isinstance(out, ArrayShape):
+        return None
+    x = builder.shapes.get(instr.operands[0].name)
+    window = parse_window(instr.attributes.get("window", ""))
+    if not isinstance(x, ArrayShape) or window is None or len(window) != x.rank or out.rank != x.rank:
+        return None
+    op = _binary_op(module, instr.to_apply)
+    element = out.element_type.text
+    if op is None or (op == "add" and element in _FLOAT_WIDTH):
+        return None
+    if not _identity(op, element, _scalar_constant(by_name, instr.operands[1].name)):
+        return None
+    one = {"size": 1, "stride": 1, "pad": (0, 0), "lhs_dilate": 1, "rhs_dilate": 1, "rhs_reversal": 0}
+    reduced: list[int] = []
+    for d, w in enumerate(window):
+        n, m = x.dimensions[d], out.dimensions[d]
+        if not isinstance(n, int) or not isinstance(m, int):
+            return None
+        if w == one:
+            if n != m:
+                return None
+            continue
+        if w["lhs_dilate"] != 1 or w["rhs_reversal"] != 0:
+            return None
+        inputs: dict[int, list[int]] = {}  # output position -> the input positions it combines
+        for p, _, i in window_terms(w, n, m):
+            inputs.setdefault(p, []).append(i)
+        row = list(range(n))
+        if any(sorted(inputs.get(o, ())) != row for o in range(m)):  # every element of the row, once
+            return None
+        reduced.append(d)
+    if not reduced:
+        return None
+    kept = [d for d in range(x.rank) if d not in reduced]
+    e = Emitter(builder, instr.name)
+    total = e.add(
+        HloInstruction(
+            e.name("reduce"),
+            default_shape(element, [x.dimensions[d] for d in kept]),
+            "reduce",
+            instr.operands,
+            {"dimensions": braced(reduced), "to_apply": instr.attributes.get("to_apply", "")},
+            dimensions=tuple(reduced),
+            to_apply=instr.to_apply,
+        )
+    )
+    e.add(
+        HloInstruction(
+            instr.name,
+            out,
+            "broadcast",
+            (HloOperand(total),),
+            {"dimensions": braced(kept)},
+            dimensions=tuple(kept),
+        )
+    )
+    return e.emitted

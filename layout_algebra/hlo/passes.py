@@ -106,7 +106,7 @@ from layout_algebra.hlo.pass_cuts import (
 )
 from layout_algebra.hlo.pass_diff import decide_on_changed_region, kept, kept_module_key, kept_side
 from layout_algebra.hlo.pass_execution import whole_module_difference, whole_module_text
-from layout_algebra.hlo.pass_forms import TOPK_DECOMPOSITION, assumptions_of_pair
+from layout_algebra.hlo.pass_forms import TOPK_DECOMPOSITION, WHOLE_WINDOW_REDUCE, assumptions_of_pair
 from layout_algebra.hlo.pass_interface import (
     interface_change,
     invalid_bitcast,
@@ -184,6 +184,11 @@ ASSUMPTIONS: dict[str, str] = {
     "dimensions, windows of one element over size-1 kernel spatial dimensions, or a base-dilated window "
     "pairing output s with input s and kernel s) computes that dot: the same products, summed alike "
     "(XLA's reference evaluator skips dilation holes and padding)",
+    WHOLE_WINDOW_REDUCE: "a reduce-window by maximum or minimum (any type) or integer add, from the "
+    "reducer's identity, whose every window along some dimensions covers each of their elements once (the "
+    "rest one-element windows) computes the reduce of those dimensions, broadcast: the same values combined "
+    "by an associative, commutative op, the padding adding the identity; for floats up to which zero a "
+    "maximum/minimum of +0 and -0 returns (XLA leaves that choice unspecified) and NaN payloads",
     TOPK_DECOMPOSITION: "XLA's top-k (the topk op, largest=true/false, and the TopK custom-call with its "
     "comparator) computes what topk-decomposer writes for it: a stable sort of (x, iota along the last "
     "dimension) along the last dimension (by the custom-call's comparator, or compare(p0, p1) GT/LT "

@@ -896,3 +896,113 @@ def test_a_map_pairs_with_its_inlined_computation_and_a_swapped_one_does_not() -
     assert r.status == "proved", r.reason
     swapped = _INLINED.format(op="subtract", first="t", second="x")
     assert validate_pair(_MAP.format(op="subtract"), swapped, mode="logical").status != "proved"
+
+
+# ------------------------------------------------------------------------ whole-window reduce-window
+def _reference_reduce_window_max(x, size: int, stride: int, pad: tuple[int, int], init: float):
+    """XLA's one-dimensional reduce-window by max along the last dimension (the oracle): the
+    row padded with ``init``, a window of ``size`` every ``stride``."""
+    padded = np.concatenate(
+        [np.full((*x.shape[:-1], pad[0]), init), x, np.full((*x.shape[:-1], pad[1]), init)], -1
+    )
+    count = (padded.shape[-1] - size) // stride + 1
+    return np.stack([padded[..., j * stride : j * stride + size].max(-1) for j in range(count)], -1)
+
+
+def test_a_reduce_window_is_a_broadcast_reduce_exactly_when_its_windows_cover_the_row() -> None:
+    """Random one-dimensional max windows over rows of 5: read as reduce + broadcast exactly when
+    the reference reduce-window of every one-hot row (the maximum at each position in turn)
+    is the row maximum everywhere, and XLA:TPU's form (size 2n-1, padding n-1 both sides) is
+    always read so."""
+    from layout_algebra.hlo.pass_forms import whole_window_reduce
+
+    rng = random.Random(29)
+    read = 0
+    for trial in range(200):
+        n = 5
+        if trial % 4 == 0:
+            size, stride, pad = 2 * n - 1, 1, (n - 1, n - 1)
+        else:
+            size, stride, pad = rng.randint(1, 10), rng.randint(1, 3), (rng.randint(0, 5), rng.randint(0, 5))
+        if n + sum(pad) < size:
+            continue
+        x = np.eye(n, dtype=np.float32)  # row p: its maximum at position p alone
+        expected = _reference_reduce_window_max(x, size, stride, pad, -np.inf)
+        m = expected.shape[-1]
+        text = f"""HloModule m
+ENTRY e {{
+  x = f32[{n},{n}]{{1,0}} parameter(0)
+  c = f32[] constant(-inf)
+  ROOT r = f32[{n},{m}]{{1,0}} reduce-window(x, c), window={{size=1x{size} stride=1x{stride} pad=0_0x{pad[0]}_{pad[1]}}}, to_apply=mx
+}}
+mx {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}}"""
+        module = parse_module(text)
+        builder = Builder()
+        for instr in module.entry.instructions[:2]:
+            builder.emit(instr)
+        by_name = {i.name: i for i in module.entry.instructions}
+        emitted = whole_window_reduce(builder, module, by_name, module.entry.instructions[2])
+        covers = bool(np.array_equal(expected, np.broadcast_to(x.max(-1, keepdims=True), expected.shape)))
+        assert (emitted is not None) == covers, text
+        if trial % 4 == 0:
+            assert emitted is not None
+        read += emitted is not None
+    assert read >= 50
+
+
+def test_a_float_sum_window_is_never_read_as_a_reduce() -> None:
+    from layout_algebra.hlo.pass_forms import whole_window_reduce
+
+    text = """HloModule m
+ENTRY e {
+  x = f32[3,5]{1,0} parameter(0)
+  c = f32[] constant(-0)
+  ROOT r = f32[3,5]{1,0} reduce-window(x, c), window={size=1x9 pad=0_0x4_4}, to_apply=add
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}"""
+    module = parse_module(text)
+    builder = Builder()
+    for instr in module.entry.instructions[:2]:
+        builder.emit(instr)
+    by_name = {i.name: i for i in module.entry.instructions}
+    assert whole_window_reduce(builder, module, by_name, module.entry.instructions[2]) is None
+
+
+def test_tpu_fusions_row_max_window_pairs_with_the_reduce_and_a_short_window_does_not() -> None:
+    before = """HloModule m
+ENTRY e {
+  x = f32[4,8]{1,0} parameter(0)
+  c = f32[] constant(-inf)
+  r = f32[4]{0} reduce(x, c), dimensions={1}, to_apply=mx
+  b = f32[4,8]{1,0} broadcast(r), dimensions={0}
+  ROOT s = f32[4,8]{1,0} subtract(x, b)
+}
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}"""
+    after = """HloModule m
+ENTRY e {
+  x = f32[4,8]{1,0} parameter(0)
+  c = f32[] constant(-inf)
+  w = f32[4,8]{1,0} reduce-window(x, c), window={size=1x15 pad=0_0x7_7}, to_apply=mx
+  ROOT s = f32[4,8]{1,0} subtract(x, w)
+}
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}"""
+    r = validate_pair(before, after, mode="logical")
+    assert r.status == "proved" and "whole-window-reduce" in r.assumptions, r.reason
+    short = after.replace("size=1x15 pad=0_0x7_7", "size=1x14 pad=0_0x7_6")
+    assert validate_pair(before, short, mode="logical").status != "proved"
