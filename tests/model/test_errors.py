@@ -121,7 +121,7 @@ def test_an_internal_value_error_in_a_command_is_a_bug_not_bad_input(capsys, mon
 
 def test_an_internal_value_error_in_a_batch_command_is_a_bug_not_a_bad_input(capsys, monkeypatch) -> None:
     """``size`` records each bad shape and goes on; an internal error is no bad shape."""
-    monkeypatch.setattr("layout_algebra.cli.size.size_report", numpy_value_error)
+    monkeypatch.setattr("layout_algebra.meaning.sizes.size_report", numpy_value_error)
     code, _, err = run(capsys, "size", "f32[3,5]{1,0}", "f32[2]{0}")
     assert code == BUG_EXIT_STATUS
     assert "this is a bug in layout_algebra" in err and "size: error:" not in err
