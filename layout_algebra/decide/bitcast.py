@@ -88,6 +88,7 @@ from layout_algebra.decide.bitcast_fast import (
     none_of,
     refuted,
     same_allocation,
+    separable_groups,
     shared_conditions,
     untiled_alignment,
     verdict_at,
@@ -95,10 +96,8 @@ from layout_algebra.decide.bitcast_fast import (
 )
 from layout_algebra.decide.correspondence import (
     Correspondence,
-    equal_product_groups,
     input_index_by_groups,
     input_index_of,
-    is_separable,
     offsets_at,
     physical_correspondence,
     probe_positions,
@@ -542,16 +541,10 @@ def _difference_by_groups(
     the shortcut does not apply (a layout that is not separable, groups too large)."""
     import numpy as np
 
-    if not (is_separable(a) and is_separable(b)):
+    found = separable_groups(a, b, corr)
+    if found is None:
         return None
-    sd = [int(a.dimensions[d]) for d in corr.src_order]
-    dd = [int(b.dimensions[d]) for d in corr.dst_order]
-    if 0 in sd:
-        return None
-    groups = equal_product_groups(sd, dd)
-    sizes = [math.prod(sd[s0:s1], start=1) for s0, s1, _, _ in groups]
-    if sum(sizes) > ENUMERATION_LIMIT:
-        return None
+    sd, dd, groups, sizes = found
     checked = 0
     for (_, s1, d0, d1), size in zip(groups, sizes, strict=True):
         if math.prod(dd[d0:d1], start=1) != size:

@@ -84,6 +84,7 @@ __all__ = [
     "none_of",
     "refuted",
     "same_allocation",
+    "separable_groups",
     "shared_conditions",
     "untiled_alignment",
     "verdict_at",
@@ -491,12 +492,13 @@ def _offset_tables(shape: ArrayShape, order: tuple[int, ...]) -> tuple[int, list
     return zero, tables
 
 
-def difference_by_groups(a: ArrayShape, b: ArrayShape, corr: Correspondence) -> tuple[int, int | None] | None:
-    """The exact decision's check by groups, in plain Python: for separable layouts the
-    offsets agree everywhere iff they agree on each group of dimensions of equal products
-    with the other groups' indices at 0 (the sums are independent). ``(elements checked,
-    the first differing position or None)``, or ``None`` when it does not apply (a layout
-    that is not separable, a size 0, groups larger than :data:`ENUMERATION_LIMIT` in all)."""
+def separable_groups(
+    a: ArrayShape, b: ArrayShape, corr: Correspondence
+) -> tuple[list[int], list[int], list[tuple[int, int, int, int]], list[int]] | None:
+    """The groups of dimensions of equal products both layouts' offsets are checked by: (source
+    sizes, destination sizes, the groups, each group's element count), or ``None`` when the check
+    by groups does not apply (a layout that is not separable, a size 0, groups larger than
+    :data:`ENUMERATION_LIMIT` in all)."""
     if not (is_separable(a) and is_separable(b)):
         return None
     sd = [int(a.dimensions[d]) for d in corr.src_order]
@@ -507,6 +509,19 @@ def difference_by_groups(a: ArrayShape, b: ArrayShape, corr: Correspondence) -> 
     sizes = [math.prod(sd[s0:s1], start=1) for s0, s1, _, _ in groups]
     if sum(sizes) > ENUMERATION_LIMIT:
         return None
+    return sd, dd, groups, sizes
+
+
+def difference_by_groups(a: ArrayShape, b: ArrayShape, corr: Correspondence) -> tuple[int, int | None] | None:
+    """The exact decision's check by groups, in plain Python: for separable layouts the
+    offsets agree everywhere iff they agree on each group of dimensions of equal products
+    with the other groups' indices at 0 (the sums are independent). ``(elements checked,
+    the first differing position or None)``, or ``None`` when it does not apply (a layout
+    that is not separable, a size 0, groups larger than :data:`ENUMERATION_LIMIT` in all)."""
+    found = separable_groups(a, b, corr)
+    if found is None:
+        return None
+    sd, dd, groups, sizes = found
     zero_a, tables_a = _offset_tables(a, corr.src_order)
     zero_b, tables_b = _offset_tables(b, corr.dst_order)
     bits = layout_map(a).element_bits

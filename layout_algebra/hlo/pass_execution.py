@@ -93,7 +93,7 @@ def _same(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Per element: the same bits, or both NaN."""
     bx = np.ascontiguousarray(x).reshape(-1).view(np.uint8).reshape(*x.shape, x.dtype.itemsize)
     by = np.ascontiguousarray(y).reshape(-1).view(np.uint8).reshape(*y.shape, y.dtype.itemsize)
-    same = np.all(bx == by, axis=-1)
+    same: np.ndarray = np.all(bx == by, axis=-1)
     if x.dtype.kind in "fcV" and x.dtype != np.bool_:
         with np.errstate(all="ignore"):
             same |= np.isnan(x.astype(np.float64)) & np.isnan(y.astype(np.float64))
@@ -150,7 +150,9 @@ def whole_module_difference(
         for m in (a, b):
             values = inferred_sizes(m, (), values)
         params = {
-            i.parameter_number: shape_of(i.shape) for i in a.entry.instructions if i.opcode == "parameter"
+            i.parameter_number: shape_of(i.shape)
+            for i in a.entry.instructions
+            if i.opcode == "parameter" and i.parameter_number is not None
         }
         rng = np.random.default_rng(SEED)
         for trial in range(1, TRIALS + 1):
