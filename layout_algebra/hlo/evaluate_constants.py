@@ -130,8 +130,13 @@ def _rounded(x: float, type_text: str) -> Any:
 
 
 def _precision(type_text: str) -> int | None:
+    """Significand bits of a float type. ``ml_dtypes.finfo``, not ``np.finfo``: NumPy knows the
+    ml_dtypes types only through entries ml_dtypes 0.7 puts in ``np.finfo``'s cache at import;
+    with ml_dtypes 0.6 ``np.finfo(bfloat16)`` raises."""
+    import ml_dtypes
+
     try:
-        return int(np.finfo(numpy_dtype(type_text)).nmant) + 1
+        return int(ml_dtypes.finfo(numpy_dtype(type_text)).nmant) + 1
     except (ValueError, TypeError):
         return None
 

@@ -241,3 +241,15 @@ def test_a_term_is_never_folded() -> None:
     i = z3.Int("i")
     assert fold("add", {}, "s32", ["s32", "s32"], [i, 1]) is None
     assert fold("compare", {"direction": "LT"}, "pred", ["s32", "s32"], [i, 1]) is None
+
+
+def test_folding_does_not_depend_on_numpys_finfo_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ml_dtypes 0.7 makes np.finfo(bfloat16) work by filling np.finfo's cache at import; with
+    # the lowest versions pyproject.toml names (ml_dtypes 0.6, numpy 2.0) it does not, and
+    # np.finfo(bfloat16) raises. An empty cache reproduces that: bf16 must still fold.
+    import ml_dtypes  # imported before the cache is emptied, so it cannot refill it
+
+    assert ml_dtypes.bfloat16 is not None
+    monkeypatch.setattr(np.finfo, "_finfo_cache", {})
+    got = fold("add", {}, "bf16", ["bf16", "bf16"], [Fraction(256), Fraction(3)])
+    assert got == round_to_format(Fraction(259), "bf16") == Fraction(260)

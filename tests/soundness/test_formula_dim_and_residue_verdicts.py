@@ -112,7 +112,12 @@ def _specialized(text: str, sizes: Sizes) -> Any | None:
 
 # -------------------------------------------------------- 1. the symbolic bitcast decision
 def check_bitcast_verdict(
-    src: str, dst: str, assume: Sequence[str], op: str = "reshape", bound: int | None = None
+    src: str,
+    dst: str,
+    assume: Sequence[str],
+    op: str = "reshape",
+    bound: int | None = None,
+    timeout_ms: int = 5000,
 ) -> str:
     """The symbolic verdict against packed bytes at every size of the domain up to ``bound``:
     returns the status after checking it (``proved``: the oracle agrees at every size of the
@@ -120,7 +125,7 @@ def check_bitcast_verdict(
     the assumptions, lie in the domain, and the oracle fails there)."""
     decide = reshape_is_bitcast if op == "reshape" else bitcast_is_valid
     correspondences = ("reshape",) if op == "reshape" else ("reshape", "physical")
-    verdict = decide(src, dst, assume=list(assume), timeout_ms=5000)
+    verdict = decide(src, dst, assume=list(assume), timeout_ms=timeout_ms)
     names = _names(src, dst, assume=assume)
     bound = bound if bound is not None else {1: 24, 2: 9, 3: 3}[len(names)]
     if verdict.status == "proved":
@@ -201,7 +206,9 @@ ADVERSARIAL_BITCASTS = [
 def test_adversarial_symbolic_bitcasts_against_packed_bytes(
     src: str, dst: str, assume: tuple[str, ...], expected: str
 ) -> None:
-    assert check_bitcast_verdict(src, dst, assume) == expected
+    # A generous budget: these verdicts are known, and a loaded CI machine once ran one of the
+    # "proved" cases (2.4 s alone) past 5 s. An unknown here still fails the test.
+    assert check_bitcast_verdict(src, dst, assume, timeout_ms=60_000) == expected
 
 
 def test_huge_constants_are_decided_exactly() -> None:
