@@ -136,7 +136,8 @@ def _precision(type_text: str) -> int | None:
     import ml_dtypes
 
     try:
-        return int(ml_dtypes.finfo(numpy_dtype(type_text)).nmant) + 1
+        info = ml_dtypes.finfo(numpy_dtype(type_text))  # type: ignore[no-untyped-call]
+        return int(info.nmant) + 1
     except (ValueError, TypeError):
         return None
 

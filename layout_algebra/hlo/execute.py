@@ -127,6 +127,7 @@ from typing import Any
 import numpy as np
 import sympy
 
+from layout_algebra.hlo.execute_apply import evaluate_in_order
 from layout_algebra.hlo.execute_compute import COMPUTE_SEMANTICS
 from layout_algebra.hlo.execute_control import CONTROL_OPCODES, run_control
 from layout_algebra.hlo.execute_gather import INDEXING_SEMANTICS
@@ -453,24 +454,9 @@ class _Runner:
 
     # ------------------------------------------------------------ evaluation order
     def computation(self, comp: HloComputation, args: Sequence[Value]) -> Value:
-        values: dict[str, Value] = {}
-        stack: list[tuple[str, bool]] = [(comp.root.name, False)]
-        while stack:
-            name, ready = stack.pop()
-            if name in values:
-                continue
-            if name not in comp:
-                raise InvalidHlo(f"computation {comp.name!r} has no instruction {name!r}")
-            instruction = comp.instruction(name)
-            if not ready:
-                stack.append((name, True))
-                stack.extend((o, False) for o in instruction.operand_names if o not in values)
-                continue
-            if any(o not in values for o in instruction.operand_names):
-                raise InvalidHlo(f"instruction {name!r} depends on itself")
-            operands = [values[o] for o in instruction.operand_names]
-            values[name] = self.instruction(comp, instruction, operands, args)
-        return values[comp.root.name]
+        return evaluate_in_order(
+            comp, comp.root.name, lambda ins, operands: self.instruction(comp, ins, operands, args)
+        )
 
     def instruction(
         self, comp: HloComputation, ins: HloInstruction, operands: list[Value], args: Sequence[Value]

@@ -30,7 +30,7 @@ batch element by the executor itself (:data:`MAX_SCALAR_CALLS` at most, then it 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -48,7 +48,14 @@ from layout_algebra.hlo.opcodes import EXECUTED_ELEMENTWISE_OPCODES
 from layout_algebra.hlo.validity import InvalidHlo
 from layout_algebra.model.shapes import ArrayShape, TupleShape
 
-__all__ = ["MAX_SCALAR_CALLS", "Runner", "apply_computation", "called_computation", "evaluate_instruction"]
+__all__ = [
+    "MAX_SCALAR_CALLS",
+    "Runner",
+    "apply_computation",
+    "called_computation",
+    "evaluate_in_order",
+    "evaluate_instruction",
+]
 
 #: At most this many one-element calls of a computation that is not elementwise, per op.
 MAX_SCALAR_CALLS = 200_000
@@ -166,8 +173,21 @@ def _batched(
     batch: tuple[int, ...],
     want: str | None = None,
 ) -> Value:
+    return evaluate_in_order(
+        comp,
+        want or comp.root.name,
+        lambda ins, operands: _batched_instruction(runner, comp, ins, operands, args, batch),
+    )
+
+
+def evaluate_in_order(
+    comp: HloComputation, want: str, evaluate: Callable[[HloInstruction, list[Value]], Value]
+) -> Value:
+    """The value of instruction ``want`` of ``comp``: every instruction it depends on evaluated
+    once, operands first (``evaluate(instruction, operand values)``), without recursion; a
+    missing operand or a cycle is invalid HLO."""
     values: dict[str, Value] = {}
-    stack: list[tuple[str, bool]] = [(want or comp.root.name, False)]
+    stack: list[tuple[str, bool]] = [(want, False)]
     while stack:  # operands first, each instruction once
         name, ready = stack.pop()
         if name in values:
@@ -181,9 +201,8 @@ def _batched(
             continue
         if any(o not in values for o in ins.operand_names):
             raise InvalidHlo(f"instruction {name!r} depends on itself")
-        operands = [values[o] for o in ins.operand_names]
-        values[name] = _batched_instruction(runner, comp, ins, operands, args, batch)
-    return values[want or comp.root.name]
+        values[name] = evaluate(ins, [values[o] for o in ins.operand_names])
+    return values[want]
 
 
 def evaluate_instruction(

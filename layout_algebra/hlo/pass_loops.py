@@ -622,19 +622,33 @@ def wrapper(
     return HloComputation(name, tuple(instructions))
 
 
-def widened_loop(attempt: PairAttempt) -> tuple[HloInstruction, ...] | str:
+def paired_states(
+    attempt: PairAttempt, consequence: str
+) -> tuple[Side, Side, HloInstruction, HloInstruction, list[str], list[str]] | str:
+    """The two loops of ``attempt`` (sides and instructions) and the operand names of their
+    init tuples' elements, or why not: a loop whose shape, body or condition is not a
+    plain tuple loop, or an init that is not a ``tuple`` instruction (``consequence`` says
+    what that prevents)."""
     a, b = attempt.cuts.a, attempt.cuts.b
     x, y = a.by_name[attempt.a_name], b.by_name[attempt.b_name]
     for side, instr in ((a, x), (b, y)):
         problem = loop_shape_problem(side.module, instr)
         if problem is not None:
             return problem
-    assert isinstance(x.shape, TupleShape) and isinstance(y.shape, TupleShape)  # extends() checked it
-    n, m = len(x.shape.elements), len(y.shape.elements)
-    a_elems = state_elements(a, x.operands[0].name, n)
-    b_elems = state_elements(b, y.operands[0].name, m)
+    assert isinstance(x.shape, TupleShape) and isinstance(y.shape, TupleShape)  # the callers checked it
+    a_elems = state_elements(a, x.operands[0].name, len(x.shape.elements))
+    b_elems = state_elements(b, y.operands[0].name, len(y.shape.elements))
     if a_elems is None or b_elems is None:
-        return "an init operand is not a tuple instruction, so its new elements cannot be followed"
+        return f"an init operand is not a tuple instruction, {consequence}"
+    return a, b, x, y, a_elems, b_elems
+
+
+def widened_loop(attempt: PairAttempt) -> tuple[HloInstruction, ...] | str:
+    states = paired_states(attempt, "so its new elements cannot be followed")
+    if isinstance(states, str):
+        return states
+    a, b, x, y, a_elems, b_elems = states
+    n, m = len(a_elems), len(b_elems)
     why = attempt.equal_operands(list(zip(a_elems, b_elems[:n], strict=True)))
     if why is not None:
         return f"the init's common elements: {why}"
@@ -878,18 +892,11 @@ def narrowed_loop(attempt: PairAttempt) -> tuple[HloInstruction, ...] | str:
     elements of every earlier state (its constant elements holding their constants), proved
     equal to the earlier ones (the body restricted to the kept elements). By induction the
     later state is the earlier one restricted, at every iteration; otherwise why not."""
-    a, b = attempt.cuts.a, attempt.cuts.b
-    x, y = a.by_name[attempt.a_name], b.by_name[attempt.b_name]
-    for side, instr in ((a, x), (b, y)):
-        problem = loop_shape_problem(side.module, instr)
-        if problem is not None:
-            return problem
-    assert isinstance(x.shape, TupleShape) and isinstance(y.shape, TupleShape)  # narrows() checked it
-    n, m = len(x.shape.elements), len(y.shape.elements)
-    a_elems = state_elements(a, x.operands[0].name, n)
-    b_elems = state_elements(b, y.operands[0].name, m)
-    if a_elems is None or b_elems is None:
-        return "an init operand is not a tuple instruction, so its elements cannot be matched"
+    states = paired_states(attempt, "so its elements cannot be matched")
+    if isinstance(states, str):
+        return states
+    a, b, x, y, a_elems, b_elems = states
+    n, m = len(a_elems), len(b_elems)
     kept: list[int] = []
     start = 0
     for j in range(m):
