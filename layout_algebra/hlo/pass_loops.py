@@ -354,6 +354,20 @@ def extends(earlier: Shape, later: Shape) -> bool:
     )
 
 
+def outcome(status: str) -> str:
+    """A nested verdict as words for a loop pair's ``unknown`` reason. A part of a loop that
+    differs (a body on some state, an init element) does not make the loops differ (the
+    state may be unreachable, the element unused), so the word ``refuted``, which only a
+    pair's own verdict may carry, is not repeated here.
+
+    >>> outcome("refuted"), outcome("unknown")
+    ('they differ on some input (not necessarily one the loop reaches)', 'unknown')
+    """
+    return (
+        "they differ on some input (not necessarily one the loop reaches)" if status == "refuted" else status
+    )
+
+
 @dataclasses.dataclass
 class PairAttempt:
     """One attempt to prove earlier ``a_name`` and later ``b_name`` equal by induction."""
@@ -371,13 +385,13 @@ class PairAttempt:
             status, result = decide_equal(self.cuts, ao, bo, "logical", self.timeout_ms)
             if status != "proved":
                 why = result if isinstance(result, str) else (result.reason or result.status)
-                return f"operand {ao} vs {bo}: {status} ({str(why)[:160]})"
+                return f"operand {ao} vs {bo}: {outcome(status)} ({str(why)[:160]})"
         return None
 
     def equal_functions(self, what: str, earlier: HloModule, later: HloModule) -> str | None:
         status, reason, used = prove_function(self.prove, earlier, later, self.context)
         if status != "proved":
-            return f"{what} not proved equal: {status} ({reason[:200]})"
+            return f"{what} not proved equal: {outcome(status)}" + (f" ({reason[:200]})" if reason else "")
         self.assumptions.update(used)
         return None
 
