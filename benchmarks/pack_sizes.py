@@ -68,6 +68,8 @@ CELLS = [
     ("unpack", "alloc", 1),
     ("unpack", "alloc", None),
 ]
+#: The JAX columns (``--jax``): the jitted relayout on JAX's CPU device, against ``np.copy``.
+JAX_CELLS = [("pack", "jax", None), ("unpack", "jax", None)]
 #: Each timing runs its call in a loop of at least this long (seconds), so that small sizes measure.
 MIN_TIMING = 2e-3
 
@@ -156,22 +158,47 @@ def sweep_size(
                 )
             base = (lambda s=src, d=dst: np.copyto(d, s)) if mode == "into" else (lambda s=src: np.copy(s))
             ops[(direction, mode, threads)] = (base, op)
+        if JAX_CELLS[0] in CELLS:
+            jax_pack, jax_unpack = jax_ops(text, x, buf)
+            ops[JAX_CELLS[0]] = ((lambda s=src: np.copy(s)), jax_pack)
+            ops[JAX_CELLS[1]] = ((lambda s=src: np.copy(s)), jax_unpack)
         cases.append((text, m, ops))
-    ratios: dict[str, dict[tuple, list[float]]] = {text: {cell: [] for cell in CELLS} for text, _, _ in cases}
+    ratios: dict[str, dict[tuple, list[float]]] = {text: {cell: [] for cell in ops} for text, _, ops in cases}
     repeats = {
         (text, cell): (repeats_for(ops[cell][0]), repeats_for(ops[cell][1]))
         for text, _, ops in cases
-        for cell in CELLS
+        for cell in ops
     }
     for _ in range(rounds):
         for text, _, ops in cases:
-            for cell in CELLS:
+            for cell in ops:
                 base, op = ops[cell]
                 n_base, n_op = repeats[(text, cell)]
                 t_base = timed(base, n_base)
                 t_op = timed(op, n_op)
                 ratios[text][cell].append(t_base / t_op)
     return {text: {cell: statistics.median(r) for cell, r in cells.items()} for text, cells in ratios.items()}
+
+
+def jax_ops(text: str, x: np.ndarray, buf: np.ndarray) -> tuple[Callable[[], object], Callable[[], object]]:
+    """(pack, unpack) of ``text`` as jitted JAX operations on JAX's CPU device, each checked
+    byte for byte against ``pack``; a layout whose slots JAX's stage form does not write
+    (slots that do not divide a byte) stops the run with a message."""
+    import jax
+    from pack import jax_relayout  # benchmarks/pack.py: the stage pipeline as JAX operations
+
+    m = layout_map(text)
+    if not (m.element_bits == 8 * x.dtype.itemsize or (m.element_bits < 8 and 8 % m.element_bits == 0)):
+        raise SystemExit(f"--jax: {text} has slots JAX's stage form does not write")
+    to_buffer, from_buffer = jax_relayout(text)
+    lanes = np.dtype(f"<u{x.dtype.itemsize}")
+    x_dev = jax.device_put(x.view(lanes))
+    buf_dev = jax.device_put(buf.view(lanes) if m.element_bits >= 8 else buf)
+    packed = np.asarray(to_buffer(x_dev).block_until_ready())
+    assert np.array_equal(packed.view(np.uint8), buf), f"JAX's relayout of {text} differs from pack"
+    back = np.asarray(from_buffer(buf_dev).block_until_ready())
+    assert np.array_equal(back.astype(lanes), x.view(lanes)), f"JAX's unpack of {text} differs from the array"
+    return (lambda: to_buffer(x_dev).block_until_ready()), (lambda: from_buffer(buf_dev).block_until_ready())
 
 
 def first_calls(
@@ -220,11 +247,23 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="time by the calling thread's CPU time (for a busy shared machine; one-thread cells only)",
     )
+    parser.add_argument(
+        "--jax", action="store_true", help="also the relayout as jitted JAX operations on its CPU device"
+    )
     args = parser.parse_args(argv)
     global CLOCK, CELLS
     if args.cpu_time:
         CLOCK = time.thread_time
         CELLS = [c for c in CELLS if c[2] == 1]
+    if args.jax:
+        if args.cpu_time:
+            raise SystemExit("--jax needs wall time: JAX runs its work on threads of its own")
+        try:
+            import jax
+        except ImportError:
+            raise SystemExit("--jax: JAX is not installed (pip install 'layout_algebra[jax]')") from None
+        jax.config.update("jax_platforms", "cpu")
+        CELLS = CELLS + JAX_CELLS
     sizes = [parse_size(s) for s in (args.sizes or (QUICK_SIZES if args.quick else SIZES))]
     rounds = args.rounds or (3 if args.quick else 5)
     layouts = [t for t in LAYOUTS if not args.only or args.only in t]
@@ -241,7 +280,11 @@ def main(argv: list[str] | None = None) -> None:
         "Ratio = time of np.copyto (into) / np.copy (alloc) of the packed buffer's bytes / time of the operation.\n"
     )
     header = (
-        "| layout | size | " + " | ".join(f"{d} {m} {'1t' if n == 1 else 'all'}" for d, m, n in CELLS) + " |"
+        "| layout | size | "
+        + " | ".join(
+            f"{d} JAX" if m == "jax" else f"{d} {m} {'1t' if n == 1 else 'all'}" for d, m, n in CELLS
+        )
+        + " |"
     )
     print(header)
     print("|" + "---|" * (len(CELLS) + 2))
@@ -252,7 +295,7 @@ def main(argv: list[str] | None = None) -> None:
         for text, cells in table.items():
             row = " | ".join(f"{cells[c]:.2f}" for c in CELLS)
             print(f"| `{text}` | {size_label(size)} | {row} |", flush=True)
-            results += [(text, size, c, r) for c, r in cells.items()]
+            results += [(text, size, c, r) for c, r in cells.items() if c[1] != "jax"]
     print()
     for label, low, target in (("from 1 MB", 1 << 20, 0.5), ("from 32 MB", 32 << 20, 0.7)):
         chosen = [r for r in results if r[1] >= low]
