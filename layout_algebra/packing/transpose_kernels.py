@@ -467,27 +467,3 @@ def scatter_rows(far, fo, fs, near, no, ns, shape, stage, width, pad, stream):  
                     write_run(far, start + d * row, stage, d * pitch, (a1 - a0) * nc, stream)
     if stream:
         store_fence()
-
-
-@njit(nogil=True, cache=True)
-def _scatter_run(dst, db, dp, near, base, ns, a0, a1, nc, nd, tiles, group, gap, short, blocks):  # type: ignore[no-untyped-def]
-    """The transposes of :func:`scatter_rows` for ``a0 <= a < a1``, into ``dst`` (the stage, or
-    the far side itself) whose rows ``d`` start at ``db + d * dp``."""
-    size = nc * nd
-    if group > 1:
-        for g in range(a0, a1, group):
-            count = min(group, a1 - g)
-            read_rows(tiles, gap, near, base + g * ns[2], ns[2], count, size, count)
-            if short:  # the group's rows one after another: one (count * nc) x nd block
-                transpose_block(dst, db + (g - a0) * nc, dp, tiles, 0, nd, nd, count * nc, False)
-            elif blocks:  # 8 rows of the stage at a time, across the group: whole lines
-                for d0 in range(0, nd, 8):
-                    at = db + (g - a0) * nc + d0 * dp
-                    for t in range(count):
-                        transpose8(dst, at + t * 8, dp, tiles, t * gap + d0, nd)
-            else:
-                for t in range(count):
-                    transpose_block(dst, db + (g + t - a0) * nc, dp, tiles, t * gap, nd, nd, nc, False)
-    else:
-        for a in range(a0, a1):
-            transpose_block(dst, db + (a - a0) * nc, dp, near, base + a * ns[2], ns[3], nd, nc, False)
