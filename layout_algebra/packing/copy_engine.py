@@ -696,9 +696,10 @@ def transpose_form(dst: np.ndarray, src: np.ndarray, budget: int | None = None) 
     if span(dst) != span(src):
         return _canonical(dst, src, span(dst) > span(src), budget)
     # the same span (a whole array): the far side is the one read across the longer rows, unless
-    # its rows would be fewer than 8 (the 2 words of an f8 (4,1) tile: no 8x8 blocks in registers)
+    # its rows would be fewer than 16 (the 2 words of an f8 (4,1) tile, the 8 columns of an f32
+    # tile: no 16x16 blocks in registers, transpose_kernels.transpose16)
     forms = [f for f in (_canonical(dst, src, w, budget) for w in (False, True)) if f is not None]
-    return max(forms, key=lambda f: (min(int(f[5][-1]), 8), int(f[4][-1])), default=None)
+    return max(forms, key=lambda f: (min(int(f[5][-1]), 16), int(f[4][-1])), default=None)
 
 
 def _canonical(dst: np.ndarray, src: np.ndarray, writes_far: bool, budget: int) -> tuple[Any, ...] | None:
