@@ -645,6 +645,11 @@ TRANSPOSE_PAD_BYTES = 64
 #: A compiled transposing copy of at least this many bytes writes by non-temporal stores: its
 #: output will not be read from the cache, and they do not read the lines they fill first.
 TRANSPOSE_STREAM_BYTES = 1 << 21
+#: ... and one of 4-byte elements from this many (below it, 16x16 blocks kept in the cache:
+#: ``transpose_kernels.transpose_rows``; one thread, CPU time, load 4.6-4.9: 4 MB f32
+#: ``{0,1:T(8,128)}`` pack/unpack 0.35/0.30 of ``np.copyto`` streamed, 0.55/0.53 in blocks;
+#: 16 MB 0.38/0.32 and 0.47/0.41; 32 MB 0.64/0.54 and 0.50/0.48; f8 words alike or closer).
+BLOCKS_STREAM_BYTES = 1 << 25
 _transposer: Any = None  # layout_algebra.packing.transpose_kernels, False when it cannot be imported
 _transpose_stages = threading.local()  # one staging buffer per thread
 
@@ -769,7 +774,7 @@ def _transpose_call(dst: np.ndarray, src: np.ndarray, min_bytes: int) -> KernelC
     writes_far, near, ns, far, fs, shape, width = form
     pad = max(1, TRANSPOSE_PAD_BYTES // dst.itemsize)
     stage = (7, k.staging_size(shape, width, pad), dst.dtype)
-    stream = dst.nbytes >= TRANSPOSE_STREAM_BYTES
+    stream = dst.nbytes >= (BLOCKS_STREAM_BYTES if dst.itemsize == 4 else TRANSPOSE_STREAM_BYTES)
     if writes_far:
         return (k, "scatter_rows"), (far, 0, fs, near, 0, ns, shape, None, width, pad, stream), stage
     stream = stream and all(int(s) % 8 == 0 for s, n in zip(ns[:-1], shape[:-1], strict=True) if n > 1)

@@ -28,7 +28,7 @@ rows 32 KB apart) to or from a chunk of a buffer whose minor dimension runs the 
   ``stream``, the output is written by non-temporal stores (:func:`transpose8_stream`,
   :func:`stream_line`) in whole 64-byte lines where it can, and a fence ends the kernel.
 
-Where the output is kept in the cache (no ``stream``: up to ``TRANSPOSE_STREAM_BYTES`` of
+Where the output is kept in the cache (no ``stream``: below ``BLOCKS_STREAM_BYTES`` of
 :mod:`layout_algebra.packing.copy_engine`) and the elements have 4 bytes (f32, and the 32-bit
 words of an ``f8`` ``(4,1)`` tile), none of that staging is needed: :func:`transpose_rows`
 moves 16x16 blocks in registers (:func:`transpose16`: 16 rows of 64 bytes, whole cache lines

@@ -64,6 +64,7 @@ def small_blocks(monkeypatch) -> None:
     monkeypatch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 2048)
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", 0)
 
 
 # ------------------------------------------------------------------- the 8x8 block
@@ -270,6 +271,7 @@ def test_tile_copies_with_wide_stages_read_groups_of_tiles_and_equal_np_copyto(
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 11 * tr * tc * np.dtype(dtype).itemsize)
     for stream in (0, 1 << 40):
         monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", stream)
+        monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", stream)
         view, tiles = tiled_views(rows, cols, tr, tc, dtype)
         form = copy_engine.transpose_form(view, tiles)
         assert form is not None and form[0] and form[6] == 11  # the far side written, 11 tiles a stage
@@ -308,6 +310,7 @@ def test_any_copy_the_kernels_take_equals_np_copyto(pair, stream) -> None:
         patch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
         patch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 256)
         patch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", stream)
+        patch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", stream)
         done = copy_engine.transpose_compiled(dst, src)
     np.testing.assert_array_equal(dst, expected if done else before)
 
@@ -377,6 +380,7 @@ def test_pack_and_unpack_match_numpy_and_the_index_map(small_blocks, monkeypatch
 
     if threads == 1:  # the stores kept in the cache (with 2 threads: streamed, from any size)
         monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 1 << 40)
+        monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", 1 << 40)
     monkeypatch.setattr(stage_walk, "CHUNK_BYTES", 1 << 14)  # several chunks, so both threads work
     monkeypatch.setattr(stage_walk, "TRANSPOSING_CHUNK_BYTES", 1 << 15)
     x = random_array(layout_map(text), np.random.default_rng(len(text)))
@@ -423,15 +427,17 @@ SHORT_ROW_TEXTS = [
 ]
 
 
-@pytest.mark.parametrize("streamed_from", [None, 1 << 40])
+@pytest.mark.parametrize("streamed_from", [None, 1 << 20, 1 << 40])
 @pytest.mark.parametrize("text", SHORT_ROW_TEXTS)
 def test_words_of_a_few_rows_transposed_match_numpy_and_the_index_map(
     monkeypatch, text, streamed_from
 ) -> None:
     """Third calls replay the kernels at every size (the first of a small array may not use
-    them); the 3 MB arrays are staged, streamed past the cache or (``streamed_from`` never) not."""
+    them); the 3 MB arrays are staged and streamed past the cache (``streamed_from`` 1 MB), or
+    kept in the cache (the default and never: 16x16 blocks for 4-byte elements, else staged)."""
     if streamed_from is not None:
         monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", streamed_from)
+        monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", streamed_from)
     assert copy_engine.kernels() is not None  # loaded: then the replays use them at every size
     m = layout_map(text)
     rng = np.random.default_rng(11)
