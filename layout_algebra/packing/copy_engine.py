@@ -645,6 +645,11 @@ TRANSPOSE_PAD_BYTES = 64
 #: A compiled transposing copy of at least this many bytes writes by non-temporal stores: its
 #: output will not be read from the cache, and they do not read the lines they fill first.
 TRANSPOSE_STREAM_BYTES = 1 << 21
+#: ... and one of 4-byte elements from this many (below it, 16x16 blocks kept in the cache:
+#: ``transpose_kernels.transpose_rows``; one thread, CPU time, load 4.6-4.9: 4 MB f32
+#: ``{0,1:T(8,128)}`` pack/unpack 0.35/0.30 of ``np.copyto`` streamed, 0.55/0.53 in blocks;
+#: 16 MB 0.38/0.32 and 0.47/0.41; 32 MB 0.64/0.54 and 0.50/0.48; f8 words alike or closer).
+BLOCKS_STREAM_BYTES = 1 << 25
 _transposer: Any = None  # layout_algebra.packing.transpose_kernels, False when it cannot be imported
 _transpose_stages = threading.local()  # one staging buffer per thread
 
@@ -696,9 +701,10 @@ def transpose_form(dst: np.ndarray, src: np.ndarray, budget: int | None = None) 
     if span(dst) != span(src):
         return _canonical(dst, src, span(dst) > span(src), budget)
     # the same span (a whole array): the far side is the one read across the longer rows, unless
-    # its rows would be fewer than 8 (the 2 words of an f8 (4,1) tile: no 8x8 blocks in registers)
+    # its rows would be fewer than 16 (the 2 words of an f8 (4,1) tile, the 8 columns of an f32
+    # tile: no 16x16 blocks in registers, transpose_kernels.transpose16)
     forms = [f for f in (_canonical(dst, src, w, budget) for w in (False, True)) if f is not None]
-    return max(forms, key=lambda f: (min(int(f[5][-1]), 8), int(f[4][-1])), default=None)
+    return max(forms, key=lambda f: (min(int(f[5][-1]), 16), int(f[4][-1])), default=None)
 
 
 def _canonical(dst: np.ndarray, src: np.ndarray, writes_far: bool, budget: int) -> tuple[Any, ...] | None:
@@ -768,7 +774,7 @@ def _transpose_call(dst: np.ndarray, src: np.ndarray, min_bytes: int) -> KernelC
     writes_far, near, ns, far, fs, shape, width = form
     pad = max(1, TRANSPOSE_PAD_BYTES // dst.itemsize)
     stage = (7, k.staging_size(shape, width, pad), dst.dtype)
-    stream = dst.nbytes >= TRANSPOSE_STREAM_BYTES
+    stream = dst.nbytes >= (BLOCKS_STREAM_BYTES if dst.itemsize == 4 else TRANSPOSE_STREAM_BYTES)
     if writes_far:
         return (k, "scatter_rows"), (far, 0, fs, near, 0, ns, shape, None, width, pad, stream), stage
     stream = stream and all(int(s) % 8 == 0 for s, n in zip(ns[:-1], shape[:-1], strict=True) if n > 1)

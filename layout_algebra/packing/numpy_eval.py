@@ -422,6 +422,7 @@ def tuning() -> tuple[Any, ...]:
         e.TRANSPOSE_STAGE_BYTES,
         e.TRANSPOSE_PAD_BYTES,
         e.TRANSPOSE_STREAM_BYTES,
+        e.BLOCKS_STREAM_BYTES,
         e.PARALLEL_MIN_BYTES,
         w.CHUNK_BYTES,
         w.TRANSPOSING_CHUNK_BYTES,

@@ -64,6 +64,7 @@ def small_blocks(monkeypatch) -> None:
     monkeypatch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 2048)
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", 0)
 
 
 # ------------------------------------------------------------------- the 8x8 block
@@ -148,6 +149,87 @@ def test_read_rows_together_is_a_copy_of_each_run_and_touches_nothing_else(
     np.testing.assert_array_equal(dst, expected)
 
 
+# ------------------------------------------------------- 16x16 blocks, rows in groups
+ONE = transpose_kernels.ONE_GROUP
+
+
+@numba.njit
+def call_transpose16(dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift):  # type: ignore[no-untyped-def]
+    transpose_kernels.transpose16(dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift)
+
+
+def rows_at(r: int, outer: int, inner: int, k: int) -> int:
+    """Row ``r``'s start in groups of ``k`` (the definition, written again)."""
+    return (r // k) * outer + (r % k) * inner
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.float32, np.int32, np.uint8, np.float64])
+@pytest.mark.parametrize("groups", [(ONE, ONE), (2, ONE), (ONE, 8), (1, 4), (16, 2)])
+def test_transpose16_moves_each_element_of_a_16x16_block_to_its_transposed_place(dtype, groups) -> None:
+    rng = np.random.default_rng(7)
+    dk, sk = groups
+    d_shift, s_shift = (transpose_kernels.group_shift(k) for k in groups)
+    d_outer, d_inner, s_outer, s_inner = 301, 37, 290, 19
+    src = rng.integers(0, 120, 40 * 300).astype(dtype)
+    dst = np.full(40 * 300, 250, dtype)
+    expected = dst.copy()
+    for a in range(16):
+        for b in range(16):
+            expected[5 + rows_at(a, d_outer, d_inner, dk) + b] = src[3 + rows_at(b, s_outer, s_inner, sk) + a]
+    call_transpose16(dst, 5, d_outer, d_inner, d_shift, src, 3, s_outer, s_inner, s_shift)
+    np.testing.assert_array_equal(dst, expected)
+
+
+@settings(max_examples=80, derandomize=True)
+@given(
+    n=st.integers(0, 70),
+    m=st.integers(0, 70),
+    dk=st.sampled_from([1, 2, 4, 8, 16, 32, 48, ONE]),
+    sk=st.sampled_from([1, 2, 4, 8, 16, 32, ONE]),
+    blocks=st.sampled_from([(16, 16), (32, 128), (128, 32), (48, 80)]),
+    spare=st.integers(0, 20),
+    dtype=st.sampled_from([np.uint32, np.float32, np.uint16, np.float64]),
+)
+def test_transpose_rows_matches_a_loop_and_touches_nothing_else(n, m, dk, sk, blocks, spare, dtype) -> None:
+    """Rows of both sides in groups (tiles of a few rows, ``inner`` apart, tiles ``outer``
+    apart) or evenly spaced, any sizes (the edges beyond the last 16x16 block), gaps left alone."""
+    d_inner, s_inner = n + spare, m + spare // 2
+    d_outer = (min(dk, max(m, 1)) if dk != ONE else 1) * d_inner + spare
+    s_outer = (min(sk, max(n, 1)) if sk != ONE else 1) * s_inner + 3
+    src = (np.arange(rows_at(max(n - 1, 0), s_outer, s_inner, sk) + m + 9) % 241).astype(dtype)
+    dst = np.full(rows_at(max(m - 1, 0), d_outer, d_inner, dk) + n + 9, 250, dtype)
+    expected = dst.copy()
+    for a in range(n):
+        for b in range(m):
+            expected[4 + rows_at(b, d_outer, d_inner, dk) + a] = src[2 + rows_at(a, s_outer, s_inner, sk) + b]
+    done = transpose_kernels.transpose_rows(
+        dst, 4, d_outer, d_inner, dk, src, 2, s_outer, s_inner, sk, n, m, *blocks
+    )
+    assert done
+    np.testing.assert_array_equal(dst, expected)
+
+
+def test_transpose_rows_refuses_groups_that_cut_a_16x16_block() -> None:
+    dst, src = np.zeros(64 * 64, np.uint32), np.arange(64 * 64, dtype=np.uint32)
+    assert not transpose_kernels.transpose_rows(dst, 0, 3 * 64, 64, 3, src, 0, 0, 64, ONE, 48, 48, 16, 16)
+    assert not dst.any()
+
+
+def test_four_byte_tiles_go_by_16x16_blocks_and_others_do_not() -> None:
+    """The tile copies of f32 and of f8 words (2 rows a tile) take the blocks; bytes do not."""
+    for shape, fs, itemsize, expected in [
+        ([1, 4, 64, 8, 128], [0, 65536, 8, 1, 512], 4, True),
+        ([1, 8, 128, 2, 128], [0, 32768, 2, 1, 256], 4, True),
+        ([1, 8, 128, 3, 128], [0, 32768, 3, 1, 384], 4, False),  # groups of 3 rows
+        ([1, 4, 64, 8, 8], [0, 65536, 8, 1, 512], 4, False),  # 8 far rows
+        ([1, 4, 64, 8, 128], [0, 65536, 8, 1, 512], 1, False),
+    ]:
+        far = np.zeros(8, np.dtype(f"u{itemsize}"))
+        blocks, _ = transpose_kernels._by_blocks(far, np.array(fs), np.array(shape), False)
+        assert blocks == expected, (shape, itemsize)
+        assert not transpose_kernels._by_blocks(far, np.array(fs), np.array(shape), True)[0]  # streamed
+
+
 # ------------------------------------------------------- copies against np.copyto
 def tiled_views(rows: int, cols: int, tr: int, tc: int, dtype) -> tuple[np.ndarray, np.ndarray]:
     """A ``{0,1:T(tr,tc)}``-style pair: the array ``x[rows, cols]`` as tiles of its transpose
@@ -189,6 +271,7 @@ def test_tile_copies_with_wide_stages_read_groups_of_tiles_and_equal_np_copyto(
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 11 * tr * tc * np.dtype(dtype).itemsize)
     for stream in (0, 1 << 40):
         monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", stream)
+        monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", stream)
         view, tiles = tiled_views(rows, cols, tr, tc, dtype)
         form = copy_engine.transpose_form(view, tiles)
         assert form is not None and form[0] and form[6] == 11  # the far side written, 11 tiles a stage
@@ -227,6 +310,7 @@ def test_any_copy_the_kernels_take_equals_np_copyto(pair, stream) -> None:
         patch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
         patch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 256)
         patch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", stream)
+        patch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", stream)
         done = copy_engine.transpose_compiled(dst, src)
     np.testing.assert_array_equal(dst, expected if done else before)
 
@@ -296,6 +380,7 @@ def test_pack_and_unpack_match_numpy_and_the_index_map(small_blocks, monkeypatch
 
     if threads == 1:  # the stores kept in the cache (with 2 threads: streamed, from any size)
         monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 1 << 40)
+        monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", 1 << 40)
     monkeypatch.setattr(stage_walk, "CHUNK_BYTES", 1 << 14)  # several chunks, so both threads work
     monkeypatch.setattr(stage_walk, "TRANSPOSING_CHUNK_BYTES", 1 << 15)
     x = random_array(layout_map(text), np.random.default_rng(len(text)))
@@ -342,15 +427,17 @@ SHORT_ROW_TEXTS = [
 ]
 
 
-@pytest.mark.parametrize("streamed_from", [None, 1 << 40])
+@pytest.mark.parametrize("streamed_from", [None, 1 << 20, 1 << 40])
 @pytest.mark.parametrize("text", SHORT_ROW_TEXTS)
 def test_words_of_a_few_rows_transposed_match_numpy_and_the_index_map(
     monkeypatch, text, streamed_from
 ) -> None:
     """Third calls replay the kernels at every size (the first of a small array may not use
-    them); the 3 MB arrays are staged, streamed past the cache or (``streamed_from`` never) not."""
+    them); the 3 MB arrays are staged and streamed past the cache (``streamed_from`` 1 MB), or
+    kept in the cache (the default and never: 16x16 blocks for 4-byte elements, else staged)."""
     if streamed_from is not None:
         monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", streamed_from)
+        monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", streamed_from)
     assert copy_engine.kernels() is not None  # loaded: then the replays use them at every size
     m = layout_map(text)
     rng = np.random.default_rng(11)
