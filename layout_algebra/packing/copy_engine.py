@@ -108,7 +108,7 @@ STAGE_BYTES = 1 << 19
 STAGED_MIN_BYTES = 1 << 23
 #: Nibbles taken apart into at least this many bytes, or words built of nibbles or 16-bit
 #: halves into at least this many bytes, are written past the cache (non-temporal stores
-#: of whole lines: no read first).
+#: of whole lines: no read first); nibbles not into memory untouched yet (:func:`streams_nibbles`).
 STREAM_MIN_BYTES = 1 << 21
 
 
