@@ -4,11 +4,15 @@ A large ``np.empty`` (from 32 MB, glibc maps it anew; smaller ones too when the 
 gets pages the kernel has not given yet: the first write to each page faults, and the
 kernel zeroes the page (2 MB at once with transparent huge pages, which NumPy asks for)
 with plain stores, leaving its lines dirty in the caches. Writing such a page past the
-cache right after (non-temporal stores) then measured up to 9x slower than plain stores
-on this project's machine for the eight row streams of ``s4`` nibbles taken apart
-(``unpack`` of 256 MB allocating: 1094 against 126 ms, where into a buffer already
-touched streaming is the faster, 48 against 72 ms). The copy engine asks
-:func:`untouched` before it streams nibbles (:func:`~layout_algebra.packing.copy_engine.word_call`).
+cache right after (non-temporal stores) costs more than storing plainly into the lines
+just zeroed: ``s4`` nibbles into a fresh result, interleaved A/B on this project's 2-core
+VM (CPU time, medians), ``unpack`` allocating 32 MB 17.8 -> 15.7 ms, 64 MB 35.5 -> 33.8 ms,
+``pack`` 12.0 -> 11.0 and 23.2 -> 22.3 ms; some runs showed 2-3x (32 MB: 63 -> 21 ms),
+but single calls there swing from 130 ms to 1 s at 256 MB either way (the VM hands freed
+memory back to its host, and touching it again is slow), so take those as noise. Into a
+buffer already touched streaming stays the faster (256 MB: 48 against 72 ms). The copy
+engine asks :func:`untouched` before it streams nibbles
+(:func:`~layout_algebra.packing.copy_engine.streams_nibbles`).
 
 :func:`untouched` asks the kernel (``mincore``, Linux) whether a few pages spread over the
 array are mapped; elsewhere, or if the call fails, it answers False (the memory is then
