@@ -647,10 +647,11 @@ TRANSPOSE_PAD_BYTES = 64
 TRANSPOSE_STREAM_BYTES = 1 << 21
 #: ... and one of 4-byte elements from this many: 16x16 blocks in registers either way
 #: (``transpose_kernels.transpose_rows`` below, kept in the cache; ``stream_rows`` from here,
-#: whole lines stored past the caches). One thread, CPU time, load 4.8-5.0, f32
-#: ``{0,1:T(8,128)}`` pack/unpack into a buffer against ``np.copyto``: 32 MB 0.58/0.48 staged
-#: and streamed -> 0.57/0.93 streamed blocks (f8 words 0.35/0.48 -> 0.64/0.85); 4 MB 0.34/0.39
-#: kept in the cache -> 0.39/0.58 streamed blocks (f8 0.37/0.37 -> 0.47/0.53).
+#: whole lines stored past the caches: the output no longer fits the L2 cache). One thread,
+#: CPU time, load 4.5-6, f32 ``{0,1:T(8,128)}`` pack/unpack into a buffer against
+#: ``np.copyto``: 4 MB 0.34-0.44/0.39-0.40 kept in the cache -> 0.54-0.72/0.52-0.66 streamed
+#: (f8 words 0.37-0.38/0.32-0.37 -> 0.54-0.62/0.44-0.63); 32 MB 0.58/0.48 staged and
+#: streamed -> 0.91/0.97 (f8 words 0.35/0.48 -> 0.75/0.87).
 BLOCKS_STREAM_BYTES = 1 << 22
 _transposer: Any = None  # layout_algebra.packing.transpose_kernels, False when it cannot be imported
 _transpose_stages = threading.local()  # one staging buffer per thread
