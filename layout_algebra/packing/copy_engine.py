@@ -665,11 +665,14 @@ TRANSPOSE_PAD_BYTES = 64
 #: A compiled transposing copy of at least this many bytes writes by non-temporal stores: its
 #: output will not be read from the cache, and they do not read the lines they fill first.
 TRANSPOSE_STREAM_BYTES = 1 << 21
-#: ... and one of 4-byte elements from this many (below it, 16x16 blocks kept in the cache:
-#: ``transpose_kernels.transpose_rows``; one thread, CPU time, load 4.6-4.9: 4 MB f32
-#: ``{0,1:T(8,128)}`` pack/unpack 0.35/0.30 of ``np.copyto`` streamed, 0.55/0.53 in blocks;
-#: 16 MB 0.38/0.32 and 0.47/0.41; 32 MB 0.64/0.54 and 0.50/0.48; f8 words alike or closer).
-BLOCKS_STREAM_BYTES = 1 << 25
+#: ... and one of 4-byte elements from this many: 16x16 blocks in registers either way
+#: (``transpose_kernels.transpose_rows`` below, kept in the cache; ``stream_rows`` from here,
+#: whole lines stored past the caches: the output no longer fits the L2 cache). One thread,
+#: CPU time, load 4.5-6, f32 ``{0,1:T(8,128)}`` pack/unpack into a buffer against
+#: ``np.copyto``: 4 MB 0.34-0.44/0.39-0.40 kept in the cache -> 0.54-0.72/0.52-0.66 streamed
+#: (f8 words 0.37-0.38/0.32-0.37 -> 0.54-0.62/0.44-0.63); 32 MB 0.58/0.48 staged and
+#: streamed -> 0.91/0.97 (f8 words 0.35/0.48 -> 0.75/0.87).
+BLOCKS_STREAM_BYTES = 1 << 22
 _transposer: Any = None  # layout_algebra.packing.transpose_kernels, False when it cannot be imported
 _transpose_stages = threading.local()  # one staging buffer per thread
 

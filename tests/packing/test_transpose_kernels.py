@@ -209,6 +209,74 @@ def test_transpose_rows_matches_a_loop_and_touches_nothing_else(n, m, dk, sk, bl
     np.testing.assert_array_equal(dst, expected)
 
 
+@settings(max_examples=120, derandomize=True)
+@given(
+    n=st.integers(0, 70),
+    m=st.integers(0, 70),
+    dk=st.sampled_from([1, 2, 4, 8, 16, 32, ONE]),
+    sk=st.sampled_from([1, 2, 4, 8, 16, ONE]),
+    blocks=st.sampled_from([(16, 16), (32, 128), (128, 32), (48, 80)]),
+    shift=st.integers(0, 15),
+    spare=st.integers(0, 2),
+    dtype=st.sampled_from([np.uint32, np.float32, np.int32]),
+)
+def test_stream_rows_matches_a_loop_and_touches_nothing_else(
+    n, m, dk, sk, blocks, shift, spare, dtype
+) -> None:
+    """The streamed 16x16 blocks: ``dst`` 64-byte aligned or not (``shift`` elements past a
+    line: the blocks' columns start where it is, the columns before and after written by masked
+    stores), rows a multiple of 64 bytes apart with gaps left alone, the source's rows in groups."""
+    check_stream_rows(n, m, dk, sk, blocks, shift, spare, dtype)
+
+
+@pytest.mark.parametrize("n", [16, 64, 128])
+@pytest.mark.parametrize("shift", [1, 4, 12, 15])
+@pytest.mark.parametrize("groups", [(8, ONE), (2, ONE), (ONE, 8), (ONE, 2), (1, 4)])
+def test_stream_rows_writes_a_rows_tail_and_the_next_rows_head_as_one_block(n, shift, groups) -> None:
+    """Rows a multiple of 16 long, not aligned: the columns left at both ends make one 16x16
+    block (``transpose16_seam``), rows of the output in groups (tiles) or of the input."""
+    for spare in (0, 1):
+        check_stream_rows(n, 45, *groups, (32, 128), shift, spare, np.float32)
+
+
+def check_stream_rows(n, m, dk, sk, blocks, shift, spare, dtype) -> None:  # type: ignore[no-untyped-def]
+    """``stream_rows`` against the definition, written as a loop, on a buffer of sentinels."""
+    d_inner = 16 * (-(-n // 16) + spare)
+    d_outer = (min(dk, max(m, 1)) if dk != ONE else 1) * d_inner + 16 * spare
+    s_inner = m + spare
+    s_outer = (min(sk, max(n, 1)) if sk != ONE else 1) * s_inner + 3
+    src = (np.arange(rows_at(max(n - 1, 0), s_outer, s_inner, sk) + m + 9) % 241).astype(dtype)
+    dst = aligned(rows_at(max(m - 1, 0), d_outer, d_inner, dk) + n + 40, dtype)
+    dst[:] = 250
+    q = shift + 16
+    expected = dst.copy()
+    for a in range(n):
+        for b in range(m):
+            expected[q + rows_at(b, d_outer, d_inner, dk) + a] = src[2 + rows_at(a, s_outer, s_inner, sk) + b]
+    done = transpose_kernels.stream_rows(
+        dst, q, d_outer, d_inner, dk, src, 2, s_outer, s_inner, sk, n, m, *blocks
+    )
+    assert done
+    np.testing.assert_array_equal(dst, expected)
+
+
+def test_stream_rows_refuses_rows_it_cannot_store_whole_lines_of() -> None:
+    """Rows of ``dst`` not a multiple of 64 bytes apart, source groups not a power of two, or
+    elements not of 4 bytes: nothing done (the caller takes the staged kernel)."""
+    src = np.arange(64 * 64, dtype=np.uint32)
+    for d_outer, d_inner, dk, sk, dtype in [
+        (0, 40, ONE, ONE, np.uint32),  # rows 160 bytes apart
+        (8 * 64, 72, 8, ONE, np.uint32),  # rows of a group 288 bytes apart
+        (0, 64, ONE, 3, np.uint32),  # source rows in groups of 3
+        (0, 64, ONE, ONE, np.uint16),
+    ]:
+        dst = np.zeros(64 * 80, dtype)
+        assert not transpose_kernels.stream_rows(
+            dst, 0, d_outer, d_inner, dk, src.astype(dtype), 0, 64 * 3, 64, sk, 32, 32, 16, 16
+        )
+        assert not dst.any()
+
+
 def test_transpose_rows_refuses_groups_that_cut_a_16x16_block() -> None:
     dst, src = np.zeros(64 * 64, np.uint32), np.arange(64 * 64, dtype=np.uint32)
     assert not transpose_kernels.transpose_rows(dst, 0, 3 * 64, 64, 3, src, 0, 0, 64, ONE, 48, 48, 16, 16)
@@ -216,7 +284,8 @@ def test_transpose_rows_refuses_groups_that_cut_a_16x16_block() -> None:
 
 
 def test_four_byte_tiles_go_by_16x16_blocks_and_others_do_not() -> None:
-    """The tile copies of f32 and of f8 words (2 rows a tile) take the blocks; bytes do not."""
+    """The tile copies of f32 and of f8 words (2 rows a tile) take the blocks (streamed or not:
+    stream_rows); bytes do not."""
     for shape, fs, itemsize, expected in [
         ([1, 4, 64, 8, 128], [0, 65536, 8, 1, 512], 4, True),
         ([1, 8, 128, 2, 128], [0, 32768, 2, 1, 256], 4, True),
@@ -225,9 +294,8 @@ def test_four_byte_tiles_go_by_16x16_blocks_and_others_do_not() -> None:
         ([1, 4, 64, 8, 128], [0, 65536, 8, 1, 512], 1, False),
     ]:
         far = np.zeros(8, np.dtype(f"u{itemsize}"))
-        blocks, _ = transpose_kernels._by_blocks(far, np.array(fs), np.array(shape), False)
+        blocks, _ = transpose_kernels._by_blocks(far, np.array(fs), np.array(shape))
         assert blocks == expected, (shape, itemsize)
-        assert not transpose_kernels._by_blocks(far, np.array(fs), np.array(shape), True)[0]  # streamed
 
 
 # ------------------------------------------------------- copies against np.copyto
