@@ -1,0 +1,110 @@
+"""One compiled call per replayed word-kernel step: the views made inside, the arguments in one array.
+
+A replayed program (:mod:`layout_algebra.packing.replay`) of a small array is dominated by
+what surrounds its kernel call: making the flat arrays the kernels take (the packed buffer
+as 32-bit words, the logical array as bytes or 16-bit halves: a NumPy view each, about half
+a microsecond), and numba's dispatch, whose cost grows with the number of arguments (a word
+kernel takes nine). Each *entry* here takes three: the packed buffer (1-D ``uint8``), the
+logical array raveled (1-D, of its own dtype when numba types it, else seen as the parts'
+unsigned integers), and an ``int64`` array of every other argument (:func:`entry_params`);
+it makes the views itself, checks that they are aligned, and calls the kernel of
+:mod:`layout_algebra.packing.copy_kernels`. It returns False, having done nothing, when a
+view would be misaligned.
+
+>>> import numpy as np
+>>> params = entry_params(0, [0, 0, 0, 1], 0, [0, 0, 0, 1], 2, [1, 1, 1, 2], False)
+>>> buffer, logical = np.zeros(8, np.uint8), np.arange(1, 9, dtype=np.int8)
+>>> build_bytes(buffer, logical, params), [hex(w) for w in buffer.view("<u4")]
+(True, ['0x7050301', '0x8060402'])
+>>> back = np.zeros(8, np.int8)
+>>> split_bytes(buffer, back, params), back.tolist()
+(True, [1, 2, 3, 4, 5, 6, 7, 8])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from layout_algebra.packing.copy_kernels import (
+    bytes_from_words,
+    halves_from_words,
+    words_from_bytes,
+    words_from_halves,
+)
+
+__all__ = ["ENTRIES", "build_bytes", "build_halves", "entry_params", "split_bytes", "split_halves"]
+
+
+def entry_params(
+    wo: int,
+    ws: Sequence[int],
+    po: int,
+    ps: Sequence[int],
+    step: int,
+    shape: Sequence[int],
+    staged: bool,
+    streamed: bool = False,
+) -> np.ndarray:
+    """The ``int64`` array of a word kernel's arguments other than its two flat arrays:
+    ``wo, ws[0..3], po, ps[0..3], step, shape[0..3], staged, streamed``."""
+    return np.array([wo, *ws, po, *ps, step, *shape, int(staged), int(streamed)], np.int64)
+
+
+@njit(nogil=True, cache=True)
+def _words(buffer):  # type: ignore[no-untyped-def]
+    return buffer[: buffer.size // 4 * 4].view(np.uint32)
+
+
+@njit(nogil=True, cache=True)
+def build_bytes(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.words_from_bytes` from ``logical`` (bytes) into ``buffer``."""
+    if buffer.ctypes.data % 4:
+        return False
+    parts = logical.view(np.uint8)
+    words_from_bytes(_words(buffer), p[0], p[1:5], parts, p[5], p[6:10], p[10], p[11:15], p[15] != 0)
+    return True
+
+
+@njit(nogil=True, cache=True)
+def split_bytes(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.bytes_from_words` from ``buffer`` into ``logical`` (bytes)."""
+    if buffer.ctypes.data % 4:
+        return False
+    parts = logical.view(np.uint8)
+    bytes_from_words(parts, p[5], p[6:10], p[10], _words(buffer), p[0], p[1:5], p[11:15], p[15] != 0)
+    return True
+
+
+@njit(nogil=True, cache=True)
+def build_halves(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.words_from_halves` from ``logical`` (16 bits) into ``buffer``."""
+    if buffer.ctypes.data % 4 or logical.ctypes.data % 2:
+        return False
+    parts = logical.view(np.uint16)
+    words_from_halves(
+        _words(buffer), p[0], p[1:5], parts, p[5], p[6:10], p[10], p[11:15], p[15] != 0, p[16] != 0
+    )
+    return True
+
+
+@njit(nogil=True, cache=True)
+def split_halves(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.halves_from_words` from ``buffer`` into ``logical`` (16 bits)."""
+    if buffer.ctypes.data % 4 or logical.ctypes.data % 2:
+        return False
+    parts = logical.view(np.uint16)
+    halves_from_words(parts, p[5], p[6:10], p[10], _words(buffer), p[0], p[1:5], p[11:15], p[15] != 0)
+    return True
+
+
+#: The entries by kernel name: (entry, builds words?, the parts' unsigned dtype).
+ENTRIES: dict[str, tuple[Any, bool, np.dtype]] = {
+    "words_from_bytes": (build_bytes, True, np.dtype(np.uint8)),
+    "bytes_from_words": (split_bytes, False, np.dtype(np.uint8)),
+    "words_from_halves": (build_halves, True, np.dtype(np.uint16)),
+    "halves_from_words": (split_halves, False, np.dtype(np.uint16)),
+}
