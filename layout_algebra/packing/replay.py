@@ -165,6 +165,9 @@ def bound_kernels(program: Program) -> Callable[[np.ndarray, np.ndarray, int], b
     its last few bytes left out if need be. Misaligned, or a buffer that is not one run
     (a strided ``out``): False, nothing done, as :meth:`Program.run`."""
     steps = program.steps
+    if steps and all(step.kind == "copyto" for step in steps):
+        # compiled only once the kernels are in use (numba imported: a small copy does not import it)
+        return copy_calls(program) if engine.kernels_loaded() else None
     if not steps or any(step.kind != "kernel" or step.kernel is None for step in steps):
         return None
     entries = entry_calls(program)
@@ -258,6 +261,70 @@ def entry_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], boo
             flat = flat.view(seen_as)
         for entry, params in calls:
             if not entry(buffer, flat, params):
+                return False
+        return True
+
+    return run
+
+
+#: NumPy type numbers of the dtypes a compiled copy takes as they are (bool, integers, float32,
+#: float64, complex64, complex128); another dtype is seen as bytes.
+COPY_TYPE_NUMS = frozenset(
+    np.dtype(t).num
+    for t in (
+        np.bool_,
+        np.int8,
+        np.uint8,
+        np.int16,
+        np.uint16,
+        np.int32,
+        np.uint32,
+        np.int64,
+        np.uint64,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    )
+)
+
+
+def copy_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
+    """:meth:`Program.run` for a program of ``np.copyto`` steps between the buffer and the
+    logical array, each one call of :func:`~layout_algebra.packing.replay_kernels.copy_elements`
+    (the views made in compiled code; building two views in NumPy cost more than copying 64 KB).
+    None where a step has no such form (elements of 16 bytes, more than 4 dims once merged,
+    strides not whole elements, both sides in one array)."""
+    from layout_algebra.packing.replay_kernels import copy_elements, copy_params
+
+    calls = []
+    for step in program.steps:
+        dst, src = step.places
+        size = dst.dtype.itemsize
+        if dst.role == src.role or size not in (1, 2, 4, 8) or src.dtype.itemsize != size:
+            return None
+        if dst.offset % size or src.offset % size:
+            return None
+        if any(st < 0 or st % size for st in (*dst.strides, *src.strides)):
+            return None
+        merged = engine.merged_dims(
+            dst.shape, [st // size for st in dst.strides], [st // size for st in src.strides], ndim=4
+        )
+        if merged is None:
+            return None
+        shape, (ds, ss) = merged
+        params = copy_params(dst.role, dst.offset // size, ds, src.offset // size, ss, shape)
+        calls.append((params, size))
+    native = COPY_TYPE_NUMS
+
+    def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
+        if not buffer.flags.c_contiguous:
+            return False
+        flat = logical.ravel()
+        if flat.dtype.num not in native:
+            flat = flat.view(np.uint8)
+        for params, size in calls:
+            if not copy_elements(buffer, flat, params, size):
                 return False
         return True
 

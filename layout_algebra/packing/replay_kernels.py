@@ -36,7 +36,16 @@ from layout_algebra.packing.copy_kernels import (
     words_from_halves,
 )
 
-__all__ = ["ENTRIES", "build_bytes", "build_halves", "entry_params", "split_bytes", "split_halves"]
+__all__ = [
+    "ENTRIES",
+    "build_bytes",
+    "build_halves",
+    "copy_elements",
+    "copy_params",
+    "entry_params",
+    "split_bytes",
+    "split_halves",
+]
 
 
 def entry_params(
@@ -108,3 +117,61 @@ ENTRIES: dict[str, tuple[Any, bool, np.dtype]] = {
     "words_from_halves": (build_halves, True, np.dtype(np.uint16)),
     "halves_from_words": (split_halves, False, np.dtype(np.uint16)),
 }
+
+
+def copy_params(
+    dst_role: int,
+    dst_offset: int,
+    dst_strides: Sequence[int],
+    src_offset: int,
+    src_strides: Sequence[int],
+    shape: Sequence[int],
+) -> np.ndarray:
+    """The ``int64`` array of :func:`copy_elements`' arguments: which base is written (0: the
+    buffer, 1: the logical array), each side's offset and strides (in elements), the 4-D shape."""
+    return np.array([dst_role, dst_offset, *dst_strides, src_offset, *src_strides, *shape], np.int64)
+
+
+@njit(nogil=True, cache=True)
+def _copy_runs(dst, do, ds, src, so, ss, shape):  # type: ignore[no-untyped-def]
+    n = shape[3]
+    d0, d1, d2, d3, s0, s1, s2, s3 = ds[0], ds[1], ds[2], ds[3], ss[0], ss[1], ss[2], ss[3]
+    for i0 in range(shape[0]):
+        for i1 in range(shape[1]):
+            for i2 in range(shape[2]):
+                db = do + i0 * d0 + i1 * d1 + i2 * d2
+                sb = so + i0 * s0 + i1 * s1 + i2 * s2
+                if d3 == 1 and s3 == 1:
+                    run, into = src[sb : sb + n], dst[db : db + n]
+                    for i in range(n):
+                        into[i] = run[i]
+                else:
+                    for i in range(n):
+                        dst[db + i * d3] = src[sb + i * s3]
+
+
+@njit(nogil=True, cache=True)
+def _copy_between(b, g, p):  # type: ignore[no-untyped-def]
+    if p[0] == 0:
+        _copy_runs(b, p[1], p[2:6], g, p[6], p[7:11], p[11:15])
+    else:
+        _copy_runs(g, p[1], p[2:6], b, p[6], p[7:11], p[11:15])
+
+
+@njit(nogil=True, cache=True)
+def copy_elements(buffer, logical, p, size):  # type: ignore[no-untyped-def]
+    """``np.copyto`` between two 4-D views of the buffer and of ``logical`` (raveled), by their
+    offsets and strides in elements of ``size`` bytes (1, 2, 4 or 8; :func:`copy_params`),
+    both seen as unsigned integers of that size. False, nothing done, if either is misaligned."""
+    if buffer.ctypes.data % size or logical.ctypes.data % size:
+        return False
+    flat = logical.view(np.uint8)
+    if size == 1:
+        _copy_between(buffer, flat, p)
+    elif size == 2:
+        _copy_between(buffer[: buffer.size // 2 * 2].view(np.uint16), flat.view(np.uint16), p)
+    elif size == 4:
+        _copy_between(buffer[: buffer.size // 4 * 4].view(np.uint32), flat.view(np.uint32), p)
+    else:
+        _copy_between(buffer[: buffer.size // 8 * 8].view(np.uint64), flat.view(np.uint64), p)
+    return True

@@ -138,3 +138,47 @@ def test_entry_replays_refuse_misaligned_arrays_and_keep_their_errors() -> None:
     with pytest.raises(ValueError):
         unpack(expected, text, out=np.zeros((128, 255), x.dtype), threads=1)
     assert np.dtype(np.float16).num not in replay.NUMBA_TYPE_NUMS  # numba has no float16 arrays
+
+
+#: Layouts whose programs are plain copies (no word is built): compiled copies replay them.
+COPY_TEXTS = [
+    "f32[128,128]{1,0:T(8,128)}",
+    "f32[64,384]{1,0:T(8,128)}",
+    "u8[16,256]{1,0:T(8,128)}",
+    "f16[16,256]{1,0:T(8,128)}",
+    "bf16[16,256]{1,0:T(8,128)}",
+    "f64[16,256]{1,0:T(8,128)}",
+    "c64[8,256]{1,0:T(8,128)}",
+    "c128[8,256]{1,0:T(8,128)}",
+    "s32[2,3,8,256]{3,2,1,0:T(8,128)}",
+    "f32[9,300]{1,0:T(8,128)}",
+    "s32[]",
+]
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize("text", COPY_TEXTS)
+def test_copy_replays_match_the_index_map(text, kernels, monkeypatch) -> None:
+    monkeypatch.setattr(copy_engine, "USE_KERNELS", kernels)
+    m = layout_map(text)
+    rng = np.random.default_rng(len(text))
+    first = random_array(m, rng)
+    for _ in range(2):
+        unpack(pack(first, text, fill=0x33, threads=1), text, threads=1)
+    from layout_algebra.packing import numpy_eval
+
+    program = numpy_eval._RECIPES[(text, True, first.dtype, first.shape)].program
+    compiled = program is not None and program.bound is not None
+    assert compiled == (kernels and not m.has_padding and "c128" not in text), text  # c128: 16 bytes
+    for _ in range(2):
+        x = random_array(m, rng)
+        expected = reference_pack(x, text, fill=0x33)
+        np.testing.assert_array_equal(pack(x, text, fill=0x33, threads=1), expected, err_msg=text)
+        raw = rng.integers(0, 256, m.size_in_bytes + 16, dtype=np.uint8)
+        for shift in (0, 1, 8):  # misaligned elements take the full path
+            out = raw[shift : shift + m.size_in_bytes]
+            np.testing.assert_array_equal(pack(x, text, fill=0x33, out=out, threads=1), expected)
+            np.testing.assert_array_equal(raw_bytes(unpack(out, text, threads=1)), raw_bytes(x))
+        back = random_array(m, rng)
+        assert unpack(expected, text, out=back, threads=1) is back
+        np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=text)
