@@ -42,10 +42,12 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["unweave_bytes", "unweave_halves", "weave_bytes", "weave_halves"]
+__all__ = ["split_byte_row", "unweave_bytes", "unweave_halves", "weave_bytes", "weave_halves"]
 
 #: Bytes in one vector of the shuffles (the words woven per step: ``VECTOR`` of bytes, half of halves).
 VECTOR = 64
+#: Bytes in a cache line.
+LINE = 64
 U8, U16, U32 = np.uint8, np.uint16, np.uint32
 S8, S16, S24 = U32(8), U32(16), U32(24)
 
@@ -110,19 +112,19 @@ def _weave_bytes_64(typingctx, words, w_at, parts, p_at, step):  # type: ignore[
 
 
 @intrinsic
-def _unweave_bytes_64(typingctx, parts, p_at, step, words, w_at):  # type: ignore[no-untyped-def]
-    """The inverse of :func:`_weave_bytes_64`: 64 words into the 4 rows of bytes."""
-    signature = types.void(parts, types.intp, types.intp, words, types.intp)
+def _unweave_bytes_64(typingctx, parts, p_at, step, words, w0, w1, w2, w3):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_weave_bytes_64`: 64 words into the 4 rows of bytes, the words in
+    four runs of 16 from ``words[w0]``, ``words[w1]``, ``words[w2]`` and ``words[w3]``."""
+    signature = types.void(
+        parts, types.intp, types.intp, words, types.intp, types.intp, types.intp, types.intp
+    )
 
     def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
         p = context.make_array(sig.args[0])(context, builder, args[0])
         w = context.make_array(sig.args[3])(context, builder, args[3])
         v8 = ir.VectorType(ir.IntType(8), VECTOR)
         v16 = ir.VectorType(ir.IntType(16), VECTOR // 2)
-        quads = [
-            builder.load(_vector_at(builder, w, _offset(builder, args[4], k * VECTOR // 4), v16), align=1)
-            for k in range(4)
-        ]
+        quads = [builder.load(_vector_at(builder, w, args[4 + k], v16), align=1) for k in range(4)]
         # 16-bit lanes: the even ones hold bytes 0-1 of a word (rows a, b), the odd ones c, d
         low = [
             builder.bitcast(
@@ -217,7 +219,7 @@ def unweave_bytes(parts, p, step, words, w, n):  # type: ignore[no-untyped-def]
     """The inverse of :func:`weave_bytes`: ``parts[p + j*step + i] = words[w + i] >> 8j`` (a byte)."""
     i = 0
     while i + VECTOR <= n:
-        _unweave_bytes_64(parts, p + i, step, words, w + i)
+        _unweave_bytes_64(parts, p + i, step, words, w + i, w + i + 16, w + i + 32, w + i + 48)
         i += VECTOR
     for k in range(i, n):
         q, v = p + k, words[w + k]
@@ -251,3 +253,50 @@ def unweave_halves(parts, p, step, words, w, n):  # type: ignore[no-untyped-def]
         v = words[w + k]
         parts[p + k] = U16(v)
         parts[p + step + k] = U16(v >> S16)
+
+
+@njit(nogil=True, cache=True)
+def _lead(array, at, n):  # type: ignore[no-untyped-def]
+    """How many elements from ``array[at]`` on come before the next cache line (at most ``n``;
+    ``n`` where no whole element ends there)."""
+    size = array.itemsize
+    gap = (-(array.ctypes.data + at * size)) % LINE
+    return min(n, gap // size) if gap % size == 0 else n
+
+
+@njit(nogil=True, cache=True)
+def split_byte_row(parts, p, step, words, w, w2, n2, n):  # type: ignore[no-untyped-def]
+    """:func:`unweave_bytes` of a row of ``n2`` runs: the 4 rows ``parts[p + j*step :][: n2*n]``
+    from the runs ``words[w + i2*w2 :][:n]``, with vector stores that start cache lines.
+
+    A NumPy array starts 16 bytes into a cache line: run by run, every 64-byte store of a
+    row would span two lines (unpacking 1 MB of s8 words: 76 against 61 us aligned). Along
+    the whole row, the stores go from the first line start on, each vector's words loaded
+    in four runs of 16 from the runs they are in; the row's first and last 64 elements are
+    stored once more unaligned (the same bytes). Rows that cannot (the 4 rows not equally
+    aligned, runs not whole vectors, a start not on 16 elements) go run by run."""
+    m = n2 * n
+    lead = _lead(parts, p, m)
+    if step % LINE or n % 16 or lead % 16 or n < VECTOR or m < 2 * VECTOR:
+        for i2 in range(n2):
+            unweave_bytes(parts, p + i2 * n, step, words, w + i2 * w2, n)
+        return
+    if lead:  # the head: the first 64 elements of the first run
+        _unweave_bytes_64(parts, p, step, words, w, w + 16, w + 32, w + 48)
+    q = lead
+    while q + VECTOR <= m:
+        r0, r1, r2, r3 = q // n, (q + 16) // n, (q + 32) // n, (q + 48) // n
+        _unweave_bytes_64(
+            parts,
+            p + q,
+            step,
+            words,
+            w + r0 * w2 + q - r0 * n,
+            w + r1 * w2 + q + 16 - r1 * n,
+            w + r2 * w2 + q + 32 - r2 * n,
+            w + r3 * w2 + q + 48 - r3 * n,
+        )
+        q += VECTOR
+    if q < m:  # the tail: the last 64 elements of the last run
+        t = w + (n2 - 1) * w2 + n - VECTOR
+        _unweave_bytes_64(parts, p + m - VECTOR, step, words, t, t + 16, t + 32, t + 48)
