@@ -85,7 +85,6 @@ from numba.extending import intrinsic
 
 from layout_algebra.packing.weave_kernels import (
     split_byte_row,
-    split_half_row,
     unweave_bytes,
     unweave_halves,
     weave_bytes,
@@ -546,10 +545,6 @@ def _stream_halves_out(words8, wb, ws, parts, pb, ps, step, shape):  # type: ign
 def _halves_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
     # the strides read once: the stores could alias them, so LLVM would load them on every run
     n1, n2, n, w1, w2, w3, p1, p2, p3 = shape[1], shape[2], shape[3], ws[1], ws[2], ws[3], ps[1], ps[2], ps[3]
-    if w3 == 1 and p3 == 1 and p2 == n and n2 > 1:  # the parts run on across i2: whole rows
-        for i1 in range(n1):
-            split_half_row(parts, po + i1 * p1, step, words, wo + i1 * w1, w2, n2, n)
-        return
     for i1 in range(n1):
         for i2 in range(n2):
             wb = wo + i1 * w1 + i2 * w2

@@ -42,14 +42,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = [
-    "split_byte_row",
-    "split_half_row",
-    "unweave_bytes",
-    "unweave_halves",
-    "weave_bytes",
-    "weave_halves",
-]
+__all__ = ["split_byte_row", "unweave_bytes", "unweave_halves", "weave_bytes", "weave_halves"]
 
 #: Bytes in one vector of the shuffles (the words woven per step: ``VECTOR`` of bytes, half of halves).
 VECTOR = 64
@@ -182,21 +175,18 @@ def _weave_halves_32(typingctx, words, w_at, parts, p_at, step):  # type: ignore
 
 
 @intrinsic
-def _unweave_halves_32(typingctx, parts, p_at, step, words, w0, w1, w2, w3):  # type: ignore[no-untyped-def]
-    """The inverse of :func:`_weave_halves_32`: 32 words into the 2 rows of halves, the words
-    in four runs of 8 from ``words[w0]``, ``words[w1]``, ``words[w2]`` and ``words[w3]``."""
-    signature = types.void(
-        parts, types.intp, types.intp, words, types.intp, types.intp, types.intp, types.intp
-    )
+def _unweave_halves_32(typingctx, parts, p_at, step, words, w_at):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_weave_halves_32`: 32 words into the 2 rows of halves."""
+    signature = types.void(parts, types.intp, types.intp, words, types.intp)
 
     def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
         p = context.make_array(sig.args[0])(context, builder, args[0])
         w = context.make_array(sig.args[3])(context, builder, args[3])
         v16 = ir.VectorType(ir.IntType(16), VECTOR // 2)
-        quarter = ir.VectorType(ir.IntType(16), VECTOR // 4)
-        loads = [builder.load(_vector_at(builder, w, args[4 + k], quarter), align=1) for k in range(4)]
-        whole = list(range(VECTOR // 2))  # two quarters side by side
-        pairs = [builder.shuffle_vector(loads[2 * h], loads[2 * h + 1], _mask(whole)) for h in (0, 1)]
+        pairs = [
+            builder.load(_vector_at(builder, w, _offset(builder, args[4], h * VECTOR // 4), v16), align=1)
+            for h in (0, 1)
+        ]
         at = args[1]
         for odd in (0, 1):
             row = builder.shuffle_vector(pairs[0], pairs[1], _mask(unzipped(VECTOR // 2, odd)))
@@ -257,7 +247,7 @@ def unweave_halves(parts, p, step, words, w, n):  # type: ignore[no-untyped-def]
     i = 0
     half = VECTOR // 2
     while i + half <= n:
-        _unweave_halves_32(parts, p + i, step, words, w + i, w + i + 8, w + i + 16, w + i + 24)
+        _unweave_halves_32(parts, p + i, step, words, w + i)
         i += half
     for k in range(i, n):
         v = words[w + k]
@@ -310,35 +300,3 @@ def split_byte_row(parts, p, step, words, w, w2, n2, n):  # type: ignore[no-unty
     if q < m:  # the tail: the last 64 elements of the last run
         t = w + (n2 - 1) * w2 + n - VECTOR
         _unweave_bytes_64(parts, p + m - VECTOR, step, words, t, t + 16, t + 32, t + 48)
-
-
-@njit(nogil=True, cache=True)
-def split_half_row(parts, p, step, words, w, w2, n2, n):  # type: ignore[no-untyped-def]
-    """:func:`split_byte_row` for the 2 rows of 16-bit halves (:func:`unweave_halves`): the
-    vectors of 32 words loaded in four runs of 8."""
-    m = n2 * n
-    half = VECTOR // 2
-    lead = _lead(parts, p, m)
-    if (2 * step) % LINE or n % 8 or lead % 8 or n < half or m < 2 * half:
-        for i2 in range(n2):
-            unweave_halves(parts, p + i2 * n, step, words, w + i2 * w2, n)
-        return
-    if lead:  # the head: the first 32 elements of the first run
-        _unweave_halves_32(parts, p, step, words, w, w + 8, w + 16, w + 24)
-    q = lead
-    while q + half <= m:
-        r0, r1, r2, r3 = q // n, (q + 8) // n, (q + 16) // n, (q + 24) // n
-        _unweave_halves_32(
-            parts,
-            p + q,
-            step,
-            words,
-            w + r0 * w2 + q - r0 * n,
-            w + r1 * w2 + q + 8 - r1 * n,
-            w + r2 * w2 + q + 16 - r2 * n,
-            w + r3 * w2 + q + 24 - r3 * n,
-        )
-        q += half
-    if q < m:  # the tail: the last 32 elements of the last run
-        t = w + (n2 - 1) * w2 + n - half
-        _unweave_halves_32(parts, p + m - half, step, words, t, t + 8, t + 16, t + 24)

@@ -58,40 +58,35 @@ def test_weaving_matches_a_loop_and_writes_nothing_else(halves, n, gap, p, w, se
     assert (back[~written] == 0xEE).all()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
-    halves=st.booleans(),
-    n=st.sampled_from([8, 16, 24, 32, 48, 64, 96, 128, 130, 256]),
+    n=st.sampled_from([16, 48, 64, 96, 128, 130, 256]),
     n2=st.integers(1, 6),
     step_lines=st.integers(0, 3),
-    step_extra=st.sampled_from([0, 0, 8, 1]),
-    shift=st.sampled_from([0, 16, 32, 48]) | st.integers(0, 63),  # NumPy's arrays: 16 into a line
+    step_extra=st.sampled_from([0, 0, 16, 1]),
+    shift=st.integers(0, 63),
     w2_extra=st.integers(0, 40),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_rows_split_with_line_aligned_stores_match_a_loop(
-    halves, n, n2, step_lines, step_extra, shift, w2_extra, seed
-) -> None:
-    count, bits = (2, 16) if halves else (4, 8)
-    dtype = np.dtype(np.uint16 if halves else np.uint8)
+    n, n2, step_lines, step_extra, shift, w2_extra, seed
+):
     m = n * n2
-    line = 64 // dtype.itemsize  # elements in a cache line
-    step = -(-max(m, line * step_lines) // line) * line + step_extra  # rows equally aligned, or not
+    step = max(m, 64 * step_lines) + step_extra  # rows apart (and equally aligned, or not)
+    step = -(-step // 64) * 64 + step_extra if step_extra else -(-step // 64) * 64
     w2 = n + w2_extra  # runs of words apart
     rng = np.random.default_rng(seed)
     words = rng.integers(0, 2**32, w2 * n2 + 8, dtype=np.uint32)
-    raw = np.full((count * step + 128) * dtype.itemsize, 0xEE, np.uint8)
-    start = (-raw.ctypes.data) % 64 + shift // dtype.itemsize * dtype.itemsize  # anywhere in a line
-    parts = raw[start : start + ((count - 1) * step + m) * dtype.itemsize].view(dtype)
-    split = weave_kernels.split_half_row if halves else weave_kernels.split_byte_row
-    split(parts, 0, step, words, 3, w2, n2, n)
-    expected = np.full(parts.size, 0xEEEE if halves else 0xEE, dtype)
+    raw = np.full(4 * step + 128, 0xEE, np.uint8)
+    start = (-raw.ctypes.data) % 64 + shift  # the rows start anywhere in a cache line
+    parts = raw[start : start + 3 * step + m]
+    weave_kernels.split_byte_row(parts, 0, step, words, 3, w2, n2, n)
+    expected = np.full(parts.size, 0xEE, np.uint8)
     row = np.concatenate([words[3 + i2 * w2 : 3 + i2 * w2 + n] for i2 in range(n2)])
-    for j in range(count):
-        expected[j * step : j * step + m] = (row >> np.uint32(bits * j)).astype(dtype)
+    for j in range(4):
+        expected[j * step : j * step + m] = (row >> np.uint32(8 * j)).astype(np.uint8)
     np.testing.assert_array_equal(parts, expected)
-    end = start + parts.nbytes
-    assert (raw[:start] == 0xEE).all() and (raw[end:] == 0xEE).all()
+    assert (raw[:start] == 0xEE).all() and (raw[start + parts.size :] == 0xEE).all()
 
 
 #: Word layouts whose programs are entry calls (whole tiles), and ragged ones (other programs).
