@@ -413,6 +413,23 @@ def _runs_between(words, wo, ws, stage, shape, to_words):  # type: ignore[no-unt
 
 
 @njit(nogil=True, cache=True)
+def _runs_to_stage(words, wo, ws, stage, shape):  # type: ignore[no-untyped-def]
+    """:func:`_runs_between` from ``words`` into ``stage``, reading ``words`` only: the kernels
+    that take words apart then compile for a read-only buffer (``np.frombuffer`` of bytes)."""
+    n = shape[3]
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    for a in range(shape[outer]):
+        for b in range(shape[inner]):
+            i1, i2 = (b, a) if outer == 2 else (a, b)
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            sb = (i1 * shape[2] + i2) * n
+            w = words[wb : wb + n]
+            st = stage[sb : sb + n]
+            for i in range(n):
+                st[i] = w[i]
+
+
+@njit(nogil=True, cache=True)
 def _line_buffer(size):  # type: ignore[no-untyped-def]
     """A buffer of ``size`` bytes that starts a page, so that it lies within one page
     when ``size <= PAGE`` (and starts a cache line)."""
@@ -591,7 +608,7 @@ def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type
     for i0 in range(shape[0]):
         if staged and rows:  # the runs copied in to the stage in the order of the parts
             m = shape[2] * shape[3]
-            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, False)
+            _runs_to_stage(words, wo + i0 * ws[0], ws, stage, shape)
             for i1 in range(shape[1]):
                 unweave_bytes(parts, po + i0 * ps[0] + i1 * ps[1], step, stage, i1 * m, m)
         elif staged:
@@ -647,7 +664,7 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged, stream
         p0, w0 = po + i0 * ps[0], wo + i0 * ws[0]
         if staged and rows:  # the runs copied in to the stage in the order of the parts
             m = shape[2] * shape[3]
-            _runs_between(words, w0, ws, stage, shape, False)
+            _runs_to_stage(words, w0, ws, stage, shape)
             for i1 in range(shape[1]):
                 _nibble_rows_out(parts, p0 + i1 * ps[1], step, stage8[4 * i1 * m :], m, streamed)
         elif staged:

@@ -291,11 +291,12 @@ COPY_TYPE_NUMS = frozenset(
 
 def copy_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
     """:meth:`Program.run` for a program of ``np.copyto`` steps between the buffer and the
-    logical array, each one call of :func:`~layout_algebra.packing.replay_kernels.copy_elements`
+    logical array, each one call of :func:`~layout_algebra.packing.replay_kernels.copy_to_buffer`
+    (or ``copy_to_logical``)
     (the views made in compiled code; building two views in NumPy cost more than copying 64 KB).
     None where a step has no such form (elements of 16 bytes, more than 4 dims once merged,
     strides not whole elements, both sides in one array)."""
-    from layout_algebra.packing.replay_kernels import copy_elements, copy_params
+    from layout_algebra.packing.replay_kernels import copy_params, copy_to_buffer, copy_to_logical
 
     calls = []
     for step in program.steps:
@@ -314,7 +315,7 @@ def copy_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], bool
             return None
         shape, (ds, ss) = merged
         params = copy_params(dst.role, dst.offset // size, ds, src.offset // size, ss, shape)
-        calls.append((params, size))
+        calls.append((copy_to_buffer if dst.role == BUFFER else copy_to_logical, params, size))
     native = COPY_TYPE_NUMS
 
     def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
@@ -323,8 +324,8 @@ def copy_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], bool
         flat = logical.ravel()
         if flat.dtype.num not in native:
             flat = flat.view(np.uint8)
-        for params, size in calls:
-            if not copy_elements(buffer, flat, params, size):
+        for copy, params, size in calls:
+            if not copy(buffer, flat, params, size):
                 return False
         return True
 

@@ -40,8 +40,9 @@ __all__ = [
     "ENTRIES",
     "build_bytes",
     "build_halves",
-    "copy_elements",
     "copy_params",
+    "copy_to_buffer",
+    "copy_to_logical",
     "entry_params",
     "split_bytes",
     "split_halves",
@@ -127,8 +128,9 @@ def copy_params(
     src_strides: Sequence[int],
     shape: Sequence[int],
 ) -> np.ndarray:
-    """The ``int64`` array of :func:`copy_elements`' arguments: which base is written (0: the
-    buffer, 1: the logical array), each side's offset and strides (in elements), the 4-D shape."""
+    """The ``int64`` array of :func:`copy_to_buffer`'s (or :func:`copy_to_logical`'s) arguments:
+    which base is written (0: the buffer, 1: the logical array), each side's offset and strides
+    (in elements), the 4-D shape."""
     return np.array([dst_role, dst_offset, *dst_strides, src_offset, *src_strides, *shape], np.int64)
 
 
@@ -151,27 +153,43 @@ def _copy_runs(dst, do, ds, src, so, ss, shape):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
-def _copy_between(b, g, p):  # type: ignore[no-untyped-def]
-    if p[0] == 0:
-        _copy_runs(b, p[1], p[2:6], g, p[6], p[7:11], p[11:15])
-    else:
-        _copy_runs(g, p[1], p[2:6], b, p[6], p[7:11], p[11:15])
-
-
-@njit(nogil=True, cache=True)
-def copy_elements(buffer, logical, p, size):  # type: ignore[no-untyped-def]
-    """``np.copyto`` between two 4-D views of the buffer and of ``logical`` (raveled), by their
+def copy_to_buffer(buffer, logical, p, size):  # type: ignore[no-untyped-def]
+    """``np.copyto`` from a 4-D view of ``logical`` (raveled) into one of the buffer, by their
     offsets and strides in elements of ``size`` bytes (1, 2, 4 or 8; :func:`copy_params`),
-    both seen as unsigned integers of that size. False, nothing done, if either is misaligned."""
+    both seen as unsigned integers of that size. False, nothing done, if either is misaligned.
+    (One function per direction: the side only read may be a read-only array.)"""
     if buffer.ctypes.data % size or logical.ctypes.data % size:
         return False
     flat = logical.view(np.uint8)
     if size == 1:
-        _copy_between(buffer, flat, p)
+        _copy_runs(buffer, p[1], p[2:6], flat, p[6], p[7:11], p[11:15])
     elif size == 2:
-        _copy_between(buffer[: buffer.size // 2 * 2].view(np.uint16), flat.view(np.uint16), p)
+        b, g = buffer[: buffer.size // 2 * 2].view(np.uint16), flat.view(np.uint16)
+        _copy_runs(b, p[1], p[2:6], g, p[6], p[7:11], p[11:15])
     elif size == 4:
-        _copy_between(buffer[: buffer.size // 4 * 4].view(np.uint32), flat.view(np.uint32), p)
+        b4, g4 = buffer[: buffer.size // 4 * 4].view(np.uint32), flat.view(np.uint32)
+        _copy_runs(b4, p[1], p[2:6], g4, p[6], p[7:11], p[11:15])
     else:
-        _copy_between(buffer[: buffer.size // 8 * 8].view(np.uint64), flat.view(np.uint64), p)
+        b8, g8 = buffer[: buffer.size // 8 * 8].view(np.uint64), flat.view(np.uint64)
+        _copy_runs(b8, p[1], p[2:6], g8, p[6], p[7:11], p[11:15])
+    return True
+
+
+@njit(nogil=True, cache=True)
+def copy_to_logical(buffer, logical, p, size):  # type: ignore[no-untyped-def]
+    """:func:`copy_to_buffer` the other way: from a view of the buffer into one of ``logical``."""
+    if buffer.ctypes.data % size or logical.ctypes.data % size:
+        return False
+    flat = logical.view(np.uint8)
+    if size == 1:
+        _copy_runs(flat, p[1], p[2:6], buffer, p[6], p[7:11], p[11:15])
+    elif size == 2:
+        b, g = buffer[: buffer.size // 2 * 2].view(np.uint16), flat.view(np.uint16)
+        _copy_runs(g, p[1], p[2:6], b, p[6], p[7:11], p[11:15])
+    elif size == 4:
+        b4, g4 = buffer[: buffer.size // 4 * 4].view(np.uint32), flat.view(np.uint32)
+        _copy_runs(g4, p[1], p[2:6], b4, p[6], p[7:11], p[11:15])
+    else:
+        b8, g8 = buffer[: buffer.size // 8 * 8].view(np.uint64), flat.view(np.uint64)
+        _copy_runs(g8, p[1], p[2:6], b8, p[6], p[7:11], p[11:15])
     return True

@@ -213,3 +213,30 @@ def test_copy_replays_match_the_index_map(text, kernels, monkeypatch) -> None:
         back = random_array(m, rng)
         assert unpack(expected, text, out=back, threads=1) is back
         np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "s8[256,256]{1,0:T(32,128)(4,1)}",
+        "s8[1024,1024]{1,0:T(32,128)(4,1)}",
+        "pred[256,256]{1,0:T(8,128)(4,1)}",
+        "bf16[128,256]{1,0:T(8,128)(2,1)}",
+        "f32[128,128]{1,0:T(8,128)}",
+        "s4[256,512]{1,0:T(8,128)(8,1)E(4)}",
+        "s8[131,259]{1,0:T(32,128)(4,1)}",
+    ],
+)
+def test_read_only_arrays_and_buffers_pack_and_unpack_on_every_call(text) -> None:
+    """A read-only array packs and a read-only buffer (``np.frombuffer`` of bytes) unpacks, on
+    the first call (planning), the second (making the programs) and by replay."""
+    m = layout_map(text)
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        x = random_array(m, rng)
+        x.flags.writeable = False
+        expected = reference_pack(x, text, fill=0)
+        np.testing.assert_array_equal(pack(x, text, threads=1), expected, err_msg=text)
+        frozen = np.frombuffer(expected.tobytes(), np.uint8)
+        assert not frozen.flags.writeable
+        np.testing.assert_array_equal(raw_bytes(unpack(frozen, text, threads=1)), raw_bytes(x), err_msg=text)
