@@ -86,7 +86,6 @@ from numba.extending import intrinsic
 from layout_algebra.packing.weave_kernels import (
     split_byte_row,
     unweave_bytes,
-    unweave_halves,
     weave_bytes,
     weave_halves,
 )
@@ -566,8 +565,14 @@ def _halves_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-u
         for i2 in range(n2):
             wb = wo + i1 * w1 + i2 * w2
             pb = po + i1 * p1 + i2 * p2
-            if w3 == 1 and p3 == 1:
-                unweave_halves(parts, pb, step, words, wb, n)
+            if w3 == 1 and p3 == 1:  # (LLVM's own vectors: truncating stores beat the shuffles here)
+                w = words[wb : wb + n]
+                a = parts[pb : pb + n]
+                b = parts[pb + step : pb + step + n]
+                for i in range(n):
+                    v = w[i]
+                    a[i] = U16(v)
+                    b[i] = U16(v >> S16)
             else:
                 for i in range(n):
                     p = pb + i * p3
