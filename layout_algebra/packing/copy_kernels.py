@@ -28,7 +28,7 @@ Slicing costs more than moving a short run (``(64,128)(8,1)``: 128 words a run),
 the 8 rows of nibbles run on across ``i2`` (``ps[2] == shape[3]``, a whole tile row) they
 are sliced once per ``i1`` (:func:`_runs_on`), not once per run. Staged, such words are
 built in the stage in the order of the rows, one long loop per ``i1``
-(:func:`_build_nibbles`, :func:`_byte_rows_in`), and the stage is copied out in runs in
+(:func:`_build_nibbles`, :func:`~layout_algebra.packing.weave_kernels.weave_bytes`), and the stage is copied out in runs in
 the order of the words in memory (:func:`_runs_between`); taken apart the other way round.
 Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first.
 
@@ -82,6 +82,13 @@ import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
+
+from layout_algebra.packing.weave_kernels import (
+    split_byte_row,
+    unweave_bytes,
+    weave_bytes,
+    weave_halves,
+)
 
 __all__ = [
     "bytes_from_words",
@@ -141,19 +148,14 @@ def _store_fence(typingctx):  # type: ignore[no-untyped-def]
 # --------------------------------------------------------------- one i0: the inner loops
 @njit(nogil=True, cache=True)
 def _bytes_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
-    for i1 in range(shape[1]):
-        for i2 in range(shape[2]):
-            wb = wo + i1 * ws[1] + i2 * ws[2]
-            pb = po + i1 * ps[1] + i2 * ps[2]
-            n, w3, p3 = shape[3], ws[3], ps[3]
+    # the strides read once: the stores could alias them, so LLVM would load them on every run
+    n1, n2, n, w1, w2, w3, p1, p2, p3 = shape[1], shape[2], shape[3], ws[1], ws[2], ws[3], ps[1], ps[2], ps[3]
+    for i1 in range(n1):
+        for i2 in range(n2):
+            wb = wo + i1 * w1 + i2 * w2
+            pb = po + i1 * p1 + i2 * p2
             if w3 == 1 and p3 == 1:
-                w = words[wb : wb + n]
-                a = parts[pb : pb + n]
-                b = parts[pb + step : pb + step + n]
-                c = parts[pb + 2 * step : pb + 2 * step + n]
-                d = parts[pb + 3 * step : pb + 3 * step + n]
-                for i in range(n):
-                    w[i] = U32(a[i]) | (U32(b[i]) << S8) | (U32(c[i]) << S16) | (U32(d[i]) << S24)
+                weave_bytes(words, wb, parts, pb, step, n)
             else:
                 for i in range(n):
                     p = pb + i * p3
@@ -167,23 +169,18 @@ def _bytes_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-unt
 
 @njit(nogil=True, cache=True)
 def _bytes_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
-    for i1 in range(shape[1]):
-        for i2 in range(shape[2]):
-            wb = wo + i1 * ws[1] + i2 * ws[2]
-            pb = po + i1 * ps[1] + i2 * ps[2]
-            n, w3, p3 = shape[3], ws[3], ps[3]
+    # the strides read once: the stores could alias them, so LLVM would load them on every run
+    n1, n2, n, w1, w2, w3, p1, p2, p3 = shape[1], shape[2], shape[3], ws[1], ws[2], ws[3], ps[1], ps[2], ps[3]
+    if w3 == 1 and p3 == 1 and p2 == n and n2 > 1:  # the parts run on across i2: whole rows
+        for i1 in range(n1):
+            split_byte_row(parts, po + i1 * p1, step, words, wo + i1 * w1, w2, n2, n)
+        return
+    for i1 in range(n1):
+        for i2 in range(n2):
+            wb = wo + i1 * w1 + i2 * w2
+            pb = po + i1 * p1 + i2 * p2
             if w3 == 1 and p3 == 1:
-                w = words[wb : wb + n]
-                a = parts[pb : pb + n]
-                b = parts[pb + step : pb + step + n]
-                c = parts[pb + 2 * step : pb + 2 * step + n]
-                d = parts[pb + 3 * step : pb + 3 * step + n]
-                for i in range(n):
-                    v = w[i]
-                    a[i] = U8(v)
-                    b[i] = U8(v >> S8)
-                    c[i] = U8(v >> S16)
-                    d[i] = U8(v >> S24)
+                unweave_bytes(parts, pb, step, words, wb, n)
             else:
                 for i in range(n):
                     p = pb + i * p3
@@ -393,36 +390,6 @@ def _nibble_rows_out(parts, pb, step, line8, m, streamed):  # type: ignore[no-un
 
 
 @njit(nogil=True, cache=True)
-def _byte_rows_in(line8, parts, pb, step, m):  # type: ignore[no-untyped-def]
-    """Words ``0 .. m-1`` of ``line8`` (bytes) from the 4 rows ``parts[pb + j*step :][:m]``."""
-    r0 = parts[pb : pb + m]
-    r1 = parts[pb + step : pb + step + m]
-    r2 = parts[pb + 2 * step : pb + 2 * step + m]
-    r3 = parts[pb + 3 * step : pb + 3 * step + m]
-    w = line8[: 4 * m]
-    for i in range(m):
-        w[4 * i] = r0[i]
-        w[4 * i + 1] = r1[i]
-        w[4 * i + 2] = r2[i]
-        w[4 * i + 3] = r3[i]
-
-
-@njit(nogil=True, cache=True)
-def _byte_rows_out(parts, pb, step, line8, m):  # type: ignore[no-untyped-def]
-    """The inverse of :func:`_byte_rows_in`."""
-    r0 = parts[pb : pb + m]
-    r1 = parts[pb + step : pb + step + m]
-    r2 = parts[pb + 2 * step : pb + 2 * step + m]
-    r3 = parts[pb + 3 * step : pb + 3 * step + m]
-    w = line8[: 4 * m]
-    for i in range(m):
-        r0[i] = w[4 * i]
-        r1[i] = w[4 * i + 1]
-        r2[i] = w[4 * i + 2]
-        r3[i] = w[4 * i + 3]
-
-
-@njit(nogil=True, cache=True)
 def _runs_between(words, wo, ws, stage, shape, to_words):  # type: ignore[no-untyped-def]
     """Copy the runs of ``shape[3]`` words between ``words`` (run ``(i1, i2)`` at
     ``wo + i1*ws[1] + i2*ws[2]``) and ``stage`` (the runs in the order ``(i1, i2)``), the
@@ -442,6 +409,23 @@ def _runs_between(words, wo, ws, stage, shape, to_words):  # type: ignore[no-unt
             else:
                 for i in range(n):
                     st[i] = w[i]
+
+
+@njit(nogil=True, cache=True)
+def _runs_to_stage(words, wo, ws, stage, shape):  # type: ignore[no-untyped-def]
+    """:func:`_runs_between` from ``words`` into ``stage``, reading ``words`` only: the kernels
+    that take words apart then compile for a read-only buffer (``np.frombuffer`` of bytes)."""
+    n = shape[3]
+    outer, inner = (2, 1) if ws[2] > ws[1] else (1, 2)
+    for a in range(shape[outer]):
+        for b in range(shape[inner]):
+            i1, i2 = (b, a) if outer == 2 else (a, b)
+            wb = wo + i1 * ws[1] + i2 * ws[2]
+            sb = (i1 * shape[2] + i2) * n
+            w = words[wb : wb + n]
+            st = stage[sb : sb + n]
+            for i in range(n):
+                st[i] = w[i]
 
 
 @njit(nogil=True, cache=True)
@@ -521,17 +505,14 @@ def _runs_on(ws, ps, shape):  # type: ignore[no-untyped-def]
 
 @njit(nogil=True, cache=True)
 def _halves_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
-    for i1 in range(shape[1]):
-        for i2 in range(shape[2]):
-            wb = wo + i1 * ws[1] + i2 * ws[2]
-            pb = po + i1 * ps[1] + i2 * ps[2]
-            n, w3, p3 = shape[3], ws[3], ps[3]
+    # the strides read once: the stores could alias them, so LLVM would load them on every run
+    n1, n2, n, w1, w2, w3, p1, p2, p3 = shape[1], shape[2], shape[3], ws[1], ws[2], ws[3], ps[1], ps[2], ps[3]
+    for i1 in range(n1):
+        for i2 in range(n2):
+            wb = wo + i1 * w1 + i2 * w2
+            pb = po + i1 * p1 + i2 * p2
             if w3 == 1 and p3 == 1:
-                w = words[wb : wb + n]
-                a = parts[pb : pb + n]
-                b = parts[pb + step : pb + step + n]
-                for i in range(n):
-                    w[i] = U32(a[i]) | (U32(b[i]) << S16)
+                weave_halves(words, wb, parts, pb, step, n)
             else:
                 for i in range(n):
                     p = pb + i * p3
@@ -587,12 +568,13 @@ def _stream_halves_out(words8, wb, ws, parts, pb, ps, step, shape):  # type: ign
 
 @njit(nogil=True, cache=True)
 def _halves_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
-    for i1 in range(shape[1]):
-        for i2 in range(shape[2]):
-            wb = wo + i1 * ws[1] + i2 * ws[2]
-            pb = po + i1 * ps[1] + i2 * ps[2]
-            n, w3, p3 = shape[3], ws[3], ps[3]
-            if w3 == 1 and p3 == 1:
+    # the strides read once: the stores could alias them, so LLVM would load them on every run
+    n1, n2, n, w1, w2, w3, p1, p2, p3 = shape[1], shape[2], shape[3], ws[1], ws[2], ws[3], ps[1], ps[2], ps[3]
+    for i1 in range(n1):
+        for i2 in range(n2):
+            wb = wo + i1 * w1 + i2 * w2
+            pb = po + i1 * p1 + i2 * p2
+            if w3 == 1 and p3 == 1:  # (LLVM's own vectors: truncating stores beat the shuffles here)
                 w = words[wb : wb + n]
                 a = parts[pb : pb + n]
                 b = parts[pb + step : pb + step + n]
@@ -616,12 +598,11 @@ def words_from_bytes(words, wo, ws, parts, po, ps, step, shape, staged):  # type
     rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, words.dtype)
-    stage8 = stage.view(U8)
     for i0 in range(shape[0]):
         if staged and rows:  # the stage in the order of the parts, copied out in runs
             m = shape[2] * shape[3]
             for i1 in range(shape[1]):
-                _byte_rows_in(stage8[4 * i1 * m :], parts, po + i0 * ps[0] + i1 * ps[1], step, m)
+                weave_bytes(stage, i1 * m, parts, po + i0 * ps[0] + i1 * ps[1], step, m)
             _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
         elif staged:
             _bytes_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
@@ -638,13 +619,12 @@ def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type
     rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, np.uint32)
-    stage8 = stage.view(U8)
     for i0 in range(shape[0]):
         if staged and rows:  # the runs copied in to the stage in the order of the parts
             m = shape[2] * shape[3]
-            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, False)
+            _runs_to_stage(words, wo + i0 * ws[0], ws, stage, shape)
             for i1 in range(shape[1]):
-                _byte_rows_out(parts, po + i0 * ps[0] + i1 * ps[1], step, stage8[4 * i1 * m :], m)
+                unweave_bytes(parts, po + i0 * ps[0] + i1 * ps[1], step, stage, i1 * m, m)
         elif staged:
             run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
@@ -704,7 +684,7 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged, stream
         p0, w0 = po + i0 * ps[0], wo + i0 * ws[0]
         if staged and rows:  # the runs copied in to the stage in the order of the parts
             m = shape[2] * shape[3]
-            _runs_between(words, w0, ws, stage, shape, False)
+            _runs_to_stage(words, w0, ws, stage, shape)
             for i1 in range(shape[1]):
                 _nibble_rows_out(parts, p0 + i1 * ps[1], step, stage8[4 * i1 * m :], m, streamed)
         elif staged:

@@ -335,6 +335,8 @@ class Recipe:
     #: with a program: the buffer's bytes, and where the padding after the box starts
     size: int = 0
     tail: int = 0
+    #: with a program: the fill values it takes (0 .. fills-1: a byte, or a sub-byte slot)
+    fills: int = 256
 
 
 #: Recipes by (shape as given, packing?, and for packing the array's dtype and dims).
@@ -371,7 +373,7 @@ def _with_program(
 ) -> Recipe:
     """``recipe`` with the program of its one-thread path (the same recipe where there is none)."""
     m, fmt = recipe.m, recipe.fmt
-    recipe = replace(recipe, program=None, tuning=tuning())
+    recipe = replace(recipe, program=None, tuning=tuning(), fills=1 << min(fmt.bits, 8))
     if fmt.odd_size or m.size_in_bytes >= engine.PARALLEL_MIN_BYTES:
         return recipe
     if fmt.sub_byte:
@@ -442,20 +444,21 @@ def _pack_replayed(
 ) -> np.ndarray | None:
     """:func:`pack` by the recipe's program, or None (nothing written) where the full path must
     decide: several threads, an argument to check, a misaligned buffer."""
-    program, bits, size = recipe.program, recipe.fmt.bits, recipe.size
+    program, size = recipe.program, recipe.size
     assert program is not None
     if not (threads == 1 or (threads is None and size < engine.PARALLEL_MIN_BYTES)):
         return None
-    if type(fill) is not int or not 0 <= fill < 1 << min(bits, 8):
+    if type(fill) is not int or not 0 <= fill < recipe.fills:
         return None
     if recipe.tuning != tuning():
         return None  # made under other settings (before numba was loaded): made again
     if out is None:
-        buffer: np.ndarray = np.empty(size, np.uint8)
-    elif type(out) is np.ndarray and out.dtype == np.uint8 and out.shape == (size,) and out.flags.writeable:
-        buffer = out
+        buffer: np.ndarray = np.empty(size, _UINT8)
+    elif type(out) is np.ndarray and out.dtype is _UINT8 and out.shape == (size,) and out.flags.writeable:
+        buffer = out  # (another uint8 dtype object than NumPy's own, rare: the full path decides)
     else:
         return None
+    bits = recipe.fmt.bits
     if bits < 8:  # sub-byte slots: fill in every slot of a byte
         fill = sum(fill << (bits * i) for i in range(8 // bits))
     if not program.run(buffer, arr, fill):
@@ -473,14 +476,14 @@ def _unpack_replayed(recipe: Recipe, buffer: Any, out: Any, threads: int | None)
         return None
     if recipe.tuning != tuning():
         return None
-    if not (type(buffer) is np.ndarray and buffer.dtype == np.uint8 and buffer.shape == (size,)):
+    if not (type(buffer) is np.ndarray and buffer.dtype is _UINT8 and buffer.shape == (size,)):
         return None
     if out is None:
         result = np.empty(program.dims, fmt.dtype)
     elif (
         type(out) is np.ndarray
         and out.shape == program.dims
-        and out.dtype == fmt.dtype
+        and (out.dtype is fmt.dtype or out.dtype == fmt.dtype)
         and out.flags.c_contiguous
         and out.flags.writeable
     ):
@@ -565,7 +568,8 @@ def _unpack_whole_bytes(plan: Plan, buf: np.ndarray, fmt: Format, threads: int) 
 #: A copy whose minor dimension is contiguous on both sides for at least this many bytes
 #: reads whole cache lines: staging its chunk first would only copy the data twice.
 LONG_RUN_BYTES = 256
-_per_thread = threading.local()  # one staging buffer per thread, kept between calls
+_per_thread = threading.local()
+_UINT8 = np.dtype(np.uint8)  # one staging buffer per thread, kept between calls
 
 
 def long_runs(dst: np.ndarray, src: np.ndarray) -> bool:

@@ -56,6 +56,7 @@ __all__ = [
     "Place",
     "Program",
     "Step",
+    "bound_kernels",
     "copy_step",
     "kernel_step",
     "place",
@@ -115,9 +116,17 @@ class Program:
         """The flat arrays the kernel steps take: ``(role, dtype)``, each once."""
         return tuple(dict.fromkeys((role, dtype) for step in self.steps for _, role, dtype, _ in step.flats))
 
+    @cached_property
+    def bound(self) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
+        """:meth:`run` with its lookups done once (:func:`bound_kernels`), or None."""
+        return bound_kernels(self)
+
     def run(self, buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
         """Run on ``buffer`` (1-D ``uint8``) and ``logical`` (C-contiguous, of the plan's dims);
         False, having done nothing, if a flat array the kernels need would be misaligned."""
+        bound = self.bound
+        if bound is not None:
+            return bound(buffer, logical, fill)
         bases = (buffer, logical.reshape(-1).view(np.uint8))
         flats: dict[tuple[int, np.dtype], np.ndarray] = {}
         for role, dtype in self.flat_kinds:
@@ -144,6 +153,183 @@ class Program:
                     slot = np.full(self.slot.itemsize, fill, np.uint8).view(self.slot)[0]
                 step.places[0].view(bases)[...] = slot
         return True
+
+
+def bound_kernels(program: Program) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
+    """:meth:`Program.run` for a program of kernel steps only, its lookups done once: the
+    kernels resolved, the argument lists made; a call then makes each flat array the kernels
+    take from the two arrays (a view each) and calls them. None for other programs.
+
+    The flat array of the logical array is ``logical.ravel()`` (a view: ``run`` takes a
+    C-contiguous array) seen as the kernels' dtype; the buffer's is the buffer seen so,
+    its last few bytes left out if need be. Misaligned, or a buffer that is not one run
+    (a strided ``out``): False, nothing done, as :meth:`Program.run`."""
+    steps = program.steps
+    if steps and all(step.kind == "copyto" for step in steps):
+        # compiled only once the kernels are in use (numba imported: a small copy does not import it)
+        return copy_calls(program) if engine.kernels_loaded() else None
+    if not steps or any(step.kind != "kernel" or step.kernel is None for step in steps):
+        return None
+    entries = entry_calls(program)
+    if entries is not None:
+        return entries
+    kinds = program.flat_kinds
+    index = {kind: k for k, kind in enumerate(kinds)}
+    calls = tuple(
+        (
+            getattr(*step.kernel),  # type: ignore[misc]
+            list(step.args),
+            tuple((at, index[(role, dtype)]) for at, role, dtype, _ in step.flats),
+            step.stage,
+        )
+        for step in steps
+    )
+    stage_of = engine.transpose_stage
+
+    def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
+        if not buffer.flags.c_contiguous:
+            return False
+        flats = []
+        for role, dtype in kinds:
+            if role == BUFFER:
+                base = buffer
+            else:
+                base = logical.ravel()
+                if base.dtype.itemsize != 1 and base.dtype.itemsize != dtype.itemsize:
+                    base = base.view(np.uint8)
+            if base.nbytes % dtype.itemsize:
+                base = base.view(np.uint8)[: base.nbytes // dtype.itemsize * dtype.itemsize]
+            flat = base.view(dtype)
+            if not flat.flags.aligned:
+                return False
+            flats.append(flat)
+        for kernel, template, puts, stage in calls:
+            args = template.copy()
+            for at, k in puts:
+                args[at] = flats[k]
+            if stage is not None:
+                at, need, dtype = stage
+                args[at] = stage_of(need, dtype)
+            kernel(*args)
+        return True
+
+    return run
+
+
+#: NumPy type numbers of the dtypes numba takes as they are (bool, int8, uint8, int16, uint16):
+#: a logical array of another dtype (float16, ``ml_dtypes``') is seen as the parts' integers.
+NUMBA_TYPE_NUMS = frozenset(np.dtype(t).num for t in (np.bool_, np.int8, np.uint8, np.int16, np.uint16))
+
+
+def entry_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
+    """:meth:`Program.run` for a program of word-kernel steps that each build the buffer's
+    words from the logical array's parts (or split them): one call per step of an entry of
+    :mod:`layout_algebra.packing.replay_kernels` (three arguments; the views made in compiled
+    code). None for any other program."""
+    from layout_algebra.packing.replay_kernels import ENTRIES, entry_params
+
+    calls = []
+    parts_dtype: np.dtype | None = None
+    for step in program.steps:
+        assert step.kernel is not None
+        found = ENTRIES.get(step.kernel[1])
+        if found is None or step.stage is not None:
+            return None
+        entry, builds, dtype = found
+        words_at, parts_at = (0, 3) if builds else (4, 0)
+        roles = {at: (role, kind) for at, role, kind, _ in step.flats}
+        if roles != {words_at: (BUFFER, np.dtype("<u4")), parts_at: (LOGICAL, dtype)}:
+            return None
+        if parts_dtype not in (None, dtype):
+            return None
+        parts_dtype = dtype
+        a = step.args
+        if builds:  # (words, wo, ws, parts, po, ps, step, shape, staged[, streamed])
+            params = entry_params(a[1], a[2], a[4], a[5], a[6], a[7], a[8], *a[9:])
+        else:  # (parts, po, ps, step, words, wo, ws, shape, staged[, streamed])
+            params = entry_params(a[5], a[6], a[1], a[2], a[3], a[7], a[8], *a[9:])
+        calls.append((entry, params))
+    native, seen_as = NUMBA_TYPE_NUMS, parts_dtype
+    if seen_as is None:
+        return None
+
+    def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
+        if not buffer.flags.c_contiguous:
+            return False
+        flat = logical.ravel()
+        if flat.dtype.num not in native:
+            flat = flat.view(seen_as)
+        for entry, params in calls:
+            if not entry(buffer, flat, params):
+                return False
+        return True
+
+    return run
+
+
+#: NumPy type numbers of the dtypes a compiled copy takes as they are (bool, integers, float32,
+#: float64, complex64, complex128); another dtype is seen as bytes.
+COPY_TYPE_NUMS = frozenset(
+    np.dtype(t).num
+    for t in (
+        np.bool_,
+        np.int8,
+        np.uint8,
+        np.int16,
+        np.uint16,
+        np.int32,
+        np.uint32,
+        np.int64,
+        np.uint64,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    )
+)
+
+
+def copy_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
+    """:meth:`Program.run` for a program of ``np.copyto`` steps between the buffer and the
+    logical array, each one call of :func:`~layout_algebra.packing.replay_kernels.copy_to_buffer`
+    (or ``copy_to_logical``)
+    (the views made in compiled code; building two views in NumPy cost more than copying 64 KB).
+    None where a step has no such form (elements of 16 bytes, more than 4 dims once merged,
+    strides not whole elements, both sides in one array)."""
+    from layout_algebra.packing.replay_kernels import copy_params, copy_to_buffer, copy_to_logical
+
+    calls = []
+    for step in program.steps:
+        dst, src = step.places
+        size = dst.dtype.itemsize
+        if dst.role == src.role or size not in (1, 2, 4, 8) or src.dtype.itemsize != size:
+            return None
+        if dst.offset % size or src.offset % size:
+            return None
+        if any(st < 0 or st % size for st in (*dst.strides, *src.strides)):
+            return None
+        merged = engine.merged_dims(
+            dst.shape, [st // size for st in dst.strides], [st // size for st in src.strides], ndim=4
+        )
+        if merged is None:
+            return None
+        shape, (ds, ss) = merged
+        params = copy_params(dst.role, dst.offset // size, ds, src.offset // size, ss, shape)
+        calls.append((copy_to_buffer if dst.role == BUFFER else copy_to_logical, params, size))
+    native = COPY_TYPE_NUMS
+
+    def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
+        if not buffer.flags.c_contiguous:
+            return False
+        flat = logical.ravel()
+        if flat.dtype.num not in native:
+            flat = flat.view(np.uint8)
+        for copy, params, size in calls:
+            if not copy(buffer, flat, params, size):
+                return False
+        return True
+
+    return run
 
 
 def typed(base: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -1,0 +1,184 @@
+"""One compiled call per replayed word-kernel step: the views made inside, the arguments in one array.
+
+A replayed program (:mod:`layout_algebra.packing.replay`) of a small array is dominated by
+what surrounds its kernel call: making the flat arrays the kernels take (the packed buffer
+as 32-bit words, the logical array as bytes or 16-bit halves: a NumPy view each, about half
+a microsecond), and numba's dispatch, whose cost grows with the number of arguments (a word
+kernel takes nine). Each *entry* here takes three: the packed buffer (1-D ``uint8``), the
+logical array raveled (1-D, of its own dtype when numba types it, else seen as the parts'
+unsigned integers), and an ``int64`` array of every other argument (:func:`entry_params`);
+it makes the views itself, checks that they are aligned, and calls the kernel of
+:mod:`layout_algebra.packing.copy_kernels`. It returns False, having done nothing, when a
+view would be misaligned.
+
+>>> import numpy as np
+>>> params = entry_params(0, [0, 0, 0, 1], 0, [0, 0, 0, 1], 2, [1, 1, 1, 2], False)
+>>> buffer, logical = np.zeros(8, np.uint8), np.arange(1, 9, dtype=np.int8)
+>>> build_bytes(buffer, logical, params), [hex(w) for w in buffer.view("<u4")]
+(True, ['0x7050301', '0x8060402'])
+>>> back = np.zeros(8, np.int8)
+>>> split_bytes(buffer, back, params), back.tolist()
+(True, [1, 2, 3, 4, 5, 6, 7, 8])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from layout_algebra.packing.copy_kernels import (
+    bytes_from_words,
+    words_from_bytes,
+    words_from_halves,
+)
+
+__all__ = [
+    "ENTRIES",
+    "build_bytes",
+    "build_halves",
+    "copy_params",
+    "copy_to_buffer",
+    "copy_to_logical",
+    "entry_params",
+    "split_bytes",
+]
+
+
+def entry_params(
+    wo: int,
+    ws: Sequence[int],
+    po: int,
+    ps: Sequence[int],
+    step: int,
+    shape: Sequence[int],
+    staged: bool,
+    streamed: bool = False,
+) -> np.ndarray:
+    """The ``int64`` array of a word kernel's arguments other than its two flat arrays:
+    ``wo, ws[0..3], po, ps[0..3], step, shape[0..3], staged, streamed``."""
+    return np.array([wo, *ws, po, *ps, step, *shape, int(staged), int(streamed)], np.int64)
+
+
+@njit(nogil=True, cache=True)
+def _words(buffer):  # type: ignore[no-untyped-def]
+    return buffer[: buffer.size // 4 * 4].view(np.uint32)
+
+
+@njit(nogil=True, cache=True)
+def build_bytes(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.words_from_bytes` from ``logical`` (bytes) into ``buffer``."""
+    if buffer.ctypes.data % 4:
+        return False
+    parts = logical.view(np.uint8)
+    words_from_bytes(_words(buffer), p[0], p[1:5], parts, p[5], p[6:10], p[10], p[11:15], p[15] != 0)
+    return True
+
+
+@njit(nogil=True, cache=True)
+def split_bytes(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.bytes_from_words` from ``buffer`` into ``logical`` (bytes)."""
+    if buffer.ctypes.data % 4:
+        return False
+    parts = logical.view(np.uint8)
+    bytes_from_words(parts, p[5], p[6:10], p[10], _words(buffer), p[0], p[1:5], p[11:15], p[15] != 0)
+    return True
+
+
+@njit(nogil=True, cache=True)
+def build_halves(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.words_from_halves` from ``logical`` (16 bits) into ``buffer``."""
+    if buffer.ctypes.data % 4 or logical.ctypes.data % 2:
+        return False
+    parts = logical.view(np.uint16)
+    words_from_halves(
+        _words(buffer), p[0], p[1:5], parts, p[5], p[6:10], p[10], p[11:15], p[15] != 0, p[16] != 0
+    )
+    return True
+
+
+#: The entries by kernel name: (entry, builds words?, the parts' unsigned dtype).
+ENTRIES: dict[str, tuple[Any, bool, np.dtype]] = {
+    "words_from_bytes": (build_bytes, True, np.dtype(np.uint8)),
+    "bytes_from_words": (split_bytes, False, np.dtype(np.uint8)),
+    "words_from_halves": (build_halves, True, np.dtype(np.uint16)),
+    # no entry splits halves: halves_from_words called from one ran slower (1 MB of bf16: 64
+    # against 53 us); called from Python (the generic replay) it is quicker even at 64 KB
+}
+
+
+def copy_params(
+    dst_role: int,
+    dst_offset: int,
+    dst_strides: Sequence[int],
+    src_offset: int,
+    src_strides: Sequence[int],
+    shape: Sequence[int],
+) -> np.ndarray:
+    """The ``int64`` array of :func:`copy_to_buffer`'s (or :func:`copy_to_logical`'s) arguments:
+    which base is written (0: the buffer, 1: the logical array), each side's offset and strides
+    (in elements), the 4-D shape."""
+    return np.array([dst_role, dst_offset, *dst_strides, src_offset, *src_strides, *shape], np.int64)
+
+
+@njit(nogil=True, cache=True)
+def _copy_runs(dst, do, ds, src, so, ss, shape):  # type: ignore[no-untyped-def]
+    n = shape[3]
+    d0, d1, d2, d3, s0, s1, s2, s3 = ds[0], ds[1], ds[2], ds[3], ss[0], ss[1], ss[2], ss[3]
+    for i0 in range(shape[0]):
+        for i1 in range(shape[1]):
+            for i2 in range(shape[2]):
+                db = do + i0 * d0 + i1 * d1 + i2 * d2
+                sb = so + i0 * s0 + i1 * s1 + i2 * s2
+                if d3 == 1 and s3 == 1:
+                    run, into = src[sb : sb + n], dst[db : db + n]
+                    for i in range(n):
+                        into[i] = run[i]
+                else:
+                    for i in range(n):
+                        dst[db + i * d3] = src[sb + i * s3]
+
+
+@njit(nogil=True, cache=True)
+def copy_to_buffer(buffer, logical, p, size):  # type: ignore[no-untyped-def]
+    """``np.copyto`` from a 4-D view of ``logical`` (raveled) into one of the buffer, by their
+    offsets and strides in elements of ``size`` bytes (1, 2, 4 or 8; :func:`copy_params`),
+    both seen as unsigned integers of that size. False, nothing done, if either is misaligned.
+    (One function per direction: the side only read may be a read-only array.)"""
+    if buffer.ctypes.data % size or logical.ctypes.data % size:
+        return False
+    flat = logical.view(np.uint8)
+    if size == 1:
+        _copy_runs(buffer, p[1], p[2:6], flat, p[6], p[7:11], p[11:15])
+    elif size == 2:
+        b, g = buffer[: buffer.size // 2 * 2].view(np.uint16), flat.view(np.uint16)
+        _copy_runs(b, p[1], p[2:6], g, p[6], p[7:11], p[11:15])
+    elif size == 4:
+        b4, g4 = buffer[: buffer.size // 4 * 4].view(np.uint32), flat.view(np.uint32)
+        _copy_runs(b4, p[1], p[2:6], g4, p[6], p[7:11], p[11:15])
+    else:
+        b8, g8 = buffer[: buffer.size // 8 * 8].view(np.uint64), flat.view(np.uint64)
+        _copy_runs(b8, p[1], p[2:6], g8, p[6], p[7:11], p[11:15])
+    return True
+
+
+@njit(nogil=True, cache=True)
+def copy_to_logical(buffer, logical, p, size):  # type: ignore[no-untyped-def]
+    """:func:`copy_to_buffer` the other way: from a view of the buffer into one of ``logical``."""
+    if buffer.ctypes.data % size or logical.ctypes.data % size:
+        return False
+    flat = logical.view(np.uint8)
+    if size == 1:
+        _copy_runs(flat, p[1], p[2:6], buffer, p[6], p[7:11], p[11:15])
+    elif size == 2:
+        b, g = buffer[: buffer.size // 2 * 2].view(np.uint16), flat.view(np.uint16)
+        _copy_runs(g, p[1], p[2:6], b, p[6], p[7:11], p[11:15])
+    elif size == 4:
+        b4, g4 = buffer[: buffer.size // 4 * 4].view(np.uint32), flat.view(np.uint32)
+        _copy_runs(g4, p[1], p[2:6], b4, p[6], p[7:11], p[11:15])
+    else:
+        b8, g8 = buffer[: buffer.size // 8 * 8].view(np.uint64), flat.view(np.uint64)
+        _copy_runs(g8, p[1], p[2:6], b8, p[6], p[7:11], p[11:15])
+    return True

@@ -1,0 +1,302 @@
+"""Runs of 32-bit words woven from rows of parts by vector shuffles (optional: needs ``numba``).
+
+The word kernels of :mod:`layout_algebra.packing.copy_kernels` build a run of words from the
+4 byte rows of an ``(4,1)`` tile (``s8``, ``pred``) or the 2 half rows of a ``(2,1)`` tile
+(``bf16``), and take them apart. Written as ``w[i] = a[i] | b[i] << 8 | ...``, LLVM widens
+every byte to 32 bits on its own (one shuffle per 8 words), and the shuffle unit bounds the
+loop at about half the speed of a copy. Here a run is woven 64 words (256 bytes) at a time
+by two rounds of two-source shuffles on whole vectors (an LLVM ``shufflevector``: with
+AVX-512 one ``vpermt2b`` or ``vpermt2w`` each, 8 per 256 bytes instead of 32): the bytes of
+``a`` and ``b`` are interleaved into 16-bit pairs, as are those of ``c`` and ``d``, then the
+pairs into words. Halves take one round. The rest of a run (fewer than 64 words, or 32 for
+halves) is done element by element. Taking words apart runs the same shuffles backwards.
+
+Part ``j`` of word ``i`` is ``parts[p + j*step + i]``, the word ``words[w + i]``, for ``i``
+in ``range(n)``:
+
+>>> import numpy as np
+>>> parts = np.arange(4 * 70, dtype=np.uint8)             # 4 rows of 70 bytes
+>>> words = np.zeros(70, np.uint32)
+>>> weave_bytes(words, 0, parts, 0, 70, 70)
+>>> [hex(v) for v in words[[0, 1, 69]]]                    # row j in byte j of each word
+['0xd28c4600', '0xd38d4701', '0x17d18b45']
+>>> back = np.zeros(4 * 70, np.uint8)
+>>> unweave_bytes(back, 0, 70, words, 0, 70); np.array_equal(back, parts)
+True
+>>> halves = np.arange(2 * 40, dtype=np.uint16)
+>>> weave_halves(words, 0, halves, 0, 40, 40); [hex(words[i]) for i in (0, 17, 39)]
+['0x280000', '0x390011', '0x4f0027']
+>>> back16 = np.zeros(80, np.uint16)
+>>> unweave_halves(back16, 0, 40, words, 0, 40); np.array_equal(back16, halves)
+True
+
+The shuffles are plain LLVM IR: on a machine without AVX-512 LLVM lowers them to the
+shuffles it has, and the bytes are the same (little-endian words; the copy engine uses
+the kernels only on little-endian machines).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+__all__ = ["split_byte_row", "unweave_bytes", "unweave_halves", "weave_bytes", "weave_halves"]
+
+#: Bytes in one vector of the shuffles (the words woven per step: ``VECTOR`` of bytes, half of halves).
+VECTOR = 64
+#: Bytes in a cache line.
+LINE = 64
+U8, U16, U32 = np.uint8, np.uint16, np.uint32
+S8, S16, S24 = U32(8), U32(16), U32(24)
+
+
+def zipped(lanes: int, half: int) -> list[int]:
+    """The shuffle mask that interleaves half ``half`` (0: the first) of two vectors of ``lanes``.
+
+    >>> zipped(4, 0), zipped(4, 1)
+    ([0, 4, 1, 5], [2, 6, 3, 7])
+    """
+    start = half * lanes // 2
+    return [k for i in range(lanes // 2) for k in (start + i, lanes + start + i)]
+
+
+def unzipped(lanes: int, odd: int) -> list[int]:
+    """The shuffle mask that takes the even (``odd`` 0) or odd lanes of two vectors of ``lanes``.
+
+    >>> unzipped(4, 0), unzipped(4, 1)
+    ([0, 2, 4, 6], [1, 3, 5, 7])
+    """
+    return list(range(odd, 2 * lanes, 2))
+
+
+def _mask(lanes: list[int]) -> ir.Constant:
+    return ir.Constant(ir.VectorType(ir.IntType(32), len(lanes)), lanes)
+
+
+def _vector_at(builder, array, at, vector):  # type: ignore[no-untyped-def]
+    """A pointer to a ``vector`` at element ``at`` of ``array``'s data."""
+    return builder.bitcast(builder.gep(array.data, [at]), vector.as_pointer())
+
+
+def _offset(builder, at, k):  # type: ignore[no-untyped-def]
+    return builder.add(at, ir.Constant(at.type, k))
+
+
+@intrinsic
+def _weave_bytes_64(typingctx, words, w_at, parts, p_at, step):  # type: ignore[no-untyped-def]
+    """``words[w_at + i] = a[i] | b[i] << 8 | c[i] << 16 | d[i] << 24`` for 64 words, the rows
+    ``parts[p_at + j*step :]`` (bytes)."""
+    signature = types.void(words, types.intp, parts, types.intp, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        w = context.make_array(sig.args[0])(context, builder, args[0])
+        p = context.make_array(sig.args[2])(context, builder, args[2])
+        v8 = ir.VectorType(ir.IntType(8), VECTOR)
+        v16 = ir.VectorType(ir.IntType(16), VECTOR // 2)
+        rows, at = [], args[3]
+        for _ in range(4):
+            rows.append(builder.load(_vector_at(builder, p, at, v8), align=1))
+            at = builder.add(at, args[4])
+        a, b, c, d = rows
+        ab = [builder.bitcast(builder.shuffle_vector(a, b, _mask(zipped(VECTOR, h))), v16) for h in (0, 1)]
+        cd = [builder.bitcast(builder.shuffle_vector(c, d, _mask(zipped(VECTOR, h))), v16) for h in (0, 1)]
+        for k, (h, q) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
+            woven = builder.shuffle_vector(ab[h], cd[h], _mask(zipped(VECTOR // 2, q)))
+            target = _vector_at(builder, w, _offset(builder, args[1], k * VECTOR // 4), v16)
+            builder.store(woven, target, align=1)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def _unweave_bytes_64(typingctx, parts, p_at, step, words, w0, w1, w2, w3):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_weave_bytes_64`: 64 words into the 4 rows of bytes, the words in
+    four runs of 16 from ``words[w0]``, ``words[w1]``, ``words[w2]`` and ``words[w3]``."""
+    signature = types.void(
+        parts, types.intp, types.intp, words, types.intp, types.intp, types.intp, types.intp
+    )
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        p = context.make_array(sig.args[0])(context, builder, args[0])
+        w = context.make_array(sig.args[3])(context, builder, args[3])
+        v8 = ir.VectorType(ir.IntType(8), VECTOR)
+        v16 = ir.VectorType(ir.IntType(16), VECTOR // 2)
+        quads = [builder.load(_vector_at(builder, w, args[4 + k], v16), align=1) for k in range(4)]
+        # 16-bit lanes: the even ones hold bytes 0-1 of a word (rows a, b), the odd ones c, d
+        low = [
+            builder.bitcast(
+                builder.shuffle_vector(quads[2 * h], quads[2 * h + 1], _mask(unzipped(VECTOR // 2, 0))), v8
+            )
+            for h in (0, 1)
+        ]
+        high = [
+            builder.bitcast(
+                builder.shuffle_vector(quads[2 * h], quads[2 * h + 1], _mask(unzipped(VECTOR // 2, 1))), v8
+            )
+            for h in (0, 1)
+        ]
+        rows = [
+            builder.shuffle_vector(pair[0], pair[1], _mask(unzipped(VECTOR, odd)))
+            for pair in (low, high)
+            for odd in (0, 1)
+        ]
+        at = args[1]
+        for row in rows:
+            builder.store(row, _vector_at(builder, p, at, v8), align=1)
+            at = builder.add(at, args[2])
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def _weave_halves_32(typingctx, words, w_at, parts, p_at, step):  # type: ignore[no-untyped-def]
+    """``words[w_at + i] = a[i] | b[i] << 16`` for 32 words, the rows ``parts[p_at + j*step :]``
+    (16-bit halves)."""
+    signature = types.void(words, types.intp, parts, types.intp, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        w = context.make_array(sig.args[0])(context, builder, args[0])
+        p = context.make_array(sig.args[2])(context, builder, args[2])
+        v16 = ir.VectorType(ir.IntType(16), VECTOR // 2)
+        a = builder.load(_vector_at(builder, p, args[3], v16), align=1)
+        b = builder.load(_vector_at(builder, p, builder.add(args[3], args[4]), v16), align=1)
+        for h in (0, 1):
+            woven = builder.shuffle_vector(a, b, _mask(zipped(VECTOR // 2, h)))
+            builder.store(
+                woven, _vector_at(builder, w, _offset(builder, args[1], h * VECTOR // 4), v16), align=1
+            )
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def _unweave_halves_32(typingctx, parts, p_at, step, words, w_at):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`_weave_halves_32`: 32 words into the 2 rows of halves."""
+    signature = types.void(parts, types.intp, types.intp, words, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        p = context.make_array(sig.args[0])(context, builder, args[0])
+        w = context.make_array(sig.args[3])(context, builder, args[3])
+        v16 = ir.VectorType(ir.IntType(16), VECTOR // 2)
+        pairs = [
+            builder.load(_vector_at(builder, w, _offset(builder, args[4], h * VECTOR // 4), v16), align=1)
+            for h in (0, 1)
+        ]
+        at = args[1]
+        for odd in (0, 1):
+            row = builder.shuffle_vector(pairs[0], pairs[1], _mask(unzipped(VECTOR // 2, odd)))
+            builder.store(row, _vector_at(builder, p, at, v16), align=1)
+            at = builder.add(at, args[2])
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@njit(nogil=True, cache=True)
+def weave_bytes(words, w, parts, p, step, n):  # type: ignore[no-untyped-def]
+    """``words[w + i] = sum_j parts[p + j*step + i] << 8j`` for ``i < n`` (4 byte rows)."""
+    i = 0
+    while i + VECTOR <= n:
+        _weave_bytes_64(words, w + i, parts, p + i, step)
+        i += VECTOR
+    for k in range(i, n):
+        q = p + k
+        words[w + k] = (
+            U32(parts[q])
+            | (U32(parts[q + step]) << S8)
+            | (U32(parts[q + 2 * step]) << S16)
+            | (U32(parts[q + 3 * step]) << S24)
+        )
+
+
+@njit(nogil=True, cache=True)
+def unweave_bytes(parts, p, step, words, w, n):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`weave_bytes`: ``parts[p + j*step + i] = words[w + i] >> 8j`` (a byte)."""
+    i = 0
+    while i + VECTOR <= n:
+        _unweave_bytes_64(parts, p + i, step, words, w + i, w + i + 16, w + i + 32, w + i + 48)
+        i += VECTOR
+    for k in range(i, n):
+        q, v = p + k, words[w + k]
+        parts[q] = U8(v)
+        parts[q + step] = U8(v >> S8)
+        parts[q + 2 * step] = U8(v >> S16)
+        parts[q + 3 * step] = U8(v >> S24)
+
+
+@njit(nogil=True, cache=True)
+def weave_halves(words, w, parts, p, step, n):  # type: ignore[no-untyped-def]
+    """``words[w + i] = parts[p + i] | parts[p + step + i] << 16`` for ``i < n`` (16-bit halves)."""
+    i = 0
+    half = VECTOR // 2
+    while i + half <= n:
+        _weave_halves_32(words, w + i, parts, p + i, step)
+        i += half
+    for k in range(i, n):
+        words[w + k] = U32(parts[p + k]) | (U32(parts[p + step + k]) << S16)
+
+
+@njit(nogil=True, cache=True)
+def unweave_halves(parts, p, step, words, w, n):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`weave_halves`."""
+    i = 0
+    half = VECTOR // 2
+    while i + half <= n:
+        _unweave_halves_32(parts, p + i, step, words, w + i)
+        i += half
+    for k in range(i, n):
+        v = words[w + k]
+        parts[p + k] = U16(v)
+        parts[p + step + k] = U16(v >> S16)
+
+
+@njit(nogil=True, cache=True)
+def _lead(array, at, n):  # type: ignore[no-untyped-def]
+    """How many elements from ``array[at]`` on come before the next cache line (at most ``n``;
+    ``n`` where no whole element ends there)."""
+    size = array.itemsize
+    gap = (-(array.ctypes.data + at * size)) % LINE
+    return min(n, gap // size) if gap % size == 0 else n
+
+
+@njit(nogil=True, cache=True)
+def split_byte_row(parts, p, step, words, w, w2, n2, n):  # type: ignore[no-untyped-def]
+    """:func:`unweave_bytes` of a row of ``n2`` runs: the 4 rows ``parts[p + j*step :][: n2*n]``
+    from the runs ``words[w + i2*w2 :][:n]``, with vector stores that start cache lines.
+
+    A NumPy array starts 16 bytes into a cache line: run by run, every 64-byte store of a
+    row would span two lines (unpacking 1 MB of s8 words: 76 against 61 us aligned). Along
+    the whole row, the stores go from the first line start on, each vector's words loaded
+    in four runs of 16 from the runs they are in; the row's first and last 64 elements are
+    stored once more unaligned (the same bytes). Rows that cannot (the 4 rows not equally
+    aligned, runs not whole vectors, a start not on 16 elements) go run by run."""
+    m = n2 * n
+    lead = _lead(parts, p, m)
+    if step % LINE or n % 16 or lead % 16 or n < VECTOR or m < 2 * VECTOR:
+        for i2 in range(n2):
+            unweave_bytes(parts, p + i2 * n, step, words, w + i2 * w2, n)
+        return
+    if lead:  # the head: the first 64 elements of the first run
+        _unweave_bytes_64(parts, p, step, words, w, w + 16, w + 32, w + 48)
+    q = lead
+    while q + VECTOR <= m:
+        r0, r1, r2, r3 = q // n, (q + 16) // n, (q + 32) // n, (q + 48) // n
+        _unweave_bytes_64(
+            parts,
+            p + q,
+            step,
+            words,
+            w + r0 * w2 + q - r0 * n,
+            w + r1 * w2 + q + 16 - r1 * n,
+            w + r2 * w2 + q + 32 - r2 * n,
+            w + r3 * w2 + q + 48 - r3 * n,
+        )
+        q += VECTOR
+    if q < m:  # the tail: the last 64 elements of the last run
+        t = w + (n2 - 1) * w2 + n - VECTOR
+        _unweave_bytes_64(parts, p + m - VECTOR, step, words, t, t + 16, t + 32, t + 48)
