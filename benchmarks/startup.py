@@ -47,6 +47,9 @@ HEAVY = ("sympy", "z3", "numpy", "matplotlib")
 #: The bitcast decision of the last CLI case, reshaping whole tiles: decided with no solver.
 SRC, DST = "f32[16,128]{1,0:T(8,128)}", "f32[2,8,128]{2,1,0:T(8,128)}"
 
+#: The layout of the ``pack`` case's array (written to a temporary ``.npy`` file before the runs).
+PACKED = "s8[2048,2048]{1,0:T(32,128)(4,1)}"
+
 #: (label, needs (a solver or library the target allows for: "none", "SymPy", "Z3"), python arguments).
 CASES: tuple[tuple[str, str, list[str]], ...] = (
     ("import layout_algebra", "none", ["-c", "import layout_algebra"]),
@@ -68,7 +71,13 @@ CASES: tuple[tuple[str, str, list[str]], ...] = (
     ("layout-algebra codegen SHAPE", "Z3", ["-m", "layout_algebra", "codegen", SHAPE]),
     ("layout-algebra prove injective SHAPE", "Z3", ["-m", "layout_algebra", "prove", "injective", SHAPE]),
     ("layout-algebra bitcast SRC DST", "none", ["-m", "layout_algebra", "bitcast", SRC, DST]),
+    (
+        "layout-algebra pack ARRAY.npy (4 MB s8)",
+        "none",
+        ["-m", "layout_algebra", "pack", "{npy}", PACKED, "-o", "{npy}.bin"],
+    ),
 )
+
 #: A fresh process that imports the package, then times its first bitcast decision (printed, in ms).
 FIRST_DECISION = (
     "import time, layout_algebra as la\n"
@@ -173,6 +182,13 @@ def main() -> None:
     parser.add_argument("--before", metavar="REV", help="also time the package at this git revision")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        import numpy as np
+
+        npy = str(Path(tmp) / "array.npy")
+        rows, cols = (int(n) for n in PACKED.split("[")[1].split("]")[0].split(","))
+        np.save(npy, np.random.default_rng(0).integers(-128, 128, (rows, cols), dtype=np.int8))
+        global CASES
+        CASES = tuple((label, needs, [a.replace("{npy}", npy) for a in case]) for label, needs, case in CASES)
         trees = [("now", environment(ROOT))]
         compile_package(ROOT)
         if args.before:

@@ -13,9 +13,6 @@ layout's stages into views and moves the data with it.
   with ``numba``, a compiled kernel does the same in one call, transposing 8x8 blocks in
   vector registers and writing large outputs past the caches (:func:`transpose_compiled`,
   :mod:`layout_algebra.packing.transpose_kernels`).
-* :func:`pack_lanes` / :func:`unpack_lanes` build bytes of ``8 // bits`` sub-byte codes
-  (and split them) on 64-bit lanes, 8 bytes per operation; :func:`codes_to_bytes` /
-  :func:`bytes_to_codes` do the same for a contiguous run of codes.
 * :func:`run_parallel` runs independent pieces of work (chunks of a relayout, which write
   disjoint bytes) on several threads: NumPy copies release the GIL.
 * When ``numba`` is installed (the ``fast`` extra), words are built from their parts, and
@@ -43,6 +40,7 @@ import itertools
 import math
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -53,8 +51,6 @@ from layout_algebra.packing.fresh_memory import untouched
 
 __all__ = [
     "blocked_copy",
-    "bytes_to_codes",
-    "codes_to_bytes",
     "copy",
     "default_threads",
     "deinterleave",
@@ -63,14 +59,12 @@ __all__ = [
     "is_transposing",
     "kernel_call",
     "kernels_loaded",
-    "pack_lanes",
     "run_parallel",
     "streams_nibbles",
     "transpose_compiled",
     "transpose_form",
     "transpose_kernels",
     "transpose_stage",
-    "unpack_lanes",
     "word_call",
 ]
 
@@ -324,6 +318,19 @@ def parts_from_words(dst: np.ndarray, src: np.ndarray) -> None:
 # ---------------------------------------------------------------------- compiled kernels
 _kernels: Any = None  # the module, False when numba is missing, None before the first try
 _kernels_lock = threading.Lock()
+#: numba's first compiled call in a process costs about half a second or more (it loads its
+#: typing and target registries; each kernel's cached machine code then loads in milliseconds),
+#: far more than NumPy takes for a few megabytes. Until that is paid (:func:`start_kernels`),
+#: ``pack``/``unpack`` run on NumPy (:func:`cold_call`) unless one call moves at least this many
+#: bytes ...
+COLD_KERNEL_MIN_BYTES = 1 << 26
+#: ... or the calls run on NumPy have taken this many seconds in all: then starting the kernels
+#: costs about what NumPy has taken so far (the ski-rental rule: never more than about twice
+#: the best choice made knowing the future).
+COLD_NUMPY_SECONDS = 0.5
+_started = False  # numba's first compiled call made (start_kernels)
+_cold_calls = 0  # calls in progress on NumPy because the kernels are not started
+_cold_seconds = 0.0  # what those calls have taken, in all
 
 
 def kernels() -> Any:
@@ -332,8 +339,13 @@ def kernels() -> Any:
     Imported on first use, so that ``import layout_algebra`` does not load numba.
     """
     global _kernels
-    if not USE_KERNELS:
+    if not USE_KERNELS or (_cold_calls and not _started):
         return None
+    return _imported_kernels()
+
+
+def _imported_kernels() -> Any:
+    global _kernels
     if _kernels is None:
         with _kernels_lock:
             if _kernels is None:
@@ -344,6 +356,50 @@ def kernels() -> Any:
                 else:
                     _kernels = copy_kernels
     return _kernels or None
+
+
+def kernels_cold() -> bool:
+    """Whether a ``pack``/``unpack`` call should ask :func:`cold_call` first: the kernels are
+    to be used (``USE_KERNELS``, numba not known to be missing) but not started yet."""
+    return USE_KERNELS and not _started and _kernels is not False
+
+
+def start_kernels() -> bool:
+    """Import the compiled kernels and make numba's first call (its one-time start), once per
+    process; whether they are in use. Benchmarks call it before timing, as a long-running
+    process would have."""
+    global _started
+    if not _started and USE_KERNELS:
+        _started = True
+        k = _imported_kernels()
+        if k:
+            k.started()
+            transpose_kernels()
+    return USE_KERNELS and bool(_kernels)
+
+
+def cold_call(call: Callable[[], T], moved_bytes: int) -> T:
+    """``call()`` while the kernels are not started (:func:`kernels_cold`): on NumPy, unless
+    this call moves at least ``COLD_KERNEL_MIN_BYTES`` or the NumPy calls so far took
+    ``COLD_NUMPY_SECONDS``, which start them first. The bytes are the same either way.
+
+    >>> import layout_algebra.packing.copy_engine as engine
+    >>> engine.cold_call(lambda: engine.kernels() is None, 1 << 20) == (not engine._started)
+    True
+    """
+    global _cold_calls, _cold_seconds
+    if moved_bytes >= COLD_KERNEL_MIN_BYTES or _cold_seconds >= COLD_NUMPY_SECONDS:
+        start_kernels()
+        return call()
+    with _kernels_lock:
+        _cold_calls += 1
+    start = time.perf_counter()
+    try:
+        return call()
+    finally:
+        with _kernels_lock:
+            _cold_calls -= 1
+            _cold_seconds += time.perf_counter() - start
 
 
 def flat_view(a: np.ndarray) -> tuple[np.ndarray, list[int]] | None:
@@ -682,7 +738,7 @@ _transpose_stages = threading.local()  # one staging buffer per thread
 def transpose_kernels() -> Any:
     """:mod:`layout_algebra.packing.transpose_kernels` when :func:`kernels` are used, else None."""
     global _transposer
-    if kernels() is None:
+    if not USE_KERNELS or (_cold_calls and not _started) or not _imported_kernels():
         return None
     if _transposer is None:
         with _kernels_lock:
@@ -887,80 +943,3 @@ def staging_buffer(
     return np.lib.stride_tricks.as_strided(
         base, tuple(extents), tuple(s * dtype.itemsize for s in strides), writeable=True
     )
-
-
-def lane_mask(bits: int) -> int:
-    """The low ``bits`` of every byte of a 64-bit lane."""
-    return ((1 << bits) - 1) * 0x0101010101010101
-
-
-def pack_lanes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
-    """``out[k] = sum((codes[i, k] & mask) << (bits * i))``: the bytes made of ``8 // bits``
-    rows of codes, computed on 64-bit lanes (8 bytes at a time; masking each code first
-    keeps every shift inside its byte). Row lengths are multiples of 8.
-
-    >>> out = np.empty(8, np.uint8)
-    >>> pack_lanes(np.array([[1, 2, 3, 0xFF, 0, 0, 0, 0], [2, 0, 0xF, 1, 0, 0, 0, 0]], np.uint8), 4, out)
-    >>> [hex(v) for v in out[:4]]
-    ['0x21', '0x2', '0xf3', '0x1f']
-    """
-    mask = lane_mask(bits)
-    lanes, acc = codes.view(np.uint64), out.view(np.uint64)
-    np.bitwise_and(lanes[0], mask, out=acc)
-    shifted = np.empty_like(acc)
-    for i in range(1, codes.shape[0]):
-        np.bitwise_and(lanes[i], mask, out=shifted)
-        np.left_shift(shifted, bits * i, out=shifted)
-        np.bitwise_or(acc, shifted, out=acc)
-
-
-def unpack_lanes(data: np.ndarray, bits: int, codes: np.ndarray) -> None:
-    """The inverse of :func:`pack_lanes`: ``codes[i, k] = (data[k] >> (bits * i)) & mask``.
-
-    >>> codes = np.empty((2, 8), np.uint8)
-    >>> unpack_lanes(np.array([0x21, 0xF3, 0, 0, 0, 0, 0, 0x5A], np.uint8), 4, codes); codes[:, [0, 1, 7]]
-    array([[ 1,  3, 10],
-           [ 2, 15,  5]], dtype=uint8)
-    """
-    mask = lane_mask(bits)
-    lanes = data.view(np.uint64)
-    for i in range(codes.shape[0]):
-        row = codes[i].view(np.uint64)
-        np.right_shift(lanes, bits * i, out=row)
-        np.bitwise_and(row, mask, out=row)
-
-
-def codes_to_bytes(codes: np.ndarray, bits: int, out: np.ndarray) -> None:
-    """Pack codes (one per byte, the value in the low ``bits``) little-endian into ``out``.
-
-    >>> out = np.empty(2, np.uint8)
-    >>> codes_to_bytes(np.array([1, 2, 3, 0xFF], np.uint8), 4, out); [hex(v) for v in out]
-    ['0x21', '0xf3']
-    """
-    mask = (1 << bits) - 1
-    np.bitwise_and(codes, mask, out=codes)
-    if bits == 1:
-        out[...] = np.packbits(codes, bitorder="little")
-        return
-    columns = codes.reshape(-1, 8 // bits)
-    np.copyto(out, columns[:, 0])
-    shifted = np.empty_like(out)
-    for i in range(1, columns.shape[1]):
-        np.left_shift(columns[:, i], bits * i, out=shifted)
-        np.bitwise_or(out, shifted, out=out)
-
-
-def bytes_to_codes(data: np.ndarray, bits: int) -> np.ndarray:
-    """Unpack bytes into codes, one per byte (the inverse of :func:`codes_to_bytes`).
-
-    >>> bytes_to_codes(np.array([0x21, 0xF3], np.uint8), 4)
-    array([ 1,  2,  3, 15], dtype=uint8)
-    """
-    if bits == 1:
-        return np.unpackbits(data, bitorder="little")
-    per_byte = 8 // bits
-    codes = np.empty((data.size, per_byte), np.uint8)
-    for i in range(per_byte):
-        np.right_shift(data, bits * i, out=codes[:, i])
-        np.bitwise_and(codes[:, i], (1 << bits) - 1, out=codes[:, i])
-    return codes.reshape(-1)

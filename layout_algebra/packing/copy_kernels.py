@@ -94,6 +94,7 @@ __all__ = [
     "bytes_from_words",
     "halves_from_words",
     "nibbles_from_words",
+    "started",
     "words_from_bytes",
     "words_from_halves",
     "words_from_nibbles",
@@ -146,6 +147,13 @@ def _store_fence(typingctx):  # type: ignore[no-untyped-def]
 
 
 # --------------------------------------------------------------- one i0: the inner loops
+@njit(nogil=True, cache=True)
+def started() -> int:
+    """Nothing: its first call is numba's one-time start in a process
+    (:func:`~layout_algebra.packing.copy_engine.start_kernels`)."""
+    return 1
+
+
 @njit(nogil=True, cache=True)
 def _bytes_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
     # the strides read once: the stores could alias them, so LLVM would load them on every run

@@ -181,7 +181,7 @@ from layout_algebra.meaning.layout_map import LayoutMap
 from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 from layout_algebra.packing import copy_engine as engine
-from layout_algebra.packing import stage_walk
+from layout_algebra.packing import lanes, stage_walk
 from layout_algebra.packing.formats import (
     Format,
     checked_array,
@@ -229,7 +229,27 @@ def pack(
     >>> import numpy as np
     >>> pack(np.arange(4, dtype=np.uint8).reshape(2, 2), "u8[2,2]{0,1:L(3)}", fill=9)
     array([0, 2, 1, 3, 9, 9], dtype=uint8)
+
+    The compiled kernels (numba) start on the first call that moves 64 MB or more, or once
+    NumPy has done 0.5 s of packing in the process (:func:`~layout_algebra.packing.copy_engine.cold_call`):
+    a one-off small call does not pay numba's start of about half a second.
     """
+    if engine.kernels_cold():
+        return engine.cold_call(lambda: _pack(array, shape, fill, out, threads), _byte_count(array))
+    return _pack(array, shape, fill, out, threads)
+
+
+def _byte_count(data: Any) -> int:
+    """How many bytes an argument holds, as far as it says without conversion (0 if it does not)."""
+    if isinstance(data, (bytes, bytearray)):
+        return len(data)
+    n = getattr(data, "nbytes", 0)
+    return n if isinstance(n, int) else 0
+
+
+def _pack(
+    array: Any, shape: Shape | str, fill: int, out: np.ndarray | None, threads: int | None
+) -> np.ndarray:
     arr = array if type(array) is np.ndarray else np.asarray(array)
     key = (shape, True, arr.dtype, arr.shape)
     recipe = _kept(key)
@@ -284,6 +304,12 @@ def unpack(
     array([[0, 1],
            [2, 3]], dtype=uint8)
     """
+    if engine.kernels_cold():
+        return engine.cold_call(lambda: _unpack(buffer, shape, out, threads), _byte_count(buffer))
+    return _unpack(buffer, shape, out, threads)
+
+
+def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: int | None) -> np.ndarray:
     recipe = _kept((shape, False))
     if recipe is not None and recipe.program is not None:
         done = _unpack_replayed(recipe, buffer, out, threads)
@@ -616,7 +642,7 @@ def _pack_sub_byte(plan: Plan, out: np.ndarray, bits: int, fill: int, threads: i
             if where is not None:
                 engine.copy(chunk[where[1]], b.view[where[0]])
         start = first * bits // 8
-        engine.codes_to_bytes(codes, bits, out[start : start + codes.size // per_byte])
+        lanes.codes_to_bytes(codes, bits, out[start : start + codes.size // per_byte])
 
     engine.run_parallel(move, chunk_list(plan.box, bits, stage_walk.CHUNK_BYTES), threads)
 
@@ -632,7 +658,7 @@ def _unpack_sub_byte(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> No
         shape = (hi - lo, *plan.box[len(prefix) + 1 :])
         count = math.prod(shape)
         start = first * bits // 8
-        codes = engine.bytes_to_codes(buf[start : start - (-count // per_byte)], bits)
+        codes = lanes.bytes_to_codes(buf[start : start - (-count // per_byte)], bits)
         chunk = codes[:count].reshape(shape)
         for b in plan.blocks:
             where = overlap(b, prefix, lo, hi)

@@ -2,7 +2,7 @@
 
 The ``(8,1)`` tile puts 8 rows of a column into one 32-bit word. :func:`pack_words` builds
 each chunk's words, with a compiled kernel per block when ``numba`` is there, else position
-by position of a word on 64-bit lanes (:func:`~layout_algebra.packing.copy_engine.pack_lanes`);
+by position of a word on 64-bit lanes (:func:`~layout_algebra.packing.lanes.pack_lanes`);
 :func:`unpack_words` takes them apart. :func:`word_dims` says which minor dims make words:
 
 >>> word_dims((4, 1, 128, 8, 1), 4)      # the (8, 1) at the end: 8 nibbles, 4 bytes
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from layout_algebra.packing import copy_engine as engine
-from layout_algebra.packing import stage_walk
+from layout_algebra.packing import lanes, stage_walk
 from layout_algebra.packing.replay import Program, Step, kernel_step, place
 from layout_algebra.packing.stage_walk import Plan, chunk_list, overlap, row_major
 
@@ -141,7 +141,7 @@ def _word_chunk_bytes(plan: Plan, dims: int, bits: int) -> int:
 def pack_words(plan: Plan, out: np.ndarray, bits: int, fill: int | None, threads: int) -> None:
     """Sub-byte elements whose minor dims make words: gather codes word position by word
     position (contiguous copies), build each byte of the words from its positions in
-    contiguous arrays (:func:`~layout_algebra.packing.copy_engine.pack_lanes`), and copy it into its
+    contiguous arrays (:func:`~layout_algebra.packing.lanes.pack_lanes`), and copy it into its
     place in the words. ``fill`` is None when the blocks cover every slot."""
     dims = word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
@@ -169,7 +169,7 @@ def pack_words(plan: Plan, out: np.ndarray, bits: int, fill: int | None, threads
         words = region.reshape(*lead, width // per_byte)
         byte = np.empty(codes.shape[1], np.uint8)
         for q in range(width // per_byte):
-            engine.pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
+            lanes.pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
             np.copyto(words[..., q], byte[:count].reshape(lead))
 
     engine.run_parallel(move, chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)), threads)
@@ -178,7 +178,7 @@ def pack_words(plan: Plan, out: np.ndarray, bits: int, fill: int | None, threads
 def unpack_words(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
     """The inverse of :func:`pack_words`: each byte of the words is copied out into a
     contiguous array and split into its positions' codes
-    (:func:`~layout_algebra.packing.copy_engine.unpack_lanes`)."""
+    (:func:`~layout_algebra.packing.lanes.unpack_lanes`)."""
     dims = word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
 
@@ -198,7 +198,7 @@ def unpack_words(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
         byte = np.empty(codes.shape[1], np.uint8)
         for q in range(width // per_byte):
             np.copyto(byte[:count].reshape(lead), words[..., q])
-            engine.unpack_lanes(byte, bits, codes[q * per_byte : (q + 1) * per_byte])
+            lanes.unpack_lanes(byte, bits, codes[q * per_byte : (q + 1) * per_byte])
         rows = codes[:, :count].reshape(width, *lead)
         for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
             np.copyto(view, rows[j][dst])

@@ -25,7 +25,7 @@ from support.strategies_maps import small_layout_shapes
 import layout_algebra as la
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
-from layout_algebra.packing import copy_engine, formats, odd_slots, stage_walk
+from layout_algebra.packing import copy_engine, formats, lanes, odd_slots, stage_walk
 from layout_algebra.packing.formats import numpy_dtype
 from layout_algebra.packing.numpy_eval import pack, unpack
 
@@ -594,12 +594,12 @@ def test_pack_lanes_and_unpack_lanes_match_a_per_byte_loop(bits: int) -> None:
     per_byte = 8 // bits
     codes = rng.integers(0, 256, (per_byte, 64), dtype=np.uint8)  # high bits set: must be ignored
     out = np.empty(64, np.uint8)
-    copy_engine.pack_lanes(codes, bits, out)
+    lanes.pack_lanes(codes, bits, out)
     mask = (1 << bits) - 1
     expected = [sum((int(codes[i, k]) & mask) << (bits * i) for i in range(per_byte)) for k in range(64)]
     assert out.tolist() == expected
     back = np.empty_like(codes)
-    copy_engine.unpack_lanes(out, bits, back)
+    lanes.unpack_lanes(out, bits, back)
     np.testing.assert_array_equal(back, codes & mask)
 
 
