@@ -44,6 +44,7 @@ import z3
 
 from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression
+from layout_algebra.prove.portfolio import PortfolioSolver
 from layout_algebra.prove.result import ProofResult
 
 __all__ = [
@@ -64,8 +65,12 @@ SMALL_SIZES = (4, 16, 64, 256, 4096)
 
 
 def solver_for(logic: str | None, timeout_ms: int) -> z3.Solver:
-    """A solver for ``logic`` (``None``: Z3's default) with a timeout and a fixed random seed."""
-    s = z3.SolverFor(logic) if logic else z3.Solver()
+    """A solver for ``logic`` with a timeout and a fixed random seed; ``None``: Z3's default
+    solver behind a first, cheap attempt of its SMT core (:class:`~.portfolio.PortfolioSolver`,
+    which takes only an ``unsat`` answer from that attempt)."""
+    if not logic:
+        return PortfolioSolver(timeout_ms)
+    s = z3.SolverFor(logic)
     s.set("timeout", int(timeout_ms))
     s.set("random_seed", 0)
     return s
