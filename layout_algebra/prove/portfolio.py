@@ -56,7 +56,7 @@ def fast_solver(rlimit: int = FAST_RLIMIT) -> z3.Solver:
     return s
 
 
-class PortfolioSolver(z3.Solver):
+class PortfolioSolver(z3.Solver):  # type: ignore[misc]  # z3 has no type hints
     """Z3's default solver whose :meth:`check` first asks :func:`fast_solver` on the same
     assertions and takes its answer only when it is ``unsat`` (see the module docstring).
 
@@ -77,7 +77,7 @@ class PortfolioSolver(z3.Solver):
         if not assumptions and self.rlimit > 0:
             first = fast_solver(self.rlimit)
             first.set("timeout", self.timeout_ms)
-            first.add(self.assertions())
+            _assert_all(first, self)
             if first.check() == z3.unsat:
                 self.answered_by = "smt core after preprocessing"
                 return z3.unsat
@@ -85,3 +85,12 @@ class PortfolioSolver(z3.Solver):
         self.set("timeout", max(1, self.timeout_ms - spent))
         self.answered_by = "default solver"
         return super().check(*assumptions)
+
+
+def _assert_all(into: z3.Solver, source: z3.Solver) -> None:
+    """Assert every assertion of ``source`` in ``into``: the same terms, passed through Z3's C
+    API without wrapping each in a Python object (a third of the first attempt's set-up)."""
+    ctx = source.ctx.ref()
+    vector = source.assertions()  # keeps the terms referenced while they are asserted
+    for k in range(z3.Z3_ast_vector_size(ctx, vector.vector)):
+        z3.Z3_solver_assert(ctx, into.solver, z3.Z3_ast_vector_get(ctx, vector.vector, k))
