@@ -206,6 +206,7 @@ def test_push_and_pop_ask_the_current_assertions() -> None:
     assert s.check() == z3.sat and s.model()[x].as_long() % 7 == 3
 
 
-def test_integer_solvers_of_the_query_api_are_portfolios_and_others_are_not() -> None:
-    assert isinstance(solver_for(None, 1000), PortfolioSolver)
-    assert not isinstance(solver_for("QF_BV", 1000), PortfolioSolver)
+def test_the_query_api_gives_a_portfolio_where_asked_for_integer_queries_only() -> None:
+    assert isinstance(solver_for(None, 1000, fast_first=True), PortfolioSolver)
+    assert not isinstance(solver_for(None, 1000), PortfolioSolver)
+    assert not isinstance(solver_for("QF_BV", 1000, fast_first=True), PortfolioSolver)
