@@ -34,7 +34,7 @@ def at(tree, values):
     """The nested tuple ``tree`` with its symbols replaced by ``values`` (integers)."""
     if isinstance(tree, tuple):
         return tuple(at(t, values) for t in tree)
-    return int(sympy.sympify(tree).subs(values))
+    return int(sympy.sympify(tree).xreplace({k: sympy.Integer(v) for k, v in values.items()}))
 
 
 def concrete(shape, stride, values) -> Layout:

@@ -273,7 +273,7 @@ def _witness_query(
             box = [*(x >= 0 for x in element), *in_box(element, dims, ar)]
             differs = as_bool(root_element_differs(a, b, element, mode, ar))
             fails.append(z3.And(*box, differs))
-        solver = solver_for(None, timeout_ms)
+        solver = solver_for(None, timeout_ms, fast_first=True)
         solver.add(*context, z3.Not(z3.Or(*fails)), *ar.side, *ar.obligations)
         side = side_conditions(ar, context, timeout_ms)
         answer = solver.check()

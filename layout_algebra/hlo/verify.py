@@ -532,7 +532,7 @@ def _element_query(
     condition = differ_values(va, vb)
     if ctx.mode == "physical":
         condition = any_of(condition, differ(_root_slot(ra, j, ar), _root_slot(rb, j, ar), ar))
-    solver = solver_for(None, ctx.timeout_ms)
+    solver = solver_for(None, ctx.timeout_ms, fast_first=not concrete)  # prove/portfolio.py
     solver.add(*context, as_bool(condition), *ar.side, *ar.obligations)
     side = side_conditions(ar, context, ctx.timeout_ms)
     answer = solver.check()

@@ -313,7 +313,7 @@ def _digit_injective(m: IndexMap, assumptions, timeout_ms: int):
     ar.require_digits_in_box(*rx)
     ar.require_digits_in_box(*ry)
     context = [*constraints, *_in_box(x, m.dimensions, ar), *_in_box(y, m.dimensions, ar)]
-    s = _solver(None, timeout_ms)
+    s = _solver(None, timeout_ms, fast_first=True)
     s.add(*context, *[_as_bool(u == v) for u, v in zip(rx[0], ry[0], strict=True)])
     s.add(z3.Or(*[a != b for a, b in zip(x, y, strict=True)]) if x else z3.BoolVal(False))
     s.add(*ar.side, *ar.obligations)
@@ -329,7 +329,7 @@ def _symbolic_injective(m: IndexMap, assumptions, timeout_ms: int):
     x = [ar.variable(f"x{k}") for k in range(len(m.dimensions))]
     y = [ar.variable(f"y{k}") for k in range(len(m.dimensions))]
     fx, fy = m.evaluate(x, ar), m.evaluate(y, ar)
-    s = _solver(None, timeout_ms)
+    s = _solver(None, timeout_ms, fast_first=True)
     context = [*constraints, *_in_box(x, m.dimensions, ar), *_in_box(y, m.dimensions, ar)]
     s.add(*context)
     s.add(fx == fy, z3.Or(*[a != b for a, b in zip(x, y, strict=True)]) if x else z3.BoolVal(False))
@@ -474,7 +474,7 @@ def _symbolic_bounds(m: IndexMap, slots: Any, assumptions, timeout_ms: int):
     ar, constraints = _symbolic_arithmetic([m], assumptions)
     x = [ar.variable(f"x{k}") for k in range(len(m.dimensions))]
     fx = m.evaluate(x, ar)
-    s = _solver(None, timeout_ms)
+    s = _solver(None, timeout_ms, fast_first=True)
     context = [*constraints, *_in_box(x, m.dimensions, ar)]
     limit = ar.lift(slots)
     s.add(*context, z3.Or(fx < 0, fx >= limit), *ar.side, *ar.obligations)
@@ -565,7 +565,7 @@ def _symbolic_equivalent(ma: IndexMap, mb: IndexMap, assumptions, timeout_ms: in
     ar, constraints = _symbolic_arithmetic([ma, mb], assumptions)
     x = [ar.variable(f"x{k}") for k in range(len(ma.dimensions))]
     fa, fb = ma.evaluate(x, ar), mb.evaluate(x, ar)
-    s = _solver(None, timeout_ms)
+    s = _solver(None, timeout_ms, fast_first=True)
     context = [*constraints, *_in_box(x, ma.dimensions, ar)]
     s.add(*context, _differ(fa, fb, ar), *ar.side, *ar.obligations)
 
@@ -666,7 +666,7 @@ def _stage_lemma(stage: Stage, assumptions, timeout_ms: int, cache: bool = False
             if fx
             else z3.BoolVal(False)
         )
-        s = _lemma_solver(timeout_ms) if cache else _solver(None, timeout_ms)
+        s = _lemma_solver(timeout_ms) if cache else _solver(None, timeout_ms, fast_first=True)
         s.add(*constraints, *box, z3.Or(collide, escape), *ar.side, *ar.obligations)
 
         def recheck(model: z3.ModelRef) -> dict[str, Any] | None:

@@ -414,7 +414,7 @@ class IntArithmetic(Arithmetic):
                 return quotient, remainder
         for j in range(n):
             suffix = math.prod(sizes[j + 1 :], start=sympy.Integer(1))
-            ratio = sympy.simplify(size / suffix)
+            ratio = constant_ratio(size, suffix)
             if ratio.is_Integer and int(ratio) > 1 and (sizes[j] / ratio).is_integer and sizes[j] != ratio:
                 t = int(ratio)
                 refined_digits = [
@@ -423,7 +423,7 @@ class IntArithmetic(Arithmetic):
                     self.mod(digits[j], t),
                     *digits[j + 1 :],
                 ]
-                refined_sizes = [*sizes[:j], sympy.simplify(sizes[j] / t), sympy.Integer(t), *sizes[j + 1 :]]
+                refined_sizes = [*sizes[:j], sympy.cancel(sizes[j] / t), sympy.Integer(t), *sizes[j + 1 :]]
                 refined = self.number(refined_digits, refined_sizes)
                 self.obligations.append(refined == a)
                 return self._mixed_divide(refined, b, depth + 1)
@@ -519,6 +519,29 @@ class IntArithmetic(Arithmetic):
     def any_of(self, conditions) -> Any:
         items = [c for c in conditions if c is not False]
         return z3.Or(*items) if items else z3.BoolVal(False)
+
+
+def constant_ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """``a / b`` reduced: a number when the two sizes are proportional.
+
+    Sizes are polynomials in their symbols and in atoms such as ``ceiling(M/128)``;
+    ``sympy.cancel`` writes a ratio of polynomials in lowest terms, which is a number
+    exactly when the ratio is constant. Only where a size holds other functions (``floor``,
+    ``Mod``, ``Max``, whose identities ``cancel`` does not know) does ``sympy.simplify``
+    try harder; it is much slower, and loads ``sympy.physics`` on its first call. (The
+    caller only *uses* an exact ratio, with its obligations proved: a ratio not found
+    costs a division variable, never a wrong answer.)
+
+    >>> n, m = sympy.symbols("N M", integer=True, nonnegative=True)
+    >>> constant_ratio(8 * n * sympy.ceiling(m / 128), n * sympy.ceiling(m / 128))
+    8
+    >>> constant_ratio(8 * n, m)
+    8*N/M
+    """
+    ratio = a / b
+    if ratio.atoms(sympy.floor, sympy.Mod, sympy.Max, sympy.Min, sympy.Piecewise):
+        return sympy.simplify(ratio)
+    return sympy.cancel(ratio)
 
 
 def canonical_size(size: Any) -> Any:

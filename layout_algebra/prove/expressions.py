@@ -103,7 +103,7 @@ def _expressions_equal(lhs, rhs, bounds, where, assumptions, radix, timeout_ms: 
         differ = z3.Or(*[_z3_value(a, ar) != _z3_value(b, ar) for a, b in zip(left, right, strict=True)])
         if where is not None:
             constraints.append(_z3_condition(where, ar))
-        s = solver_for(None, timeout_ms)
+        s = solver_for(None, timeout_ms, fast_first=True)
         s.add(*constraints, differ, *ar.side, *ar.obligations)
         side = side_conditions(ar, constraints, timeout_ms)
 
@@ -139,7 +139,7 @@ def _equal_on_digits(
         if where is not None:
             constraints.append(_z3_condition(where, ar))
         differ = z3.Or(*[_z3_value(a, ar) != _z3_value(b, ar) for a, b in zip(left, right, strict=True)])
-        s = solver_for(None, timeout_ms)
+        s = solver_for(None, timeout_ms, fast_first=True)
         s.add(*constraints, differ, *ar.side, *ar.obligations)
         return (
             s,
@@ -245,7 +245,7 @@ def _holds(claim: str, condition, domain, bounds, assumptions, timeout_ms: int) 
         # divisors >= 1: proved from the context, never assumed (context=False)
         ar.obligations += assumption_terms(domain, ar, context=False)
         goal = condition_term(condition, ar)
-        solver = solver_for(None, timeout_ms)
+        solver = solver_for(None, timeout_ms, fast_first=True)
         solver.add(*constraints, z3.Not(goal), *ar.side, *ar.obligations)
 
         def recheck(model: z3.ModelRef) -> dict[str, Any] | None:

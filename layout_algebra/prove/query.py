@@ -44,6 +44,7 @@ import z3
 
 from layout_algebra.prove import lemma_cache
 from layout_algebra.prove.encode import IntArithmetic, UnsupportedExpression
+from layout_algebra.prove.portfolio import PortfolioSolver
 from layout_algebra.prove.result import ProofResult
 
 __all__ = [
@@ -63,8 +64,17 @@ __all__ = [
 SMALL_SIZES = (4, 16, 64, 256, 4096)
 
 
-def solver_for(logic: str | None, timeout_ms: int) -> z3.Solver:
-    """A solver for ``logic`` (``None``: Z3's default) with a timeout and a fixed random seed."""
+def solver_for(logic: str | None, timeout_ms: int, *, fast_first: bool = False) -> z3.Solver:
+    """A solver for ``logic`` (``None``: Z3's default) with a timeout and a fixed random seed.
+
+    ``fast_first`` (integer queries, ``logic=None``): Z3's default solver behind a first,
+    cheap attempt of its SMT core (:class:`~.portfolio.PortfolioSolver`, which takes only an
+    ``unsat`` answer from that attempt). The prover's symbolic queries ask for it: there the
+    first attempt is 3-50x faster. Concrete queries whose answer is often ``sat`` (a pass
+    validation's refutations) do not: the attempt would only add to the default solver's work.
+    """
+    if not logic and fast_first:
+        return PortfolioSolver(timeout_ms)
     s = z3.SolverFor(logic) if logic else z3.Solver()
     s.set("timeout", int(timeout_ms))
     s.set("random_seed", 0)
@@ -95,7 +105,7 @@ def side_conditions(ar: IntArithmetic, context: Sequence[Any], timeout_ms: int) 
     """
     if not ar.obligations:
         return None
-    s = solver_for(None, timeout_ms)
+    s = solver_for(None, timeout_ms, fast_first=True)
     s.add(*context, *ar.side, z3.Not(z3.And(*ar.obligations)))
     return s
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,25 @@ def test_cli_proofs_bad_input_is_a_clear_error_with_exit_2(capsys, argv, message
 def test_cli_proofs_an_empty_catalog_is_a_clear_error_with_exit_2(capsys, tmp_path) -> None:
     assert main(["proofs", "--catalog", str(tmp_path)]) == 2
     assert "holds no theorem file" in capsys.readouterr().err
+
+
+def test_a_theorem_file_that_fails_to_load_is_a_clear_error_on_several_processes(capsys, tmp_path) -> None:
+    """The files are loaded once before the processes fork (their imports shared); one that
+    fails there is loaded again by its worker, which reports the error as before."""
+    broken = "raise ValueError('this theorem file is broken on purpose')\n"
+    catalog = write_catalog(tmp_path / "catalog", {**THEOREMS, "broken.py": broken})
+    assert main(["proofs", "--catalog", str(catalog), "--jobs", "2"]) == 2
+    assert "broken on purpose" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_progress_display_goes_to_stderr_on_a_terminal_only(
+    capsys, monkeypatch, tmp_path, terminal
+) -> None:
+    catalog = write_catalog(tmp_path / "catalog", THEOREMS)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
+    assert main(["proofs", "--catalog", str(catalog), "--jobs", "2"]) == 0
+    captured = capsys.readouterr()
+    assert ("proving" in captured.err) == terminal, captured.err
+    assert "proving" not in captured.out and "\x1b" not in captured.out
+    assert captured.out.splitlines()[-1].startswith("2 claims: 2 proved")
