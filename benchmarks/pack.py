@@ -388,7 +388,9 @@ def main() -> None:
     print()
     from layout_algebra.packing.copy_engine import default_threads
 
-    kernels = "numba " + __import__("numba").__version__ if copy_engine.start_kernels() else "no numba: NumPy only"
+    kernels = (
+        "numba " + __import__("numba").__version__ if copy_engine.start_kernels() else "no numba: NumPy only"
+    )
     print(
         f"pack/unpack use {default_threads()} threads by default here; np.copyto uses one. Kernels: {kernels}."
     )

@@ -267,7 +267,9 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [parse_size(s) for s in (args.sizes or (QUICK_SIZES if args.quick else SIZES))]
     rounds = args.rounds or (3 if args.quick else 5)
     layouts = [t for t in LAYOUTS if not args.only or args.only in t]
-    kernels = copy_engine.start_kernels()  # numba started before timing, as in a process that has packed before
+    kernels = (
+        copy_engine.start_kernels()
+    )  # numba started before timing, as in a process that has packed before
     print(f"Machine: {machine()}")
     print(
         f"Date: {time.strftime('%Y-%m-%d %H:%M %Z')}; compiled kernels: {'yes' if kernels else 'no (NumPy)'}"
