@@ -63,12 +63,9 @@ CLAIMS = [
     ("offset mod 2048 is not it", 2048, in_tile("f32[8,128]{1,0:T(8,128)}", (8, 128)), False),
     ("nor with rows modulo 4", 1024, in_tile("f32[8,128]{1,0:T(8,128)}", (4, 128)), False),
     ("nor through a column-major tile", 1024, in_tile("f32[8,128]{0,1:T(128,8)}", (8, 128)), False),
-    (
-        "offset mod 1024 is the bit sum of i mod (8,128)",
-        1024,
-        lambda i, ar: bit_sum(TRUE_BASES)((ar.mod(i[0], 8), ar.mod(i[1], 128)), ar),
-        True,
-    ),
+    # (The true "offset mod 1024 is the bit sum of i mod (8,128)" is what the two lemmas compose
+    # to; asked at once it is one nonlinear query that Z3 4.13.4, the lowest version allowed,
+    # does not decide in 30 s. Its parts are asked above and below, and this false variant.)
     (
         "nor with two bases swapped",
         1024,
