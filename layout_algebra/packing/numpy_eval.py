@@ -172,6 +172,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -201,6 +202,7 @@ from layout_algebra.packing.stage_walk import (
     chunk_list,
     overlap,
     relocated,
+    shared_chunk,
     skeleton,
     walk,
 )
@@ -253,8 +255,12 @@ def _pack(
     arr = array if type(array) is np.ndarray else np.asarray(array)
     key = (shape, True, arr.dtype, arr.shape)
     recipe = _kept(key)
-    if recipe is not None and recipe.program is not None and arr.flags.c_contiguous:
-        done = _pack_replayed(recipe, arr, fill, out, threads)
+    if (
+        recipe is not None
+        and recipe.replay is not None
+        and (threads is None or (type(threads) is int and threads == 1))
+    ):
+        done = recipe.replay(arr, fill, out)
         if done is not None:
             return done
     if recipe is None or not arr.flags.c_contiguous:
@@ -311,8 +317,12 @@ def unpack(
 
 def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: int | None) -> np.ndarray:
     recipe = _kept((shape, False))
-    if recipe is not None and recipe.program is not None:
-        done = _unpack_replayed(recipe, buffer, out, threads)
+    if (
+        recipe is not None
+        and recipe.replay is not None
+        and (threads is None or (type(threads) is int and threads == 1))
+    ):
+        done = recipe.replay(buffer, out, 0)
         if done is not None:
             return done
     m, fmt = layout_format(shape) if recipe is None else (recipe.m, recipe.fmt)
@@ -363,6 +373,8 @@ class Recipe:
     tail: int = 0
     #: with a program: the fill values it takes (0 .. fills-1: a byte, or a sub-byte slot)
     fills: int = 256
+    #: with a program: the call that replays it (:func:`pack_replayer`, :func:`unpack_replayer`)
+    replay: Callable[[Any, Any, Any], np.ndarray | None] | None = None
 
 
 #: Recipes by (shape as given, packing?, and for packing the array's dtype and dims).
@@ -405,9 +417,9 @@ def _with_program(
     if fmt.sub_byte:
         box_bytes = -(-math.prod(plan.box) * fmt.bits // 8)
         words = word_program(plan, buffer, logical, fmt.bits, packing, padded=m.has_padding)
-        return (
-            recipe if words is None else replace(recipe, program=words, size=m.size_in_bytes, tail=box_bytes)
-        )
+        if words is None:
+            return recipe
+        return _replayable(replace(recipe, program=words, size=m.size_in_bytes, tail=box_bytes), packing)
     size = fmt.dtype.itemsize
     slots = buffer[: math.prod(plan.box) * size].view(fmt.bits_dtype).reshape(plan.box)
     chunks = chunk_list(plan.box, fmt.bits, _chunk_bytes(plan, slots, fmt.bits, packing=packing))
@@ -426,7 +438,9 @@ def _with_program(
     )
     if program is None:
         return recipe
-    return replace(recipe, program=program, size=m.size_in_bytes, tail=math.prod(plan.box) * size)
+    return _replayable(
+        replace(recipe, program=program, size=m.size_in_bytes, tail=math.prod(plan.box) * size), packing
+    )
 
 
 def tuning() -> tuple[Any, ...]:
@@ -465,58 +479,73 @@ def _wants_program(recipe: Recipe) -> bool:
     return recipe.tuning != tuning()
 
 
-def _pack_replayed(
-    recipe: Recipe, arr: np.ndarray, fill: Any, out: Any, threads: int | None
-) -> np.ndarray | None:
-    """:func:`pack` by the recipe's program, or None (nothing written) where the full path must
-    decide: several threads, an argument to check, a misaligned buffer."""
-    program, size = recipe.program, recipe.size
+def _replayable(recipe: Recipe, packing: bool) -> Recipe:
+    """``recipe`` (which has a program) with the call that replays it."""
+    return replace(recipe, replay=(pack_replayer if packing else unpack_replayer)(recipe))
+
+
+def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any], np.ndarray | None]:
+    """:func:`pack` of a C-contiguous array by the recipe's program, as ``replay(array, fill,
+    out)``: the buffer, or None (nothing written) where the full path must decide: an argument
+    to check, a misaligned buffer, settings changed since the program was made (:func:`tuning`).
+    Everything it can decide once is decided here: a call of 64 KB costs about as much as
+    copying it, so each attribute lookup on the way counts."""
+    program, size, tail, fills, made = recipe.program, recipe.size, recipe.tail, recipe.fills, recipe.tuning
     assert program is not None
-    if not (threads == 1 or (threads is None and size < engine.PARALLEL_MIN_BYTES)):
-        return None
-    if type(fill) is not int or not 0 <= fill < recipe.fills:
-        return None
-    if recipe.tuning != tuning():
-        return None  # made under other settings (before numba was loaded): made again
-    if out is None:
-        buffer: np.ndarray = np.empty(size, _UINT8)
-    elif type(out) is np.ndarray and out.dtype is _UINT8 and out.shape == (size,) and out.flags.writeable:
-        buffer = out  # (another uint8 dtype object than NumPy's own, rare: the full path decides)
-    else:
-        return None
     bits = recipe.fmt.bits
-    if bits < 8:  # sub-byte slots: fill in every slot of a byte
-        fill = sum(fill << (bits * i) for i in range(8 // bits))
-    if not program.run(buffer, arr, fill):
-        return None
-    if recipe.tail < size:
-        buffer[recipe.tail :] = fill
-    return buffer
+    # sub-byte slots: the fill in every slot of a byte
+    spread = [sum(f << (bits * i) for i in range(8 // bits)) for f in range(fills)] if bits < 8 else None
+    dims, uint8, empty = (size,), _UINT8, np.empty
+
+    def replay(arr: np.ndarray, fill: Any, out: Any) -> np.ndarray | None:
+        if type(fill) is not int or not 0 <= fill < fills or not arr.flags.c_contiguous:
+            return None
+        if tuning() != made:
+            return None  # made under other settings (before numba was loaded): made again
+        if out is None:
+            buffer: np.ndarray = empty(size, uint8)
+        elif type(out) is np.ndarray and out.dtype is uint8 and out.shape == dims and out.flags.writeable:
+            buffer = out  # (another uint8 dtype object than NumPy's own, rare: the full path decides)
+        else:
+            return None
+        if spread is not None:
+            fill = spread[fill]
+        if not program.run(buffer, arr, fill):
+            return None
+        if tail < size:
+            buffer[tail:] = fill
+        return buffer
+
+    return replay
 
 
-def _unpack_replayed(recipe: Recipe, buffer: Any, out: Any, threads: int | None) -> np.ndarray | None:
-    """:func:`unpack` by the recipe's program, or None where the full path must decide."""
-    program, fmt, size = recipe.program, recipe.fmt, recipe.size
+def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any], np.ndarray | None]:
+    """:func:`unpack` by the recipe's program, as ``replay(buffer, out, 0)``, or None where the
+    full path must decide (see :func:`pack_replayer`)."""
+    program, size, made, dtype = recipe.program, recipe.size, recipe.tuning, recipe.fmt.dtype
     assert program is not None
-    if not (threads == 1 or (threads is None and size < engine.PARALLEL_MIN_BYTES)):
-        return None
-    if recipe.tuning != tuning():
-        return None
-    if not (type(buffer) is np.ndarray and buffer.dtype is _UINT8 and buffer.shape == (size,)):
-        return None
-    if out is None:
-        result = np.empty(program.dims, fmt.dtype)
-    elif (
-        type(out) is np.ndarray
-        and out.shape == program.dims
-        and (out.dtype is fmt.dtype or out.dtype == fmt.dtype)
-        and out.flags.c_contiguous
-        and out.flags.writeable
-    ):
-        result = out
-    else:
-        return None
-    return result if program.run(buffer, result, 0) else None
+    dims, flat, uint8, empty = program.dims, (size,), _UINT8, np.empty
+
+    def replay(buffer: Any, out: Any, _: Any) -> np.ndarray | None:
+        if type(buffer) is not np.ndarray or buffer.dtype is not uint8 or buffer.shape != flat:
+            return None
+        if tuning() != made:
+            return None
+        if out is None:
+            result: np.ndarray = empty(dims, dtype)
+        elif (
+            type(out) is np.ndarray
+            and out.shape == dims
+            and (out.dtype is dtype or out.dtype == dtype)
+            and out.flags.c_contiguous
+            and out.flags.writeable
+        ):
+            result = out
+        else:
+            return None
+        return result if program.run(buffer, result, 0) else None
+
+    return replay
 
 
 # --------------------------------------------------------------------- moving data
@@ -539,7 +568,8 @@ def _pack_whole_bytes(
         for b, where in overlaps:
             engine.copy(chunk[where[1]], b.view[where[0]])
 
-    engine.run_parallel(move, chunk_list(plan.box, fmt.bits, _chunk_bytes(plan, slots, fmt.bits)), threads)
+    chunk_bytes = shared_chunk(_chunk_bytes(plan, slots, fmt.bits), slots.nbytes, threads)
+    engine.run_parallel(move, chunk_list(plan.box, fmt.bits, chunk_bytes), threads)
 
 
 def _chunk_bytes(plan: Plan, slots: np.ndarray, bits: int, *, packing: bool = True) -> int:
@@ -567,7 +597,7 @@ def _unpack_whole_bytes(plan: Plan, buf: np.ndarray, fmt: Format, threads: int) 
     size = fmt.dtype.itemsize
     n_box = math.prod(plan.box)
     slots = buf[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
-    chunk_bytes = _chunk_bytes(plan, slots, fmt.bits, packing=False)
+    chunk_bytes = shared_chunk(_chunk_bytes(plan, slots, fmt.bits, packing=False), slots.nbytes, threads)
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
         prefix, lo, hi, _ = chunk_at

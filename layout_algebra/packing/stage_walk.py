@@ -51,6 +51,7 @@ __all__ = [
     "overlap",
     "relocated",
     "row_major",
+    "shared_chunk",
     "skeleton",
     "walk",
 ]
@@ -150,6 +151,22 @@ def relocated(s: Skeleton, base: np.ndarray) -> Plan:
 
 
 @lru_cache(maxsize=1024)
+def shared_chunk(chunk: int, total: int, threads: int) -> int:
+    """The chunk length to use for ``total`` (bytes or elements, as ``chunk``) on ``threads``
+    threads: ``chunk``, shortened so that every thread gets a chunk of its own. A chunk is the
+    unit a thread takes (``copy_engine.run_parallel``): a 16 MB transposing copy in chunks of
+    32 MB was one chunk, and the second thread had nothing to do.
+
+    >>> shared_chunk(1 << 25, 1 << 24, 2) == 1 << 23, shared_chunk(1 << 25, 1 << 24, 1) == 1 << 25
+    (True, True)
+    >>> shared_chunk(1 << 21, 100 << 20, 2) == 1 << 21     # already many chunks
+    True
+    """
+    if threads <= 1:
+        return chunk
+    return max(1, min(chunk, -(-total // threads)))
+
+
 def chunk_list(
     box: tuple[int, ...], bits: int, chunk_bytes: int
 ) -> tuple[tuple[tuple[int, ...], int, int, int], ...]:
