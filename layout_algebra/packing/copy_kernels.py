@@ -35,7 +35,7 @@ Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first.
 Taking nibbles apart writes twice the bytes it reads; a plain store to a line not in the
 cache reads the line first. With ``streamed`` (:func:`nibbles_from_words`; the copy engine
 sets it from 2 MB of parts), the rows' whole 64-byte lines are written with non-temporal
-stores (:func:`_stream_line`, an LLVM ``!nontemporal`` store) from a 512-byte buffer in the
+stores (:func:`~layout_algebra.packing.line_stores.stream_line`, an LLVM ``!nontemporal`` store) from a 512-byte buffer in the
 L1 cache, and a fence at the end makes them visible to other threads. Building words
 (:func:`words_from_nibbles`, from 2 MB of words), unstaged runs are written the same way,
 and the staged words of each ``i0`` (one dense region: the ``(64,128)`` tiles of 64 rows)
@@ -79,10 +79,10 @@ Each kernel is compiled on its first call for the dtypes it gets, and cached on 
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
+from layout_algebra.packing.line_stores import store_fence as _store_fence
+from layout_algebra.packing.line_stores import stream_line as _stream_line
 from layout_algebra.packing.weave_kernels import (
     split_byte_row,
     unweave_bytes,
@@ -113,37 +113,6 @@ B4 = np.uint8(4)
 LINE = 64
 #: Bytes in a page: a gathering buffer lies within one (:func:`_line_buffer`).
 PAGE = 4096
-
-
-@intrinsic
-def _stream_line(typingctx, dst, dst_at, src, src_at):  # type: ignore[no-untyped-def]
-    """``dst[dst_at : dst_at + 64] = src[src_at : src_at + 64]`` by one non-temporal store
-    (past the cache: no read of the line before it is written). Both addresses must be
-    multiples of 64."""
-    signature = types.void(dst, types.intp, src, types.intp)
-
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
-        target = context.make_array(sig.args[0])(context, builder, args[0])
-        source = context.make_array(sig.args[2])(context, builder, args[2])
-        line = ir.VectorType(ir.IntType(8), LINE)
-        at_source = builder.bitcast(builder.gep(source.data, [args[3]]), line.as_pointer())
-        at_target = builder.bitcast(builder.gep(target.data, [args[1]]), line.as_pointer())
-        store = builder.store(builder.load(at_source, align=LINE), at_target, align=LINE)
-        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
-        return context.get_dummy_value()
-
-    return signature, codegen
-
-
-@intrinsic
-def _store_fence(typingctx):  # type: ignore[no-untyped-def]
-    """A memory fence: the non-temporal stores before it are visible to every thread after it."""
-
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
-        builder.fence("seq_cst")
-        return context.get_dummy_value()
-
-    return types.void(), codegen
 
 
 # --------------------------------------------------------------- one i0: the inner loops

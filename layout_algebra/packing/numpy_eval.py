@@ -206,6 +206,7 @@ from layout_algebra.packing.stage_walk import (
     skeleton,
     walk,
 )
+from layout_algebra.packing.stream_copy import copy_chunk, streamed
 from layout_algebra.packing.words import pack_words, unpack_words, word_dims, word_program
 
 __all__ = ["forget_recipes", "pack", "unpack"]
@@ -557,6 +558,10 @@ def _pack_whole_bytes(
     slots = out[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
     out[n_box * size :] = fill
     fill_slot = np.full(size, fill, np.uint8).view(fmt.bits_dtype)[0]  # ``fill`` in every byte of a slot
+    stream = streamed(out.nbytes)
+    chunk_bytes = _chunk_bytes(plan, slots, fmt.bits)
+    if stream:  # one compiled call per chunk, not cut for the cache
+        chunk_bytes = max(chunk_bytes, stage_walk.KERNEL_CHUNK_BYTES)
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
         prefix, lo, hi, _ = chunk_at
@@ -566,9 +571,9 @@ def _pack_whole_bytes(
             for gap in box_difference(tuple(slice(0, n) for n in chunk.shape), [w[1] for _, w in overlaps]):
                 chunk[gap] = fill_slot
         for b, where in overlaps:
-            engine.copy(chunk[where[1]], b.view[where[0]])
+            copy_chunk(chunk[where[1]], b.view[where[0]], stream)
 
-    chunk_bytes = shared_chunk(_chunk_bytes(plan, slots, fmt.bits), slots.nbytes, threads)
+    chunk_bytes = shared_chunk(chunk_bytes, slots.nbytes, threads)
     engine.run_parallel(move, chunk_list(plan.box, fmt.bits, chunk_bytes), threads)
 
 
@@ -597,7 +602,11 @@ def _unpack_whole_bytes(plan: Plan, buf: np.ndarray, fmt: Format, threads: int) 
     size = fmt.dtype.itemsize
     n_box = math.prod(plan.box)
     slots = buf[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
-    chunk_bytes = shared_chunk(_chunk_bytes(plan, slots, fmt.bits, packing=False), slots.nbytes, threads)
+    chunk_bytes = _chunk_bytes(plan, slots, fmt.bits, packing=False)
+    stream = streamed(slots.nbytes)
+    if stream:  # one compiled call per chunk, not cut for the cache
+        chunk_bytes = max(chunk_bytes, stage_walk.KERNEL_CHUNK_BYTES)
+    chunk_bytes = shared_chunk(chunk_bytes, slots.nbytes, threads)
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
         prefix, lo, hi, _ = chunk_at
@@ -616,7 +625,7 @@ def _unpack_whole_bytes(plan: Plan, buf: np.ndarray, fmt: Format, threads: int) 
             np.copyto(staged, chunk)
             chunk = staged
         for view, where in copies:
-            engine.copy(view, chunk[where])
+            copy_chunk(view, chunk[where], stream)
 
     engine.run_parallel(move, chunk_list(plan.box, fmt.bits, chunk_bytes), threads)
 

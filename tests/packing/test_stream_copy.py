@@ -1,0 +1,147 @@
+"""The streamed plain copy (``packing/stream_copy.py``, ``packing/stream_kernels.py``) against NumPy.
+
+``gather_streamed`` writes a dense region of the destination through a page buffer, whole
+64-byte lines by non-temporal stores and the partial lines at the ends plainly: the tests
+put the region at every offset within a line and a page, make it shorter than a line and
+longer than a page, and check every byte of the destination (the bytes around the region
+must keep their values). ``streamed_copy`` on random views is compared with ``np.copyto``;
+and ``pack``/``unpack`` with the streaming threshold lowered to nothing are compared with
+the element-by-element oracle on layouts whose tiles are plain copies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.oracles import random_array, raw_bytes, reference_pack
+
+from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.packing import copy_engine, stream_copy
+from layout_algebra.packing.numpy_eval import pack, unpack
+
+pytestmark = pytest.mark.skipif(copy_engine.kernels() is None, reason="needs numba (the test extra has it)")
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    size=st.sampled_from([1, 2, 4, 8]),
+    offset=st.integers(0, 4200),
+    shape=st.lists(st.integers(1, 40), min_size=1, max_size=4),
+    run_stride=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+)
+def test_gather_streamed_writes_exactly_its_region(size, offset, shape, run_stride, seed) -> None:
+    from layout_algebra.packing.stream_kernels import gather_streamed
+
+    dims = [1] * (4 - len(shape)) + shape
+    n = int(np.prod(dims))
+    rng = np.random.default_rng(seed)
+    lanes = np.dtype(f"u{size}")
+    # the source: a random permutation of the dims over a larger array, the last dim strided
+    src_shape = [d for d in dims]
+    src_strides = np.zeros(4, np.int64)
+    step = 1
+    for k in rng.permutation(4):
+        src_strides[k] = step * (run_stride if k == 3 else 1)
+        step *= dims[k] * (run_stride if k == 3 else 1)
+    src = rng.integers(0, 256, step * size + 64, np.uint8).view(lanes)[:step]
+    dst = rng.integers(0, 256, (offset + n + 300) * size, np.uint8).view(lanes)
+    before = dst.copy()
+    gather_streamed(dst, offset, src, 0, src_strides, np.array(dims, np.int64))
+    index = np.indices(src_shape).reshape(4, -1)
+    expected = src[(src_strides[:, None] * index).sum(axis=0)]
+    np.testing.assert_array_equal(dst[offset : offset + n], expected)
+    np.testing.assert_array_equal(dst[:offset], before[:offset])
+    np.testing.assert_array_equal(dst[offset + n :], before[offset + n :])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dtype=st.sampled_from(["u1", "<u2", "<f4", "<f8", "c8"]),
+    rows=st.integers(1, 70),
+    cols=st.integers(1, 300),
+    tile=st.sampled_from([(2, 16), (8, 128), (4, 32), (1, 64)]),
+    skip=st.integers(0, 15),
+    seed=st.integers(0, 2**16),
+)
+def test_streamed_copy_is_np_copyto(dtype, rows, cols, tile, skip, seed) -> None:
+    """Tiles of a (possibly misaligned) array copied into a buffer and back: the same
+    elements as ``np.copyto``, or nothing done (False) where it does not take the copy."""
+    copy_engine.start_kernels()
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    tr, tc = tile
+    r, c = -(-rows // tr) * tr, -(-cols // tc) * tc
+    raw = rng.integers(0, 256, r * c * dt.itemsize + skip, np.uint8)
+    x = raw[skip:].view(dt).reshape(r, c)  # skip: misaligned for the element when it is not a multiple
+    view = x.reshape(r // tr, tr, c // tc, tc).transpose(0, 2, 1, 3)
+    tiles = rng.integers(0, 256, x.nbytes, np.uint8).view(dt).reshape(view.shape)
+    expected = view.copy()
+    done = stream_copy.streamed_copy(tiles, view)
+    if done:
+        np.testing.assert_array_equal(tiles.view(np.uint8), expected.view(np.uint8))
+        back = np.zeros((r // tr, tr, c // tc, tc), dt).transpose(0, 2, 1, 3)  # the way back: dense too
+        assert stream_copy.streamed_copy(back, tiles)
+        np.testing.assert_array_equal(back.view(np.uint8), expected.view(np.uint8))
+    else:
+        assert tc < stream_copy.MIN_RUN or skip % dt.itemsize or dt.itemsize > 8
+    # and always: copy_chunk copies
+    again = np.zeros_like(tiles)
+    stream_copy.copy_chunk(again, view, stream=True)
+    np.testing.assert_array_equal(again.view(np.uint8), expected.view(np.uint8))
+
+
+def test_streamed_copy_refuses_what_it_cannot_take() -> None:
+    copy_engine.start_kernels()
+    x = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    assert not stream_copy.streamed_copy(np.empty((64, 64), np.float32), x.T)  # a transpose: runs of 1
+    assert not stream_copy.streamed_copy(np.empty((64, 64), np.float64), x)  # dtypes differ
+    assert not stream_copy.streamed_copy(np.empty((64, 128), np.float32)[:, ::2], x)  # dst not dense
+    read_only = np.empty((64, 64), np.float32)
+    read_only.flags.writeable = False
+    assert not stream_copy.streamed_copy(read_only, x)
+    assert stream_copy.streamed_copy(np.empty((64, 64), np.float32), x)
+
+
+PLAIN_TILES = [
+    "f32[64,512]{1,0:T(8,128)}",
+    "f32[67,300]{1,0:T(8,128)}",
+    "bf16[40,260]{1,0:T(8,128)}",
+    "u8[33,520]{1,0:T(4,128)}",
+    "f64[9,70]{1,0:T(2,32)}",
+    "c64[17,200]{1,0:T(8,128)}",
+    "s32[3,20,300]{2,1,0:T(8,128)}",
+    "f32[300,70]{0,1:T(8,128)}",  # transposing: not taken, the bytes all the same
+    "s8[256,256]{1,0:T(32,128)(4,1)}",  # words: not taken
+]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("text", PLAIN_TILES)
+def test_pack_and_unpack_streamed_match_the_index_map(monkeypatch, text, threads) -> None:
+    copy_engine.start_kernels()
+    monkeypatch.setattr(stream_copy, "STREAM_COPY_MIN_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "PARALLEL_MIN_BYTES", 0)
+    m = layout_map(text)
+    rng = np.random.default_rng(len(text))
+    x = random_array(m, rng)
+    expected = reference_pack(x, text, fill=0x5A)
+    np.testing.assert_array_equal(pack(x, text, fill=0x5A, threads=threads), expected)
+    into = rng.integers(0, 256, m.size_in_bytes, dtype=np.uint8)
+    assert pack(x, text, fill=0x5A, out=into, threads=threads) is into
+    np.testing.assert_array_equal(into, expected)
+    np.testing.assert_array_equal(raw_bytes(unpack(expected, text, threads=threads)), raw_bytes(x))
+    read_only = np.frombuffer(expected.tobytes(), np.uint8)
+    back = random_array(m, rng)
+    assert unpack(read_only, text, out=back, threads=threads) is back
+    np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x))
+
+
+def test_streaming_follows_the_threshold(monkeypatch) -> None:
+    copy_engine.start_kernels()
+    monkeypatch.setattr(stream_copy, "STREAM_COPY_MIN_BYTES", 1000)
+    assert stream_copy.streamed(1000) and not stream_copy.streamed(999)
+    monkeypatch.setattr(copy_engine, "USE_KERNELS", False)
+    assert not stream_copy.streamed(1 << 40)
