@@ -346,7 +346,7 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
     elif fmt.sub_byte:
         _unpack_sub_byte(plan, buf, fmt.bits, threads)
     else:
-        _unpack_whole_bytes(plan, buf, fmt, threads)
+        _unpack_whole_bytes(plan, buf, fmt, threads, stream=streamed(result))
     for view, merged in reversed(writebacks):
         np.copyto(view, merged.reshape(view.shape))
     kept = _kept((shape, False)) if recipe is not None and threads == 1 and base.flags.c_contiguous else None
@@ -558,7 +558,7 @@ def _pack_whole_bytes(
     slots = out[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
     out[n_box * size :] = fill
     fill_slot = np.full(size, fill, np.uint8).view(fmt.bits_dtype)[0]  # ``fill`` in every byte of a slot
-    stream = streamed(out.nbytes)
+    stream = streamed(out)
     chunk_bytes = _chunk_bytes(plan, slots, fmt.bits)
     if stream:  # one compiled call per chunk, not cut for the cache
         chunk_bytes = max(chunk_bytes, stage_walk.KERNEL_CHUNK_BYTES)
@@ -598,12 +598,13 @@ def _chunk_bytes(plan: Plan, slots: np.ndarray, bits: int, *, packing: bool = Tr
     return stage_walk.CHUNK_BYTES
 
 
-def _unpack_whole_bytes(plan: Plan, buf: np.ndarray, fmt: Format, threads: int) -> None:
+def _unpack_whole_bytes(
+    plan: Plan, buf: np.ndarray, fmt: Format, threads: int, *, stream: bool = False
+) -> None:
     size = fmt.dtype.itemsize
     n_box = math.prod(plan.box)
     slots = buf[: n_box * size].view(fmt.bits_dtype).reshape(plan.box)
     chunk_bytes = _chunk_bytes(plan, slots, fmt.bits, packing=False)
-    stream = streamed(slots.nbytes)
     if stream:  # one compiled call per chunk, not cut for the cache
         chunk_bytes = max(chunk_bytes, stage_walk.KERNEL_CHUNK_BYTES)
     chunk_bytes = shared_chunk(chunk_bytes, slots.nbytes, threads)

@@ -11,6 +11,8 @@ the element-by-element oracle on layouts whose tiles are plain copies.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -141,7 +143,12 @@ def test_pack_and_unpack_streamed_match_the_index_map(monkeypatch, text, threads
 
 def test_streaming_follows_the_threshold(monkeypatch) -> None:
     copy_engine.start_kernels()
-    monkeypatch.setattr(stream_copy, "STREAM_COPY_MIN_BYTES", 1000)
-    assert stream_copy.streamed(1000) and not stream_copy.streamed(999)
+    monkeypatch.setattr(stream_copy, "STREAM_COPY_MIN_BYTES", 1 << 20)
+    touched = np.ones(1 << 20, np.uint8)
+    assert stream_copy.streamed(touched) and not stream_copy.streamed(touched[1:])
+    fresh = np.empty(64 << 20, np.uint8)  # a new mapping: its pages not touched yet (Linux)
+    assert not stream_copy.streamed(fresh) or not sys.platform.startswith("linux")
+    fresh[:] = 1
+    assert stream_copy.streamed(fresh)
     monkeypatch.setattr(copy_engine, "USE_KERNELS", False)
-    assert not stream_copy.streamed(1 << 40)
+    assert not stream_copy.streamed(touched)
