@@ -237,6 +237,16 @@ def pack(
     NumPy has done 0.5 s of packing in the process (:func:`~layout_algebra.packing.copy_engine.cold_call`):
     a one-off small call does not pay numba's start of about half a second.
     """
+    if (
+        type(array) is np.ndarray
+        and not engine.kernels_cold()
+        and (threads is None or (type(threads) is int and threads == 1))
+    ):
+        recipe = _kept((shape, True, array.dtype, array.shape))  # a shape packed before: replayed
+        if recipe is not None and recipe.replay is not None:
+            done = recipe.replay(array, fill, out)
+            if done is not None:
+                return done
     if engine.kernels_cold():
         return engine.cold_call(lambda: _pack(array, shape, fill, out, threads), _byte_count(array))
     return _pack(array, shape, fill, out, threads)
@@ -311,6 +321,12 @@ def unpack(
     array([[0, 1],
            [2, 3]], dtype=uint8)
     """
+    if not engine.kernels_cold() and (threads is None or (type(threads) is int and threads == 1)):
+        recipe = _kept((shape, False))  # a shape unpacked before: replayed
+        if recipe is not None and recipe.replay is not None:
+            done = recipe.replay(buffer, out, 0)
+            if done is not None:
+                return done
     if engine.kernels_cold():
         return engine.cold_call(lambda: _unpack(buffer, shape, out, threads), _byte_count(buffer))
     return _unpack(buffer, shape, out, threads)
@@ -511,7 +527,7 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any], np.ndarray
             return None
         if spread is not None:
             fill = spread[fill]
-        if not program.run(buffer, arr, fill):
+        if not (program.bound or program.run)(buffer, arr, fill):  # bound on the first replay
             return None
         if tail < size:
             buffer[tail:] = fill
@@ -544,7 +560,7 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any], np.ndarray | No
             result = out
         else:
             return None
-        return result if program.run(buffer, result, 0) else None
+        return result if (program.bound or program.run)(buffer, result, 0) else None
 
     return replay
 

@@ -12,6 +12,7 @@ the original. Both with the compiled kernels and with NumPy alone (``USE_KERNELS
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -23,7 +24,7 @@ from support.oracles import random_array, raw_bytes, reference_pack
 from support.strategies_maps import small_layout_shapes
 
 from layout_algebra.meaning.layout_map import layout_map
-from layout_algebra.packing import copy_engine, replay
+from layout_algebra.packing import copy_engine, numpy_eval, replay
 from layout_algebra.packing.numpy_eval import forget_recipes, pack, unpack
 
 HAS_NUMBA = copy_engine.kernels() is not None
@@ -67,18 +68,27 @@ WHOLE_TILES += ["s4[16,200]{1,0:T(8,128)(8,1)E(4)}"]  # padded columns, whole wo
 
 
 @contextmanager
-def replays() -> Iterator[list[int]]:
-    """Count the replays of a program while the block runs."""
-    count: list[int] = []
-    real = replay.Program.run
+def replays() -> Iterator[list[bool]]:
+    """Count the replays of a program while the block runs: each call of a kept recipe's
+    replay, True when it made the result (False: it left the call to the full path)."""
+    count: list[bool] = []
+    real = numpy_eval._kept
 
-    def spy(self, *args):  # type: ignore[no-untyped-def]
-        done = real(self, *args)
-        count.append(done)
-        return done
+    def spy(key):  # type: ignore[no-untyped-def]
+        recipe = real(key)
+        if recipe is None or recipe.replay is None:
+            return recipe
+        inner = recipe.replay
+
+        def counted(*args):  # type: ignore[no-untyped-def]
+            done = inner(*args)
+            count.append(done is not None)
+            return done
+
+        return dataclasses.replace(recipe, replay=counted)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(replay.Program, "run", spy)
+        patch.setattr(numpy_eval, "_kept", spy)
         yield count
 
 
