@@ -88,3 +88,23 @@ def copy_run(typingctx, dst, dst_at, src, src_at, count):  # type: ignore[no-unt
         return context.get_dummy_value()
 
     return signature, codegen
+
+
+@intrinsic
+def prefetch(typingctx, src, at):  # type: ignore[no-untyped-def]
+    """Ask for the line holding ``src[at]`` to be brought into the caches (``llvm.prefetch``:
+    a hint, no fault if ``at`` is out of bounds)."""
+    signature = types.void(src, types.intp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        source = context.make_array(sig.args[0])(context, builder, args[0])
+        byte = ir.IntType(8).as_pointer()
+        address = builder.bitcast(builder.gep(source.data, [args[1]]), byte)
+        i32 = ir.IntType(32)
+        hint = builder.module.declare_intrinsic(
+            "llvm.prefetch", fnty=ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32])
+        )
+        builder.call(hint, [address, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return signature, codegen

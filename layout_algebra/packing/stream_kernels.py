@@ -12,7 +12,10 @@ views are ordered so), gathering the source's runs into a buffer of one page who
 lie at the same place within their 64-byte lines as the destination's, and writes each
 whole line of the page with one non-temporal store (:func:`~layout_algebra.packing.line_stores.stream_line`); the
 partial lines at the region's two ends are copied plainly. A fence at the end makes the
-stores visible to other threads.
+stores visible to other threads. The lines of the source's run ``AHEAD`` runs on are prefetched (the runs
+of a tile are a page apart, where the hardware's prefetcher starts cold): 256 MB of
+``f32[8192,8192]{1,0:T(8,128)}`` unpacked, one thread, 0.62 -> 0.69 of ``memcpy``'s speed
+(packed 0.67 -> 0.76; 2 runs ahead: 0.57 unpacking, 16: as 8).
 
 >>> import numpy as np
 >>> src = np.arange(64 * 300, dtype=np.uint32).reshape(64, 300)
@@ -28,12 +31,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from layout_algebra.packing.line_stores import LINE, copy_run, store_fence, stream_line
+from layout_algebra.packing.line_stores import LINE, copy_run, prefetch, store_fence, stream_line
 
 __all__ = ["gather_streamed"]
 
 #: Bytes of the buffer the runs are gathered in (one page: it stays in the L1 cache).
 PAGE = 4096
+#: Runs ahead whose lines are prefetched.
+AHEAD = 8
 
 
 @njit(nogil=True, cache=True)
@@ -76,11 +81,15 @@ def gather_streamed(dst, dst_at, src, src_at, ss, shape):  # type: ignore[no-unt
     lo = dst_at * size  # start of the bytes gathered and not yet written
     at = lo  # the next byte to gather
     per_page = PAGE // size
-    s0, s1, s2, s3, n3 = ss[0], ss[1], ss[2], ss[3], shape[3]
+    s0, s1, s2, s3, n2, n3 = ss[0], ss[1], ss[2], ss[3], shape[2], shape[3]
     for i0 in range(shape[0]):
         for i1 in range(shape[1]):
             for i2 in range(shape[2]):
                 sb = src_at + i0 * s0 + i1 * s1 + i2 * s2
+                if i2 + AHEAD < n2:  # the run AHEAD runs on, asked for now
+                    ahead = sb + AHEAD * s2
+                    for k in range(0, n3 * s3 * size, LINE):
+                        prefetch(src, ahead + k // size)
                 j = 0
                 while j < n3:
                     pos = ((base + at) % PAGE) // size
