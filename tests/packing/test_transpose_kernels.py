@@ -23,7 +23,7 @@ from layout_algebra.packing import copy_engine
 from layout_algebra.packing.numpy_eval import pack, unpack
 
 numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
-from layout_algebra.packing import transpose_kernels  # noqa: E402  (needs numba)
+from layout_algebra.packing import replay_transposes, transpose_kernels  # noqa: E402  (need numba)
 
 DTYPES = (np.uint8, np.int16, np.float32, np.uint32, np.float64)
 
@@ -43,9 +43,21 @@ def kernel_calls(streams: list[bool] | None = None) -> Iterator[list[str]]:
 
         return run
 
+    def entry_spy(real):  # type: ignore[no-untyped-def]
+        def run(buffer, logical, params):  # type: ignore[no-untyped-def]
+            calls.append("scatter_rows" if params[0] else "gather_rows")
+            if streams is not None:
+                streams.append(bool(params[-1]))
+            return real(buffer, logical, params)
+
+        return run
+
     with pytest.MonkeyPatch.context() as patch:
         for name in ("gather_rows", "scatter_rows"):
             patch.setattr(transpose_kernels, name, spy(getattr(transpose_kernels, name), name))
+        # the replays' one-call entries (bound when a program first runs) call them compiled
+        for name in ("transpose_to_buffer", "transpose_to_logical"):
+            patch.setattr(replay_transposes, name, entry_spy(getattr(replay_transposes, name)))
         yield calls
 
 
@@ -294,7 +306,7 @@ def test_four_byte_tiles_go_by_16x16_blocks_and_others_do_not() -> None:
         ([1, 4, 64, 8, 128], [0, 65536, 8, 1, 512], 1, False),
     ]:
         far = np.zeros(8, np.dtype(f"u{itemsize}"))
-        blocks, _ = transpose_kernels._by_blocks(far, np.array(fs), np.array(shape))
+        blocks, _ = transpose_kernels.by_blocks(far, np.array(fs), np.array(shape))
         assert blocks == expected, (shape, itemsize)
 
 
