@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from layout_algebra.packing.fresh_memory import is_fresh, untouched
+from layout_algebra.packing.fresh_memory import result_bytes, untouched
 
 __all__ = [
     "blocked_copy",
@@ -731,11 +731,13 @@ TRANSPOSE_STREAM_BYTES = 1 << 21
 #: (f8 words 0.37-0.38/0.32-0.37 -> 0.54-0.62/0.44-0.63); 32 MB 0.58/0.48 staged and
 #: streamed -> 0.91/0.97 (f8 words 0.35/0.48 -> 0.75/0.87).
 BLOCKS_STREAM_BYTES = 1 << 22
-#: ... but the far side (the unpacked array) written into a fresh result (``fresh_memory.is_fresh``:
-#: just allocated) by plain stores. One thread, CPU time, unpack allocating, f32/f8 16 MB
-#: 0.39-0.48/0.35-0.37 -> 0.42-0.54/0.44-0.60 of ``np.copy``, 32 MB 0.43-0.58/0.43-0.57 ->
-#: 0.65-0.75/0.55-0.69 (packing, the buffer streamed into fresh memory was the faster).
-FRESH_PLAIN = True
+#: ... but into a result the call has just allocated (``fresh_memory.new_result``: ``unpack``'s)
+#: smaller than this, by plain stores: its lines are in the caches (the kernel zeroed its new
+#: pages, or it was freed a moment ago). One thread, CPU time, load 2.7-3.3, unpack allocating,
+#: f32/f8 against ``np.copy``: 32 MB 0.54-0.62/0.52-0.57 -> 0.71-0.76/0.61-0.68 (16 MB: as
+#: noisy as before, 0.33-0.75 either way). Packing, the same for the buffer was no faster (f8
+#: 32 MB 0.56-0.60 -> 0.45-0.54), nor at 64 MB (0.65/0.54 -> 0.59/0.41): it streams.
+FRESH_PLAIN_BYTES = 1 << 26
 _transposer: Any = None  # layout_algebra.packing.transpose_kernels, False when it cannot be imported
 _transpose_stages = threading.local()  # one staging buffer per thread
 
@@ -861,8 +863,8 @@ def _transpose_call(dst: np.ndarray, src: np.ndarray, min_bytes: int) -> KernelC
     pad = max(1, TRANSPOSE_PAD_BYTES // dst.itemsize)
     stage = (7, k.staging_size(shape, width, pad), dst.dtype)
     stream = dst.nbytes >= (BLOCKS_STREAM_BYTES if dst.itemsize == 4 else TRANSPOSE_STREAM_BYTES)
-    if writes_far:  # into a fresh result (FRESH_PLAIN), stored plainly
-        stream = stream and not (FRESH_PLAIN and is_fresh(dst))
+    stream = stream and not 0 < result_bytes(dst) < FRESH_PLAIN_BYTES  # a new result: plain stores
+    if writes_far:
         return (k, "scatter_rows"), (far, 0, fs, near, 0, ns, shape, None, width, pad, stream), stage
     stream = stream and all(int(s) % 8 == 0 for s, n in zip(ns[:-1], shape[:-1], strict=True) if n > 1)
     return (k, "gather_rows"), (near, 0, ns, far, 0, fs, shape, None, width, pad, stream), stage

@@ -19,11 +19,11 @@ array are mapped; elsewhere, or if the call fails, it answers False (the memory 
 treated as touched, as before). It only ever chooses between two ways of storing the same
 bytes.
 
-A result the caller has just allocated (``np.empty``) for a call that writes all of it counts as
-fresh while :func:`new_result` holds it (:func:`is_fresh`), whether or not its pages are
-mapped: below 32 MB glibc hands back memory freed a moment ago, whose lines may still be in
-the caches, and storing past them costs as much as above (measured for the transposing
-copies of :mod:`layout_algebra.packing.copy_engine`).
+A result the caller has just allocated (``np.empty``) for a call that writes all of it is
+known as one while :func:`new_result` holds it (:func:`result_bytes`), whether or not its
+pages are mapped: below 32 MB glibc hands back memory freed a moment ago, whose lines may
+still be in the caches, and storing past them costs as much as above (the transposing copies
+of :mod:`layout_algebra.packing.copy_engine` store a new result plainly).
 
 >>> import sys
 >>> import numpy as np
@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_fresh", "new_result", "untouched"]
+__all__ = ["new_result", "result_bytes", "untouched"]
 
 #: Pages asked about, spread evenly over the array; most of them must be untouched.
 SAMPLES = 3
@@ -98,15 +98,14 @@ def untouched(a: np.ndarray) -> bool:
 @contextmanager
 def new_result(a: np.ndarray | None) -> Iterator[None]:
     """While the block runs, the memory of ``a`` (an array just allocated for a result the
-    block writes; None: nothing) is fresh for :func:`is_fresh`.
+    block writes; None: nothing) is a new result for :func:`result_bytes`.
 
     >>> y = np.empty(1 << 20, np.uint8)
-    >>> y[:] = 1
     >>> with new_result(y):
-    ...     is_fresh(y[4096:])
-    True
-    >>> is_fresh(y[4096:])
-    False
+    ...     result_bytes(y[4096:])
+    1048576
+    >>> result_bytes(y[4096:])
+    0
     """
     if a is None or not a.size:
         yield
@@ -120,11 +119,11 @@ def new_result(a: np.ndarray | None) -> Iterator[None]:
         del _results[key]
 
 
-def is_fresh(a: np.ndarray) -> bool:
-    """Whether ``a`` starts inside a result held by :func:`new_result`, or its pages are
-    :func:`untouched`."""
+def result_bytes(a: np.ndarray) -> int:
+    """The size of the new result held by :func:`new_result` that ``a`` starts in, else 0."""
     if _results:
         at = int(a.__array_interface__["data"][0])
-        if any(lo <= at < hi for lo, hi in list(_results.values())):
-            return True
-    return untouched(a)
+        for lo, hi in list(_results.values()):
+            if lo <= at < hi:
+                return hi - lo
+    return 0

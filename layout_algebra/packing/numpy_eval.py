@@ -331,7 +331,7 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
         plan = walk(m, base, writebacks)
         if recipe is None and base.flags.c_contiguous:  # the plan serves the next call
             _keep((shape, False), Recipe(m, fmt, None if writebacks else skeleton(plan, base)))
-    with new_result(result if out is None else None):  # fresh: plain stores (copy_engine.FRESH_PLAIN)
+    with new_result(result if out is None else None):  # copy_engine.FRESH_PLAIN_BYTES
         if fmt.odd_size:
             unpack_odd_slots(plan, buf, fmt, threads)
         elif fmt.sub_byte:

@@ -33,7 +33,9 @@ Where the output is kept in the cache (no ``stream``: below ``BLOCKS_STREAM_BYTE
 words of an ``f8`` ``(4,1)`` tile), none of that staging is needed: :func:`transpose_rows`
 moves 16x16 blocks in registers (:func:`transpose16`: 16 rows of 64 bytes, whole cache lines
 read and written, no line touched twice), a block of 32 far rows by 128 near rows at a time
-(16 KB each side, in the L1 cache), straight between the two sides. The near side's rows may
+(16 KB each side, in the L1 cache; packing, 128 far rows by 32 near rows: each near row is
+written on for 8 blocks in a row, 1 MB f32 0.45 -> 0.60 of ``np.copyto``, kernel alone),
+straight between the two sides. The near side's rows may
 come in groups (the 2 rows of an ``f8`` tile, then the next tile), as long as a group divides
 16 rows or 16 rows divide it (:func:`group_shift`). From ``BLOCKS_STREAM_BYTES``,
 :func:`stream_rows` stores the same blocks past the caches (:func:`transpose16_stream`: each

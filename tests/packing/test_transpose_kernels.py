@@ -77,6 +77,7 @@ def small_blocks(monkeypatch) -> None:
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 2048)
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 0)
     monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "FRESH_PLAIN_BYTES", 0)  # streamed into new results too
 
 
 # ------------------------------------------------------------------- the 8x8 block
@@ -470,6 +471,54 @@ def test_pack_and_unpack_match_numpy_and_the_index_map(small_blocks, monkeypatch
     if text.count(",") == 1:  # the rank-2 {0,1} layouts: both directions by the kernels
         assert {"gather_rows", "scatter_rows"} <= set(calls), text
         assert any(streams) == (threads == 2), text
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("text", "streams_given"),
+    [
+        ("f32[512,384]{0,1:T(8,128)}", True),
+        ("f32[263,301]{0,1:T(8,128)}", True),
+        # the same span both sides: unpacking reads the buffer as the far side, its near rows
+        # (the array's, 264 bytes) not on whole lines: kept in the cache
+        ("f8e5m2[520,264]{0,1:T(8,128)(4,1)}", False),
+    ],
+)
+def test_unpack_stores_the_result_it_allocates_plainly_and_any_other_past_the_caches(
+    small_blocks, monkeypatch, text, streams_given, threads
+) -> None:
+    """Unpack writes the array it allocates by plain stores (below ``FRESH_PLAIN_BYTES``),
+    an array given (``out=``) past the caches; pack streams the buffer either way; the bytes
+    are the same."""
+    monkeypatch.setattr(copy_engine, "FRESH_PLAIN_BYTES", 1 << 26)
+    m = layout_map(text)
+    rng = np.random.default_rng(len(text))
+    x = random_array(m, rng)
+    expected = reference_pack(x, text, fill=0x5A)
+    for into_given in (False, True):
+        packs: list[bool] = []
+        unpacks: list[bool] = []
+        into = rng.integers(0, 256, m.size_in_bytes, dtype=np.uint8)
+        back = random_array(m, rng)
+        with kernel_calls(packs) as calls:
+            buf = pack(x, text, fill=0x5A, out=into if into_given else None, threads=threads)
+        with kernel_calls(unpacks) as more:
+            y = unpack(expected, text, out=back if into_given else None, threads=threads)
+        assert calls and more, text
+        assert any(packs), (text, into_given, packs)
+        assert any(unpacks) == (into_given and streams_given), (text, into_given, unpacks)
+        np.testing.assert_array_equal(buf, expected, err_msg=text)
+        np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=text)
+
+
+def test_a_new_result_is_known_only_while_it_is_held() -> None:
+    from layout_algebra.packing.fresh_memory import new_result, result_bytes
+
+    y = np.ones(1 << 16, np.uint32)
+    other = np.ones(1 << 16, np.uint32)
+    with new_result(y), new_result(None), new_result(y[:0]):
+        assert result_bytes(y) == result_bytes(y[100:]) == y.nbytes and not result_bytes(other)
+    assert not result_bytes(y)
 
 
 def test_the_benchmark_layout_at_full_size_uses_the_kernels_both_ways() -> None:
