@@ -484,18 +484,20 @@ def test_pack_and_unpack_match_numpy_and_the_index_map(small_blocks, monkeypatch
         ("f8e5m2[520,264]{0,1:T(8,128)(4,1)}", False),
     ],
 )
-def test_unpack_stores_the_result_it_allocates_plainly_and_any_other_past_the_caches(
+def test_unpack_stores_a_new_unmapped_result_plainly_and_any_other_past_the_caches(
     small_blocks, monkeypatch, text, streams_given, threads
 ) -> None:
-    """Unpack writes the array it allocates by plain stores (below ``FRESH_PLAIN_BYTES``),
-    an array given (``out=``) past the caches; pack streams the buffer either way; the bytes
-    are the same."""
+    """Unpack writes the array it allocates by plain stores while its pages are not mapped
+    yet (below ``FRESH_PLAIN_BYTES``; ``untouched`` is told so here: a small array comes from
+    the heap), an array given (``out=``) or already mapped past the caches; pack streams the
+    buffer either way; the bytes are the same."""
     monkeypatch.setattr(copy_engine, "FRESH_PLAIN_BYTES", 1 << 26)
     m = layout_map(text)
     rng = np.random.default_rng(len(text))
     x = random_array(m, rng)
     expected = reference_pack(x, text, fill=0x5A)
-    for into_given in (False, True):
+    for into_given, mapped in ((False, False), (False, True), (True, False)):
+        monkeypatch.setattr(copy_engine, "untouched", lambda a, mapped=mapped: not mapped)
         packs: list[bool] = []
         unpacks: list[bool] = []
         into = rng.integers(0, 256, m.size_in_bytes, dtype=np.uint8)
@@ -506,7 +508,8 @@ def test_unpack_stores_the_result_it_allocates_plainly_and_any_other_past_the_ca
             y = unpack(expected, text, out=back if into_given else None, threads=threads)
         assert calls and more, text
         assert any(packs), (text, into_given, packs)
-        assert any(unpacks) == (into_given and streams_given), (text, into_given, unpacks)
+        plain = not into_given and not mapped
+        assert any(unpacks) == (streams_given and not plain), (text, into_given, mapped, unpacks)
         np.testing.assert_array_equal(buf, expected, err_msg=text)
         np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=text)
 
