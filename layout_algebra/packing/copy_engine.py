@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from layout_algebra.packing.fresh_memory import untouched
+from layout_algebra.packing.fresh_memory import result_bytes, untouched
 
 __all__ = [
     "blocked_copy",
@@ -731,6 +731,15 @@ TRANSPOSE_STREAM_BYTES = 1 << 21
 #: (f8 words 0.37-0.38/0.32-0.37 -> 0.54-0.62/0.44-0.63); 32 MB 0.58/0.48 staged and
 #: streamed -> 0.91/0.97 (f8 words 0.35/0.48 -> 0.75/0.87).
 BLOCKS_STREAM_BYTES = 1 << 22
+#: ... but the far side written into an array ``unpack`` has just allocated
+#: (``fresh_memory.new_result``), smaller than this and not mapped yet (``untouched``: from 32
+#: MB, glibc maps every such array anew), by plain stores: the kernel zeroes each page on its
+#: first write, leaving its lines in the caches. One thread, CPU time, load 2.5-3.3, unpack
+#: allocating, f32/f8 against ``np.copy``: 32 MB 0.57-0.59/0.53-0.56 -> 0.72-0.75/0.61-0.73;
+#: 64 MB no faster (f8 0.64 -> 0.54). Below 32 MB the array is memory freed a moment ago, its
+#: lines (dirty) in the caches, and the cells allocating swing 0.3-0.66 either way, the plain
+#: stores of one call slowing the streamed ones of the next; packing streams (32 MB: no faster).
+FRESH_PLAIN_BYTES = 1 << 26
 _transposer: Any = None  # layout_algebra.packing.transpose_kernels, False when it cannot be imported
 _transpose_stages = threading.local()  # one staging buffer per thread
 
@@ -856,6 +865,8 @@ def _transpose_call(dst: np.ndarray, src: np.ndarray, min_bytes: int) -> KernelC
     pad = max(1, TRANSPOSE_PAD_BYTES // dst.itemsize)
     stage = (7, k.staging_size(shape, width, pad), dst.dtype)
     stream = dst.nbytes >= (BLOCKS_STREAM_BYTES if dst.itemsize == 4 else TRANSPOSE_STREAM_BYTES)
+    if stream and writes_far and 0 < result_bytes(dst) < FRESH_PLAIN_BYTES and untouched(dst):
+        stream = False  # unpacking into an array just mapped: plain stores
     if writes_far:
         return (k, "scatter_rows"), (far, 0, fs, near, 0, ns, shape, None, width, pad, stream), stage
     stream = stream and all(int(s) % 8 == 0 for s, n in zip(ns[:-1], shape[:-1], strict=True) if n > 1)

@@ -19,6 +19,12 @@ array are mapped; elsewhere, or if the call fails, it answers False (the memory 
 treated as touched, as before). It only ever chooses between two ways of storing the same
 bytes.
 
+A result the caller has just allocated (``np.empty``) for a call that writes all of it is
+known as one while :func:`new_result` holds it (:func:`result_bytes`), whether or not its
+pages are mapped: below 32 MB glibc hands back memory freed a moment ago, whose lines may
+still be in the caches, and storing past them costs as much as above (the transposing copies
+of :mod:`layout_algebra.packing.copy_engine` store a new result plainly).
+
 >>> import sys
 >>> import numpy as np
 >>> x = np.empty(64 << 20, np.uint8)         # 64 MB: a fresh mapping
@@ -36,16 +42,19 @@ from __future__ import annotations
 import ctypes
 import mmap
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-__all__ = ["untouched"]
+__all__ = ["new_result", "result_bytes", "untouched"]
 
 #: Pages asked about, spread evenly over the array; most of them must be untouched.
 SAMPLES = 3
 _PAGE = mmap.PAGESIZE
 _mincore: Any = None  # libc's mincore, False where there is none
+_results: dict[int, tuple[int, int]] = {}  # the results held by new_result: id -> (first, end) address
 
 
 def _libc_mincore() -> Any:
@@ -84,3 +93,37 @@ def untouched(a: np.ndarray) -> bool:
             return False
         fresh += not vec.value & 1
     return 2 * fresh > SAMPLES
+
+
+@contextmanager
+def new_result(a: np.ndarray | None) -> Iterator[None]:
+    """While the block runs, the memory of ``a`` (an array just allocated for a result the
+    block writes; None: nothing) is a new result for :func:`result_bytes`.
+
+    >>> y = np.empty(1 << 20, np.uint8)
+    >>> with new_result(y):
+    ...     result_bytes(y[4096:])
+    1048576
+    >>> result_bytes(y[4096:])
+    0
+    """
+    if a is None or not a.size:
+        yield
+        return
+    start = int(a.__array_interface__["data"][0])
+    key = id(a)
+    _results[key] = (start, start + a.nbytes)
+    try:
+        yield
+    finally:
+        del _results[key]
+
+
+def result_bytes(a: np.ndarray) -> int:
+    """The size of the new result held by :func:`new_result` that ``a`` starts in, else 0."""
+    if _results:
+        at = int(a.__array_interface__["data"][0])
+        for lo, hi in list(_results.values()):
+            if lo <= at < hi:
+                return hi - lo
+    return 0

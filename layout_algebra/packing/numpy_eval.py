@@ -192,6 +192,7 @@ from layout_algebra.packing.formats import (
     layout_format,
     thread_count,
 )
+from layout_algebra.packing.fresh_memory import new_result
 from layout_algebra.packing.odd_slots import pack_odd_slots, unpack_odd_slots
 from layout_algebra.packing.replay import Program, whole_bytes_program
 from layout_algebra.packing.stage_walk import (
@@ -357,12 +358,13 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
         plan = walk(m, base, writebacks)
         if recipe is None and base.flags.c_contiguous:  # the plan serves the next call
             _keep((shape, False), Recipe(m, fmt, None if writebacks else skeleton(plan, base)))
-    if fmt.odd_size:
-        unpack_odd_slots(plan, buf, fmt, threads)
-    elif fmt.sub_byte:
-        _unpack_sub_byte(plan, buf, fmt.bits, threads)
-    else:
-        _unpack_whole_bytes(plan, buf, fmt, threads, stream=streamed(result))
+    with new_result(result if out is None else None):  # copy_engine.FRESH_PLAIN_BYTES
+        if fmt.odd_size:
+            unpack_odd_slots(plan, buf, fmt, threads)
+        elif fmt.sub_byte:
+            _unpack_sub_byte(plan, buf, fmt.bits, threads)
+        else:
+            _unpack_whole_bytes(plan, buf, fmt, threads, stream=streamed(result))
     for view, merged in reversed(writebacks):
         np.copyto(view, merged.reshape(view.shape))
     kept = _kept((shape, False)) if recipe is not None and threads == 1 and base.flags.c_contiguous else None

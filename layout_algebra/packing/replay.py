@@ -171,6 +171,8 @@ def bound_kernels(program: Program) -> Callable[[np.ndarray, np.ndarray, int], b
     if not steps or any(step.kind != "kernel" or step.kernel is None for step in steps):
         return None
     entries = entry_calls(program)
+    if entries is None:
+        entries = transpose_calls(program)
     if entries is not None:
         return entries
     kinds = program.flat_kinds
@@ -259,6 +261,54 @@ def entry_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], boo
         flat = logical.ravel()
         if flat.dtype.num not in native:
             flat = flat.view(seen_as)
+        for entry, params in calls:
+            if not entry(buffer, flat, params):
+                return False
+        return True
+
+    return run
+
+
+#: The transposing kernels of :mod:`layout_algebra.packing.transpose_kernels` that have an entry.
+TRANSPOSE_KERNELS = frozenset({"gather_rows", "scatter_rows"})
+
+
+def transpose_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
+    """:meth:`Program.run` for a program of transposing steps of 4-byte elements by blocks in
+    registers: one call per step of :func:`~layout_algebra.packing.replay_transposes.transpose_to_buffer`
+    (or ``transpose_to_logical``), three arguments, the views made in compiled code. None for
+    any other program."""
+    from layout_algebra.packing.replay_transposes import (
+        has_entry,
+        transpose_params,
+        transpose_to_buffer,
+        transpose_to_logical,
+    )
+
+    calls = []
+    word = np.dtype(np.uint32)
+    for step in program.steps:
+        assert step.kernel is not None
+        if step.kernel[1] not in TRANSPOSE_KERNELS or step.stage is None:
+            return None
+        roles = {at: (role, dtype.itemsize) for at, role, dtype, _ in step.flats}
+        if set(roles) != {0, 3} or roles[0][1] != 4 or roles[3][1] != 4 or roles[0][0] == roles[3][0]:
+            return None
+        a = step.args
+        scatter = step.kernel[1] == "scatter_rows"
+        far_strides = a[2] if scatter else a[5]
+        if not has_entry(np.empty(1, word), far_strides, a[6]):
+            return None
+        params = transpose_params(scatter, a[1], a[2], a[4], a[5], a[6], a[8], a[9], a[10])
+        calls.append((transpose_to_buffer if roles[0][0] == BUFFER else transpose_to_logical, params))
+    native = COPY_TYPE_NUMS
+
+    def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
+        if not buffer.flags.c_contiguous:
+            return False
+        flat = logical.ravel()
+        if flat.dtype.num not in native:
+            flat = flat.view(np.uint8)
         for entry, params in calls:
             if not entry(buffer, flat, params):
                 return False

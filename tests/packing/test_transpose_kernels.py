@@ -23,7 +23,7 @@ from layout_algebra.packing import copy_engine
 from layout_algebra.packing.numpy_eval import pack, unpack
 
 numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
-from layout_algebra.packing import transpose_kernels  # noqa: E402  (needs numba)
+from layout_algebra.packing import replay_transposes, transpose_kernels  # noqa: E402  (need numba)
 
 DTYPES = (np.uint8, np.int16, np.float32, np.uint32, np.float64)
 
@@ -43,9 +43,21 @@ def kernel_calls(streams: list[bool] | None = None) -> Iterator[list[str]]:
 
         return run
 
+    def entry_spy(real):  # type: ignore[no-untyped-def]
+        def run(buffer, logical, params):  # type: ignore[no-untyped-def]
+            calls.append("scatter_rows" if params[0] else "gather_rows")
+            if streams is not None:
+                streams.append(bool(params[-1]))
+            return real(buffer, logical, params)
+
+        return run
+
     with pytest.MonkeyPatch.context() as patch:
         for name in ("gather_rows", "scatter_rows"):
             patch.setattr(transpose_kernels, name, spy(getattr(transpose_kernels, name), name))
+        # the replays' one-call entries (bound when a program first runs) call them compiled
+        for name in ("transpose_to_buffer", "transpose_to_logical"):
+            patch.setattr(replay_transposes, name, entry_spy(getattr(replay_transposes, name)))
         yield calls
 
 
@@ -65,6 +77,7 @@ def small_blocks(monkeypatch) -> None:
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STAGE_BYTES", 2048)
     monkeypatch.setattr(copy_engine, "TRANSPOSE_STREAM_BYTES", 0)
     monkeypatch.setattr(copy_engine, "BLOCKS_STREAM_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "FRESH_PLAIN_BYTES", 0)  # streamed into new results too
 
 
 # ------------------------------------------------------------------- the 8x8 block
@@ -294,7 +307,7 @@ def test_four_byte_tiles_go_by_16x16_blocks_and_others_do_not() -> None:
         ([1, 4, 64, 8, 128], [0, 65536, 8, 1, 512], 1, False),
     ]:
         far = np.zeros(8, np.dtype(f"u{itemsize}"))
-        blocks, _ = transpose_kernels._by_blocks(far, np.array(fs), np.array(shape))
+        blocks, _ = transpose_kernels.by_blocks(far, np.array(fs), np.array(shape))
         assert blocks == expected, (shape, itemsize)
 
 
@@ -458,6 +471,60 @@ def test_pack_and_unpack_match_numpy_and_the_index_map(small_blocks, monkeypatch
     if text.count(",") == 1:  # the rank-2 {0,1} layouts: both directions by the kernels
         assert {"gather_rows", "scatter_rows"} <= set(calls), text
         assert any(streams) == (threads == 2), text
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    ("text", "streams_given"),
+    [
+        ("f32[512,384]{0,1:T(8,128)}", (True, True)),
+        ("f32[263,301]{0,1:T(8,128)}", (True, True)),
+        # the same span both sides: unpacking reads the buffer as the far side, its near rows
+        # (the array's, 264 bytes) not on whole lines: kept in the cache; on two threads the
+        # buffer is cut in two chunks (stage_walk.shared_chunk), each half the array's span:
+        # the array is the far side then, written in whole lines
+        ("f8e5m2[520,264]{0,1:T(8,128)(4,1)}", (False, True)),
+    ],
+)
+def test_unpack_stores_a_new_unmapped_result_plainly_and_any_other_past_the_caches(
+    small_blocks, monkeypatch, text, streams_given, threads
+) -> None:
+    """Unpack writes the array it allocates by plain stores while its pages are not mapped
+    yet (below ``FRESH_PLAIN_BYTES``; ``untouched`` is told so here: a small array comes from
+    the heap), an array given (``out=``) or already mapped past the caches; pack streams the
+    buffer either way; the bytes are the same."""
+    monkeypatch.setattr(copy_engine, "FRESH_PLAIN_BYTES", 1 << 26)
+    streams_given = streams_given[threads - 1]
+    m = layout_map(text)
+    rng = np.random.default_rng(len(text))
+    x = random_array(m, rng)
+    expected = reference_pack(x, text, fill=0x5A)
+    for into_given, mapped in ((False, False), (False, True), (True, False)):
+        monkeypatch.setattr(copy_engine, "untouched", lambda a, mapped=mapped: not mapped)
+        packs: list[bool] = []
+        unpacks: list[bool] = []
+        into = rng.integers(0, 256, m.size_in_bytes, dtype=np.uint8)
+        back = random_array(m, rng)
+        with kernel_calls(packs) as calls:
+            buf = pack(x, text, fill=0x5A, out=into if into_given else None, threads=threads)
+        with kernel_calls(unpacks) as more:
+            y = unpack(expected, text, out=back if into_given else None, threads=threads)
+        assert calls and more, text
+        assert any(packs), (text, into_given, packs)
+        plain = not into_given and not mapped
+        assert any(unpacks) == (streams_given and not plain), (text, into_given, mapped, unpacks)
+        np.testing.assert_array_equal(buf, expected, err_msg=text)
+        np.testing.assert_array_equal(raw_bytes(y), raw_bytes(x), err_msg=text)
+
+
+def test_a_new_result_is_known_only_while_it_is_held() -> None:
+    from layout_algebra.packing.fresh_memory import new_result, result_bytes
+
+    y = np.ones(1 << 16, np.uint32)
+    other = np.ones(1 << 16, np.uint32)
+    with new_result(y), new_result(None), new_result(y[:0]):
+        assert result_bytes(y) == result_bytes(y[100:]) == y.nbytes and not result_bytes(other)
+    assert not result_bytes(y)
 
 
 def test_the_benchmark_layout_at_full_size_uses_the_kernels_both_ways() -> None:
