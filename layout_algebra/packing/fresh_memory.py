@@ -29,18 +29,37 @@ True
 False
 >>> untouched(x[:100])                       # no whole page: nothing to ask
 False
+
+:func:`empty` allocates the results of ``pack`` and ``unpack``. NumPy asks for huge pages
+(``madvise``) on the 2 MB-aligned part of a large array's memory; the array's first and last
+partial 2 MB then fault page by page, and in this VM each small fault is slow: an
+``np.empty`` of 32 MB written once took 3.5-4.3 ms (528 faults), the same bytes starting at
+a 2 MB boundary of a slightly larger ``np.empty`` 2.1-2.3 ms (17 faults), and writing
+memory touched already 1.3-2.1 ms. From ``ALIGNED_MIN_BYTES`` (where glibc maps every
+allocation anew), :func:`empty` returns such a view: the extra bytes are never touched, so
+they take no memory.
+
+>>> a = empty((4096, 8192), np.int8)             # 32 MB
+>>> a.shape, a.dtype, a.flags.c_contiguous, a.ctypes.data % HUGE_PAGE
+((4096, 8192), dtype('int8'), True, 0)
 """
 
 from __future__ import annotations
 
 import ctypes
+import math
 import mmap
 import sys
 from typing import Any
 
 import numpy as np
 
-__all__ = ["untouched"]
+__all__ = ["empty", "untouched"]
+
+#: The size of a transparent huge page (x86-64, ARM64 with 4 KB pages).
+HUGE_PAGE = 1 << 21
+#: Arrays of at least this many bytes start at a huge-page boundary (:func:`empty`).
+ALIGNED_MIN_BYTES = 1 << 25
 
 #: Pages asked about, spread evenly over the array; most of them must be untouched.
 SAMPLES = 3
@@ -84,3 +103,17 @@ def untouched(a: np.ndarray) -> bool:
             return False
         fresh += not vec.value & 1
     return 2 * fresh > SAMPLES
+
+
+def empty(shape: int | tuple[int, ...], dtype: Any) -> np.ndarray:
+    """``np.empty(shape, dtype)``, starting at a huge-page boundary (a view into a slightly
+    larger array, two huge pages more: its last page is whole too) from ``ALIGNED_MIN_BYTES``."""
+    dtype = np.dtype(dtype)
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    nbytes = math.prod(dims) * dtype.itemsize
+    if nbytes < ALIGNED_MIN_BYTES:
+        return np.empty(dims, dtype)
+    raw = np.empty(nbytes + 2 * HUGE_PAGE, np.uint8)
+    at = -int(raw.__array_interface__["data"][0]) % HUGE_PAGE
+    aligned: np.ndarray = raw[at : at + nbytes].view(dtype).reshape(dims)
+    return aligned

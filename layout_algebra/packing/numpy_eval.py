@@ -181,7 +181,7 @@ from layout_algebra.meaning.layout_map import LayoutMap
 from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 from layout_algebra.packing import copy_engine as engine
-from layout_algebra.packing import lanes, stage_walk
+from layout_algebra.packing import fresh_memory, lanes, stage_walk
 from layout_algebra.packing.formats import (
     Format,
     checked_array,
@@ -271,7 +271,7 @@ def _pack(
     fill = checked_fill(fill, m, fmt)
     threads = thread_count(threads, m)
     if out is None:
-        out = np.empty(m.size_in_bytes, np.uint8)
+        out = fresh_memory.empty(m.size_in_bytes, np.uint8)
     else:
         out = checked_buffer(out, m, "out")
         if not out.flags.writeable:
@@ -319,7 +319,7 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
     buf = checked_buffer(buffer, m)
     threads = thread_count(threads, m)
     if out is None:
-        result = np.empty(tuple(m.logical_dimensions), fmt.dtype)
+        result = fresh_memory.empty(tuple(m.logical_dimensions), fmt.dtype)
     else:
         result = checked_out(out, m, fmt)
     writebacks: list[tuple[np.ndarray, np.ndarray]] = []
@@ -440,6 +440,7 @@ def tuning() -> tuple[Any, ...]:
         e.STAGE_BYTES,
         e.STAGED_MIN_BYTES,
         e.STREAM_MIN_BYTES,
+        e.NIBBLE_STREAM_MIN_BYTES,
         e.WORD_MIN_ELEMENTS,
         e.SHORT,
         e.MAX_PEEL,
@@ -465,6 +466,10 @@ def _wants_program(recipe: Recipe) -> bool:
     return recipe.tuning != tuning()
 
 
+#: ``_SLOTS_OF_ONES[bits] * v``: the slot value ``v`` in every whole slot of a byte (0x11 for nibbles).
+_SLOTS_OF_ONES = {bits: sum(1 << (bits * i) for i in range(8 // bits)) for bits in range(1, 8)}
+
+
 def _pack_replayed(
     recipe: Recipe, arr: np.ndarray, fill: Any, out: Any, threads: int | None
 ) -> np.ndarray | None:
@@ -479,14 +484,14 @@ def _pack_replayed(
     if recipe.tuning != tuning():
         return None  # made under other settings (before numba was loaded): made again
     if out is None:
-        buffer: np.ndarray = np.empty(size, _UINT8)
+        buffer: np.ndarray = fresh_memory.empty(size, _UINT8)
     elif type(out) is np.ndarray and out.dtype is _UINT8 and out.shape == (size,) and out.flags.writeable:
         buffer = out  # (another uint8 dtype object than NumPy's own, rare: the full path decides)
     else:
         return None
     bits = recipe.fmt.bits
     if bits < 8:  # sub-byte slots: fill in every slot of a byte
-        fill = sum(fill << (bits * i) for i in range(8 // bits))
+        fill *= _SLOTS_OF_ONES[bits]
     if not program.run(buffer, arr, fill):
         return None
     if recipe.tail < size:
@@ -505,7 +510,7 @@ def _unpack_replayed(recipe: Recipe, buffer: Any, out: Any, threads: int | None)
     if not (type(buffer) is np.ndarray and buffer.dtype is _UINT8 and buffer.shape == (size,)):
         return None
     if out is None:
-        result = np.empty(program.dims, fmt.dtype)
+        result = fresh_memory.empty(program.dims, fmt.dtype)
     elif (
         type(out) is np.ndarray
         and out.shape == program.dims

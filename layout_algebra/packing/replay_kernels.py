@@ -31,19 +31,23 @@ from numba import njit
 
 from layout_algebra.packing.copy_kernels import (
     bytes_from_words,
+    nibbles_from_words,
     words_from_bytes,
     words_from_halves,
+    words_from_nibbles,
 )
 
 __all__ = [
     "ENTRIES",
     "build_bytes",
     "build_halves",
+    "build_nibbles",
     "copy_params",
     "copy_to_buffer",
     "copy_to_logical",
     "entry_params",
     "split_bytes",
+    "split_nibbles",
 ]
 
 
@@ -99,11 +103,39 @@ def build_halves(buffer, logical, p):  # type: ignore[no-untyped-def]
     return True
 
 
+@njit(nogil=True, cache=True)
+def build_nibbles(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.words_from_nibbles` from ``logical`` (a
+    byte per nibble: ``int4``, ``uint4``) into ``buffer``."""
+    if buffer.ctypes.data % 4:
+        return False
+    parts = logical.view(np.uint8)
+    words_from_nibbles(
+        _words(buffer), p[0], p[1:5], parts, p[5], p[6:10], p[10], p[11:15], p[15] != 0, p[16] != 0
+    )
+    return True
+
+
+@njit(nogil=True, cache=True)
+def split_nibbles(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.nibbles_from_words` from ``buffer`` into
+    ``logical`` (a byte per nibble)."""
+    if buffer.ctypes.data % 4:
+        return False
+    parts = logical.view(np.uint8)
+    nibbles_from_words(
+        parts, p[5], p[6:10], p[10], _words(buffer), p[0], p[1:5], p[11:15], p[15] != 0, p[16] != 0
+    )
+    return True
+
+
 #: The entries by kernel name: (entry, builds words?, the parts' unsigned dtype).
 ENTRIES: dict[str, tuple[Any, bool, np.dtype]] = {
     "words_from_bytes": (build_bytes, True, np.dtype(np.uint8)),
     "bytes_from_words": (split_bytes, False, np.dtype(np.uint8)),
     "words_from_halves": (build_halves, True, np.dtype(np.uint16)),
+    "words_from_nibbles": (build_nibbles, True, np.dtype(np.uint8)),
+    "nibbles_from_words": (split_nibbles, False, np.dtype(np.uint8)),
     # no entry splits halves: halves_from_words called from one ran slower (1 MB of bf16: 64
     # against 53 us); called from Python (the generic replay) it is quicker even at 64 KB
 }
