@@ -641,7 +641,19 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged, stream
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, words.dtype)
     words8, stage8 = words.view(U8), stage.view(U8)
-    for i0 in range(shape[0]):
+    if not staged and not rows and _one_run(ws, ps, shape):  # one run of words from 8 runs of parts
+        # the strides read once (the stores could alias them); no loop over i1, i2
+        n0, w0, p0, n = shape[0], ws[0], ps[0], shape[3]
+        for i0 in range(n0):
+            wb = 4 * (wo + i0 * w0)
+            if streamed:
+                _stream_nibble_words(words8[wb : wb + 4 * n], parts, po + i0 * p0, step, n)
+            else:
+                _build_nibbles(words8[wb : wb + 4 * n], parts, po + i0 * p0, step, 0, n)
+        n0 = 0
+    else:
+        n0 = shape[0]
+    for i0 in range(n0):
         if staged and rows:  # the stage in the order of the parts, copied out in runs
             m = shape[2] * shape[3]
             for i1 in range(shape[1]):
@@ -657,13 +669,6 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged, stream
                 out[i] = stage[i]
         elif rows:
             _nibbles_in_rows(words8, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
-        elif _one_run(ws, ps, shape):  # one run of words from 8 runs of parts: no loop over i1, i2
-            w0 = 4 * (wo + i0 * ws[0])
-            w = words8[w0 : w0 + 4 * shape[3]]
-            if streamed:
-                _stream_nibble_words(w, parts, po + i0 * ps[0], step, shape[3])
-            else:
-                _build_nibbles(w, parts, po + i0 * ps[0], step, 0, shape[3])
         else:
             _nibbles_in(words8, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape, streamed)
     if streamed:
@@ -679,7 +684,16 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged, stream
     stage = np.empty(size, np.uint32)
     words8, stage8 = words.view(U8), stage.view(U8)
     line = np.empty(4 * shape[2] * shape[3] if rows else 0, U8)
-    for i0 in range(shape[0]):
+    if not staged and not rows and _one_run(ws, ps, shape):  # one run of words into 8 runs of parts
+        # the strides read once (the stores could alias them); no loop over i1, i2
+        n0, w0, p0, n = shape[0], ws[0], ps[0], shape[3]
+        for i0 in range(n0):
+            wb = 4 * (wo + i0 * w0)
+            _nibble_rows_out(parts, po + i0 * p0, step, words8[wb : wb + 4 * n], n, streamed)
+        n0 = 0
+    else:
+        n0 = shape[0]
+    for i0 in range(n0):
         p0, w0 = po + i0 * ps[0], wo + i0 * ws[0]
         if staged and rows:  # the runs copied in to the stage in the order of the parts
             m = shape[2] * shape[3]
@@ -693,8 +707,6 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged, stream
             _nibbles_out(parts, p0, ps, step, stage8, 0, ws, shape, streamed)
         elif rows:
             _nibbles_out_rows(parts, p0, ps, step, words8, w0, ws, shape, line, streamed)
-        elif _one_run(ws, ps, shape):  # one run of words into 8 runs of parts: no loop over i1, i2
-            _nibble_rows_out(parts, p0, step, words8[4 * w0 : 4 * (w0 + shape[3])], shape[3], streamed)
         else:
             _nibbles_out(parts, p0, ps, step, words8, w0, ws, shape, streamed)
     if streamed:
