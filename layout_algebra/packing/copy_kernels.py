@@ -30,14 +30,17 @@ are sliced once per ``i1`` (:func:`_runs_on`), not once per run. Staged, such wo
 built in the stage in the order of the rows, one long loop per ``i1``
 (:func:`_build_nibbles`, :func:`~layout_algebra.packing.weave_kernels.weave_bytes`), and the stage is copied out in runs in
 the order of the words in memory (:func:`_runs_between`); taken apart the other way round.
-Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first.
+Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first, and are
+split byte by byte of the words: byte ``k`` into rows ``2k`` and ``2k+1``, one pair of rows
+at a time (:func:`_split_nibbles`; two streams of stores, not eight).
 
 Taking nibbles apart writes twice the bytes it reads; a plain store to a line not in the
 cache reads the line first. With ``streamed`` (:func:`nibbles_from_words`; the copy engine
-sets it from 2 MB of parts), the rows' whole 64-byte lines are written with non-temporal
+sets it from 2 MB of parts where the whole relayout has 8 MB of words: below, both arrays
+stay in the last-level cache between calls, and plain stores win), the rows' whole 64-byte lines are written with non-temporal
 stores (:func:`_stream_line`, an LLVM ``!nontemporal`` store) from a 512-byte buffer in the
 L1 cache, and a fence at the end makes them visible to other threads. Building words
-(:func:`words_from_nibbles`, from 2 MB of words), unstaged runs are written the same way,
+(:func:`words_from_nibbles`, from 2 MB of words, the same 8 MB in all), unstaged runs are written the same way,
 and the staged words of each ``i0`` (one dense region: the ``(64,128)`` tiles of 64 rows)
 are gathered from the stage in the order of memory into a buffer whose 64-byte lines
 match the region's, every whole line streamed (:func:`_stream_runs_out`; streaming each

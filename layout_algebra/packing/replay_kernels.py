@@ -9,7 +9,10 @@ logical array raveled (1-D, of its own dtype when numba types it, else seen as t
 unsigned integers), and an ``int64`` array of every other argument (:func:`entry_params`);
 it makes the views itself, checks that they are aligned, and calls the kernel of
 :mod:`layout_algebra.packing.copy_kernels`. It returns False, having done nothing, when a
-view would be misaligned.
+view would be misaligned. :func:`build_bytes` and :func:`split_bytes` take the 4 bytes of
+``s8``, ``pred`` and ``f8`` words, :func:`build_halves` the 2 halves of ``bf16``,
+:func:`build_nibbles` and :func:`split_nibbles` the 8 nibbles of ``s4`` and ``u4`` (one byte
+each in the logical array, as ``ml_dtypes`` stores them).
 
 >>> import numpy as np
 >>> params = entry_params(0, [0, 0, 0, 1], 0, [0, 0, 0, 1], 2, [1, 1, 1, 2], False)
@@ -19,6 +22,13 @@ view would be misaligned.
 >>> back = np.zeros(8, np.int8)
 >>> split_bytes(buffer, back, params), back.tolist()
 (True, [1, 2, 3, 4, 5, 6, 7, 8])
+>>> nibbles = np.arange(16, dtype=np.uint8) % 16          # 8 rows of 2 columns (step 2)
+>>> p4 = entry_params(0, [0, 0, 0, 1], 0, [0, 0, 0, 1], 2, [1, 1, 1, 2], False)
+>>> build_nibbles(buffer, nibbles, p4), [hex(w) for w in buffer.view("<u4")]
+(True, ['0xeca86420', '0xfdb97531'])
+>>> back4 = np.zeros(16, np.uint8)
+>>> split_nibbles(buffer, back4, p4), back4.tolist() == nibbles.tolist()
+(True, True)
 """
 
 from __future__ import annotations
