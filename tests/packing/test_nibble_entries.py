@@ -201,3 +201,63 @@ def test_results_allocated_at_a_huge_page_hold_the_same_bytes(text, kernels, mon
         assert back.shape == x.shape and back.dtype == x.dtype
         np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x))
     forget_recipes()
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):  # type: ignore[no-untyped-def]
+    """Results from 64 KB on start a huge page and use kept blocks; a pool of this test's own."""
+    monkeypatch.setattr(fresh_memory, "ALIGNED_MIN_BYTES", 1 << 16)
+    monkeypatch.setattr(fresh_memory, "_blocks", [])
+    yield fresh_memory._blocks
+
+
+def test_a_block_is_kept_only_once_no_view_uses_it(small_blocks) -> None:
+    a = fresh_memory.empty((256, 512), np.int8)
+    at = a.ctypes.data
+    view = a[3:, ::2].view(np.uint8)
+    del a
+    assert not small_blocks  # a view still uses it
+    view[...] = 7
+    del view
+    assert len(small_blocks) == 1
+    b = fresh_memory.empty((512, 256), np.uint8)  # fits: takes the block
+    assert b.ctypes.data == at and not small_blocks
+    c = fresh_memory.empty((512, 256), np.uint8)  # b holds it: a new block
+    assert c.ctypes.data != at and c.ctypes.data % fresh_memory.HUGE_PAGE == 0
+    b[...], c[...] = 1, 2
+    assert (b == 1).all() and (c == 2).all()
+    huge = fresh_memory.empty(1 << 20, np.uint8)  # the kept blocks are too small for it
+    del b, c, huge
+    assert len(small_blocks) == fresh_memory.KEPT_BLOCKS  # the oldest freed
+    tiny = fresh_memory.empty(1 << 10, np.uint8)  # below the threshold: plain np.empty
+    assert tiny.flags.owndata and len(small_blocks) == fresh_memory.KEPT_BLOCKS
+
+
+def test_kept_blocks_are_bounded_in_bytes(small_blocks, monkeypatch) -> None:
+    monkeypatch.setattr(fresh_memory, "KEPT_BYTES", 6 << 20)
+    a, b = fresh_memory.empty(1 << 17, np.uint8), fresh_memory.empty(1 << 17, np.uint8)
+    del a
+    assert len(small_blocks) == 1  # about 4 MB
+    del b
+    assert len(small_blocks) == 1  # two would be over 6 MB: the older freed
+    big = fresh_memory.empty(3 << 20, np.uint8)  # a block of 7 MB: not kept at all
+    del big
+    assert not small_blocks or all(block.nbytes < 6 << 20 for block in small_blocks)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_results_in_kept_blocks_hold_every_byte(small_blocks, threads, monkeypatch) -> None:
+    # each result takes the block of the one before, full of its bytes: every byte is written again
+    monkeypatch.setattr(copy_engine, "PARALLEL_MIN_BYTES", 1 << 16)
+    for text in ("s4[257,1030]{1,0:T(8,128)(8,1)E(4)}", "s4[256,512]{1,0:T(8,128)(8,1)E(4)}"):
+        m = layout_map(text)
+        rng = np.random.default_rng(5)
+        for fill in (0, 15, 3, 9):
+            x = random_array(m, rng)
+            buf = pack(x, text, fill=fill, threads=threads)
+            np.testing.assert_array_equal(buf, reference_pack(x, text, fill=fill))
+            back = unpack(buf, text, threads=threads)
+            np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x))
+            del buf, back
+        assert small_blocks
+    forget_recipes()
