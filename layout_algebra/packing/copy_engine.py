@@ -104,6 +104,14 @@ STAGED_MIN_BYTES = 1 << 23
 #: halves into at least this many bytes, are written past the cache (non-temporal stores
 #: of whole lines: no read first); nibbles not into memory untouched yet (:func:`streams_nibbles`).
 STREAM_MIN_BYTES = 1 << 21
+#: Nibbles are streamed only where the whole relayout packs at least this many bytes of words
+#: (the chunks of a large one are each smaller): below, the two arrays (the words and twice
+#: as many bytes of nibbles) mostly stay in the last-level cache, and plain stores measured
+#: faster building 4 MB of words (``benchmarks/pack_sizes.py --cpu-time``, ratio to the copy
+#: 0.46-0.49 streamed, 0.56-0.62 not) and as fast taking them apart (0.38-0.41 either way);
+#: from 16 MB streaming wins (packing 0.61-0.66 against 0.47-0.48, unpacking 0.56-0.64
+#: against 0.40-0.41).
+NIBBLE_STREAM_MIN_BYTES = 1 << 23
 
 
 # ------------------------------------------------------------------------------ threads
@@ -532,7 +540,7 @@ def _word_kernel(
     return None if args is None or name is None else ((k, name), args)
 
 
-def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
+def interleave(words: np.ndarray, parts: np.ndarray, bits: int, whole_words: int | None = None) -> bool:
     """``words[...] = sum_j (parts[..., j] & mask) << (bits * j)`` with a compiled kernel
     (``mask``: the low ``bits``; 32-bit words of 4 bytes, 8 nibbles or 2 halves); False, having done
     nothing, when no kernel takes it (then use NumPy).
@@ -543,7 +551,7 @@ def interleave(words: np.ndarray, parts: np.ndarray, bits: int) -> bool:
     >>> not done or [hex(w) for w in words[:3]] == ['0x3020100', '0x7060504', '0xb0a0908']
     True
     """
-    call = word_call(words, parts, bits, True, plain_if_fresh=True)
+    call = word_call(words, parts, bits, True, plain_if_fresh=True, whole_words=whole_words)
     if call is None:
         return False
     getattr(*call[0])(*call[1])
@@ -564,11 +572,13 @@ def word_call(
     min_bytes: int | None = None,
     *,
     plain_if_fresh: bool = False,
+    whole_words: int | None = None,
 ) -> KernelCall | None:
     """The call of the kernel that builds ``words`` from ``parts`` (or splits them), the flat
     arrays at positions 0 and 3 (building) or 4 (splitting), each followed by its offset.
     ``plain_if_fresh``: nibbles written into memory not touched yet are stored plainly, not
-    streamed (:func:`streams_nibbles`)."""
+    streamed; ``whole_words``: the bytes of words of the whole relayout these are a part of
+    (default: these words' own; :func:`streams_nibbles`)."""
     found = _word_kernel(words, parts, bits, building, min_bytes)
     if found is None:
         return None
@@ -576,25 +586,34 @@ def word_call(
     if building:
         args: tuple[Any, ...] = (wf, 0, ws, pf, 0, ps, step, shape, staged)
         streamed = bits == 16 and words.nbytes >= STREAM_MIN_BYTES
-        streamed = streamed or (bits == 4 and streams_nibbles(words, plain_if_fresh))
+        whole = words.nbytes if whole_words is None else whole_words
+        streamed = streamed or (bits == 4 and streams_nibbles(words, plain_if_fresh, whole))
     else:
         args = (pf, 0, ps, step, wf, 0, ws, shape, staged)
-        streamed = bits == 4 and streams_nibbles(parts, plain_if_fresh)
+        whole = words.nbytes if whole_words is None else whole_words
+        streamed = bits == 4 and streams_nibbles(parts, plain_if_fresh, whole)
     return kernel, (*args, True) if streamed else args, None
 
 
-def streams_nibbles(target: np.ndarray, plain_if_fresh: bool) -> bool:
-    """Whether a nibble kernel writes ``target`` past the cache: from ``STREAM_MIN_BYTES``,
-    unless ``plain_if_fresh`` and its pages are not touched yet
-    (:func:`~layout_algebra.packing.fresh_memory.untouched`: the kernel's zeroing of each
-    page leaves its lines in the caches, where plain stores then measured 5-12% faster)."""
-    return target.nbytes >= STREAM_MIN_BYTES and not (plain_if_fresh and untouched(target))
+def streams_nibbles(target: np.ndarray, plain_if_fresh: bool, whole_words: int | None = None) -> bool:
+    """Whether a nibble kernel writes ``target`` past the cache: from ``STREAM_MIN_BYTES``
+    of ``target`` where the whole relayout packs at least ``NIBBLE_STREAM_MIN_BYTES`` of
+    words (``whole_words``; default: ``target``'s bytes), unless ``plain_if_fresh`` and its
+    pages are not touched yet (:func:`~layout_algebra.packing.fresh_memory.untouched`: the
+    kernel's zeroing of each page leaves its lines in the caches, where plain stores then
+    measured 5-12% faster)."""
+    whole = target.nbytes if whole_words is None else whole_words
+    return (
+        target.nbytes >= STREAM_MIN_BYTES
+        and whole >= NIBBLE_STREAM_MIN_BYTES
+        and not (plain_if_fresh and untouched(target))
+    )
 
 
-def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int) -> bool:
+def deinterleave(parts: np.ndarray, words: np.ndarray, bits: int, whole_words: int | None = None) -> bool:
     """The inverse of :func:`interleave`: ``parts[..., j] = (words >> (bits * j)) & mask``
     (also for the two 16-bit halves of a word)."""
-    call = word_call(words, parts, bits, False, plain_if_fresh=True)
+    call = word_call(words, parts, bits, False, plain_if_fresh=True, whole_words=whole_words)
     if call is None:
         return False
     getattr(*call[0])(*call[1])

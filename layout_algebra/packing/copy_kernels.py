@@ -30,14 +30,17 @@ are sliced once per ``i1`` (:func:`_runs_on`), not once per run. Staged, such wo
 built in the stage in the order of the rows, one long loop per ``i1``
 (:func:`_build_nibbles`, :func:`~layout_algebra.packing.weave_kernels.weave_bytes`), and the stage is copied out in runs in
 the order of the words in memory (:func:`_runs_between`); taken apart the other way round.
-Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first.
+Unstaged nibbles taken apart gather the runs of one ``i1`` into one line first, and are
+split byte by byte of the words: byte ``k`` into rows ``2k`` and ``2k+1``, one pair of rows
+at a time (:func:`_split_nibbles`; two streams of stores, not eight).
 
 Taking nibbles apart writes twice the bytes it reads; a plain store to a line not in the
 cache reads the line first. With ``streamed`` (:func:`nibbles_from_words`; the copy engine
-sets it from 2 MB of parts), the rows' whole 64-byte lines are written with non-temporal
+sets it from 2 MB of parts where the whole relayout has 8 MB of words: below, both arrays
+stay in the last-level cache between calls, and plain stores win), the rows' whole 64-byte lines are written with non-temporal
 stores (:func:`~layout_algebra.packing.line_stores.stream_line`, an LLVM ``!nontemporal`` store) from a 512-byte buffer in the
 L1 cache, and a fence at the end makes them visible to other threads. Building words
-(:func:`words_from_nibbles`, from 2 MB of words), unstaged runs are written the same way,
+(:func:`words_from_nibbles`, from 2 MB of words, the same 8 MB in all), unstaged runs are written the same way,
 and the staged words of each ``i0`` (one dense region: the ``(64,128)`` tiles of 64 rows)
 are gathered from the stage in the order of memory into a buffer whose 64-byte lines
 match the region's, every whole line streamed (:func:`_stream_runs_out`; streaming each
@@ -309,27 +312,18 @@ def _stream_nibble_words(line8, parts, pb, step, m):  # type: ignore[no-untyped-
 
 @njit(nogil=True, cache=True)
 def _split_nibbles(parts, pb, step, line8, lo, hi):  # type: ignore[no-untyped-def]
-    """Words ``lo .. hi-1`` of ``line8`` (bytes) into the 8 rows ``parts[pb + j*step :]``."""
-    m = hi - lo
-    r0 = parts[pb + lo : pb + hi]
-    r1 = parts[pb + step + lo : pb + step + hi]
-    r2 = parts[pb + 2 * step + lo : pb + 2 * step + hi]
-    r3 = parts[pb + 3 * step + lo : pb + 3 * step + hi]
-    r4 = parts[pb + 4 * step + lo : pb + 4 * step + hi]
-    r5 = parts[pb + 5 * step + lo : pb + 5 * step + hi]
-    r6 = parts[pb + 6 * step + lo : pb + 6 * step + hi]
-    r7 = parts[pb + 7 * step + lo : pb + 7 * step + hi]
+    """Words ``lo .. hi-1`` of ``line8`` (bytes) into the 8 rows ``parts[pb + j*step :]``:
+    byte ``k`` of the words into rows ``2k`` and ``2k+1``, one pair of rows at a time (the
+    words stay in the L1 cache; two streams of stores instead of eight measured 15-20%
+    faster, 64 KB to 1 MB of words)."""
     w = line8[4 * lo : 4 * hi]
-    for i in range(m):
-        b0, b1, b2, b3 = w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]
-        r0[i] = b0 & L4
-        r1[i] = b0 >> B4
-        r2[i] = b1 & L4
-        r3[i] = b1 >> B4
-        r4[i] = b2 & L4
-        r5[i] = b2 >> B4
-        r6[i] = b3 & L4
-        r7[i] = b3 >> B4
+    for k in range(4):
+        low = parts[pb + 2 * k * step + lo : pb + 2 * k * step + hi]
+        high = parts[pb + (2 * k + 1) * step + lo : pb + (2 * k + 1) * step + hi]
+        for i in range(hi - lo):
+            b = w[4 * i + k]
+            low[i] = b & L4
+            high[i] = b >> B4
 
 
 @njit(nogil=True, cache=True)
@@ -619,7 +613,19 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged, stream
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, words.dtype)
     words8, stage8 = words.view(U8), stage.view(U8)
-    for i0 in range(shape[0]):
+    if not staged and not rows and _one_run(ws, ps, shape):  # one run of words from 8 runs of parts
+        # the strides read once (the stores could alias them); no loop over i1, i2
+        n0, w0, p0, n = shape[0], ws[0], ps[0], shape[3]
+        for i0 in range(n0):
+            wb = 4 * (wo + i0 * w0)
+            if streamed:
+                _stream_nibble_words(words8[wb : wb + 4 * n], parts, po + i0 * p0, step, n)
+            else:
+                _build_nibbles(words8[wb : wb + 4 * n], parts, po + i0 * p0, step, 0, n)
+        n0 = 0
+    else:
+        n0 = shape[0]
+    for i0 in range(n0):
         if staged and rows:  # the stage in the order of the parts, copied out in runs
             m = shape[2] * shape[3]
             for i1 in range(shape[1]):
@@ -635,13 +641,6 @@ def words_from_nibbles(words, wo, ws, parts, po, ps, step, shape, staged, stream
                 out[i] = stage[i]
         elif rows:
             _nibbles_in_rows(words8, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
-        elif _one_run(ws, ps, shape):  # one run of words from 8 runs of parts: no loop over i1, i2
-            w0 = 4 * (wo + i0 * ws[0])
-            w = words8[w0 : w0 + 4 * shape[3]]
-            if streamed:
-                _stream_nibble_words(w, parts, po + i0 * ps[0], step, shape[3])
-            else:
-                _build_nibbles(w, parts, po + i0 * ps[0], step, 0, shape[3])
         else:
             _nibbles_in(words8, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape, streamed)
     if streamed:
@@ -657,7 +656,16 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged, stream
     stage = np.empty(size, np.uint32)
     words8, stage8 = words.view(U8), stage.view(U8)
     line = np.empty(4 * shape[2] * shape[3] if rows else 0, U8)
-    for i0 in range(shape[0]):
+    if not staged and not rows and _one_run(ws, ps, shape):  # one run of words into 8 runs of parts
+        # the strides read once (the stores could alias them); no loop over i1, i2
+        n0, w0, p0, n = shape[0], ws[0], ps[0], shape[3]
+        for i0 in range(n0):
+            wb = 4 * (wo + i0 * w0)
+            _nibble_rows_out(parts, po + i0 * p0, step, words8[wb : wb + 4 * n], n, streamed)
+        n0 = 0
+    else:
+        n0 = shape[0]
+    for i0 in range(n0):
         p0, w0 = po + i0 * ps[0], wo + i0 * ws[0]
         if staged and rows:  # the runs copied in to the stage in the order of the parts
             m = shape[2] * shape[3]
@@ -671,8 +679,6 @@ def nibbles_from_words(parts, po, ps, step, words, wo, ws, shape, staged, stream
             _nibbles_out(parts, p0, ps, step, stage8, 0, ws, shape, streamed)
         elif rows:
             _nibbles_out_rows(parts, p0, ps, step, words8, w0, ws, shape, line, streamed)
-        elif _one_run(ws, ps, shape):  # one run of words into 8 runs of parts: no loop over i1, i2
-            _nibble_rows_out(parts, p0, step, words8[4 * w0 : 4 * (w0 + shape[3])], shape[3], streamed)
         else:
             _nibbles_out(parts, p0, ps, step, words8, w0, ws, shape, streamed)
     if streamed:

@@ -182,7 +182,7 @@ from layout_algebra.meaning.layout_map import LayoutMap
 from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 from layout_algebra.packing import copy_engine as engine
-from layout_algebra.packing import lanes, stage_walk
+from layout_algebra.packing import fresh_memory, lanes, stage_walk
 from layout_algebra.packing.formats import (
     Format,
     checked_array,
@@ -289,7 +289,7 @@ def _pack(
     fill = checked_fill(fill, m, fmt)
     threads = thread_count(threads, m)
     if out is None:
-        out = np.empty(m.size_in_bytes, np.uint8)
+        out = fresh_memory.empty(m.size_in_bytes, np.uint8)
     else:
         out = checked_buffer(out, m, "out")
         if not out.flags.writeable:
@@ -347,7 +347,7 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
     buf = checked_buffer(buffer, m)
     threads = thread_count(threads, m)
     if out is None:
-        result = np.empty(tuple(m.logical_dimensions), fmt.dtype)
+        result = fresh_memory.empty(tuple(m.logical_dimensions), fmt.dtype)
     else:
         result = checked_out(out, m, fmt)
     writebacks: list[tuple[np.ndarray, np.ndarray]] = []
@@ -473,6 +473,7 @@ def tuning() -> tuple[Any, ...]:
         e.STAGE_BYTES,
         e.STAGED_MIN_BYTES,
         e.STREAM_MIN_BYTES,
+        e.NIBBLE_STREAM_MIN_BYTES,
         e.WORD_MIN_ELEMENTS,
         e.SHORT,
         e.MAX_PEEL,
@@ -514,7 +515,7 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any], np.ndarray
     bits = recipe.fmt.bits
     # sub-byte slots: the fill in every slot of a byte
     spread = [sum(f << (bits * i) for i in range(8 // bits)) for f in range(fills)] if bits < 8 else None
-    dims, uint8, empty = (size,), _UINT8, np.empty
+    dims, uint8, empty, memory = (size,), _UINT8, np.empty, fresh_memory
 
     def replay(arr: np.ndarray, fill: Any, out: Any) -> np.ndarray | None:
         if type(fill) is not int or not 0 <= fill < fills or not arr.flags.c_contiguous:
@@ -522,7 +523,9 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any], np.ndarray
         if tuning() != made:
             return None  # made under other settings (before numba was loaded): made again
         if out is None:
-            buffer: np.ndarray = empty(size, uint8)
+            buffer: np.ndarray = (
+                empty(size, uint8) if size < memory.ALIGNED_MIN_BYTES else memory.empty(size, uint8)
+            )
         elif type(out) is np.ndarray and out.dtype is uint8 and out.shape == dims and out.flags.writeable:
             buffer = out  # (another uint8 dtype object than NumPy's own, rare: the full path decides)
         else:
@@ -543,7 +546,8 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any], np.ndarray | No
     full path must decide (see :func:`pack_replayer`)."""
     program, size, made, dtype = recipe.program, recipe.size, recipe.tuning, recipe.fmt.dtype
     assert program is not None
-    dims, flat, uint8, empty = program.dims, (size,), _UINT8, np.empty
+    dims, flat, uint8, empty, memory = program.dims, (size,), _UINT8, np.empty, fresh_memory
+    nbytes = math.prod(dims) * dtype.itemsize  # the result's
 
     def replay(buffer: Any, out: Any, _: Any) -> np.ndarray | None:
         if type(buffer) is not np.ndarray or buffer.dtype is not uint8 or buffer.shape != flat:
@@ -551,7 +555,9 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any], np.ndarray | No
         if tuning() != made:
             return None
         if out is None:
-            result: np.ndarray = empty(dims, dtype)
+            result: np.ndarray = (
+                empty(dims, dtype) if nbytes < memory.ALIGNED_MIN_BYTES else memory.empty(dims, dtype)
+            )
         elif (
             type(out) is np.ndarray
             and out.shape == dims

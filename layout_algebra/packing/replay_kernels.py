@@ -9,7 +9,10 @@ logical array raveled (1-D, of its own dtype when numba types it, else seen as t
 unsigned integers), and an ``int64`` array of every other argument (:func:`entry_params`);
 it makes the views itself, checks that they are aligned, and calls the kernel of
 :mod:`layout_algebra.packing.copy_kernels`. It returns False, having done nothing, when a
-view would be misaligned.
+view would be misaligned. :func:`build_bytes` and :func:`split_bytes` take the 4 bytes of
+``s8``, ``pred`` and ``f8`` words, :func:`build_halves` the 2 halves of ``bf16``,
+:func:`build_nibbles` and :func:`split_nibbles` the 8 nibbles of ``s4`` and ``u4`` (one byte
+each in the logical array, as ``ml_dtypes`` stores them).
 
 >>> import numpy as np
 >>> params = entry_params(0, [0, 0, 0, 1], 0, [0, 0, 0, 1], 2, [1, 1, 1, 2], False)
@@ -19,6 +22,13 @@ view would be misaligned.
 >>> back = np.zeros(8, np.int8)
 >>> split_bytes(buffer, back, params), back.tolist()
 (True, [1, 2, 3, 4, 5, 6, 7, 8])
+>>> nibbles = np.arange(16, dtype=np.uint8) % 16          # 8 rows of 2 columns (step 2)
+>>> p4 = entry_params(0, [0, 0, 0, 1], 0, [0, 0, 0, 1], 2, [1, 1, 1, 2], False)
+>>> build_nibbles(buffer, nibbles, p4), [hex(w) for w in buffer.view("<u4")]
+(True, ['0xeca86420', '0xfdb97531'])
+>>> back4 = np.zeros(16, np.uint8)
+>>> split_nibbles(buffer, back4, p4), back4.tolist() == nibbles.tolist()
+(True, True)
 """
 
 from __future__ import annotations
@@ -31,19 +41,23 @@ from numba import njit
 
 from layout_algebra.packing.copy_kernels import (
     bytes_from_words,
+    nibbles_from_words,
     words_from_bytes,
     words_from_halves,
+    words_from_nibbles,
 )
 
 __all__ = [
     "ENTRIES",
     "build_bytes",
     "build_halves",
+    "build_nibbles",
     "copy_params",
     "copy_to_buffer",
     "copy_to_logical",
     "entry_params",
     "split_bytes",
+    "split_nibbles",
 ]
 
 
@@ -99,11 +113,39 @@ def build_halves(buffer, logical, p):  # type: ignore[no-untyped-def]
     return True
 
 
+@njit(nogil=True, cache=True)
+def build_nibbles(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.words_from_nibbles` from ``logical`` (a
+    byte per nibble: ``int4``, ``uint4``) into ``buffer``."""
+    if buffer.ctypes.data % 4:
+        return False
+    parts = logical.view(np.uint8)
+    words_from_nibbles(
+        _words(buffer), p[0], p[1:5], parts, p[5], p[6:10], p[10], p[11:15], p[15] != 0, p[16] != 0
+    )
+    return True
+
+
+@njit(nogil=True, cache=True)
+def split_nibbles(buffer, logical, p):  # type: ignore[no-untyped-def]
+    """:func:`~layout_algebra.packing.copy_kernels.nibbles_from_words` from ``buffer`` into
+    ``logical`` (a byte per nibble)."""
+    if buffer.ctypes.data % 4:
+        return False
+    parts = logical.view(np.uint8)
+    nibbles_from_words(
+        parts, p[5], p[6:10], p[10], _words(buffer), p[0], p[1:5], p[11:15], p[15] != 0, p[16] != 0
+    )
+    return True
+
+
 #: The entries by kernel name: (entry, builds words?, the parts' unsigned dtype).
 ENTRIES: dict[str, tuple[Any, bool, np.dtype]] = {
     "words_from_bytes": (build_bytes, True, np.dtype(np.uint8)),
     "bytes_from_words": (split_bytes, False, np.dtype(np.uint8)),
     "words_from_halves": (build_halves, True, np.dtype(np.uint16)),
+    "words_from_nibbles": (build_nibbles, True, np.dtype(np.uint8)),
+    "nibbles_from_words": (split_nibbles, False, np.dtype(np.uint8)),
     # no entry splits halves: halves_from_words called from one ran slower (1 MB of bf16: 64
     # against 53 us); called from Python (the generic replay) it is quicker even at 64 KB
 }

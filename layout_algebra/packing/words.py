@@ -99,15 +99,17 @@ def _compiled_word_pairs(
 
 
 def _pack_word_block(
-    words: np.ndarray, parts: np.ndarray, held: slice, width: int, bits: int, fill: int
+    words: np.ndarray, parts: np.ndarray, held: slice, width: int, bits: int, fill: int, whole_words: int
 ) -> None:
     """Build a block's words with the kernel; at a ragged edge (the block holds only some
-    positions of its words) through a copy whose missing positions hold ``fill``."""
+    positions of its words) through a copy whose missing positions hold ``fill``. ``whole_words``:
+    the bytes of words of the whole relayout (whether to stream them:
+    :func:`~layout_algebra.packing.copy_engine.streams_nibbles`)."""
     if (held.start, held.stop) != (0, width):
         whole = np.full((*parts.shape[:-1], width), fill, np.uint8)
         whole[..., held] = parts
         parts = whole
-    if not engine.interleave(words, parts, bits):  # e.g. a reversed array: NumPy, part by part
+    if not engine.interleave(words, parts, bits, whole_words):  # e.g. a reversed array: NumPy, part by part
         mask = (1 << bits) - 1
         np.copyto(words, parts[..., -1] & mask)
         for j in range(width - 2, -1, -1):
@@ -115,12 +117,16 @@ def _pack_word_block(
             np.bitwise_or(words, parts[..., j] & mask, out=words)
 
 
-def _unpack_word_block(words: np.ndarray, parts: np.ndarray, held: slice, width: int, bits: int) -> None:
+def _unpack_word_block(
+    words: np.ndarray, parts: np.ndarray, held: slice, width: int, bits: int, whole_words: int
+) -> None:
     """The inverse of :func:`_pack_word_block`: only the positions the block holds are written."""
     target = (
         parts if (held.start, held.stop) == (0, width) else np.empty((*parts.shape[:-1], width), np.uint8)
     )
-    if not engine.deinterleave(target, words, bits):  # e.g. a reversed array: NumPy, part by part
+    if not engine.deinterleave(
+        target, words, bits, whole_words
+    ):  # e.g. a reversed array: NumPy, part by part
         for j in range(width):
             np.copyto(target[..., j], (words >> (bits * j)) & ((1 << bits) - 1), casting="unsafe")
     if target is not parts:
@@ -145,6 +151,7 @@ def pack_words(plan: Plan, out: np.ndarray, bits: int, fill: int | None, threads
     place in the words. ``fill`` is None when the blocks cover every slot."""
     dims = word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
+    whole = math.prod(plan.box) * bits // 8  # bytes of words in all
     # chunks hold whole words (at least ``width`` elements: the chunk axis is outside the word)
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
@@ -158,7 +165,7 @@ def pack_words(plan: Plan, out: np.ndarray, bits: int, fill: int | None, threads
             if fill is not None:
                 region[...] = sum(fill << (bits * i) for i in range(per_byte))
             for words, parts, held in pairs:
-                _pack_word_block(words, parts, held, width, bits, fill or 0)
+                _pack_word_block(words, parts, held, width, bits, fill or 0, whole)
             return
         codes = np.empty((width, -(-count // 8) * 8), np.uint8)  # rows of whole 64-bit lanes
         if fill is not None:
@@ -181,6 +188,7 @@ def unpack_words(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
     (:func:`~layout_algebra.packing.lanes.unpack_lanes`)."""
     dims = word_dims(plan.box, bits)
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
+    whole = math.prod(plan.box) * bits // 8  # bytes of words in all
 
     def move(chunk_at: tuple[tuple[int, ...], int, int, int]) -> None:
         prefix, lo, hi, first = chunk_at
@@ -191,7 +199,7 @@ def unpack_words(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
         pairs = _compiled_word_pairs(plan, prefix, lo, hi, dims, bits, region, lead)
         if pairs is not None:  # one compiled pass per block
             for words, parts, held in pairs:
-                _unpack_word_block(words, parts, held, width, bits)
+                _unpack_word_block(words, parts, held, width, bits, whole)
             return
         codes = np.empty((width, -(-count // 8) * 8), np.uint8)
         words = region.reshape(*lead, width // per_byte)
@@ -219,6 +227,7 @@ def word_program(
     if not dims:
         return None
     per_byte, width = 8 // bits, math.prod(plan.box[-dims:])
+    whole = math.prod(plan.box) * bits // 8  # bytes of words in all
     bases = (buffer, logical.reshape(-1).view(np.uint8))
     steps: list[Step] = []
     for prefix, lo, hi, first in chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)):
@@ -236,7 +245,7 @@ def word_program(
         for words, parts, held in pairs:
             if (held.start, held.stop) != (0, width):
                 return None
-            call = engine.word_call(words, parts, bits, packing, 0)
+            call = engine.word_call(words, parts, bits, packing, 0, whole_words=whole)
             step = None if call is None else kernel_step(call, bases)
             if step is None:
                 return None

@@ -473,6 +473,7 @@ def test_s4_and_u4_words_from_strided_inputs_on_one_and_two_threads(
 ) -> None:
     # several chunks (so two threads share the work), a strided input and a strided output
     monkeypatch.setattr(copy_engine, "STREAM_MIN_BYTES", streamed_from)
+    monkeypatch.setattr(copy_engine, "NIBBLE_STREAM_MIN_BYTES", streamed_from)
     monkeypatch.setattr(stage_walk, "WORD_KERNEL_CHUNK_ELEMENTS", 1 << 14)
     monkeypatch.setattr(stage_walk, "CHUNK_BYTES", 1 << 14)
     m = layout_map(text)

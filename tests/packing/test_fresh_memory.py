@@ -53,6 +53,7 @@ def test_untouched_is_false_where_it_cannot_ask(monkeypatch) -> None:
 
 def test_streams_nibbles_from_the_size_unless_fresh(monkeypatch) -> None:
     monkeypatch.setattr(copy_engine, "STREAM_MIN_BYTES", 1 << 16)
+    monkeypatch.setattr(copy_engine, "NIBBLE_STREAM_MIN_BYTES", 0)
     touched = np.zeros(1 << 17, np.uint8)
     assert copy_engine.streams_nibbles(touched, plain_if_fresh=True)
     assert not copy_engine.streams_nibbles(touched[: 1 << 15], plain_if_fresh=True)
@@ -77,6 +78,7 @@ def test_s4_into_fresh_and_touched_memory_gives_the_same_bytes(text, threads, mo
 
     monkeypatch.setattr(copy_engine, "KERNEL_MIN_BYTES", 0)
     monkeypatch.setattr(copy_engine, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(copy_engine, "NIBBLE_STREAM_MIN_BYTES", 0)
     monkeypatch.setattr(stage_walk, "WORD_KERNEL_CHUNK_ELEMENTS", 1 << 14)  # several chunks
     streamed: list[bool] = []
 
@@ -105,3 +107,16 @@ def test_s4_into_fresh_and_touched_memory_gives_the_same_bytes(text, threads, mo
         np.testing.assert_array_equal(buf, expected)
         np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x))
         np.testing.assert_array_equal(raw_bytes(unpack(buf, text, threads=threads)), raw_bytes(x))
+
+
+def test_no_block_is_kept_when_none_may_be_and_release_frees_them(monkeypatch) -> None:
+    fresh_memory.release_kept_blocks()
+    monkeypatch.setattr(fresh_memory, "KEPT_BLOCKS", 0)
+    a = fresh_memory.empty(32 << 20, np.uint8)
+    del a
+    assert fresh_memory.release_kept_blocks() == 0
+    monkeypatch.setattr(fresh_memory, "KEPT_BLOCKS", 2)
+    b = fresh_memory.empty(32 << 20, np.uint8)
+    del b
+    assert fresh_memory.release_kept_blocks() >= 32 << 20
+    assert fresh_memory.release_kept_blocks() == 0
