@@ -100,9 +100,11 @@ STAGE_BYTES = 1 << 19
 #: the caches anyway, and building them in place was faster (1 MB of s8 words: 66 against 86
 #: us; 4 MB: 343 against 434 us).
 STAGED_MIN_BYTES = 1 << 23
-#: Nibbles taken apart into at least this many bytes, or words built of nibbles or 16-bit
-#: halves into at least this many bytes, are written past the cache (non-temporal stores
-#: of whole lines: no read first); nibbles not into memory untouched yet (:func:`streams_nibbles`).
+#: Nibbles taken apart into at least this many bytes, or words built of nibbles, bytes or
+#: 16-bit halves into at least this many bytes, are written past the cache (non-temporal stores
+#: of whole lines: no read first); nibbles and bytes not into memory untouched yet
+#: (:func:`streams_nibbles`). Bytes and halves taken apart are stored plainly: streamed, they
+#: measured 10-20% slower (one thread, 16-64 MB).
 STREAM_MIN_BYTES = 1 << 21
 
 
@@ -576,7 +578,7 @@ def word_call(
     if building:
         args: tuple[Any, ...] = (wf, 0, ws, pf, 0, ps, step, shape, staged)
         streamed = bits == 16 and words.nbytes >= STREAM_MIN_BYTES
-        streamed = streamed or (bits == 4 and streams_nibbles(words, plain_if_fresh))
+        streamed = streamed or (bits in (4, 8) and streams_nibbles(words, plain_if_fresh))
     else:
         args = (pf, 0, ps, step, wf, 0, ws, shape, staged)
         streamed = bits == 4 and streams_nibbles(parts, plain_if_fresh)
@@ -584,8 +586,8 @@ def word_call(
 
 
 def streams_nibbles(target: np.ndarray, plain_if_fresh: bool) -> bool:
-    """Whether a nibble kernel writes ``target`` past the cache: from ``STREAM_MIN_BYTES``,
-    unless ``plain_if_fresh`` and its pages are not touched yet
+    """Whether a nibble kernel (or one building words of bytes) writes ``target`` past the
+    cache: from ``STREAM_MIN_BYTES``, unless ``plain_if_fresh`` and its pages are not touched yet
     (:func:`~layout_algebra.packing.fresh_memory.untouched`: the kernel's zeroing of each
     page leaves its lines in the caches, where plain stores then measured 5-12% faster)."""
     return target.nbytes >= STREAM_MIN_BYTES and not (plain_if_fresh and untouched(target))

@@ -400,7 +400,7 @@ def _with_program(
     """``recipe`` with the program of its one-thread path (the same recipe where there is none)."""
     m, fmt = recipe.m, recipe.fmt
     recipe = replace(recipe, program=None, tuning=tuning(), fills=1 << min(fmt.bits, 8))
-    if fmt.odd_size or m.size_in_bytes >= engine.PARALLEL_MIN_BYTES:
+    if fmt.odd_size or (fmt.sub_byte and m.size_in_bytes >= engine.PARALLEL_MIN_BYTES):
         return recipe
     if fmt.sub_byte:
         box_bytes = -(-math.prod(plan.box) * fmt.bits // 8)
@@ -474,6 +474,8 @@ def _pack_replayed(
     assert program is not None
     if not (threads == 1 or (threads is None and size < engine.PARALLEL_MIN_BYTES)):
         return None
+    if out is None and size >= engine.PARALLEL_MIN_BYTES:
+        return None  # a large new buffer: the full path streams its words or not (copy_engine.word_call)
     if type(fill) is not int or not 0 <= fill < recipe.fills:
         return None
     if recipe.tuning != tuning():
