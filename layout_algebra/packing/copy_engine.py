@@ -578,13 +578,34 @@ def word_call(
     if building:
         args: tuple[Any, ...] = (wf, 0, ws, pf, 0, ps, step, shape, staged)
         streamed = bits == 16 and words.nbytes >= STREAM_MIN_BYTES
-        streamed = streamed or (bits in (4, 8) and streams_nibbles(words, plain_if_fresh))
+        streamed = streamed or (bits == 4 and streams_nibbles(words, plain_if_fresh))
+        streamed = streamed or (
+            bits == 8 and streams_nibbles(words, plain_if_fresh) and not _in_allocated(words)
+        )
     else:
         # bytes are split in place (weave_kernels.split_byte_row: stores that start lines; staged
         # measured 15-25% slower, one thread, 16-64 MB)
         args = (pf, 0, ps, step, wf, 0, ws, shape, staged and bits != 8)
         streamed = bits == 4 and streams_nibbles(parts, plain_if_fresh)
     return kernel, (*args, True) if streamed else args, None
+
+
+#: (address, bytes) of the buffer ``pack`` allocated and is filling, or None (:func:`allocated`)
+_allocated: tuple[int, int] | None = None
+
+
+def allocated(buffer: np.ndarray | None) -> None:
+    """Note that ``pack`` fills ``buffer``, which it has just allocated (None: done). Words of
+    bytes built into it are stored plainly: a new buffer from malloc's heap was written
+    recently, its lines are in the caches, and streaming past them measured slower (one
+    thread, 16 MB of ``pred``: 0.51 against 0.76 of ``np.copy``). Only a choice of stores."""
+    global _allocated
+    _allocated = None if buffer is None else (buffer.ctypes.data, buffer.nbytes)
+
+
+def _in_allocated(a: np.ndarray) -> bool:
+    slot = _allocated
+    return slot is not None and slot[0] <= a.ctypes.data < slot[0] + slot[1]
 
 
 def streams_nibbles(target: np.ndarray, plain_if_fresh: bool) -> bool:

@@ -272,6 +272,7 @@ def _pack(
     threads = thread_count(threads, m)
     if out is None:
         out = np.empty(m.size_in_bytes, np.uint8)
+        engine.allocated(out)
     else:
         out = checked_buffer(out, m, "out")
         if not out.flags.writeable:
@@ -282,6 +283,7 @@ def _pack(
         _pack_sub_byte(plan, out, fmt.bits, fill, threads, padded=m.has_padding)
     else:
         _pack_whole_bytes(plan, out, fmt, fill, threads, padded=m.has_padding)
+    engine.allocated(None)
     # a program from the second call on (a shape packed once does not pay for making one)
     kept = _kept(key) if recipe is not None and threads == 1 and arr.flags.c_contiguous else None
     if kept is not None and _wants_program(kept):
@@ -474,8 +476,10 @@ def _pack_replayed(
     assert program is not None
     if not (threads == 1 or (threads is None and size < engine.PARALLEL_MIN_BYTES)):
         return None
-    if out is None and size >= engine.PARALLEL_MIN_BYTES:
-        return None  # a large new buffer: the full path streams its words or not (copy_engine.word_call)
+    if out is None and size >= (
+        engine.STAGED_MIN_BYTES if recipe.fmt.bits == 8 else engine.PARALLEL_MIN_BYTES
+    ):
+        return None  # a large new buffer: the full path streams words or not (copy_engine.allocated)
     if type(fill) is not int or not 0 <= fill < recipe.fills:
         return None
     if recipe.tuning != tuning():

@@ -398,6 +398,7 @@ def test_large_one_thread_calls_replay_staged_and_streamed_programs(text, monkey
     x.flags.writeable = False
     expected = reference_pack(x, text, fill=0x5A)
     np.testing.assert_array_equal(pack(x, text, fill=0x5A, threads=1), expected, err_msg=text)
+    assert copy_engine._allocated is None  # the new buffer's words stored plainly, then forgotten
     into = rng.integers(0, 256, m.size_in_bytes, dtype=np.uint8)
     assert pack(x, text, fill=0x5A, out=into, threads=1) is into
     np.testing.assert_array_equal(into, expected, err_msg=text)
