@@ -100,9 +100,11 @@ STAGE_BYTES = 1 << 19
 #: the caches anyway, and building them in place was faster (1 MB of s8 words: 66 against 86
 #: us; 4 MB: 343 against 434 us).
 STAGED_MIN_BYTES = 1 << 23
-#: Nibbles taken apart into at least this many bytes, or words built of nibbles or 16-bit
-#: halves into at least this many bytes, are written past the cache (non-temporal stores
-#: of whole lines: no read first); nibbles not into memory untouched yet (:func:`streams_nibbles`).
+#: Nibbles taken apart into at least this many bytes, or words built of nibbles, bytes or
+#: 16-bit halves into at least this many bytes, are written past the cache (non-temporal stores
+#: of whole lines: no read first); nibbles and bytes not into memory untouched yet
+#: (:func:`streams_nibbles`). Bytes and halves taken apart are stored plainly: streamed, they
+#: measured 10-20% slower (one thread, 16-64 MB).
 STREAM_MIN_BYTES = 1 << 21
 #: Nibbles are streamed only where the whole relayout packs at least this many bytes of words
 #: (the chunks of a large one are each smaller): below, the two arrays (the words and twice
@@ -588,20 +590,29 @@ def word_call(
         streamed = bits == 16 and words.nbytes >= STREAM_MIN_BYTES
         whole = words.nbytes if whole_words is None else whole_words
         streamed = streamed or (bits == 4 and streams_nibbles(words, plain_if_fresh, whole))
+        # words of bytes: past the caches, but not into a result just allocated (its lines are
+        # in the caches: 16 MB of pred, one thread, 0.51 streamed against 0.76 plainly)
+        streamed = streamed or (
+            bits == 8
+            and streams_nibbles(words, plain_if_fresh, whole)
+            and not result_bytes(words, packed=True)
+        )
     else:
-        args = (pf, 0, ps, step, wf, 0, ws, shape, staged)
+        # bytes are split in place (weave_kernels.split_byte_row: stores that start lines; staged
+        # measured 15-25% slower, one thread, 16-64 MB)
+        args = (pf, 0, ps, step, wf, 0, ws, shape, staged and bits != 8)
         whole = words.nbytes if whole_words is None else whole_words
         streamed = bits == 4 and streams_nibbles(parts, plain_if_fresh, whole)
     return kernel, (*args, True) if streamed else args, None
 
 
 def streams_nibbles(target: np.ndarray, plain_if_fresh: bool, whole_words: int | None = None) -> bool:
-    """Whether a nibble kernel writes ``target`` past the cache: from ``STREAM_MIN_BYTES``
-    of ``target`` where the whole relayout packs at least ``NIBBLE_STREAM_MIN_BYTES`` of
-    words (``whole_words``; default: ``target``'s bytes), unless ``plain_if_fresh`` and its
-    pages are not touched yet (:func:`~layout_algebra.packing.fresh_memory.untouched`: the
-    kernel's zeroing of each page leaves its lines in the caches, where plain stores then
-    measured 5-12% faster)."""
+    """Whether a nibble kernel (or one building words of bytes) writes ``target`` past the
+    cache: from ``STREAM_MIN_BYTES`` of ``target`` where the whole relayout packs at least
+    ``NIBBLE_STREAM_MIN_BYTES`` of words (``whole_words``; default: ``target``'s bytes),
+    unless ``plain_if_fresh`` and its pages are not touched yet
+    (:func:`~layout_algebra.packing.fresh_memory.untouched`: the kernel's zeroing of each
+    page leaves its lines in the caches, where plain stores then measured 5-12% faster)."""
     whole = target.nbytes if whole_words is None else whole_words
     return (
         target.nbytes >= STREAM_MIN_BYTES

@@ -47,7 +47,14 @@ match the region's, every whole line streamed (:func:`_stream_runs_out`; streami
 512-byte run alone left two partial lines per run, which cost more than they saved).
 :func:`words_from_halves` streams the same way, building each region's runs straight into
 the buffer (:func:`_stream_halves_out`): with plain stores, the read of every line before
-it is written made a third pass over memory.
+it is written made a third pass over memory. :func:`words_from_bytes` streams its staged
+regions out as the nibbles' (the ``(32,128)(4,1)`` of ``s8`` from 8 MB: one-thread ``pack``
+into a buffer of 16-64 MB went from 0.6-0.7 of ``np.copyto`` to 1.0-1.1). Bytes taken apart
+are stored plainly (streamed, they measured slower), each staged row with stores that
+start cache lines (:func:`~layout_algebra.packing.weave_kernels.split_bytes_aligned`).
+A few words (a small array's, in the caches) are shuffled run by run in one loop nest
+(:func:`weave_runs`, :func:`unweave_runs`, :func:`weave_half_runs`,
+:func:`unweave_half_runs`: the replays' entries call them, :func:`few_runs`).
 Both gather runs into their buffer at the region's offset within a line, so the buffer's
 stores are misaligned when the region is (NumPy's large arrays start 16 bytes into a
 page); a misaligned store that crosses a page boundary is slow (here, in a VM: 6x for the
@@ -88,16 +95,23 @@ from layout_algebra.packing.line_stores import store_fence as _store_fence
 from layout_algebra.packing.line_stores import stream_line as _stream_line
 from layout_algebra.packing.weave_kernels import (
     split_byte_row,
+    split_bytes_aligned,
     unweave_bytes,
+    unweave_halves,
     weave_bytes,
     weave_halves,
 )
 
 __all__ = [
     "bytes_from_words",
+    "few_runs",
     "halves_from_words",
     "nibbles_from_words",
     "started",
+    "unweave_half_runs",
+    "unweave_runs",
+    "weave_half_runs",
+    "weave_runs",
     "words_from_bytes",
     "words_from_halves",
     "words_from_nibbles",
@@ -116,6 +130,8 @@ B4 = np.uint8(4)
 LINE = 64
 #: Bytes in a page: a gathering buffer lies within one (:func:`_line_buffer`).
 PAGE = 4096
+#: Replayed word kernels over at most this many words shuffle run by run in one loop nest (:func:`few_runs`).
+FEW_WORDS = 1 << 15
 
 
 # --------------------------------------------------------------- one i0: the inner loops
@@ -561,20 +577,78 @@ def _halves_out(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-u
                     parts[p + step] = U16(v >> S16)
 
 
+@njit(nogil=True, cache=True)
+def few_runs(ws, ps, shape):  # type: ignore[no-untyped-def]
+    """Whether the words are at most ``FEW_WORDS`` and both sides step by one along ``i3``: then
+    the replays' entries (:mod:`~layout_algebra.packing.replay_kernels`) shuffle run by run in
+    one loop nest (:func:`weave_runs` and the like) instead of calling a kernel."""
+    return ws[3] == 1 and ps[3] == 1 and shape[0] * shape[1] * shape[2] * shape[3] <= FEW_WORDS
+
+
+@njit(nogil=True, cache=True)
+def weave_runs(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+    """Every run of ``shape[3]`` words woven from 4 runs of bytes, in one loop nest: for a few
+    words, in the caches, what the other paths add per ``i0`` and per row (a call, aligning
+    the stores) costs more than it saves (taking 64 KB of ``s8`` apart: 1.8 against 3.3 us).
+    (One function per direction and part size: the side only read may be a read-only array.)"""
+    for i0 in range(shape[0]):
+        for i1 in range(shape[1]):
+            for i2 in range(shape[2]):
+                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
+                weave_bytes(words, wb, parts, po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2], step, shape[3])
+
+
+@njit(nogil=True, cache=True)
+def unweave_runs(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`weave_runs`."""
+    for i0 in range(shape[0]):
+        for i1 in range(shape[1]):
+            for i2 in range(shape[2]):
+                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
+                unweave_bytes(parts, po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2], step, words, wb, shape[3])
+
+
+@njit(nogil=True, cache=True)
+def weave_half_runs(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
+    """:func:`weave_runs` for words of two 16-bit halves."""
+    for i0 in range(shape[0]):
+        for i1 in range(shape[1]):
+            for i2 in range(shape[2]):
+                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
+                weave_halves(words, wb, parts, po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2], step, shape[3])
+
+
+@njit(nogil=True, cache=True)
+def unweave_half_runs(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
+    """The inverse of :func:`weave_half_runs`."""
+    for i0 in range(shape[0]):
+        for i1 in range(shape[1]):
+            for i2 in range(shape[2]):
+                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
+                unweave_halves(parts, po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2], step, words, wb, shape[3])
+
+
 # ------------------------------------------------------------------- the kernels: over i0
 # (each spells its loop over i0: numba cannot cache a kernel that takes a function argument)
 @njit(nogil=True, cache=True)
-def words_from_bytes(words, wo, ws, parts, po, ps, step, shape, staged):  # type: ignore[no-untyped-def]
-    """``words[w] = p0 | p1 << 8 | p2 << 16 | p3 << 24``, the bytes ``pj = parts[p + j*step]``."""
+def words_from_bytes(words, wo, ws, parts, po, ps, step, shape, staged, streamed=False):  # type: ignore[no-untyped-def]
+    """``words[w] = p0 | p1 << 8 | p2 << 16 | p3 << 24``, the bytes ``pj = parts[p + j*step]``.
+    With ``streamed``, staged words whose ``i0`` is one region are written out a whole cache
+    line at a time, non-temporally (:func:`_stream_runs_out`)."""
     rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, words.dtype)
+    region = streamed and staged and rows and _is_one_region(ws, shape)
+    words8, stage8 = words.view(U8), stage.view(U8)
     for i0 in range(shape[0]):
         if staged and rows:  # the stage in the order of the parts, copied out in runs
             m = shape[2] * shape[3]
             for i1 in range(shape[1]):
                 weave_bytes(stage, i1 * m, parts, po + i0 * ps[0] + i1 * ps[1], step, m)
-            _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
+            if region:
+                _stream_runs_out(words8, 4 * (wo + i0 * ws[0]), ws, stage8, shape)
+            else:
+                _runs_between(words, wo + i0 * ws[0], ws, stage, shape, True)
         elif staged:
             _bytes_in(stage, 0, ws, parts, po + i0 * ps[0], ps, step, shape)
             out = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
@@ -582,11 +656,15 @@ def words_from_bytes(words, wo, ws, parts, po, ps, step, shape, staged):  # type
                 out[i] = stage[i]
         else:
             _bytes_in(words, wo + i0 * ws[0], ws, parts, po + i0 * ps[0], ps, step, shape)
+    if region:
+        _store_fence()
 
 
 @njit(nogil=True, cache=True)
 def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
-    """The inverse of :func:`words_from_bytes`: ``parts[p + j*step] = words[w] >> 8j`` (a byte)."""
+    """The inverse of :func:`words_from_bytes`: ``parts[p + j*step] = words[w] >> 8j`` (a byte).
+    Staged, each row of parts is written with stores that start cache lines
+    (:func:`~layout_algebra.packing.weave_kernels.split_bytes_aligned`)."""
     rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, np.uint32)
@@ -595,7 +673,7 @@ def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type
             m = shape[2] * shape[3]
             _runs_to_stage(words, wo + i0 * ws[0], ws, stage, shape)
             for i1 in range(shape[1]):
-                unweave_bytes(parts, po + i0 * ps[0] + i1 * ps[1], step, stage, i1 * m, m)
+                split_bytes_aligned(parts, po + i0 * ps[0] + i1 * ps[1], step, stage, i1 * m, m)
         elif staged:
             run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
@@ -712,8 +790,7 @@ def words_from_halves(words, wo, ws, parts, po, ps, step, shape, staged, streame
 @njit(nogil=True, cache=True)
 def halves_from_words(parts, po, ps, step, words, wo, ws, shape, staged):  # type: ignore[no-untyped-def]
     """``parts[p] = words[w] & 0xFFFF`` and ``parts[p + step] = words[w] >> 16``: the two
-    16-bit halves of each word (the 2 ``bf16`` of a ``(2,1)`` tile). Only this direction has a
-    kernel: building the words, NumPy's two passes measured as fast."""
+    16-bit halves of each word (the 2 ``bf16`` of a ``(2,1)`` tile)."""
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, np.uint32)
     for i0 in range(shape[0]):

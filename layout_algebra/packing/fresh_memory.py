@@ -97,7 +97,7 @@ _blocks_lock = threading.Lock()
 SAMPLES = 3
 _PAGE = mmap.PAGESIZE
 _mincore: Any = None  # libc's mincore, False where there is none
-_results: dict[int, tuple[int, int]] = {}  # the results held by new_result: id -> (first, end) address
+_results: dict[int, tuple[int, int, bool]] = {}  # held by new_result: id -> (first, end) address, packed?
 
 
 def _libc_mincore() -> Any:
@@ -139,14 +139,15 @@ def untouched(a: np.ndarray) -> bool:
 
 
 @contextmanager
-def new_result(a: np.ndarray | None) -> Iterator[None]:
+def new_result(a: np.ndarray | None, packed: bool = False) -> Iterator[None]:
     """While the block runs, the memory of ``a`` (an array just allocated for a result the
-    block writes; None: nothing) is a new result for :func:`result_bytes`.
+    block writes; None: nothing) is a new result for :func:`result_bytes`: a packed buffer
+    (``pack``) or an array (``unpack``), as ``packed`` says.
 
     >>> y = np.empty(1 << 20, np.uint8)
     >>> with new_result(y):
-    ...     result_bytes(y[4096:])
-    1048576
+    ...     result_bytes(y[4096:]), result_bytes(y[4096:], packed=True)
+    (1048576, 0)
     >>> result_bytes(y[4096:])
     0
     """
@@ -155,19 +156,20 @@ def new_result(a: np.ndarray | None) -> Iterator[None]:
         return
     start = int(a.__array_interface__["data"][0])
     key = id(a)
-    _results[key] = (start, start + a.nbytes)
+    _results[key] = (start, start + a.nbytes, packed)
     try:
         yield
     finally:
         del _results[key]
 
 
-def result_bytes(a: np.ndarray) -> int:
-    """The size of the new result held by :func:`new_result` that ``a`` starts in, else 0."""
+def result_bytes(a: np.ndarray, packed: bool = False) -> int:
+    """The size of the new result held by :func:`new_result` (a packed buffer if ``packed``,
+    else an array) that ``a`` starts in, else 0."""
     if _results:
         at = int(a.__array_interface__["data"][0])
-        for lo, hi in list(_results.values()):
-            if lo <= at < hi:
+        for lo, hi, kind in list(_results.values()):
+            if lo <= at < hi and kind == packed:
                 return hi - lo
     return 0
 

@@ -207,7 +207,7 @@ from layout_algebra.packing.stage_walk import (
     skeleton,
     walk,
 )
-from layout_algebra.packing.stream_copy import copy_chunk, streamed
+from layout_algebra.packing.stream_copy import STREAM_COPY_MIN_BYTES, copy_chunk, streamed
 from layout_algebra.packing.words import pack_words, unpack_words, word_dims, word_program
 
 __all__ = ["forget_recipes", "pack", "unpack"]
@@ -245,7 +245,7 @@ def pack(
     ):
         recipe = _kept((shape, True, array.dtype, array.shape))  # a shape packed before: replayed
         if recipe is not None and recipe.replay is not None:
-            done = recipe.replay(array, fill, out)
+            done = recipe.replay(array, fill, out, threads)
             if done is not None:
                 return done
     if engine.kernels_cold():
@@ -272,7 +272,7 @@ def _pack(
         and recipe.replay is not None
         and (threads is None or (type(threads) is int and threads == 1))
     ):
-        done = recipe.replay(arr, fill, out)
+        done = recipe.replay(arr, fill, out, threads)
         if done is not None:
             return done
     if recipe is None or not arr.flags.c_contiguous:
@@ -288,18 +288,20 @@ def _pack(
         plan = walk(m, base, None) if recipe.skeleton is None else relocated(recipe.skeleton, base)
     fill = checked_fill(fill, m, fmt)
     threads = thread_count(threads, m)
+    new = out is None
     if out is None:
         out = fresh_memory.empty(m.size_in_bytes, np.uint8)
     else:
         out = checked_buffer(out, m, "out")
         if not out.flags.writeable:
             raise InvalidArgumentError(f"{m.shape}: out is read-only")
-    if fmt.odd_size:
-        pack_odd_slots(plan, out, fmt, fill, threads, padded=m.has_padding)
-    elif fmt.sub_byte:
-        _pack_sub_byte(plan, out, fmt.bits, fill, threads, padded=m.has_padding)
-    else:
-        _pack_whole_bytes(plan, out, fmt, fill, threads, padded=m.has_padding)
+    with new_result(out if new else None, packed=True):  # the copy engine's choice of stores reads it
+        if fmt.odd_size:
+            pack_odd_slots(plan, out, fmt, fill, threads, padded=m.has_padding)
+        elif fmt.sub_byte:
+            _pack_sub_byte(plan, out, fmt.bits, fill, threads, padded=m.has_padding)
+        else:
+            _pack_whole_bytes(plan, out, fmt, fill, threads, padded=m.has_padding)
     # a program from the second call on (a shape packed once does not pay for making one)
     kept = _kept(key) if recipe is not None and threads == 1 and arr.flags.c_contiguous else None
     if kept is not None and _wants_program(kept):
@@ -325,7 +327,7 @@ def unpack(
     if not engine.kernels_cold() and (threads is None or (type(threads) is int and threads == 1)):
         recipe = _kept((shape, False))  # a shape unpacked before: replayed
         if recipe is not None and recipe.replay is not None:
-            done = recipe.replay(buffer, out, 0)
+            done = recipe.replay(buffer, out, 0, threads)
             if done is not None:
                 return done
     if engine.kernels_cold():
@@ -340,7 +342,7 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
         and recipe.replay is not None
         and (threads is None or (type(threads) is int and threads == 1))
     ):
-        done = recipe.replay(buffer, out, 0)
+        done = recipe.replay(buffer, out, 0, threads)
         if done is not None:
             return done
     m, fmt = layout_format(shape) if recipe is None else (recipe.m, recipe.fmt)
@@ -393,7 +395,7 @@ class Recipe:
     #: with a program: the fill values it takes (0 .. fills-1: a byte, or a sub-byte slot)
     fills: int = 256
     #: with a program: the call that replays it (:func:`pack_replayer`, :func:`unpack_replayer`)
-    replay: Callable[[Any, Any, Any], np.ndarray | None] | None = None
+    replay: Callable[[Any, Any, Any, Any], np.ndarray | None] | None = None
 
 
 #: Recipes by (shape as given, packing?, and for packing the array's dtype and dims).
@@ -431,7 +433,10 @@ def _with_program(
     """``recipe`` with the program of its one-thread path (the same recipe where there is none)."""
     m, fmt = recipe.m, recipe.fmt
     recipe = replace(recipe, program=None, tuning=tuning(), fills=1 << min(fmt.bits, 8))
-    if fmt.odd_size or m.size_in_bytes >= engine.PARALLEL_MIN_BYTES:
+    # words and plain copies of whole bytes replay up to 32 MB (the Python of the full path cost
+    # a fifth of a 16 MB copy); from there the full path's streamed stores win
+    largest = engine.PARALLEL_MIN_BYTES if fmt.sub_byte else STREAM_COPY_MIN_BYTES
+    if fmt.odd_size or m.size_in_bytes >= largest:
         return recipe
     if fmt.sub_byte:
         box_bytes = -(-math.prod(plan.box) * fmt.bits // 8)
@@ -504,9 +509,9 @@ def _replayable(recipe: Recipe, packing: bool) -> Recipe:
     return replace(recipe, replay=(pack_replayer if packing else unpack_replayer)(recipe))
 
 
-def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any], np.ndarray | None]:
+def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.ndarray | None]:
     """:func:`pack` of a C-contiguous array by the recipe's program, as ``replay(array, fill,
-    out)``: the buffer, or None (nothing written) where the full path must decide: an argument
+    out, threads)``: the buffer, or None (nothing written) where the full path must decide: an argument
     to check, a misaligned buffer, settings changed since the program was made (:func:`tuning`).
     Everything it can decide once is decided here: a call of 64 KB costs about as much as
     copying it, so each attribute lookup on the way counts."""
@@ -517,8 +522,15 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any], np.ndarray
     spread = [sum(f << (bits * i) for i in range(8 // bits)) for f in range(fills)] if bits < 8 else None
     dims, uint8, empty, memory = (size,), _UINT8, np.empty, fresh_memory
 
-    def replay(arr: np.ndarray, fill: Any, out: Any) -> np.ndarray | None:
+    # on every CPU (threads=None) from PARALLEL_MIN_BYTES, and into a large buffer of its own,
+    # the full path decides (threads; whether to store past the caches: fresh_memory.new_result)
+    many = size >= engine.PARALLEL_MIN_BYTES
+    allocates = size < (engine.STAGED_MIN_BYTES if bits == 8 else engine.PARALLEL_MIN_BYTES)
+
+    def replay(arr: np.ndarray, fill: Any, out: Any, threads: int | None) -> np.ndarray | None:
         if type(fill) is not int or not 0 <= fill < fills or not arr.flags.c_contiguous:
+            return None
+        if (threads is None and many) or (out is None and not allocates):
             return None
         if tuning() != made:
             return None  # made under other settings (before numba was loaded): made again
@@ -541,16 +553,21 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any], np.ndarray
     return replay
 
 
-def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any], np.ndarray | None]:
-    """:func:`unpack` by the recipe's program, as ``replay(buffer, out, 0)``, or None where the
+def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray | None]:
+    """:func:`unpack` by the recipe's program, as ``replay(buffer, out, 0, threads)``, or None where the
     full path must decide (see :func:`pack_replayer`)."""
     program, size, made, dtype = recipe.program, recipe.size, recipe.tuning, recipe.fmt.dtype
     assert program is not None
     dims, flat, uint8, empty, memory = program.dims, (size,), _UINT8, np.empty, fresh_memory
     nbytes = math.prod(dims) * dtype.itemsize  # the result's
 
-    def replay(buffer: Any, out: Any, _: Any) -> np.ndarray | None:
+    many = size >= engine.PARALLEL_MIN_BYTES  # as for pack_replayer
+    allocates = nbytes < engine.PARALLEL_MIN_BYTES
+
+    def replay(buffer: Any, out: Any, _: Any, threads: int | None) -> np.ndarray | None:
         if type(buffer) is not np.ndarray or buffer.dtype is not uint8 or buffer.shape != flat:
+            return None
+        if (threads is None and many) or (out is None and not allocates):
             return None
         if tuning() != made:
             return None

@@ -42,7 +42,14 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["split_byte_row", "unweave_bytes", "unweave_halves", "weave_bytes", "weave_halves"]
+__all__ = [
+    "split_byte_row",
+    "split_bytes_aligned",
+    "unweave_bytes",
+    "unweave_halves",
+    "weave_bytes",
+    "weave_halves",
+]
 
 #: Bytes in one vector of the shuffles (the words woven per step: ``VECTOR`` of bytes, half of halves).
 VECTOR = 64
@@ -283,20 +290,42 @@ def split_byte_row(parts, p, step, words, w, w2, n2, n):  # type: ignore[no-unty
         return
     if lead:  # the head: the first 64 elements of the first run
         _unweave_bytes_64(parts, p, step, words, w, w + 16, w + 32, w + 48)
-    q = lead
+    # element q of the row is element off of run i2 (no division: a quarter of the vector
+    # past the run's end is in the next run, jump words on)
+    q, i2, off, jump = lead, 0, lead, w2 - n
     while q + VECTOR <= m:
-        r0, r1, r2, r3 = q // n, (q + 16) // n, (q + 32) // n, (q + 48) // n
+        a = w + i2 * w2 + off
+        o1, o2, o3 = off + 16 >= n, off + 32 >= n, off + 48 >= n
         _unweave_bytes_64(
-            parts,
-            p + q,
-            step,
-            words,
-            w + r0 * w2 + q - r0 * n,
-            w + r1 * w2 + q + 16 - r1 * n,
-            w + r2 * w2 + q + 32 - r2 * n,
-            w + r3 * w2 + q + 48 - r3 * n,
+            parts, p + q, step, words, a, a + 16 + o1 * jump, a + 32 + o2 * jump, a + 48 + o3 * jump
         )
         q += VECTOR
+        off += VECTOR
+        if off >= n:
+            off -= n
+            i2 += 1
     if q < m:  # the tail: the last 64 elements of the last run
         t = w + (n2 - 1) * w2 + n - VECTOR
         _unweave_bytes_64(parts, p + m - VECTOR, step, words, t, t + 16, t + 32, t + 48)
+
+
+@njit(nogil=True, cache=True)
+def split_bytes_aligned(parts, p, step, words, w, n):  # type: ignore[no-untyped-def]
+    """:func:`unweave_bytes` (one run of ``n`` words) with vector stores that start cache lines,
+    where the 4 rows are equally aligned (``step`` a multiple of 64) and longer than two
+    vectors, as :func:`split_byte_row` does: the rows' first and last 64 elements are stored
+    once more unaligned (the same bytes). For the staged kernels' long runs (each stage row of
+    a tile row: unpacking 16 to 64 MB of ``s8`` one-threaded, 5-10% faster)."""
+    lead = _lead(parts, p, n)
+    if step % LINE or n < lead + 2 * VECTOR:
+        unweave_bytes(parts, p, step, words, w, n)
+        return
+    if lead:
+        _unweave_bytes_64(parts, p, step, words, w, w + 16, w + 32, w + 48)
+    q = lead
+    while q + VECTOR <= n:
+        _unweave_bytes_64(parts, p + q, step, words, w + q, w + q + 16, w + q + 32, w + q + 48)
+        q += VECTOR
+    if q < n:
+        t = w + n - VECTOR
+        _unweave_bytes_64(parts, p + n - VECTOR, step, words, t, t + 16, t + 32, t + 48)

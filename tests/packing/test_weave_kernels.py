@@ -21,7 +21,7 @@ from layout_algebra.packing import copy_engine, replay
 from layout_algebra.packing.numpy_eval import pack, unpack
 
 pytest.importorskip("numba")
-from layout_algebra.packing import weave_kernels  # after the skip: it needs numba
+from layout_algebra.packing import copy_kernels, weave_kernels  # after the skip: they need numba
 
 
 @settings(max_examples=150, deadline=None)
@@ -240,3 +240,172 @@ def test_read_only_arrays_and_buffers_pack_and_unpack_on_every_call(text) -> Non
         frozen = np.frombuffer(expected.tobytes(), np.uint8)
         assert not frozen.flags.writeable
         np.testing.assert_array_equal(raw_bytes(unpack(frozen, text, threads=1)), raw_bytes(x), err_msg=text)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    n=st.integers(0, 400),
+    step_lines=st.integers(0, 8),
+    step_extra=st.sampled_from([0, 0, 16, 1, 3]),
+    shift=st.integers(0, 63),
+    w=st.integers(0, 20),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_runs_split_with_line_aligned_stores_match_a_loop(n, step_lines, step_extra, shift, w, seed) -> None:
+    # split_bytes_aligned (the staged rows of s8 and pred): rows equally aligned or not, any
+    # start in a line, runs shorter and longer than its head and tail vectors; read-only words
+    step = max(n, 64 * step_lines) + step_extra
+    rng = np.random.default_rng(seed)
+    words = rng.integers(0, 2**32, w + n + 5, dtype=np.uint32)
+    words.flags.writeable = False
+    raw = np.full(4 * step + n + 128, 0xEE, np.uint8)
+    start = (-raw.ctypes.data) % 64 + shift
+    parts = raw[start : start + 3 * step + n]
+    weave_kernels.split_bytes_aligned(parts, 0, step, words, w, n)
+    expected = np.full(parts.size, 0xEE, np.uint8)
+    for j in range(4):
+        expected[j * step : j * step + n] = (words[w : w + n] >> np.uint32(8 * j)).astype(np.uint8)
+    np.testing.assert_array_equal(parts, expected)
+    assert (raw[:start] == 0xEE).all() and (raw[start + parts.size :] == 0xEE).all()
+
+
+def word_strides(shape: list[int], order: list[int], first: int) -> list[int]:
+    """Strides of a dense box of ``shape`` laid out in ``order`` (outermost first), ``first``
+    elements apart along the innermost of ``order``."""
+    strides, stride = [0] * len(shape), first
+    for k in reversed(order):
+        strides[k] = stride
+        stride *= shape[k]
+    return strides
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    halves=st.booleans(),
+    shape=st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 150)),
+    word_order=st.permutations([0, 1, 2]),
+    part_order=st.permutations([0, 1, 2]),
+    gap=st.integers(0, 9),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_runs_woven_in_one_loop_nest_match_the_definition(halves, shape, word_order, part_order, gap, seed):
+    # the replays' path for a few words (copy_kernels.weave_runs and the like): runs of words
+    # and of parts in any order of the outer dims, parts read-only when woven and words when split
+    count, bits = (2, 16) if halves else (4, 8)
+    dtype = np.dtype(np.uint16 if halves else np.uint8)
+    shape = list(shape)
+    n = shape[3]
+    ws = [*word_strides(shape[:3], word_order, n + gap), 1]
+    outer = word_strides(shape[:3], part_order, count * n + gap)  # a word's parts: rows n apart
+    ps, step = [*outer, 1], n
+    rng = np.random.default_rng(seed)
+    p_span = 1 + sum((k - 1) * s for k, s in zip(shape, ps, strict=True)) + (count - 1) * step
+    w_span = 1 + sum((k - 1) * s for k, s in zip(shape, ws, strict=True))
+    parts = rng.integers(0, 1 << bits, p_span, dtype=dtype)
+    parts.flags.writeable = False
+    args = [np.array(v, np.int64) for v in (ws, ps, shape)]
+    words = np.full(w_span + 3, 0xA5A5A5A5, np.uint32)
+    weave = copy_kernels.weave_half_runs if halves else copy_kernels.weave_runs
+    weave(words, 1, args[0], parts, 0, args[1], step, args[2])
+    written = np.zeros(words.size, bool)
+    for i in np.ndindex(*shape):
+        p = sum(a * b for a, b in zip(i, ps, strict=True))
+        w = 1 + sum(a * b for a, b in zip(i, ws, strict=True))
+        expected = sum(int(parts[p + j * step]) << (bits * j) for j in range(count))
+        assert int(words[w]) == expected, (i, shape, ws, ps)
+        written[w] = True
+    assert (words[~written] == 0xA5A5A5A5).all()
+    back = np.full(p_span, 0xEE, dtype)
+    words.flags.writeable = False
+    unweave = copy_kernels.unweave_half_runs if halves else copy_kernels.unweave_runs
+    unweave(back, 0, args[1], step, words, 1, args[0], args[2])
+    covered = np.zeros(p_span, bool)
+    for i in np.ndindex(*shape):
+        p = sum(a * b for a, b in zip(i, ps, strict=True))
+        covered[p + step * np.arange(count)] = True
+    np.testing.assert_array_equal(back[covered], parts[covered])
+    assert (back[~covered] == 0xEE).all()
+
+
+@pytest.mark.parametrize("offset", [0, 4, 16, 60])
+@pytest.mark.parametrize("dims", [(1, 1, 3), (2, 3, 5), (8, 2, 16), (8, 4, 128), (1, 2, 1100)])
+@pytest.mark.parametrize("outer", [1, 2])  # which of i1, i2 steps the farther in the words
+def test_staged_byte_words_streamed_out_match_plain_stores(offset, dims, outer) -> None:
+    # the (32,128)(4,1) path of s8 from 8 MB: words of each i0 built in a stage in the order of
+    # the rows, written out in the order of memory -- streamed, whole 64-byte lines from a
+    # buffer matching the region's lines, the partial lines at the region's ends plainly; at
+    # any alignment (regions under a line, of one, of many) only the words may change
+    n1, n2, n3 = dims
+    shape = np.array([2, n1, n2, n3], np.int64)
+    ps = np.array([4 * n1 * n2 * n3 + 3, 4 * n2 * n3, n3, 1], np.int64)  # rows run on across i2
+    step = n2 * n3
+    inner = 3 - outer
+    ws = np.zeros(4, np.int64)
+    ws[3], ws[inner], ws[outer] = 1, n3, n3 * shape[inner]
+    ws[0] = n1 * n2 * n3 + 3  # a gap between the regions of i0
+    rng = np.random.default_rng(offset + 7 * n3 + outer)
+    parts = rng.integers(0, 256, 2 * ps[0], dtype=np.uint8)
+    parts.flags.writeable = False
+    span = int(ws[0]) + n1 * n2 * n3
+    results = []
+    for streamed in (True, False):
+        storage = np.full(span + 32, 0xA5A5A5A5, np.uint32)
+        start = ((-storage.ctypes.data) % 64 + offset) // 4
+        words = storage[start : start + span]
+        copy_kernels.words_from_bytes(words, 0, ws, parts, 0, ps, step, shape, True, streamed)
+        written = np.zeros(storage.size, bool)
+        for i in np.ndindex(*shape):
+            w = sum(a * b for a, b in zip(i, ws, strict=True))
+            p = sum(a * b for a, b in zip(i, ps, strict=True))
+            expected = sum(int(parts[p + j * step]) << (8 * j) for j in range(4))
+            assert int(words[w]) == expected, (streamed, i)
+            written[start + w] = True
+        assert (storage[~written] == 0xA5A5A5A5).all(), streamed
+        results.append(words.copy())
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.skipif(copy_engine.kernels() is None, reason="the kernels need numba")
+@pytest.mark.parametrize(
+    "text",
+    [
+        "s8[256,512]{1,0:T(32,128)(4,1)}",
+        "pred[128,1024]{1,0:T(8,128)(4,1)}",
+        "bf16[128,512]{1,0:T(8,128)(2,1)}",
+        "s8[131,600]{1,0:T(32,128)(4,1)}",
+    ],
+)
+def test_large_one_thread_calls_replay_staged_and_streamed_programs(text, monkeypatch) -> None:
+    # from PARALLEL_MIN_BYTES, one-thread calls replay a program too (the default, every CPU,
+    # takes the full path); here with the words staged and streamed as at 16 MB and more
+    from layout_algebra.packing import fresh_memory, numpy_eval, stage_walk
+
+    monkeypatch.setattr(copy_engine, "PARALLEL_MIN_BYTES", 1 << 16)
+    monkeypatch.setattr(copy_engine, "STAGED_MIN_BYTES", 1 << 14)
+    monkeypatch.setattr(copy_engine, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(stage_walk, "KERNEL_CHUNK_BYTES", 1 << 15)
+    monkeypatch.setattr(stage_walk, "CHUNK_BYTES", 1 << 15)
+    m = layout_map(text)
+    rng = np.random.default_rng(len(text))
+    first = random_array(m, rng)
+    for _ in range(2):
+        unpack(pack(first, text, fill=0x5A, threads=1), text, threads=1)
+    assert numpy_eval._RECIPES[(text, True, first.dtype, first.shape)].program is not None
+    # (unpacking the ragged layout's edge blocks has no program: the full path, checked too)
+    assert (numpy_eval._RECIPES[(text, False)].program is not None) == (not m.has_padding)
+    assert m.size_in_bytes >= copy_engine.PARALLEL_MIN_BYTES
+    x = random_array(m, rng)
+    x.flags.writeable = False
+    expected = reference_pack(x, text, fill=0x5A)
+    np.testing.assert_array_equal(pack(x, text, fill=0x5A, threads=1), expected, err_msg=text)
+    assert not fresh_memory._results  # the new buffer (its words stored plainly) forgotten after the call
+    into = rng.integers(0, 256, m.size_in_bytes, dtype=np.uint8)
+    assert pack(x, text, fill=0x5A, out=into, threads=1) is into
+    np.testing.assert_array_equal(into, expected, err_msg=text)
+    np.testing.assert_array_equal(pack(x, text, fill=0x5A), expected, err_msg=text)  # two threads
+    frozen = np.frombuffer(expected.tobytes(), np.uint8)
+    np.testing.assert_array_equal(raw_bytes(unpack(frozen, text, threads=1)), raw_bytes(x), err_msg=text)
+    back = random_array(m, rng)
+    assert unpack(expected, text, out=back, threads=1) is back
+    np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=text)
+    np.testing.assert_array_equal(raw_bytes(unpack(expected, text)), raw_bytes(x), err_msg=text)
