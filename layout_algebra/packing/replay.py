@@ -58,6 +58,8 @@ __all__ = [
     "Step",
     "bound_kernels",
     "copy_step",
+    "entries_of",
+    "entries_on_flat",
     "kernel_step",
     "place",
     "typed",
@@ -250,10 +252,19 @@ def entry_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], boo
             params = entry_params(a[1], a[2], a[4], a[5], a[6], a[7], a[8], *a[9:])
         else:  # (parts, po, ps, step, words, wo, ws, shape, staged[, streamed])
             params = entry_params(a[5], a[6], a[1], a[2], a[3], a[7], a[8], *a[9:])
-        calls.append((entry, params))
-    native, seen_as = NUMBA_TYPE_NUMS, parts_dtype
-    if seen_as is None:
+        calls.append((entry, (params,)))
+    if parts_dtype is None:
         return None
+    return entries_on_flat(calls, NUMBA_TYPE_NUMS, parts_dtype)
+
+
+def entries_on_flat(
+    calls: Sequence[tuple[Callable[..., bool], tuple[Any, ...]]], native: frozenset[int], seen_as: np.dtype
+) -> Callable[[np.ndarray, np.ndarray, int], bool]:
+    """:meth:`Program.run` as calls of compiled entries, each ``entry(buffer, flat, *args)``:
+    ``flat`` is the logical array raveled (a view), seen as ``seen_as`` unless numba takes its
+    dtype as it is (its type number in ``native``). False, as soon as an entry answers False
+    (misaligned: nothing written), or for a buffer that is not one run."""
 
     def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
         if not buffer.flags.c_contiguous:
@@ -261,12 +272,18 @@ def entry_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], boo
         flat = logical.ravel()
         if flat.dtype.num not in native:
             flat = flat.view(seen_as)
-        for entry, params in calls:
-            if not entry(buffer, flat, params):
+        for entry, args in calls:
+            if not entry(buffer, flat, *args):
                 return False
         return True
 
+    run.entries = tuple(entry for entry, _ in calls)  # type: ignore[attr-defined]
     return run
+
+
+def entries_of(run: Callable[..., bool] | None) -> tuple[Callable[..., bool], ...]:
+    """The compiled entries a bound run (:attr:`Program.bound`) calls, in order; () for any other."""
+    return tuple(getattr(run, "entries", ()))
 
 
 #: The transposing kernels of :mod:`layout_algebra.packing.transpose_kernels` that have an entry.
@@ -300,21 +317,8 @@ def transpose_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int],
         if not has_entry(np.empty(1, word), far_strides, a[6]):
             return None
         params = transpose_params(scatter, a[1], a[2], a[4], a[5], a[6], a[8], a[9], a[10])
-        calls.append((transpose_to_buffer if roles[0][0] == BUFFER else transpose_to_logical, params))
-    native = COPY_TYPE_NUMS
-
-    def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
-        if not buffer.flags.c_contiguous:
-            return False
-        flat = logical.ravel()
-        if flat.dtype.num not in native:
-            flat = flat.view(np.uint8)
-        for entry, params in calls:
-            if not entry(buffer, flat, params):
-                return False
-        return True
-
-    return run
+        calls.append((transpose_to_buffer if roles[0][0] == BUFFER else transpose_to_logical, (params,)))
+    return entries_on_flat(calls, COPY_TYPE_NUMS, np.dtype(np.uint8))
 
 
 #: NumPy type numbers of the dtypes a compiled copy takes as they are (bool, integers, float32,
@@ -365,21 +369,8 @@ def copy_calls(program: Program) -> Callable[[np.ndarray, np.ndarray, int], bool
             return None
         shape, (ds, ss) = merged
         params = copy_params(dst.role, dst.offset // size, ds, src.offset // size, ss, shape)
-        calls.append((copy_to_buffer if dst.role == BUFFER else copy_to_logical, params, size))
-    native = COPY_TYPE_NUMS
-
-    def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
-        if not buffer.flags.c_contiguous:
-            return False
-        flat = logical.ravel()
-        if flat.dtype.num not in native:
-            flat = flat.view(np.uint8)
-        for copy, params, size in calls:
-            if not copy(buffer, flat, params, size):
-                return False
-        return True
-
-    return run
+        calls.append((copy_to_buffer if dst.role == BUFFER else copy_to_logical, (params, size)))
+    return entries_on_flat(calls, COPY_TYPE_NUMS, np.dtype(np.uint8))
 
 
 def typed(base: np.ndarray, dtype: np.dtype) -> np.ndarray:
