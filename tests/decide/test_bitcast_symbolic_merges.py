@@ -217,8 +217,10 @@ def assert_agrees_with_the_bytes(verdict, src: str, dst: str, points: list[dict[
                 cex["dst_allocated_bytes"],
             )
             assert _buffer_bytes(ca) != _buffer_bytes(cb)
-        else:  # an element moves: the solver's smallest sizes, packed
-            assert math.prod(ca.dimensions) <= 1 << 21, cex
+        else:  # an element moves: at the solver's sizes, packed (its models are not minimal:
+            # Z3 4.13.4 gave A = B = 16 for f32[A*128*128,B], 4M elements; bounded to keep the
+            # byte check cheap, about a second at 4M)
+            assert math.prod(ca.dimensions) <= 1 << 24, cex
             assert not moves_no_data(str(ca), str(cb)), str(verdict)
     else:  # one for every size (memory spaces, element widths): the bytes move wherever non-empty
         assert not any(ok for p, ok in by_bytes.items() if 0 not in p), str(verdict)
