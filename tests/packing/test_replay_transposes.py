@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.oracles import random_array, raw_bytes, reference_pack
+from support.oracles import random_array, raw_bytes
+from support.packing_checks import check_one_thread_round_trip
 
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.packing import copy_engine, numpy_eval, replay, replay_transposes
@@ -138,21 +139,7 @@ def test_transposing_replays_match_the_index_map(text, whole) -> None:
         assert entry_bound((text, True, first.dtype, first.shape)), text
         assert entry_bound((text, False)), text
     for _ in range(2):
-        x = random_array(m, rng)
-        expected = reference_pack(x, text, fill=0x5A)
-        np.testing.assert_array_equal(pack(x, text, fill=0x5A, threads=1), expected, err_msg=text)
-        x.flags.writeable = False  # a read-only array packs the same
-        into = rng.integers(0, 256, m.size_in_bytes, dtype=np.uint8)
-        assert pack(x, text, fill=0x5A, out=into, threads=1) is into
-        np.testing.assert_array_equal(into, expected, err_msg=text)
-        raw = rng.integers(0, 256, m.size_in_bytes + 8, dtype=np.uint8)
-        for shift in (1, 2, 4):  # misaligned words (1, 2): the full path; aligned (4): the entry
-            out = raw[shift : shift + m.size_in_bytes]
-            np.testing.assert_array_equal(pack(x, text, fill=0x5A, out=out, threads=1), expected)
-            np.testing.assert_array_equal(raw_bytes(unpack(out, text, threads=1)), raw_bytes(x))
-        back = random_array(m, rng)
-        assert unpack(expected, text, out=back, threads=1) is back
-        np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=text)
+        x, expected = check_one_thread_round_trip(m, text, rng, fill=0x5A)
         frozen = expected.copy()
         frozen.flags.writeable = False  # a read-only buffer unpacks the same
         np.testing.assert_array_equal(raw_bytes(unpack(frozen, text, threads=1)), raw_bytes(x))

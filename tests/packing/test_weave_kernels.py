@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.oracles import random_array, raw_bytes, reference_pack
+from support.packing_checks import check_one_thread_round_trip
 
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.packing import copy_engine, replay
@@ -129,21 +130,7 @@ def test_entry_replays_match_the_index_map(text) -> None:
     whole = not m.has_padding
     assert entry_bound(text, first) == whole, text
     for _ in range(2):
-        x = random_array(m, rng)
-        expected = reference_pack(x, text, fill=0x5A)
-        np.testing.assert_array_equal(pack(x, text, fill=0x5A, threads=1), expected, err_msg=text)
-        x.flags.writeable = False  # a read-only array packs the same
-        into = rng.integers(0, 256, m.size_in_bytes, dtype=np.uint8)
-        assert pack(x, text, fill=0x5A, out=into, threads=1) is into
-        np.testing.assert_array_equal(into, expected, err_msg=text)
-        raw = rng.integers(0, 256, m.size_in_bytes + 8, dtype=np.uint8)
-        for shift in (1, 2, 4):  # misaligned words (1, 2): the full path; aligned (4): the entry
-            out = raw[shift : shift + m.size_in_bytes]
-            np.testing.assert_array_equal(pack(x, text, fill=0x5A, out=out, threads=1), expected)
-            np.testing.assert_array_equal(raw_bytes(unpack(out, text, threads=1)), raw_bytes(x))
-        back = random_array(m, rng)
-        assert unpack(expected, text, out=back, threads=1) is back
-        np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=text)
+        x, expected = check_one_thread_round_trip(m, text, rng, fill=0x5A)
         np.testing.assert_array_equal(raw_bytes(unpack(expected, text, threads=2)), raw_bytes(x))
 
 
