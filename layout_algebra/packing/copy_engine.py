@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from layout_algebra.packing.caches import kept_bytes
 from layout_algebra.packing.fresh_memory import result_bytes, untouched
 
 __all__ = [
@@ -104,16 +105,21 @@ STAGED_MIN_BYTES = 1 << 23
 #: 16-bit halves into at least this many bytes, are written past the cache (non-temporal stores
 #: of whole lines: no read first); nibbles and bytes not into memory untouched yet
 #: (:func:`streams_nibbles`). Bytes and halves taken apart are stored plainly: streamed, they
-#: measured 10-20% slower (one thread, 16-64 MB).
-STREAM_MIN_BYTES = 1 << 21
+#: measured 10-20% slower (one thread, 16-64 MB). A quarter of the bytes the caches keep
+#: between calls (:func:`~layout_algebra.packing.caches.kept_bytes`), and at least 2 MB: on
+#: the Xeon VM (2 MB counted) streaming won from 2 MB; on the Zen 4 VM (its 32 MB L3: 8 MB)
+#: plain stores win below 8 MB (``bf16`` words built, one thread, into a buffer: 4 MB 0.25-0.29
+#: of the copy streamed against 0.53-0.60 plainly, 6 MB 0.23-0.31 against 0.44-0.48; 8 MB even).
+STREAM_MIN_BYTES = max(1 << 21, kept_bytes() // 4)
 #: Nibbles are streamed only where the whole relayout packs at least this many bytes of words
 #: (the chunks of a large one are each smaller): below, the two arrays (the words and twice
 #: as many bytes of nibbles) mostly stay in the last-level cache, and plain stores measured
 #: faster building 4 MB of words (``benchmarks/pack_sizes.py --cpu-time``, ratio to the copy
 #: 0.46-0.49 streamed, 0.56-0.62 not) and as fast taking them apart (0.38-0.41 either way);
 #: from 16 MB streaming wins (packing 0.61-0.66 against 0.47-0.48, unpacking 0.56-0.64
-#: against 0.40-0.41).
-NIBBLE_STREAM_MIN_BYTES = 1 << 23
+#: against 0.40-0.41). (Xeon VM; the Zen 4 VM's cross over there too.) At least
+#: :data:`STREAM_MIN_BYTES`.
+NIBBLE_STREAM_MIN_BYTES = max(1 << 23, STREAM_MIN_BYTES)
 
 
 # ------------------------------------------------------------------------------ threads
