@@ -590,42 +590,52 @@ def weave_runs(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-un
     """Every run of ``shape[3]`` words woven from 4 runs of bytes, in one loop nest: for a few
     words, in the caches, what the other paths add per ``i0`` and per row (a call, aligning
     the stores) costs more than it saves (taking 64 KB of ``s8`` apart: 1.8 against 3.3 us).
-    (One function per direction and part size: the side only read may be a read-only array.)"""
-    for i0 in range(shape[0]):
-        for i1 in range(shape[1]):
-            for i2 in range(shape[2]):
-                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
-                weave_bytes(words, wb, parts, po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2], step, shape[3])
+    (One function per direction and part size: the side only read may be a read-only array.)
+    The strides are read once, before the loops: read in them, every store (which could
+    alias them) made LLVM load them again, and 64 KB of ``s8`` took 2.6 instead of 1.4 us."""
+    n0, n1, n2, n = shape[0], shape[1], shape[2], shape[3]
+    w0, w1, w2, p0, p1, p2 = ws[0], ws[1], ws[2], ps[0], ps[1], ps[2]
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                wb, pb = wo + i0 * w0 + i1 * w1 + i2 * w2, po + i0 * p0 + i1 * p1 + i2 * p2
+                weave_bytes(words, wb, parts, pb, step, n)
 
 
 @njit(nogil=True, cache=True)
 def unweave_runs(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
     """The inverse of :func:`weave_runs`."""
-    for i0 in range(shape[0]):
-        for i1 in range(shape[1]):
-            for i2 in range(shape[2]):
-                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
-                unweave_bytes(parts, po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2], step, words, wb, shape[3])
+    n0, n1, n2, n = shape[0], shape[1], shape[2], shape[3]
+    w0, w1, w2, p0, p1, p2 = ws[0], ws[1], ws[2], ps[0], ps[1], ps[2]
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                wb, pb = wo + i0 * w0 + i1 * w1 + i2 * w2, po + i0 * p0 + i1 * p1 + i2 * p2
+                unweave_bytes(parts, pb, step, words, wb, n)
 
 
 @njit(nogil=True, cache=True)
 def weave_half_runs(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-untyped-def]
     """:func:`weave_runs` for words of two 16-bit halves."""
-    for i0 in range(shape[0]):
-        for i1 in range(shape[1]):
-            for i2 in range(shape[2]):
-                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
-                weave_halves(words, wb, parts, po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2], step, shape[3])
+    n0, n1, n2, n = shape[0], shape[1], shape[2], shape[3]
+    w0, w1, w2, p0, p1, p2 = ws[0], ws[1], ws[2], ps[0], ps[1], ps[2]
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                wb, pb = wo + i0 * w0 + i1 * w1 + i2 * w2, po + i0 * p0 + i1 * p1 + i2 * p2
+                weave_halves(words, wb, parts, pb, step, n)
 
 
 @njit(nogil=True, cache=True)
 def unweave_half_runs(parts, po, ps, step, words, wo, ws, shape):  # type: ignore[no-untyped-def]
     """The inverse of :func:`weave_half_runs`."""
-    for i0 in range(shape[0]):
-        for i1 in range(shape[1]):
-            for i2 in range(shape[2]):
-                wb = wo + i0 * ws[0] + i1 * ws[1] + i2 * ws[2]
-                unweave_halves(parts, po + i0 * ps[0] + i1 * ps[1] + i2 * ps[2], step, words, wb, shape[3])
+    n0, n1, n2, n = shape[0], shape[1], shape[2], shape[3]
+    w0, w1, w2, p0, p1, p2 = ws[0], ws[1], ws[2], ps[0], ps[1], ps[2]
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                wb, pb = wo + i0 * w0 + i1 * w1 + i2 * w2, po + i0 * p0 + i1 * p1 + i2 * p2
+                unweave_halves(parts, pb, step, words, wb, n)
 
 
 # ------------------------------------------------------------------- the kernels: over i0
