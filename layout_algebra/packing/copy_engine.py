@@ -99,8 +99,14 @@ KERNEL_MIN_BYTES = 1 << 18
 STAGE_BYTES = 1 << 19
 #: ... where it builds at least this many bytes of words in one call: below, the words stay in
 #: the caches anyway, and building them in place was faster (1 MB of s8 words: 66 against 86
-#: us; 4 MB: 343 against 434 us).
-STAGED_MIN_BYTES = 1 << 23
+#: us; 4 MB: 343 against 434 us). At least 8 MB and the bytes the caches keep
+#: (:func:`~layout_algebra.packing.caches.kept_bytes`): on the Zen 4 VM (32 MB kept), one
+#: thread, against the copy, staged from 8 MB -> from 32 MB: ``bf16`` 8 MB pack into
+#: 0.47 -> 0.67, unpack 0.31 -> 0.49; ``s8`` 8 MB pack allocating 0.29 -> 0.51, 16 MB
+#: 0.46 -> 0.61; ``pred`` 16 MB allocating 0.49 -> 0.58 (into 0.65 -> 0.57); ``s4`` 16 MB
+#: pack 0.38 -> 0.47, unpack 0.63 -> 0.78. From 32 MB staging still wins (``s8`` pack
+#: into 0.57 -> 0.71).
+STAGED_MIN_BYTES = max(1 << 23, kept_bytes())
 #: Nibbles taken apart into at least this many bytes, or words built of nibbles, bytes or
 #: 16-bit halves into at least this many bytes, are written past the cache (non-temporal stores
 #: of whole lines: no read first); nibbles and bytes not into memory untouched yet
