@@ -147,3 +147,46 @@ def test_streamed_rows_match_on_both_paths(m, lead) -> None:
             )
             written[pb + j * step : pb + j * step + m] = True
         assert (raw[~written] == 0xEE).all()
+
+
+@njit
+def _unpack_pairs(parts, pb, step, words8, at, blocks):  # type: ignore[no-untyped-def]
+    for k in range(4):
+        for b in range(blocks):
+            nv.unpack_pair(
+                parts, pb + 2 * k * step + 64 * b, pb + (2 * k + 1) * step + 64 * b, words8, at + 256 * b, k
+            )
+
+
+@pytest.mark.skipif(not nv.HAS_BYTE_PERMUTE, reason="unpack_pair needs AVX-512 VBMI")
+@pytest.mark.parametrize(("blocks", "step", "shift"), [(1, 64, 0), (3, 197, 5), (2, 4096, 3)])
+def test_pairs_match_the_definition(blocks, step, shift) -> None:
+    n = 64 * blocks
+    parts, _ = _rows(n, step, 0, step + blocks)
+    words = np.zeros(4 * n + shift, np.uint8)
+    words[shift:] = _words_of(parts, 0, step, 0, n)
+    back = np.full(8 * step + 64, 0xEE, np.uint8)
+    _unpack_pairs(back, shift, step, words, shift, blocks)
+    written = np.zeros(back.size, bool)
+    for j in range(8):
+        at = shift + j * step
+        np.testing.assert_array_equal(back[at : at + n], parts[j * step : j * step + n] & 0xF)
+        written[at : at + n] = True
+    assert (back[~written] == 0xEE).all()
+
+
+@pytest.mark.parametrize(("lo", "hi", "shift"), [(0, 1, 0), (3, 200, 7), (0, 256, 0), (64, 333, 1)])
+def test_rows_sharing_cache_sets_split_on_both_paths(lo, hi, shift) -> None:
+    step = ck.ALIASED_ROWS  # the pair path of _split_nibbles
+    parts, _ = _rows(hi, step, shift, hi + 7)
+    line8 = np.zeros(4 * hi, np.uint8)
+    line8[4 * lo :] = _words_of(parts, 0, step, lo, hi)
+    for split in (ck._split_nibbles, ck._split_nibble_pairs):
+        back = np.full(8 * step + 8, 0xEE, np.uint8)
+        split(back, 0, step, line8, lo, hi)
+        written = np.zeros(back.size, bool)
+        for j in range(8):
+            at = j * step
+            np.testing.assert_array_equal(back[at + lo : at + hi], parts[at + lo : at + hi] & 0xF)
+            written[at + lo : at + hi] = True
+        assert (back[~written] == 0xEE).all()
