@@ -61,11 +61,20 @@ BLOCK_WORDS = 64
 
 
 def _host_has_byte_permute() -> bool:
-    """Whether the host CPU has AVX-512 VBMI (``vpermb``, ``vpermt2b``), as LLVM sees it."""
+    """Whether numba compiles for a CPU with AVX-512 VBMI (``vpermb``, ``vpermt2b``): the host
+    as LLVM sees it, unless numba is told to compile for another CPU (``NUMBA_CPU_NAME``,
+    e.g. ``generic`` for caches shared between machines), where the features it is given
+    must name it (inline assembly of an instruction the target lacks does not compile)."""
+    from numba.core import config
+
     try:
         binding.initialize_native_target()
         binding.initialize_native_asmparser()  # for the inline assembly of _permute
-        return "+avx512vbmi" in binding.get_host_cpu_features().flatten().split(",")
+        if config.CPU_NAME and config.CPU_NAME != "host":
+            features = config.CPU_FEATURES or ""
+        else:
+            features = binding.get_host_cpu_features().flatten()
+        return "+avx512vbmi" in features.split(",")
     except (RuntimeError, AttributeError):  # pragma: no cover - no host features on this LLVM
         return False
 
