@@ -547,6 +547,10 @@ DIRECT_BYTES = 1 << 21
 #: (16 KB of 4-byte elements on each side: both stay in the L1 cache).
 BLOCK_FAR_ROWS = 32
 BLOCK_NEAR_ROWS = 128
+#: ... and unpacking (:func:`scatter_rows`), this many near rows by this many far rows (Zen 4,
+#: 16 MB streamed, f32/f8 words: 0.70/0.23 -> 1.05/0.47 of ``np.copyto``, kernel alone).
+SCATTER_NEAR_ROWS = 64
+SCATTER_FAR_ROWS = 128
 #: Rows in one group, for a side whose rows are evenly spaced (:func:`row_offset`).
 ONE_GROUP = 1 << 62
 
@@ -674,11 +678,10 @@ def aligned_rows(dst, q, d_outer, d_inner, dk, src, p, s_outer, s_inner, sk, n, 
     in the same order, by blocks at ``0`` and ``n - 16`` (``m - 16``) overlapping the others (the
     same values written twice: no element by element edges; :func:`_block_grid`).
 
-    A load or store across two lines touches both; the next block, 16 rows of 2-8 KB apart
-    later, finds the line it shares evicted (those rows share the L1 cache's sets). AMD Zen 4,
-    one thread, CPU time, arrays 16 bytes past a line (NumPy's), f32 ``{0,1:T(8,128)}`` kernel
-    alone against ``np.copyto``: 1 MB pack/unpack 0.42/0.31 -> 0.63/0.43, 4 MB (not streamed)
-    0.29/0.26 -> 0.46/0.33; f8 words 1 MB 0.30/0.39 -> 0.41/0.50, 4 MB 0.28/0.28 -> 0.40/0.39.
+    A load or store across two lines touches both; the next block finds the line it shares
+    evicted (rows 2-8 KB apart share the L1 cache's sets). Zen 4, one thread, arrays 16 bytes
+    past a line (NumPy's), kernel alone against ``np.copyto``: f32 ``{0,1:T(8,128)}`` 1 MB
+    pack/unpack 0.42/0.28 -> 0.58/0.40, 4 MB 0.27/0.25 -> 0.47/0.36; f8 1 MB 0.31/0.37 -> 0.40/0.42.
 
     >>> src = np.arange(40 * 20, dtype=np.uint32)           # 40 rows of 20, 3 elements in
     >>> dst = np.zeros(20 * 40 + 5, np.uint32)
@@ -954,11 +957,11 @@ def scatter_rows(far, fo, fs, near, no, ns, shape, stage, width, pad, stream):  
                 if not stream:
                     transpose_rows(
                         far, q, 0, fs[4], ONE_GROUP, near, p, ns[2], ns[3], k,
-                        na * nc, nd, BLOCK_NEAR_ROWS, BLOCK_FAR_ROWS,
+                        na * nc, nd, SCATTER_NEAR_ROWS, SCATTER_FAR_ROWS,
                     )  # fmt: skip
                 elif not stream_rows(
                     far, q, 0, fs[4], ONE_GROUP, near, p, ns[2], ns[3], k,
-                    na * nc, nd, BLOCK_NEAR_ROWS, BLOCK_FAR_ROWS,
+                    na * nc, nd, SCATTER_NEAR_ROWS, SCATTER_FAR_ROWS,
                 ):  # fmt: skip
                     blocks = False  # the same answer for every (i0, i1): nothing done
                     break
