@@ -671,17 +671,14 @@ def _line_offset(a, q, outer, inner, k):  # type: ignore[no-untyped-def]
 
 @njit(nogil=True, cache=True)
 def aligned_rows(dst, q, d_outer, d_inner, dk, src, p, s_outer, s_inner, sk, n, m, bn, bm):  # type: ignore[no-untyped-def]
-    """:func:`transpose_rows` of 4-byte elements (``n, m >= 16``, groups :func:`_splits`), the
-    16x16 blocks placed where the lines of both sides start: the columns ``a`` of ``dst`` from
-    ``a_lo`` (its rows' first line boundary), the columns ``b`` of ``src`` from ``b_lo``, so that
-    every load and store of a block is one whole line. The columns left at the ends are written,
-    in the same order, by blocks at ``0`` and ``n - 16`` (``m - 16``) overlapping the others (the
-    same values written twice: no element by element edges; :func:`_block_grid`).
-
-    A load or store across two lines touches both; the next block finds the line it shares
-    evicted (rows 2-8 KB apart share the L1 cache's sets). Zen 4, one thread, arrays 16 bytes
-    past a line (NumPy's), kernel alone against ``np.copyto``: f32 ``{0,1:T(8,128)}`` 1 MB
-    pack/unpack 0.42/0.28 -> 0.58/0.40, 4 MB 0.27/0.25 -> 0.47/0.36; f8 1 MB 0.31/0.37 -> 0.40/0.42.
+    """:func:`transpose_rows` of 4-byte elements (``n, m >= 16``, groups :func:`_splits`), its
+    16x16 blocks where both sides' lines start (columns ``a`` of ``dst`` from ``a_lo``, ``b`` of
+    ``src`` from ``b_lo``): each load and store one whole line. The ends are written, in the same
+    order, by blocks at 0 and ``n - 16`` (``m - 16``) overlapping the others (:func:`_block_grid`).
+    A line two blocks share was evicted in between (rows 2-8 KB apart share the L1 sets); writing
+    the far side, the blocks go along its rows. Zen 4, one thread, kernel alone vs ``np.copyto``,
+    arrays 16 B past a line: f32 ``{0,1:T(8,128)}`` 1 MB pack/unpack 0.42/0.28 -> 0.57/0.50, 4 MB
+    (not streamed) 0.27/0.25 -> 0.44/0.40; f8 words 1 MB 0.31/0.37 -> 0.40/0.47.
 
     >>> src = np.arange(40 * 20, dtype=np.uint32)           # 40 rows of 20, 3 elements in
     >>> dst = np.zeros(20 * 40 + 5, np.uint32)
@@ -694,22 +691,25 @@ def aligned_rows(dst, q, d_outer, d_inner, dk, src, p, s_outer, s_inner, sk, n, 
     a_starts, b_starts = _block_grid(n, a_lo), _block_grid(m, b_lo)
     s_first = _group_start(a_lo, s_outer, s_inner, sk)[1]
     d_first = _group_start(b_lo, d_outer, d_inner, dk)[1]
+    along = dk == ONE_GROUP and sk != ONE_GROUP  # the far side written: along its rows, inside
     for i0 in range(0, a_starts.size, bn // 16):
         for j0 in range(0, b_starts.size, bm // 16):
-            for a in a_starts[i0 : i0 + bn // 16]:
+            ca, cb = min(bn // 16, a_starts.size - i0), min(bm // 16, b_starts.size - j0)
+            for x in range(ca * cb):
+                i, j = (i0 + x % ca, j0 + x // ca) if along else (i0 + x // cb, j0 + x % cb)
+                a, b = a_starts[i], b_starts[j]
                 s_at, s_row = _group_start(a, s_outer, s_inner, sk)
-                for b in b_starts[j0 : j0 + bm // 16]:
-                    d_at, d_row = _group_start(b, d_outer, d_inner, dk)
-                    if (a - a_lo) % 16 or (b - b_lo) % 16 or a < a_lo or b < b_lo:  # an end: any rows
-                        transpose16_at(
-                            dst, q + d_at + a, d_outer, d_inner, d_shift, d_row,
-                            src, p + s_at + b, s_outer, s_inner, s_shift, s_row,
-                        )  # fmt: skip
-                    else:  # the same first rows every time: their offsets computed once
-                        transpose16_at(
-                            dst, q + d_at + a, d_outer, d_inner, d_shift, d_first,
-                            src, p + s_at + b, s_outer, s_inner, s_shift, s_first,
-                        )  # fmt: skip
+                d_at, d_row = _group_start(b, d_outer, d_inner, dk)
+                if (a - a_lo) % 16 or (b - b_lo) % 16 or a < a_lo or b < b_lo:  # an end: any rows
+                    transpose16_at(
+                        dst, q + d_at + a, d_outer, d_inner, d_shift, d_row,
+                        src, p + s_at + b, s_outer, s_inner, s_shift, s_row,
+                    )  # fmt: skip
+                else:  # the same first rows every time: their offsets computed once
+                    transpose16_at(
+                        dst, q + d_at + a, d_outer, d_inner, d_shift, d_first,
+                        src, p + s_at + b, s_outer, s_inner, s_shift, s_first,
+                    )  # fmt: skip
 
 
 @njit(nogil=True, cache=True)
