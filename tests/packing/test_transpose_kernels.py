@@ -290,6 +290,42 @@ def test_stream_rows_refuses_rows_it_cannot_store_whole_lines_of() -> None:
         assert not dst.any()
 
 
+@settings(max_examples=150, derandomize=True)
+@given(
+    n=st.integers(16, 70),
+    m=st.integers(16, 70),
+    dk=st.sampled_from([1, 2, 4, 8, 16, ONE]),
+    sk=st.sampled_from([1, 2, 4, 8, 16, ONE]),
+    shifts=st.tuples(st.integers(0, 15), st.integers(0, 15)),
+    lines=st.tuples(st.booleans(), st.booleans()),
+    blocks=st.sampled_from([(16, 16), (32, 128), (128, 32), (48, 80)]),
+)
+def test_aligned_rows_from_any_line_offset_matches_a_loop_and_touches_nothing_else(
+    n, m, dk, sk, shifts, lines, blocks
+) -> None:
+    """``aligned_rows`` (``transpose_rows`` of 4-byte elements): each side ``shift`` elements past
+    a line, its rows a multiple of 16 elements apart (the blocks start where the lines do, the
+    ends written by overlapping blocks) or not (blocks from column 0), rows in groups or not."""
+    d_shift, s_shift = shifts
+    d_inner = 16 * -(-n // 16) + (0 if lines[0] else 3)
+    d_outer = (min(dk, m) if dk != ONE else 1) * d_inner + (16 if lines[0] else 5)
+    s_inner = 16 * -(-m // 16) + (16 if lines[1] else 7)
+    s_outer = (min(sk, n) if sk != ONE else 1) * s_inner + (32 if lines[1] else 1)
+    src = aligned(rows_at(n - 1, s_outer, s_inner, sk) + m + 40, np.uint32)
+    src[:] = np.arange(src.size) % 100003
+    dst = aligned(rows_at(m - 1, d_outer, d_inner, dk) + n + 40, np.uint32)
+    dst[:] = 7
+    p, q = 16 + s_shift, 16 + d_shift
+    expected = dst.copy()
+    for a in range(n):
+        for b in range(m):
+            expected[q + rows_at(b, d_outer, d_inner, dk) + a] = src[p + rows_at(a, s_outer, s_inner, sk) + b]
+    assert transpose_kernels.transpose_rows(
+        dst, q, d_outer, d_inner, dk, src, p, s_outer, s_inner, sk, n, m, *blocks
+    )
+    np.testing.assert_array_equal(dst, expected)
+
+
 def test_transpose_rows_refuses_groups_that_cut_a_16x16_block() -> None:
     dst, src = np.zeros(64 * 64, np.uint32), np.arange(64 * 64, dtype=np.uint32)
     assert not transpose_kernels.transpose_rows(dst, 0, 3 * 64, 64, 3, src, 0, 0, 64, ONE, 48, 48, 16, 16)
