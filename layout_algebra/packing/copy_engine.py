@@ -764,15 +764,16 @@ TRANSPOSE_STAGE_BYTES = 1 << 19
 TRANSPOSE_PAD_BYTES = 64
 #: A compiled transposing copy of at least this many bytes writes by non-temporal stores: its
 #: output will not be read from the cache, and they do not read the lines they fill first.
-TRANSPOSE_STREAM_BYTES = 1 << 21
+#: From a quarter of the bytes the caches keep (:func:`~layout_algebra.packing.caches.kept_bytes`).
+TRANSPOSE_STREAM_BYTES = max(1 << 21, kept_bytes() // 4)
 #: ... and one of 4-byte elements from this many: 16x16 blocks in registers either way
 #: (``transpose_kernels.transpose_rows`` below, kept in the cache; ``stream_rows`` from here,
-#: whole lines stored past the caches: the output no longer fits the L2 cache). One thread,
-#: CPU time, load 4.5-6, f32 ``{0,1:T(8,128)}`` pack/unpack into a buffer against
-#: ``np.copyto``: 4 MB 0.34-0.44/0.39-0.40 kept in the cache -> 0.54-0.72/0.52-0.66 streamed
-#: (f8 words 0.37-0.38/0.32-0.37 -> 0.54-0.62/0.44-0.63); 32 MB 0.58/0.48 staged and
-#: streamed -> 0.91/0.97 (f8 words 0.35/0.48 -> 0.75/0.87).
-BLOCKS_STREAM_BYTES = 1 << 22
+#: whole lines stored past the caches). One thread, f32 ``{0,1:T(8,128)}`` pack/unpack into a
+#: buffer against ``np.copyto``: Xeon VM (2 MB kept), 4 MB 0.34-0.44/0.39-0.40 in the cache ->
+#: 0.54-0.72/0.52-0.66 streamed; Zen 4 VM (32 MB kept: from 8 MB), 4 MB 0.34-0.47/0.29-0.44 in
+#: the cache against 0.17-0.33 streamed (f8 alike), 16 MB 0.45-0.82/0.41-0.59 streamed
+#: against 0.33-0.47 in the cache.
+BLOCKS_STREAM_BYTES = max(1 << 22, kept_bytes() // 4)
 #: ... but the far side written into an array ``unpack`` has just allocated
 #: (``fresh_memory.new_result``), smaller than this and not mapped yet (``untouched``: from 32
 #: MB, glibc maps every such array anew), by plain stores: the kernel zeroes each page on its
