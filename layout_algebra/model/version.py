@@ -8,4 +8,4 @@ each such change with what to write instead.
 2
 """
 
-VERSION = "0.3.1"
+VERSION = "0.3.2"
