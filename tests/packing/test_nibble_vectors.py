@@ -93,11 +93,9 @@ def test_built_words_match_on_both_paths(lo, hi, step, shift) -> None:
         assert (line8[: 4 * lo] == FILL).all() and (line8[4 * hi :] == FILL).all()
 
 
-@pytest.mark.parametrize(
-    ("lo", "hi", "step", "shift"), [(0, 1, 3, 0), (3, 70, 71, 5), (0, 64, 64, 0), (5, 333, 400, 9)]
-)
-def test_split_words_match_on_both_paths(lo, hi, step, shift) -> None:
-    parts, _ = _rows(hi, step, shift, hi + 1)
+def check_split_paths(parts: np.ndarray, step: int, lo: int, hi: int) -> None:
+    """Both split paths (by rows, by pairs of rows) take the words of columns ``lo .. hi`` of
+    the 8 rows of ``parts`` (``step`` apart) back into exactly those bytes, and no others."""
     line8 = np.zeros(4 * hi, np.uint8)
     line8[4 * lo :] = _words_of(parts, 0, step, lo, hi)
     for split in (ck._split_nibbles, ck._split_nibble_pairs):
@@ -105,11 +103,17 @@ def test_split_words_match_on_both_paths(lo, hi, step, shift) -> None:
         split(back, 0, step, line8, lo, hi)
         written = np.zeros(back.size, bool)
         for j in range(8):
-            np.testing.assert_array_equal(
-                back[j * step + lo : j * step + hi], parts[j * step + lo : j * step + hi] & 0xF
-            )
-            written[j * step + lo : j * step + hi] = True
+            at = j * step
+            np.testing.assert_array_equal(back[at + lo : at + hi], parts[at + lo : at + hi] & 0xF)
+            written[at + lo : at + hi] = True
         assert (back[~written] == 0xEE).all()
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "step", "shift"), [(0, 1, 3, 0), (3, 70, 71, 5), (0, 64, 64, 0), (5, 333, 400, 9)]
+)
+def test_split_words_match_on_both_paths(lo, hi, step, shift) -> None:
+    check_split_paths(_rows(hi, step, shift, hi + 1)[0], step, lo, hi)
 
 
 @pytest.mark.parametrize(("m", "shift"), [(1, 0), (63, 4), (64, 0), (200, 12), (640, 36), (333, 3)])
@@ -178,15 +182,4 @@ def test_pairs_match_the_definition(blocks, step, shift) -> None:
 @pytest.mark.parametrize(("lo", "hi", "shift"), [(0, 1, 0), (3, 200, 7), (0, 256, 0), (64, 333, 1)])
 def test_rows_sharing_cache_sets_split_on_both_paths(lo, hi, shift) -> None:
     step = ck.ALIASED_ROWS  # the pair path of _split_nibbles
-    parts, _ = _rows(hi, step, shift, hi + 7)
-    line8 = np.zeros(4 * hi, np.uint8)
-    line8[4 * lo :] = _words_of(parts, 0, step, lo, hi)
-    for split in (ck._split_nibbles, ck._split_nibble_pairs):
-        back = np.full(8 * step + 8, 0xEE, np.uint8)
-        split(back, 0, step, line8, lo, hi)
-        written = np.zeros(back.size, bool)
-        for j in range(8):
-            at = j * step
-            np.testing.assert_array_equal(back[at + lo : at + hi], parts[at + lo : at + hi] & 0xF)
-            written[at + lo : at + hi] = True
-        assert (back[~written] == 0xEE).all()
+    check_split_paths(_rows(hi, step, shift, hi + 7)[0], step, lo, hi)
