@@ -9,7 +9,9 @@ rows 32 KB apart) to or from a chunk of a buffer whose minor dimension runs the 
   the cache). :func:`transpose8` moves an 8x8 block of elements with 8 vector loads, 24
   ``shufflevector`` instructions (three butterfly stages, each swapping one bit of the row
   index with the same bit of the column index) and 8 vector stores, written in LLVM IR
-  through numba's ``intrinsic`` (about 40 GB/s in the cache for 4-byte elements).
+  through numba's ``intrinsic`` (about 40 GB/s in the cache for 4-byte elements). It and
+  the other pieces in registers (16x16 blocks, single lines) are in
+  :mod:`layout_algebra.packing.register_blocks`.
 * *Reading or writing the far side across its rows* (each row touched 32 bytes at a time:
   the prefetcher never sees a stream). The far side is copied row by row, in runs of up
   to ``width * nc`` elements (4 KB for the benchmark), through a staging buffer in the L2
@@ -82,15 +84,25 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core.extending import intrinsic
+from numba import njit
+
+from layout_algebra.packing.register_blocks import (
+    address,
+    copy_line,
+    store_fence,
+    stream_line,
+    transpose8,
+    transpose8_stream,
+    transpose16,
+    transpose16_at,
+    transpose16_part,
+    transpose16_seam,
+    transpose16_stream,
+)
 
 __all__ = [
-    "address",
     "aligned_rows",
     "by_blocks",
-    "copy_line",
     "exact_shift",
     "gather_rows",
     "group_shift",
@@ -98,378 +110,11 @@ __all__ = [
     "row_offset",
     "scatter_rows",
     "staging_size",
-    "store_fence",
-    "stream_line",
     "stream_rows",
-    "transpose8",
-    "transpose8_stream",
-    "transpose16",
-    "transpose16_at",
-    "transpose16_part",
-    "transpose16_seam",
-    "transpose16_stream",
     "transpose_block",
     "transpose_rows",
     "write_run",
 ]
-
-
-def butterfly_masks(n: int = 8) -> list[tuple[int, list[int], list[int]]]:
-    """The ``log2(n)`` stages of an ``n`` x ``n`` transpose as ``shufflevector`` masks.
-
-    Stage ``k`` swaps bit ``k`` of the row index with bit ``k`` of the column index. Rows
-    ``i`` and ``i + s`` (``s = 2**k``, bit ``k`` of ``i`` clear) become, from the ``2n``
-    elements of the two rows (the second row's numbered from ``n``): row ``i`` takes its own
-    element ``j`` where bit ``k`` of ``j`` is clear, else the other row's ``j - s``; row
-    ``i + s`` takes the first row's ``j + s`` where it is clear, else its own ``j``.
-
-    >>> butterfly_masks()[0]
-    (1, [0, 8, 2, 10, 4, 12, 6, 14], [1, 9, 3, 11, 5, 13, 7, 15])
-    >>> [s for s, _, _ in butterfly_masks(16)]
-    [1, 2, 4, 8]
-    """
-    stages = []
-    s = 1
-    while s < n:
-        low = [n + j - s if j & s else j for j in range(n)]
-        high = [n + j if j & s else j + s for j in range(n)]
-        stages.append((s, low, high))
-        s <<= 1
-    return stages
-
-
-def _butterflies(builder, rows: list[Any]) -> list[Any]:  # type: ignore[no-untyped-def]
-    """The rows of a square block of vectors (LLVM values), transposed by :func:`butterfly_masks`."""
-    n = len(rows)
-    for s_, low, high in butterfly_masks(n):
-        new = list(rows)
-        for i in range(n):
-            if not i & s_:
-                first, second = rows[i], rows[i + s_]
-                new[i] = builder.shuffle_vector(first, second, ir.Constant(ir.VectorType(_I32, n), low))
-                new[i + s_] = builder.shuffle_vector(first, second, ir.Constant(ir.VectorType(_I32, n), high))
-        rows = new
-    return rows
-
-
-_I32, _I64 = ir.IntType(32), ir.IntType(64)
-
-
-def _transpose8_codegen(pieces: int):  # type: ignore[no-untyped-def]
-    """The LLVM IR of :func:`transpose8` (``pieces == 0``), or of :func:`transpose8_stream`
-    (each row of 8 stored non-temporally in ``pieces`` aligned parts)."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        dst_type, _, _, src_type, _, _ = signature.args
-        d, q, dr, s, p, sr = args
-        dst_data = context.make_array(dst_type)(context, builder, d).data
-        src_data = context.make_array(src_type)(context, builder, s).data
-        vector = ir.VectorType(context.get_data_type(src_type.dtype), 8)
-        align = max(1, src_type.dtype.bitwidth // 8)
-
-        def at(data, base, step, k):  # type: ignore[no-untyped-def]
-            index = builder.add(base, builder.mul(step, ir.Constant(_I64, k)))
-            return builder.bitcast(builder.gep(data, [index]), vector.as_pointer())
-
-        rows = _butterflies(builder, [builder.load(at(src_data, p, sr, b), align=align) for b in range(8)])
-        for a in range(8):
-            if not pieces:
-                builder.store(rows[a], at(dst_data, q, dr, a), align=align)
-                continue
-            # aligned parts of the row (the caller checked), stored past the caches
-            part = ir.VectorType(vector.element, 8 // pieces)
-            row = builder.bitcast(at(dst_data, q, dr, a), part.as_pointer())
-            for k in range(pieces):
-                lanes = ir.Constant(
-                    ir.VectorType(_I32, part.count), list(range(k * part.count, (k + 1) * part.count))
-                )
-                value = builder.shuffle_vector(rows[a], rows[a], lanes)
-                store = builder.store(
-                    value, builder.gep(row, [ir.Constant(_I64, k)]), align=part.count * align
-                )
-                store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
-        return context.get_dummy_value()
-
-    return codegen
-
-
-def _transpose8_signature(dst, src):  # type: ignore[no-untyped-def]
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
-        return None
-    return types.void(dst, types.int64, types.int64, src, types.int64, types.int64)
-
-
-@intrinsic
-def transpose8(typingctx, dst, q, dr, src, p, sr):  # type: ignore[no-untyped-def]
-    """``dst[q + a * dr + b] = src[p + a + b * sr]`` for ``a, b < 8``: an 8x8 block, in registers.
-
-    Both arrays 1-D with the same element type; no bounds checks (the callers' loops keep
-    inside the arrays)."""
-    sig = _transpose8_signature(dst, src)
-    return None if sig is None else (sig, _transpose8_codegen(0))
-
-
-@intrinsic
-def transpose8_stream(typingctx, dst, q, dr, src, p, sr):  # type: ignore[no-untyped-def]
-    """:func:`transpose8` with non-temporal stores (written to memory, not kept in the
-    caches: a copy much larger than the caches then does not read the destination's lines
-    first). Each row of 8 elements stored must be aligned to its size."""
-    sig = _transpose8_signature(dst, src)
-    return None if sig is None else (sig, _transpose8_codegen(1))
-
-
-def _row_offset(builder, r: int, outer, inner, shift, first=None):  # type: ignore[no-untyped-def]
-    """``(r >> shift) * outer + (r & (2**shift - 1)) * inner`` in LLVM IR (``r`` a constant,
-    plus ``first`` if given)."""
-    row = ir.Constant(_I64, r) if first is None else builder.add(first, ir.Constant(_I64, r))
-    mask = builder.sub(builder.shl(ir.Constant(_I64, 1), shift), ir.Constant(_I64, 1))
-    return builder.add(
-        builder.mul(builder.lshr(row, shift), outer), builder.mul(builder.and_(row, mask), inner)
-    )
-
-
-def _transpose16_codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-    """The LLVM IR of :func:`transpose16` (10 arguments) or :func:`transpose16_at` (12: each
-    side's ``first`` after its shift)."""
-    firsts = len(args) == 12
-    half = len(args) // 2
-    dst_type, src_type = signature.args[0], signature.args[half]
-    d, q, d_outer, d_inner, d_shift = args[:5]
-    s, p, s_outer, s_inner, s_shift = args[half : half + 5]
-    d_first, s_first = (args[5], args[11]) if firsts else (None, None)
-    dst_data = context.make_array(dst_type)(context, builder, d).data
-    src_data = context.make_array(src_type)(context, builder, s).data
-    vector = ir.VectorType(context.get_data_type(src_type.dtype), 16)
-    align = max(1, src_type.dtype.bitwidth // 8)
-
-    def at(data, base, r, outer, inner, shift, first):  # type: ignore[no-untyped-def]
-        index = builder.add(base, _row_offset(builder, r, outer, inner, shift, first))
-        return builder.bitcast(builder.gep(data, [index]), vector.as_pointer())
-
-    rows = [
-        builder.load(at(src_data, p, b, s_outer, s_inner, s_shift, s_first), align=align) for b in range(16)
-    ]
-    for a, row in enumerate(_butterflies(builder, rows)):
-        builder.store(row, at(dst_data, q, a, d_outer, d_inner, d_shift, d_first), align=align)
-    return context.get_dummy_value()
-
-
-@intrinsic
-def transpose16(typingctx, dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift):  # type: ignore[no-untyped-def]
-    """``dst[q + row_d(a) + b] = src[p + row_s(b) + a]`` for ``a, b < 16``: a 16x16 block in
-    registers (64-byte rows of 4-byte elements: whole cache lines on both sides), where row
-    ``r`` of each side starts at ``(r >> shift) * outer + (r & (2**shift - 1)) * inner`` (rows
-    in groups of ``2**shift``: the few rows of a tile, then the next tile). Both arrays 1-D
-    with the same element type; no bounds checks."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
-        return None
-    i64 = types.int64
-    return types.void(dst, i64, i64, i64, i64, src, i64, i64, i64, i64), _transpose16_codegen
-
-
-@intrinsic
-def transpose16_at(
-    typingctx, dst, q, d_outer, d_inner, d_shift, d_first, src, p, s_outer, s_inner, s_shift, s_first
-):  # type: ignore[no-untyped-def]
-    """:func:`transpose16` from row ``first`` of each side's group on: row ``r`` of ``dst`` at
-    ``q + ((d_first + r) >> d_shift) * d_outer + ((d_first + r) & (2**d_shift - 1)) * d_inner``,
-    likewise ``src`` (a block that need not start a group: :func:`aligned_rows`)."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
-        return None
-    i64 = types.int64
-    return types.void(dst, i64, i64, i64, i64, i64, src, i64, i64, i64, i64, i64), _transpose16_codegen
-
-
-def _lanes_between(builder, lo, hi):  # type: ignore[no-untyped-def]
-    """The mask of lanes ``lo <= k < hi`` of 16 (``lo``, ``hi``: 64-bit values)."""
-    wide = ir.VectorType(_I64, 16)
-    lo, hi = (
-        builder.shuffle_vector(
-            builder.insert_element(ir.Constant(wide, ir.Undefined), v, _I32(0)),
-            ir.Constant(wide, ir.Undefined),
-            ir.Constant(ir.VectorType(_I32, 16), [0] * 16),
-        )
-        for v in (lo, hi)
-    )
-    lanes = ir.Constant(wide, list(range(16)))
-    return builder.and_(builder.icmp_signed(">=", lanes, lo), builder.icmp_signed("<", lanes, hi))
-
-
-def _masked_store(builder, vector, element_bits: int):  # type: ignore[no-untyped-def]
-    """LLVM's ``masked.store`` of ``vector`` (16 lanes): the lanes off in the mask are not touched."""
-    kind = "f" if isinstance(vector.element, (ir.FloatType, ir.DoubleType)) else "i"
-    name = f"llvm.masked.store.v16{kind}{element_bits}.p0"
-    return builder.module.globals.get(name) or ir.Function(
-        builder.module,
-        ir.FunctionType(ir.VoidType(), [vector, vector.as_pointer(), _I32, ir.VectorType(ir.IntType(1), 16)]),
-        name=name,
-    )
-
-
-def _transpose16_from_codegen(mode: str):  # type: ignore[no-untyped-def]
-    """The LLVM IR of :func:`transpose16_stream` (``mode`` "stream"), :func:`transpose16_part`
-    ("part") or :func:`transpose16_seam` ("seam")."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        dst_type, src_type = signature.args[0], signature.args[5]
-        d, q, d_outer, d_inner, d_shift, s, p, s_outer, s_inner, s_shift, first = args[:11]
-        dst_data = context.make_array(dst_type)(context, builder, d).data
-        src_data = context.make_array(src_type)(context, builder, s).data
-        vector = ir.VectorType(context.get_data_type(src_type.dtype), 16)
-        align = max(1, src_type.dtype.bitwidth // 8)
-        mask = builder.sub(builder.shl(ir.Constant(_I64, 1), s_shift), ir.Constant(_I64, 1))
-
-        def source(r):  # type: ignore[no-untyped-def]
-            row = builder.add(first, ir.Constant(_I64, r))
-            if mode == "seam":  # rows first .. first + t - 1, then 0 .. 15 - t
-                t = args[11]
-                row = builder.select(
-                    builder.icmp_signed("<", ir.Constant(_I64, r), t),
-                    row,
-                    builder.sub(ir.Constant(_I64, r), t),
-                )
-            offset = builder.add(
-                builder.mul(builder.lshr(row, s_shift), s_outer),
-                builder.mul(builder.and_(row, mask), s_inner),
-            )
-            return builder.bitcast(builder.gep(src_data, [builder.add(p, offset)]), vector.as_pointer())
-
-        def at(index):  # type: ignore[no-untyped-def]
-            return builder.bitcast(builder.gep(dst_data, [index]), vector.as_pointer())
-
-        if mode != "stream":
-            masked = _masked_store(builder, vector, src_type.dtype.bitwidth)
-            sixteen = ir.Constant(_I64, 16)
-            if mode == "part":
-                parts = [(_lanes_between(builder, args[11], args[12]), ir.Constant(_I64, 0))]
-            else:  # lanes below t to columns first.., the others to columns 0..
-                t = args[11]
-                parts = [
-                    (_lanes_between(builder, ir.Constant(_I64, 0), t), first),
-                    (_lanes_between(builder, t, sixteen), builder.neg(t)),
-                ]
-        rows = [builder.load(source(b), align=align) for b in range(16)]
-        for a, row in enumerate(_butterflies(builder, rows)):
-            index = builder.add(q, _row_offset(builder, a, d_outer, d_inner, d_shift))
-            if mode == "stream":
-                store = builder.store(row, at(index), align=64)
-                store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
-                continue
-            for lanes, shift in parts:
-                builder.call(masked, [row, at(builder.add(index, shift)), _I32(align), lanes])
-        return context.get_dummy_value()
-
-    return codegen
-
-
-@intrinsic
-def transpose16_stream(
-    typingctx, dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift, first
-):  # type: ignore[no-untyped-def]
-    """:func:`transpose16` from rows ``first .. first + 15`` of ``src``'s groups (row ``r`` of the
-    block at ``p + ((first + r) >> s_shift) * s_outer + ((first + r) & (2**s_shift - 1)) * s_inner``:
-    a block that need not start at a multiple of 16), with non-temporal stores: each row of
-    ``dst`` written (64 bytes) must be 64-byte aligned, a whole cache line stored past the caches."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
-        return None
-    i64 = types.int64
-    return types.void(dst, i64, i64, i64, i64, src, i64, i64, i64, i64, i64), _transpose16_from_codegen(
-        "stream"
-    )
-
-
-@intrinsic
-def transpose16_part(
-    typingctx, dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift, first, lo, hi
-):  # type: ignore[no-untyped-def]
-    """:func:`transpose16_stream`'s block kept in the cache, only columns ``lo <= a < hi`` of
-    ``dst`` written (masked stores: the lines of the other columns are not touched)."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
-        return None
-    i64 = types.int64
-    sig = types.void(dst, i64, i64, i64, i64, src, i64, i64, i64, i64, i64, i64, i64)
-    return sig, _transpose16_from_codegen("part")
-
-
-@intrinsic
-def transpose16_seam(
-    typingctx, dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift, first, t
-):  # type: ignore[no-untyped-def]
-    """The columns of a row of ``dst`` that :func:`stream_rows` leaves at both ends, where
-    ``first + t`` is the row's length and the columns ``first ..`` (``t`` of them) and ``0 ..
-    15 - t`` together make one block: rows ``first .. first + t - 1`` then ``0 .. 15 - t`` of
-    ``src`` (groups as for :func:`transpose16_stream`), each row of it written to columns
-    ``first ..`` and ``0 ..`` of a row of ``dst`` by masked stores (a row's tail and the next
-    row's head share a line: written at once, it is read once)."""
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
-        return None
-    i64 = types.int64
-    sig = types.void(dst, i64, i64, i64, i64, src, i64, i64, i64, i64, i64, i64)
-    return sig, _transpose16_from_codegen("seam")
-
-
-def _line_signature(dst, src):  # type: ignore[no-untyped-def]
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
-        return None
-    return types.void(dst, types.int64, src, types.int64)
-
-
-def _line_codegen(streamed: bool):  # type: ignore[no-untyped-def]
-    """One 64-byte vector load and store; ``streamed``: the store aligned and non-temporal."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        dst_type, _, src_type, _ = signature.args
-        d, q, s, p = args
-        size = max(1, src_type.dtype.bitwidth // 8)
-        vector = ir.VectorType(context.get_data_type(src_type.dtype), 64 // size)
-        src_data = context.make_array(src_type)(context, builder, s).data
-        dst_data = context.make_array(dst_type)(context, builder, d).data
-        value = builder.load(builder.bitcast(builder.gep(src_data, [p]), vector.as_pointer()), align=size)
-        store = builder.store(
-            value,
-            builder.bitcast(builder.gep(dst_data, [q]), vector.as_pointer()),
-            align=64 if streamed else size,
-        )
-        if streamed:
-            store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
-        return context.get_dummy_value()
-
-    return codegen
-
-
-@intrinsic
-def stream_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
-    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes, stored
-    non-temporally: ``dst[q]`` must be 64-byte aligned (:func:`address`)."""
-    sig = _line_signature(dst, src)
-    return None if sig is None else (sig, _line_codegen(True))
-
-
-@intrinsic
-def address(typingctx, a, k):  # type: ignore[no-untyped-def]
-    """The address of ``a[k]`` (a 1-D array), as an integer."""
-    if not isinstance(a, types.Array):
-        return None
-    sig = types.int64(a, types.int64)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        return builder.ptrtoint(builder.gep(data, [args[1]]), _I64)
-
-    return sig, codegen
-
-
-@intrinsic
-def store_fence(typingctx):  # type: ignore[no-untyped-def]
-    """A fence after non-temporal stores: they are weakly ordered, and another thread must
-    see them once the kernel has returned."""
-    sig = types.void()
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        builder.fence("seq_cst")
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 @njit(nogil=True, cache=True)
@@ -806,14 +451,6 @@ def by_blocks(far, fs, shape):  # type: ignore[no-untyped-def]
     k = nc if na > 1 else ONE_GROUP
     whole = far.itemsize == 4 and nd >= 16 and na * nc >= 16 and (na == 1 or fs[2] == nc)
     return whole and group_shift(k) >= 0, k
-
-
-@intrinsic
-def copy_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
-    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes: one vector
-    load and one vector store, neither aligned."""
-    sig = _line_signature(dst, src)
-    return None if sig is None else (sig, _line_codegen(False))
 
 
 @njit(nogil=True, cache=True)

@@ -23,7 +23,7 @@ from layout_algebra.packing import copy_engine
 from layout_algebra.packing.numpy_eval import pack, unpack
 
 numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
-from layout_algebra.packing import replay_transposes, transpose_kernels  # noqa: E402  (need numba)
+from layout_algebra.packing import register_blocks, replay_transposes, transpose_kernels  # noqa: E402  (need numba)
 
 DTYPES = (np.uint8, np.int16, np.float32, np.uint32, np.float64)
 
@@ -168,7 +168,7 @@ ONE = transpose_kernels.ONE_GROUP
 
 @numba.njit
 def call_transpose16(dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift):  # type: ignore[no-untyped-def]
-    transpose_kernels.transpose16(dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift)
+    register_blocks.transpose16(dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift)
 
 
 def rows_at(r: int, outer: int, inner: int, k: int) -> int:
