@@ -1,15 +1,18 @@
-"""Stores the compiled kernels cannot write in plain numba: past the caches, a fence, a memcpy.
+"""Loads and stores the compiled kernels cannot write in plain numba: past the caches, a fence, a memcpy.
 
-Three numba intrinsics (LLVM instructions emitted directly; importing this module imports
-``numba``):
+Numba intrinsics (LLVM instructions emitted directly; importing this module imports
+``numba``), the one home of each for every kernel module:
 
 * :func:`stream_line` copies one 64-byte line with a *non-temporal* store: the line goes to
   memory without being read into the cache first. A plain store to a line not in the cache
   reads it first, so a kernel that writes far more than the caches hold moves its output
-  twice; ``memcpy`` of as many bytes avoids that the same way.
-* :func:`store_fence` orders those stores: after it, every thread sees them.
+  twice; ``memcpy`` of as many bytes avoids that the same way. The target must start a line
+  (:func:`address`), the source need not.
+* :func:`copy_line` copies one 64-byte line by one vector load and store, neither aligned.
+* :func:`store_fence` orders non-temporal stores: after it, every thread sees them.
 * :func:`copy_run` copies a run of elements by one ``llvm.memcpy`` (a loop over elements in
   numba was not vectorized when both sides were 1-D arrays of the same type: 1 GB/s).
+* :func:`prefetch` asks for a line ahead of its use; :func:`address` is an element's address.
 
 >>> import numpy as np
 >>> from numba import njit
@@ -35,41 +38,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["LINE", "copy_run", "store_fence", "stream_line"]
+__all__ = ["LINE", "address", "copy_line", "copy_run", "prefetch", "store_fence", "stream_line"]
 
 #: Bytes in a cache line: non-temporal stores write whole lines.
 LINE = 64
-
-
-@intrinsic
-def stream_line(typingctx, dst, dst_at, src, src_at):  # type: ignore[no-untyped-def]
-    """``dst[dst_at : dst_at + 64] = src[src_at : src_at + 64]`` by one non-temporal store
-    (past the cache: no read of the line before it is written). Both addresses must be
-    multiples of 64."""
-    signature = types.void(dst, types.intp, src, types.intp)
-
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
-        target = context.make_array(sig.args[0])(context, builder, args[0])
-        source = context.make_array(sig.args[2])(context, builder, args[2])
-        line = ir.VectorType(ir.IntType(8), LINE)
-        at_source = builder.bitcast(builder.gep(source.data, [args[3]]), line.as_pointer())
-        at_target = builder.bitcast(builder.gep(target.data, [args[1]]), line.as_pointer())
-        store = builder.store(builder.load(at_source, align=LINE), at_target, align=LINE)
-        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
-        return context.get_dummy_value()
-
-    return signature, codegen
-
-
-@intrinsic
-def store_fence(typingctx):  # type: ignore[no-untyped-def]
-    """A memory fence: the non-temporal stores before it are visible to every thread after it."""
-
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
-        builder.fence("seq_cst")
-        return context.get_dummy_value()
-
-    return types.void(), codegen
 
 
 @intrinsic
@@ -108,3 +80,78 @@ def prefetch(typingctx, src, at):  # type: ignore[no-untyped-def]
         return context.get_dummy_value()
 
     return signature, codegen
+
+
+_I32, _I64 = ir.IntType(32), ir.IntType(64)
+
+
+def _line_signature(dst, src):  # type: ignore[no-untyped-def]
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+        return None
+    return types.void(dst, types.int64, src, types.int64)
+
+
+def _line_codegen(streamed: bool):  # type: ignore[no-untyped-def]
+    """One 64-byte vector load and store; ``streamed``: the store aligned and non-temporal."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        dst_type, _, src_type, _ = signature.args
+        d, q, s, p = args
+        size = max(1, src_type.dtype.bitwidth // 8)
+        vector = ir.VectorType(context.get_data_type(src_type.dtype), 64 // size)
+        src_data = context.make_array(src_type)(context, builder, s).data
+        dst_data = context.make_array(dst_type)(context, builder, d).data
+        value = builder.load(builder.bitcast(builder.gep(src_data, [p]), vector.as_pointer()), align=size)
+        store = builder.store(
+            value,
+            builder.bitcast(builder.gep(dst_data, [q]), vector.as_pointer()),
+            align=64 if streamed else size,
+        )
+        if streamed:
+            store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
+        return context.get_dummy_value()
+
+    return codegen
+
+
+@intrinsic
+def stream_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
+    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes, stored
+    non-temporally: ``dst[q]`` must be 64-byte aligned (:func:`address`)."""
+    sig = _line_signature(dst, src)
+    return None if sig is None else (sig, _line_codegen(True))
+
+
+@intrinsic
+def address(typingctx, a, k):  # type: ignore[no-untyped-def]
+    """The address of ``a[k]`` (a 1-D array), as an integer."""
+    if not isinstance(a, types.Array):
+        return None
+    sig = types.int64(a, types.int64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.ptrtoint(builder.gep(data, [args[1]]), _I64)
+
+    return sig, codegen
+
+
+@intrinsic
+def store_fence(typingctx):  # type: ignore[no-untyped-def]
+    """A fence after non-temporal stores: they are weakly ordered, and another thread must
+    see them once the kernel has returned."""
+    sig = types.void()
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def copy_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
+    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes: one vector
+    load and one vector store, neither aligned."""
+    sig = _line_signature(dst, src)
+    return None if sig is None else (sig, _line_codegen(False))

@@ -1,4 +1,4 @@
-"""Square blocks transposed in vector registers, and 64-byte lines moved, as numba intrinsics.
+"""Square blocks transposed in vector registers, as numba intrinsics.
 
 The loops of :mod:`layout_algebra.packing.transpose_kernels` move data in pieces that LLVM
 would not find on its own; each piece is written here in LLVM IR (numba's ``intrinsic``),
@@ -13,8 +13,9 @@ to be inlined into compiled code:
   :func:`transpose16_at` starting at any row of a group, :func:`transpose16_stream` stored
   past the caches, :func:`transpose16_part` and :func:`transpose16_seam` masked to some
   columns.
-* :func:`copy_line` and :func:`stream_line`: one 64-byte line, the second stored
-  non-temporally; :func:`address` of an element, and :func:`store_fence` after such stores.
+
+The single 64-byte lines the loops move around these blocks (``copy_line``, ``stream_line``),
+an element's ``address`` and ``store_fence`` are in :mod:`layout_algebra.packing.line_stores`.
 
 Each is typed for the arrays it gets (unsigned and signed integers, floats) and reads and
 writes exactly its elements: bounds are the caller's.
@@ -40,11 +41,7 @@ from numba import types
 from numba.core.extending import intrinsic
 
 __all__ = [
-    "address",
     "butterfly_masks",
-    "copy_line",
-    "store_fence",
-    "stream_line",
     "transpose8",
     "transpose8_stream",
     "transpose16",
@@ -347,75 +344,3 @@ def transpose16_seam(
     i64 = types.int64
     sig = types.void(dst, i64, i64, i64, i64, src, i64, i64, i64, i64, i64, i64)
     return sig, _transpose16_from_codegen("seam")
-
-
-def _line_signature(dst, src):  # type: ignore[no-untyped-def]
-    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
-        return None
-    return types.void(dst, types.int64, src, types.int64)
-
-
-def _line_codegen(streamed: bool):  # type: ignore[no-untyped-def]
-    """One 64-byte vector load and store; ``streamed``: the store aligned and non-temporal."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        dst_type, _, src_type, _ = signature.args
-        d, q, s, p = args
-        size = max(1, src_type.dtype.bitwidth // 8)
-        vector = ir.VectorType(context.get_data_type(src_type.dtype), 64 // size)
-        src_data = context.make_array(src_type)(context, builder, s).data
-        dst_data = context.make_array(dst_type)(context, builder, d).data
-        value = builder.load(builder.bitcast(builder.gep(src_data, [p]), vector.as_pointer()), align=size)
-        store = builder.store(
-            value,
-            builder.bitcast(builder.gep(dst_data, [q]), vector.as_pointer()),
-            align=64 if streamed else size,
-        )
-        if streamed:
-            store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
-        return context.get_dummy_value()
-
-    return codegen
-
-
-@intrinsic
-def stream_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
-    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes, stored
-    non-temporally: ``dst[q]`` must be 64-byte aligned (:func:`address`)."""
-    sig = _line_signature(dst, src)
-    return None if sig is None else (sig, _line_codegen(True))
-
-
-@intrinsic
-def address(typingctx, a, k):  # type: ignore[no-untyped-def]
-    """The address of ``a[k]`` (a 1-D array), as an integer."""
-    if not isinstance(a, types.Array):
-        return None
-    sig = types.int64(a, types.int64)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        return builder.ptrtoint(builder.gep(data, [args[1]]), _I64)
-
-    return sig, codegen
-
-
-@intrinsic
-def store_fence(typingctx):  # type: ignore[no-untyped-def]
-    """A fence after non-temporal stores: they are weakly ordered, and another thread must
-    see them once the kernel has returned."""
-    sig = types.void()
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        builder.fence("seq_cst")
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
-def copy_line(typingctx, dst, q, src, p):  # type: ignore[no-untyped-def]
-    """``dst[q : q + n] = src[p : p + n]`` for the ``n`` elements of 64 bytes: one vector
-    load and one vector store, neither aligned."""
-    sig = _line_signature(dst, src)
-    return None if sig is None else (sig, _line_codegen(False))

@@ -10,8 +10,8 @@ rows 32 KB apart) to or from a chunk of a buffer whose minor dimension runs the 
   ``shufflevector`` instructions (three butterfly stages, each swapping one bit of the row
   index with the same bit of the column index) and 8 vector stores, written in LLVM IR
   through numba's ``intrinsic`` (about 40 GB/s in the cache for 4-byte elements). It and
-  the other pieces in registers (16x16 blocks, single lines) are in
-  :mod:`layout_algebra.packing.register_blocks`.
+  the other blocks in registers (16x16) are in :mod:`layout_algebra.packing.register_blocks`,
+  the single lines in :mod:`layout_algebra.packing.line_stores`.
 * *Reading or writing the far side across its rows* (each row touched 32 bytes at a time:
   the prefetcher never sees a stream). The far side is copied row by row, in runs of up
   to ``width * nc`` elements (4 KB for the benchmark), through a staging buffer in the L2
@@ -86,11 +86,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from layout_algebra.packing.line_stores import address, copy_line, store_fence, stream_line
 from layout_algebra.packing.register_blocks import (
-    address,
-    copy_line,
-    store_fence,
-    stream_line,
     transpose8,
     transpose8_stream,
     transpose16,
