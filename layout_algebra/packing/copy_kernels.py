@@ -99,6 +99,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from layout_algebra.packing.kernel_cache import check_sources
 from layout_algebra.packing.line_stores import store_fence as _store_fence
 from layout_algebra.packing.line_stores import stream_line as _stream_line
 from layout_algebra.packing.nibble_vectors import BLOCK_WORDS, HAS_BYTE_PERMUTE
@@ -115,6 +116,8 @@ from layout_algebra.packing.weave_kernels import (
     weave_bytes,
     weave_halves,
 )
+
+check_sources()  # numba's cached code of these kernels made from these sources (kernel_cache)
 
 __all__ = [
     "bytes_from_words",

@@ -57,6 +57,9 @@ from layout_algebra.packing.copy_kernels import (
     words_from_halves,
     words_from_nibbles,
 )
+from layout_algebra.packing.kernel_cache import check_sources
+
+check_sources()  # numba's cached code of these kernels made from these sources (kernel_cache)
 
 __all__ = [
     "ENTRIES",

@@ -39,7 +39,10 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from layout_algebra.packing.kernel_cache import check_sources
 from layout_algebra.packing.transpose_kernels import by_blocks, gather_rows, scatter_rows
+
+check_sources()  # numba's cached code of these kernels made from these sources (kernel_cache)
 
 __all__ = ["has_entry", "transpose_params", "transpose_to_buffer", "transpose_to_logical"]
 

@@ -31,7 +31,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from layout_algebra.packing.kernel_cache import check_sources
 from layout_algebra.packing.line_stores import LINE, copy_run, prefetch, store_fence, stream_line
+
+check_sources()  # numba's cached code of these kernels made from these sources (kernel_cache)
 
 __all__ = ["gather_streamed"]
 

@@ -86,6 +86,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from layout_algebra.packing.kernel_cache import check_sources
 from layout_algebra.packing.line_stores import address, copy_line, store_fence, stream_line
 from layout_algebra.packing.register_blocks import (
     transpose8,
@@ -96,6 +97,8 @@ from layout_algebra.packing.register_blocks import (
     transpose16_seam,
     transpose16_stream,
 )
+
+check_sources()  # numba's cached code of these kernels made from these sources (kernel_cache)
 
 __all__ = [
     "aligned_rows",

@@ -44,6 +44,10 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from layout_algebra.packing.kernel_cache import check_sources
+
+check_sources()  # numba's cached code of these kernels made from these sources (kernel_cache)
+
 __all__ = [
     "split_byte_row",
     "split_bytes_aligned",
