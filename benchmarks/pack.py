@@ -386,7 +386,7 @@ def main() -> None:
     print(f"GB/s of packed bytes (best round, {what}); in parentheses the speed relative to np.copyto")
     print("of the same bytes in the same round (median over rounds).")
     print()
-    from layout_algebra.packing.copy_engine import default_threads
+    from layout_algebra.packing.threads import default_threads
 
     kernels = (
         "numba " + __import__("numba").__version__ if copy_engine.start_kernels() else "no numba: NumPy only"

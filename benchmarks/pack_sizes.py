@@ -44,6 +44,7 @@ from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.packing import copy_engine, formats, numpy_eval
 from layout_algebra.packing.formats import numpy_dtype
 from layout_algebra.packing.numpy_eval import pack, unpack
+from layout_algebra.packing.threads import default_threads
 
 #: Layouts, with ``{rows}`` and ``{cols}`` for the dimensions.
 LAYOUTS = [
@@ -275,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Date: {time.strftime('%Y-%m-%d %H:%M %Z')}; compiled kernels: {'yes' if kernels else 'no (NumPy)'}"
     )
     print(f"Clock: {'CPU time of the calling thread' if args.cpu_time else 'wall time'}")
-    print(f"Rounds: {rounds}, interleaved; threads=None is every CPU ({copy_engine.default_threads()}) from ")
+    print(f"Rounds: {rounds}, interleaved; threads=None is every CPU ({default_threads()}) from ")
     print(f"{copy_engine.PARALLEL_MIN_BYTES >> 20} MB of packed buffer, else one.\n")
     print(
         "Ratio = time of np.copyto (into) / np.copy (alloc) of the packed buffer's bytes / time of the operation.\n"

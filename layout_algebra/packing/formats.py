@@ -32,6 +32,7 @@ from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.model.shapes import Shape
 from layout_algebra.packing import copy_engine as engine
+from layout_algebra.packing.threads import default_threads
 
 __all__ = [
     "Format",
@@ -228,7 +229,7 @@ def checked_out(out: Any, m: LayoutMap, fmt: Format) -> np.ndarray:
 
 def thread_count(threads: Any, m: LayoutMap) -> int:
     if threads is None:
-        return engine.default_threads() if m.size_in_bytes >= engine.PARALLEL_MIN_BYTES else 1
+        return default_threads() if m.size_in_bytes >= engine.PARALLEL_MIN_BYTES else 1
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise InvalidArgumentError(
             f"{m.shape}: threads={threads!r} must be a positive integer (or None: every CPU)"

@@ -171,6 +171,7 @@ The modules: :mod:`~layout_algebra.packing.formats` (dtypes and checks),
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -182,7 +183,7 @@ from layout_algebra.meaning.layout_map import LayoutMap
 from layout_algebra.model.errors import InvalidArgumentError
 from layout_algebra.model.shapes import Shape
 from layout_algebra.packing import copy_engine as engine
-from layout_algebra.packing import fresh_memory, lanes, stage_walk
+from layout_algebra.packing import fresh_memory, lanes, stage_walk, tunables
 from layout_algebra.packing.formats import (
     Format,
     checked_array,
@@ -208,6 +209,7 @@ from layout_algebra.packing.stage_walk import (
     walk,
 )
 from layout_algebra.packing.stream_copy import STREAM_COPY_MIN_BYTES, copy_chunk, streamed
+from layout_algebra.packing.threads import run_parallel
 from layout_algebra.packing.words import pack_words, unpack_words, word_dims, word_program
 
 __all__ = ["forget_recipes", "pack", "unpack"]
@@ -467,36 +469,13 @@ def _with_program(
     )
 
 
-def tuning() -> tuple[Any, ...]:
-    """The settings a program's decisions depend on: the tuning constants (module attributes,
-    which tests change) and whether the compiled kernels are loaded. A program made under
+def tuning() -> tuple[bool, int]:
+    """The settings a program's decisions depend on: whether the compiled kernels are loaded,
+    and the :func:`~layout_algebra.packing.tunables.version` of the tuning constants (module
+    attributes of this module, :mod:`~layout_algebra.packing.copy_engine` and
+    :mod:`~layout_algebra.packing.stage_walk`, which tests change). A program made under
     others is made again."""
-    e, w = engine, stage_walk
-    return (
-        e.kernels_loaded(),
-        e.KERNEL_MIN_BYTES,
-        e.STAGE_BYTES,
-        e.STAGED_MIN_BYTES,
-        e.STREAM_MIN_BYTES,
-        e.NIBBLE_STREAM_MIN_BYTES,
-        e.WORD_MIN_ELEMENTS,
-        e.SHORT,
-        e.MAX_PEEL,
-        e.FAR_BYTES,
-        e.BLOCK_BYTES,
-        e.RUN_BYTES,
-        e.PAD_BYTES,
-        e.TRANSPOSE_STAGE_BYTES,
-        e.TRANSPOSE_PAD_BYTES,
-        e.TRANSPOSE_STREAM_BYTES,
-        e.BLOCKS_STREAM_BYTES,
-        e.PARALLEL_MIN_BYTES,
-        w.CHUNK_BYTES,
-        w.TRANSPOSING_CHUNK_BYTES,
-        w.KERNEL_CHUNK_BYTES,
-        w.WORD_KERNEL_CHUNK_ELEMENTS,
-        LONG_RUN_BYTES,
-    )
+    return engine.kernels_loaded(), tunables.Tunable.assignments
 
 
 def _wants_program(recipe: Recipe) -> bool:
@@ -615,7 +594,7 @@ def _pack_whole_bytes(
             copy_chunk(chunk[where[1]], b.view[where[0]], stream)
 
     chunk_bytes = shared_chunk(chunk_bytes, slots.nbytes, threads)
-    engine.run_parallel(move, chunk_list(plan.box, fmt.bits, chunk_bytes), threads)
+    run_parallel(move, chunk_list(plan.box, fmt.bits, chunk_bytes), threads)
 
 
 def _chunk_bytes(plan: Plan, slots: np.ndarray, bits: int, *, packing: bool = True) -> int:
@@ -669,7 +648,7 @@ def _unpack_whole_bytes(
         for view, where in copies:
             copy_chunk(view, chunk[where], stream)
 
-    engine.run_parallel(move, chunk_list(plan.box, fmt.bits, chunk_bytes), threads)
+    run_parallel(move, chunk_list(plan.box, fmt.bits, chunk_bytes), threads)
 
 
 #: A copy whose minor dimension is contiguous on both sides for at least this many bytes
@@ -725,7 +704,7 @@ def _pack_sub_byte(plan: Plan, out: np.ndarray, bits: int, fill: int, threads: i
         start = first * bits // 8
         lanes.codes_to_bytes(codes, bits, out[start : start + codes.size // per_byte])
 
-    engine.run_parallel(move, chunk_list(plan.box, bits, stage_walk.CHUNK_BYTES), threads)
+    run_parallel(move, chunk_list(plan.box, bits, stage_walk.CHUNK_BYTES), threads)
 
 
 def _unpack_sub_byte(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
@@ -746,7 +725,10 @@ def _unpack_sub_byte(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> No
             if where is not None:
                 engine.copy(b.view[where[0]], chunk[where[1]])
 
-    engine.run_parallel(move, chunk_list(plan.box, bits, stage_walk.CHUNK_BYTES), threads)
+    run_parallel(move, chunk_list(plan.box, bits, stage_walk.CHUNK_BYTES), threads)
 
 
 #: Elements per chunk for odd slot sizes; more where a block's copy into a chunk transposes.
+
+
+tunables.watch(sys.modules[__name__])  # LONG_RUN_BYTES: programs made again when it changes

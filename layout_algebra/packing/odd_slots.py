@@ -20,6 +20,7 @@ import numpy as np
 from layout_algebra.packing import copy_engine as engine
 from layout_algebra.packing.formats import Format
 from layout_algebra.packing.stage_walk import Plan, chunk_list, overlap
+from layout_algebra.packing.threads import run_parallel
 
 __all__ = ["pack_odd_slots", "slot_word", "unpack_odd_slots"]
 
@@ -191,7 +192,7 @@ def pack_odd_slots(
             stream = (out[start : start + stream.size] & ~mask) | stream
         _write_byte_run(out, start, stream, count * bits)
 
-    engine.run_parallel(move, chunk_list(plan.box, bits, _odd_chunk_elements(plan, bits)), threads)
+    run_parallel(move, chunk_list(plan.box, bits, _odd_chunk_elements(plan, bits)), threads)
 
 
 def unpack_odd_slots(plan: Plan, buf: np.ndarray, fmt: Format, threads: int) -> None:
@@ -211,4 +212,4 @@ def unpack_odd_slots(plan: Plan, buf: np.ndarray, fmt: Format, threads: int) -> 
             if where is not None:
                 engine.copy(b.view[where[0]], codes[where[1]])
 
-    engine.run_parallel(move, chunk_list(plan.box, bits, _odd_chunk_elements(plan, bits)), threads)
+    run_parallel(move, chunk_list(plan.box, bits, _odd_chunk_elements(plan, bits)), threads)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,6 +40,7 @@ from layout_algebra.meaning.stages.stages import (
     ToBits,
     Transpose,
 )
+from layout_algebra.packing.tunables import watch
 
 __all__ = [
     "Block",
@@ -154,7 +156,7 @@ def relocated(s: Skeleton, base: np.ndarray) -> Plan:
 def shared_chunk(chunk: int, total: int, threads: int) -> int:
     """The chunk length to use for ``total`` (bytes or elements, as ``chunk``) on ``threads``
     threads: ``chunk``, shortened so that every thread gets a chunk of its own. A chunk is the
-    unit a thread takes (``copy_engine.run_parallel``): a 16 MB transposing copy in chunks of
+    unit a thread takes (``threads.run_parallel``): a 16 MB transposing copy in chunks of
     32 MB was one chunk, and the second thread had nothing to do.
 
     >>> shared_chunk(1 << 25, 1 << 24, 2) == 1 << 23, shared_chunk(1 << 25, 1 << 24, 1) == 1 << 25
@@ -388,3 +390,6 @@ def _minus(box: tuple[slice, ...], hole: tuple[slice, ...]) -> list[tuple[slice,
             pieces.append((*inner[:k], slice(hi, inner[k].stop), *inner[k + 1 :]))
         inner[k] = slice(lo, hi)
     return pieces
+
+
+watch(sys.modules[__name__])  # the chunk sizes above: replayed programs made again when one changes

@@ -24,6 +24,7 @@ from layout_algebra.packing import copy_engine as engine
 from layout_algebra.packing import lanes, stage_walk
 from layout_algebra.packing.replay import Program, Step, kernel_step, place
 from layout_algebra.packing.stage_walk import Plan, chunk_list, overlap, row_major
+from layout_algebra.packing.threads import run_parallel
 
 __all__ = ["pack_words", "unpack_words", "word_dims", "word_program"]
 
@@ -179,7 +180,7 @@ def pack_words(plan: Plan, out: np.ndarray, bits: int, fill: int | None, threads
             lanes.pack_lanes(codes[q * per_byte : (q + 1) * per_byte], bits, byte)
             np.copyto(words[..., q], byte[:count].reshape(lead))
 
-    engine.run_parallel(move, chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)), threads)
+    run_parallel(move, chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)), threads)
 
 
 def unpack_words(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
@@ -211,7 +212,7 @@ def unpack_words(plan: Plan, buf: np.ndarray, bits: int, threads: int) -> None:
         for view, dst, j in _word_copies(plan, prefix, lo, hi, dims):
             np.copyto(view, rows[j][dst])
 
-    engine.run_parallel(move, chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)), threads)
+    run_parallel(move, chunk_list(plan.box, bits, _word_chunk_bytes(plan, dims, bits)), threads)
 
 
 def word_program(

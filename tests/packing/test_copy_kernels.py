@@ -28,6 +28,7 @@ from support.oracles import random_array, raw_bytes, reference_pack
 from layout_algebra.meaning.layout_map import layout_map
 from layout_algebra.packing import copy_engine, numpy_eval, stage_walk
 from layout_algebra.packing.numpy_eval import pack, unpack
+from layout_algebra.packing.threads import run_parallel
 
 numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
 from layout_algebra.packing import copy_kernels  # noqa: E402  (needs numba)
@@ -674,11 +675,11 @@ def test_run_parallel_reuses_its_threads_and_survives_nesting_errors_and_fork() 
         names.add(threading.current_thread().name)
         time.sleep(0.002)
 
-    copy_engine.run_parallel(visit, range(20), threads=3)
+    run_parallel(visit, range(20), threads=3)
     assert len(names) >= 2  # the caller and at least one pool thread
     alive = {t.name for t in threading.enumerate()}
     names.clear()
-    copy_engine.run_parallel(visit, range(20), threads=3)
+    run_parallel(visit, range(20), threads=3)
     # no thread started for the second call (which of the pool's idle threads serve it is
     # the pool's choice: a pool grown by earlier calls may use others than the first call did)
     assert len(names) >= 2 and names <= alive, (names, alive)
@@ -686,9 +687,9 @@ def test_run_parallel_reuses_its_threads_and_survives_nesting_errors_and_fork() 
     done = np.zeros((8, 8), np.int64)
 
     def outer(i: int) -> None:
-        copy_engine.run_parallel(lambda j: done.__setitem__((i, j), done[i, j] + 1), range(8), threads=3)
+        run_parallel(lambda j: done.__setitem__((i, j), done[i, j] + 1), range(8), threads=3)
 
-    runner = threading.Thread(target=copy_engine.run_parallel, args=(outer, range(8), 3))
+    runner = threading.Thread(target=run_parallel, args=(outer, range(8), 3))
     runner.start()
     runner.join(timeout=30)
     assert not runner.is_alive() and (done == 1).all()
@@ -698,14 +699,14 @@ def test_run_parallel_reuses_its_threads_and_survives_nesting_errors_and_fork() 
             raise KeyError("item 5")
 
     with pytest.raises(KeyError, match="item 5"):
-        copy_engine.run_parallel(fail, range(100), threads=3)
+        run_parallel(fail, range(100), threads=3)
 
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: the parent's pool threads do not exist here
         try:
             out = np.zeros(10, np.int64)
-            copy_engine.run_parallel(lambda k: out.__setitem__(k, k), range(10), threads=3)
+            run_parallel(lambda k: out.__setitem__(k, k), range(10), threads=3)
             os.write(write, b"ok" if out.tolist() == list(range(10)) else b"no")
         finally:
             os._exit(0)

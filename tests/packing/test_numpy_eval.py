@@ -28,6 +28,7 @@ from layout_algebra.model.primitive_types import PrimitiveType, primitive_type
 from layout_algebra.packing import copy_engine, formats, lanes, odd_slots, stage_walk
 from layout_algebra.packing.formats import numpy_dtype
 from layout_algebra.packing.numpy_eval import pack, unpack
+from layout_algebra.packing.threads import run_parallel
 
 #: Every element type with a NumPy dtype, stored in whole bytes (no E(n)).
 WHOLE_BYTE_CASES = tuple(
@@ -665,7 +666,7 @@ def test_run_parallel_runs_every_item_once_and_raises_the_first_error() -> None:
     def visit(k: int) -> None:
         seen[k] += 1
 
-    copy_engine.run_parallel(visit, range(1000), threads=7)
+    run_parallel(visit, range(1000), threads=7)
     assert seen.tolist() == [1] * 1000
 
     def fail(k: int) -> None:
@@ -673,7 +674,7 @@ def test_run_parallel_runs_every_item_once_and_raises_the_first_error() -> None:
             raise ValueError("item 500")
 
     with pytest.raises(ValueError, match="item 500"):
-        copy_engine.run_parallel(fail, range(1000), threads=3)
+        run_parallel(fail, range(1000), threads=3)
 
 
 # ------------------------------------------- words built with shifts (bf16 (2,1), s8 (4,1))

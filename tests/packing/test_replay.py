@@ -230,3 +230,50 @@ def test_random_layouts_replayed_match_the_index_map(shape, seed, fill, kernels)
         patch.setattr(copy_engine, "USE_KERNELS", kernels)
         patch.setattr(copy_engine, "SHORT", 16)
         check_replays(str(shape), seed, fill)
+
+
+#: The settings a program's decisions read, by module: one of each is changed at random.
+SETTINGS = {
+    "copy_engine": ["BLOCK_BYTES", "KERNEL_MIN_BYTES", "STREAM_MIN_BYTES", "BLOCKS_STREAM_BYTES", "SHORT"],
+    "stage_walk": ["CHUNK_BYTES", "TRANSPOSING_CHUNK_BYTES", "KERNEL_CHUNK_BYTES"],
+    "numpy_eval": ["LONG_RUN_BYTES"],
+}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_changed_setting_makes_the_program_again(monkeypatch, seed: int) -> None:
+    """A program holds decisions made under the settings in force; after any of them changes
+    the next call takes the full path (it is not replayed) and keeps a program made under the
+    new ones, which the call after replays. Every result against the oracle."""
+    from layout_algebra.packing import stage_walk
+
+    rng = np.random.default_rng(seed)
+    text = str(rng.choice(WHOLE_TILES))
+    m = layout_map(text)
+    x = random_array(m, rng)
+    expected = reference_pack(x, text, 0)
+    pack(x, text, threads=1)
+    pack(x, text, threads=1)  # the program made
+    with replays() as before:
+        np.testing.assert_array_equal(pack(x, text, threads=1), expected, err_msg=text)
+    modules = {"copy_engine": copy_engine, "stage_walk": stage_walk, "numpy_eval": numpy_eval}
+    module = str(rng.choice(sorted(SETTINGS)))
+    name = str(rng.choice(SETTINGS[module]))
+    value = getattr(modules[module], name)
+    monkeypatch.setattr(modules[module], name, value * 2 if value < 1 << 20 else value // 2)
+    with replays() as after:
+        for _ in range(3):
+            np.testing.assert_array_equal(pack(x, text, threads=1), expected, err_msg=f"{text} {name}")
+    assert before == [True], (text, before)
+    assert after[0] is False, f"{text}: replayed after {module}.{name} changed"
+    assert after[-1] is True, f"{text}: no program made again after {module}.{name} changed: {after}"
+
+
+def test_the_modules_holding_settings_count_their_assignments() -> None:
+    from layout_algebra.packing import stage_walk, tunables
+
+    for module in (copy_engine, stage_walk, numpy_eval):
+        before = tunables.version()
+        name = next(n for n in vars(module) if n.isupper() and isinstance(getattr(module, n), int))
+        setattr(module, name, getattr(module, name))
+        assert tunables.version() == before + 1, module.__name__
