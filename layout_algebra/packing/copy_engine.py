@@ -88,6 +88,11 @@ WORD_MIN_ELEMENTS = 256
 #: another thread costs tens of microseconds (more on a busy machine), and below this size the
 #: copy runs from the caches, where one core is close to what two give.
 PARALLEL_MIN_BYTES = 1 << 24
+#: From this many bytes up to ``PARALLEL_MIN_BYTES``, a replayed program of compiled entries runs
+#: its calls cut into parts on numba's threads when the caller asks for every CPU
+#: (:mod:`layout_algebra.packing.replay_parts`: their workers spin between calls, so handing
+#: work over costs microseconds, not the tens a sleeping thread takes to wake).
+SIDE_BY_SIDE_MIN_BYTES = 1 << 20
 #: Use the compiled kernels (:mod:`layout_algebra.packing.copy_kernels`) when ``numba`` is importable...
 USE_KERNELS = True
 #: ... for words of at least this many bytes: below it NumPy is quick enough, and a small

@@ -195,7 +195,7 @@ from layout_algebra.packing.formats import (
 )
 from layout_algebra.packing.fresh_memory import new_result
 from layout_algebra.packing.odd_slots import pack_odd_slots, unpack_odd_slots
-from layout_algebra.packing.replay import Program, whole_bytes_program
+from layout_algebra.packing.replay import Program, parts_of_run, whole_bytes_program
 from layout_algebra.packing.stage_walk import (
     Plan,
     Skeleton,
@@ -209,7 +209,7 @@ from layout_algebra.packing.stage_walk import (
     walk,
 )
 from layout_algebra.packing.stream_copy import STREAM_COPY_MIN_BYTES, copy_chunk, streamed
-from layout_algebra.packing.threads import run_parallel
+from layout_algebra.packing.threads import default_threads, run_parallel
 from layout_algebra.packing.words import pack_words, unpack_words, word_dims, word_program
 
 __all__ = ["forget_recipes", "pack", "unpack"]
@@ -501,18 +501,22 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
     spread = [sum(f << (bits * i) for i in range(8 // bits)) for f in range(fills)] if bits < 8 else None
     dims, uint8, empty, memory = (size,), _UINT8, np.empty, fresh_memory
 
-    # on every CPU (threads=None) from PARALLEL_MIN_BYTES, and into a large buffer of its own,
-    # the full path decides (threads; whether to store past the caches: fresh_memory.new_result)
+    # on every CPU (threads=None) from PARALLEL_MIN_BYTES, unless the program runs in parts
+    # (side_by_side), and into a large buffer of its own, the full path decides (threads; whether
+    # to store past the caches: fresh_memory.new_result)
     many = size >= engine.PARALLEL_MIN_BYTES
+    wide = size >= engine.SIDE_BY_SIDE_MIN_BYTES  # on every CPU: in parts side by side
     allocates = size < (engine.STAGED_MIN_BYTES if bits == 8 else engine.PARALLEL_MIN_BYTES)
 
     def replay(arr: np.ndarray, fill: Any, out: Any, threads: int | None) -> np.ndarray | None:
         if type(fill) is not int or not 0 <= fill < fills or not arr.flags.c_contiguous:
             return None
-        if (threads is None and many) or (out is None and not allocates):
+        if out is None and not allocates:
             return None
         if tuning() != made:
             return None  # made under other settings (before numba was loaded): made again
+        if threads is None and many and parts_of_run(program.bound) is None:
+            return None
         if out is None:
             buffer: np.ndarray = (
                 empty(size, uint8) if size < memory.ALIGNED_MIN_BYTES else memory.empty(size, uint8)
@@ -523,7 +527,12 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
             return None
         if spread is not None:
             fill = spread[fill]
-        if not (program.bound or program.run)(buffer, arr, fill):  # bound on the first replay
+        done = side_by_side(program, buffer, arr) if threads is None and wide else None
+        if done is None:
+            if threads is None and many:
+                return None  # not in parts: the full path's pool
+            done = (program.bound or program.run)(buffer, arr, fill)  # bound on the first replay
+        if not done:
             return None
         if tail < size:
             buffer[tail:] = fill
@@ -541,14 +550,17 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray
     nbytes = math.prod(dims) * dtype.itemsize  # the result's
 
     many = size >= engine.PARALLEL_MIN_BYTES  # as for pack_replayer
+    wide = size >= engine.SIDE_BY_SIDE_MIN_BYTES
     allocates = nbytes < engine.PARALLEL_MIN_BYTES
 
     def replay(buffer: Any, out: Any, _: Any, threads: int | None) -> np.ndarray | None:
         if type(buffer) is not np.ndarray or buffer.dtype is not uint8 or buffer.shape != flat:
             return None
-        if (threads is None and many) or (out is None and not allocates):
+        if out is None and not allocates:
             return None
         if tuning() != made:
+            return None
+        if threads is None and many and parts_of_run(program.bound) is None:
             return None
         if out is None:
             result: np.ndarray = (
@@ -564,9 +576,33 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray
             result = out
         else:
             return None
-        return result if (program.bound or program.run)(buffer, result, 0) else None
+        done = side_by_side(program, buffer, result) if threads is None and wide else None
+        if done is None:
+            if threads is None and many:
+                return None  # not in parts: the full path's pool
+            done = (program.bound or program.run)(buffer, result, 0)
+        return result if done else None
 
     return replay
+
+
+def side_by_side(program: Program, buffer: np.ndarray, logical: np.ndarray) -> bool | None:
+    """Run ``program`` with its calls cut into parts on numba's threads
+    (:mod:`~layout_algebra.packing.replay_parts`), one per CPU: whether it ran (False: a
+    misaligned array, nothing written); None where it does not run so (no parallel form, one
+    CPU, a threading layer whose workers sleep, a forked child, another thread running parts)."""
+    runner = parts_of_run(program.bound)
+    if runner is None:
+        return None
+    from layout_algebra.packing import replay_parts  # numba is loaded: the program has entries
+
+    count = replay_parts.part_count(default_threads())
+    if count < 2:
+        return None
+    try:
+        return runner(buffer, logical, count)
+    finally:
+        replay_parts.finished()
 
 
 # --------------------------------------------------------------------- moving data

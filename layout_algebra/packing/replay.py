@@ -61,6 +61,8 @@ __all__ = [
     "entries_of",
     "entries_on_flat",
     "kernel_step",
+    "parts_of_run",
+    "parts_runner",
     "place",
     "typed",
     "whole_bytes_program",
@@ -278,12 +280,52 @@ def entries_on_flat(
         return True
 
     run.entries = tuple(entry for entry, _ in calls)  # type: ignore[attr-defined]
+    run.in_parts = parts_runner(calls)  # type: ignore[attr-defined]
+    return run
+
+
+def parts_runner(
+    calls: Sequence[tuple[Callable[..., bool], tuple[Any, ...]]],
+) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
+    """:meth:`Program.run` of entry calls with each call cut into parts run side by side
+    (:func:`~layout_algebra.packing.replay_parts.run_parts`), as ``run(buffer, logical, count)``;
+    None if a call has no parallel form. A call too short to cut into ``count`` parts runs whole.
+    The tables of parts are made on first use of each ``count``."""
+    from layout_algebra.packing.replay_parts import kind_of, parts_of, run_parts
+
+    kinds = [kind_of(entry) if len(args) == 1 else -1 for entry, args in calls]
+    if not calls or -1 in kinds:
+        return None
+    tables: dict[int, list[tuple[int, np.ndarray]]] = {}
+    byte = np.dtype(np.uint8)
+
+    def run(buffer: np.ndarray, logical: np.ndarray, count: int) -> bool:
+        if not buffer.flags.c_contiguous:
+            return False
+        steps = tables.get(count)
+        if steps is None:
+            steps = []
+            for kind, (_, (params,)) in zip(kinds, calls, strict=True):
+                cut = parts_of(kind, params, count)
+                steps.append((kind, params[None, :] if cut is None else cut))
+            tables[count] = steps
+        flat = logical.ravel().view(byte)
+        for kind, parts in steps:
+            if not run_parts(kind, buffer, flat, parts):
+                return False
+        return True
+
     return run
 
 
 def entries_of(run: Callable[..., bool] | None) -> tuple[Callable[..., bool], ...]:
     """The compiled entries a bound run (:attr:`Program.bound`) calls, in order; () for any other."""
     return tuple(getattr(run, "entries", ()))
+
+
+def parts_of_run(run: Callable[..., bool] | None) -> Callable[[np.ndarray, np.ndarray, int], bool] | None:
+    """The form of a bound run (:attr:`Program.bound`) whose calls run in parts (:func:`parts_runner`), or None."""
+    return getattr(run, "in_parts", None)
 
 
 #: The transposing kernels of :mod:`layout_algebra.packing.transpose_kernels` that have an entry.

@@ -69,7 +69,9 @@ __all__ = [
     "copy_params",
     "copy_to_buffer",
     "copy_to_logical",
+    "cut_params",
     "entry_params",
+    "entry_parts",
     "split_bytes",
     "split_halves",
     "split_nibbles",
@@ -89,6 +91,44 @@ def entry_params(
     """The ``int64`` array of a word kernel's arguments other than its two flat arrays:
     ``wo, ws[0..3], po, ps[0..3], step, shape[0..3], staged, streamed``."""
     return np.array([wo, *ws, po, *ps, step, *shape, int(staged), int(streamed)], np.int64)
+
+
+def cut_params(
+    p: np.ndarray, offsets: tuple[int, int], strides: tuple[int, int], shape: int, dims: int, count: int
+) -> np.ndarray | None:
+    """``p`` (an entry's arguments: two offsets, each side's strides, a shape) cut into
+    ``count`` parts along the first of its ``dims`` outer dims that has ``count`` indices or more:
+    one row of arguments per part, each a range of that dim, its offsets moved to where the
+    range starts. The parts are the whole copy, each element once (the map from index to
+    element is linear in each dim). None if no dim is that long. ``offsets``: where the two
+    offsets are; ``strides``: where each side's strides start; ``shape``: where the shape starts.
+
+    >>> p = entry_params(0, [64, 0, 0, 1], 0, [128, 0, 0, 1], 2, [5, 1, 1, 64], False)
+    >>> parts = cut_params(p, (0, 5), (1, 6), 11, 4, 2)
+    >>> [(int(q[0]), int(q[5]), int(q[11])) for q in parts]        # offsets and rows of each part
+    [(0, 0, 2), (128, 256, 3)]
+    """
+    for d in range(dims):
+        n = int(p[shape + d])
+        if n >= count:
+            parts = np.repeat(p[None, :], count, axis=0)
+            for k in range(count):
+                lo, hi = n * k // count, n * (k + 1) // count
+                parts[k, shape + d] = hi - lo
+                for at, step in zip(offsets, strides, strict=True):
+                    parts[k, at] += lo * p[step + d]
+            return parts
+    return None
+
+
+def entry_parts(p: np.ndarray, count: int) -> np.ndarray | None:
+    """:func:`cut_params` of a word entry's arguments (:func:`entry_params`): along any of its 4 dims.
+
+    >>> p = entry_params(0, [0, 0, 0, 1], 0, [0, 0, 0, 1], 2, [1, 1, 1, 2], False)
+    >>> entry_parts(p, 2)[:, 14].tolist(), entry_parts(p, 3) is None
+    ([1, 1], True)
+    """
+    return cut_params(p, (0, 5), (1, 6), 11, 4, count)
 
 
 @njit(nogil=True, cache=True)

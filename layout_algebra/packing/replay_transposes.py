@@ -40,11 +40,12 @@ import numpy as np
 from numba import njit
 
 from layout_algebra.packing.kernel_cache import check_sources
+from layout_algebra.packing.replay_kernels import cut_params
 from layout_algebra.packing.transpose_kernels import by_blocks, gather_rows, scatter_rows
 
 check_sources()  # numba's cached code of these kernels made from these sources (kernel_cache)
 
-__all__ = ["has_entry", "transpose_params", "transpose_to_buffer", "transpose_to_logical"]
+__all__ = ["has_entry", "transpose_params", "transpose_parts", "transpose_to_buffer", "transpose_to_logical"]
 
 
 def transpose_params(
@@ -65,6 +66,17 @@ def transpose_params(
         [int(scatter), dst_offset, *dst_strides, src_offset, *src_strides, *shape, width, pad, int(stream)],
         np.int64,
     )
+
+
+def transpose_parts(p: np.ndarray, count: int) -> np.ndarray | None:
+    """An entry's arguments (:func:`transpose_params`) cut into ``count`` parts along its outer
+    loops ``o0`` or ``o1`` (:func:`~layout_algebra.packing.replay_kernels.cut_params`), or None.
+
+    >>> p = transpose_params(False, 0, [0, 4096, 0, 128, 1], 0, [0, 128, 0, 1, 1024], [1, 4, 1, 128, 8], 1, 16, False)
+    >>> [(int(q[1]), int(q[7]), int(q[14])) for q in transpose_parts(p, 2)]
+    [(0, 0, 2), (8192, 256, 2)]
+    """
+    return cut_params(p, (1, 7), (2, 8), 13, 2, count)
 
 
 def has_entry(far: np.ndarray, far_strides: np.ndarray, shape: np.ndarray) -> bool:
