@@ -437,7 +437,7 @@ def _with_program(
     recipe = replace(recipe, program=None, tuning=tuning(), fills=1 << min(fmt.bits, 8))
     # words and plain copies of whole bytes replay up to 32 MB (the Python of the full path cost
     # a fifth of a 16 MB copy); from there the full path's streamed stores win
-    largest = engine.PARALLEL_MIN_BYTES if fmt.sub_byte else STREAM_COPY_MIN_BYTES
+    largest = STREAM_COPY_MIN_BYTES
     if fmt.odd_size or m.size_in_bytes >= largest:
         return recipe
     if fmt.sub_byte:
@@ -506,7 +506,7 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
     # to store past the caches: fresh_memory.new_result)
     many = size >= engine.PARALLEL_MIN_BYTES
     wide = size >= engine.SIDE_BY_SIDE_MIN_BYTES  # on every CPU: in parts side by side
-    allocates = size < (engine.STAGED_MIN_BYTES if bits == 8 else engine.PARALLEL_MIN_BYTES)
+    allocates = size < STREAM_COPY_MIN_BYTES
 
     def replay(arr: np.ndarray, fill: Any, out: Any, threads: int | None) -> np.ndarray | None:
         if type(fill) is not int or not 0 <= fill < fills or not arr.flags.c_contiguous:
@@ -551,7 +551,7 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray
 
     many = size >= engine.PARALLEL_MIN_BYTES  # as for pack_replayer
     wide = size >= engine.SIDE_BY_SIDE_MIN_BYTES
-    allocates = nbytes < engine.PARALLEL_MIN_BYTES
+    allocates = nbytes < STREAM_COPY_MIN_BYTES
 
     def replay(buffer: Any, out: Any, _: Any, threads: int | None) -> np.ndarray | None:
         if type(buffer) is not np.ndarray or buffer.dtype is not uint8 or buffer.shape != flat:

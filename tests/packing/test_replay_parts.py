@@ -223,3 +223,44 @@ def test_a_forked_child_packs_on_its_own_thread(in_parts) -> None:
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"child ended with status {status}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["s8[256,256]{1,0:T(32,128)(4,1)}", "s4[256,512]{1,0:T(8,128)(8,1)E(4)}", "f32[128,128]{0,1:T(8,128)}"],
+)
+def test_from_the_pool_size_parts_replace_the_pool_and_it_takes_over_without_them(
+    in_parts, monkeypatch, text
+) -> None:
+    """From ``PARALLEL_MIN_BYTES`` a call on every CPU replays in parts; where parts cannot run
+    (here: a layer whose workers sleep), the full path's pool does it, not one thread."""
+    if numba.get_num_threads() < 2:
+        pytest.skip("numba has one thread here: no parts can run side by side")
+    monkeypatch.setattr(copy_engine, "PARALLEL_MIN_BYTES", 1 << 12)
+    pooled: list[int] = []
+    real_pool = numpy_eval.run_parallel
+
+    def pool(work, items, threads):  # type: ignore[no-untyped-def]
+        pooled.append(threads)
+        return real_pool(work, items, threads)
+
+    from layout_algebra.packing import words
+
+    for module in (numpy_eval, words):  # the full path's chunks, whole bytes and words
+        monkeypatch.setattr(module, "run_parallel", pool)
+    m = layout_map(text)
+    rng = np.random.default_rng(11)
+    x = random_array(m, rng)
+    expected = reference_pack(x, text)
+    for _ in range(2):  # the plans, then the programs
+        unpack(pack(x, text, threads=1), text, out=np.empty_like(x), threads=1)
+    in_parts.clear()
+    pooled.clear()
+    for _ in range(2):
+        np.testing.assert_array_equal(pack(x, text), expected, err_msg=text)
+        np.testing.assert_array_equal(raw_bytes(unpack(expected, text, out=np.empty_like(x))), raw_bytes(x))
+    assert len(in_parts) == 4 and not pooled, (text, in_parts, pooled)
+    monkeypatch.setattr(replay_parts, "part_count", lambda threads: 1)  # as with workers that sleep
+    np.testing.assert_array_equal(pack(x, text), expected, err_msg=text)
+    np.testing.assert_array_equal(raw_bytes(unpack(expected, text, out=np.empty_like(x))), raw_bytes(x))
+    assert len(in_parts) == 4 and pooled and all(n > 1 for n in pooled), (text, pooled)
