@@ -264,3 +264,88 @@ def test_from_the_pool_size_parts_replace_the_pool_and_it_takes_over_without_the
     np.testing.assert_array_equal(pack(x, text), expected, err_msg=text)
     np.testing.assert_array_equal(raw_bytes(unpack(expected, text, out=np.empty_like(x))), raw_bytes(x))
     assert len(in_parts) == 4 and pooled and all(n > 1 for n in pooled), (text, pooled)
+
+
+def test_threads_of_the_caller_packing_at_once_get_their_own_bytes(in_parts) -> None:
+    """Several Python threads packing and unpacking at once: one at a time runs parts (numba's
+    threading layers do not all take parallel calls from several threads), the others run
+    whole; every result is its own array's."""
+    import threading
+
+    if numba.get_num_threads() < 2:
+        pytest.skip("numba has one thread here: no parts can run side by side")
+    text = "bf16[128,256]{1,0:T(8,128)(2,1)}"
+    m = layout_map(text)
+    rng = np.random.default_rng(21)
+    arrays = [random_array(m, rng) for _ in range(4)]
+    expected = [reference_pack(a, text) for a in arrays]
+    for _ in range(2):
+        unpack(pack(arrays[0], text), text)
+    failures: list[str] = []
+
+    def work(k: int) -> None:
+        try:
+            for _ in range(30):
+                if not np.array_equal(pack(arrays[k], text), expected[k]):
+                    failures.append(f"pack {k}")
+                if not np.array_equal(raw_bytes(unpack(expected[k], text)), raw_bytes(arrays[k])):
+                    failures.append(f"unpack {k}")
+        except BaseException as error:  # reported below: a thread's exception would be lost
+            failures.append(repr(error))
+
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not failures, failures[:5]
+    assert in_parts, "no call ran in parts"
+
+
+WORKQUEUE_SCRIPT = """
+import threading, numpy as np
+from layout_algebra.packing import copy_engine, numpy_eval, replay_parts
+from layout_algebra.packing.numpy_eval import pack, unpack
+import numba
+assert copy_engine.start_kernels()
+copy_engine.SIDE_BY_SIDE_MIN_BYTES = 0
+numpy_eval.default_threads = lambda: 2
+text = "s8[256,256]{1,0:T(32,128)(4,1)}"
+rng = np.random.default_rng(0)
+arrays = [rng.integers(-128, 128, (256, 256), np.int8) for _ in range(3)]
+expected = [pack(a, text, threads=1) for a in arrays]
+for _ in range(2):
+    unpack(pack(arrays[0], text, threads=1), text, threads=1)
+pack(arrays[0], text)
+assert numba.threading_layer() == "workqueue" and replay_parts._spinning is False, replay_parts._spinning
+bad = []
+def work(k):
+    for _ in range(40):
+        replay_parts._spinning = None  # try the parts every time: only the lock keeps calls apart
+        if not np.array_equal(pack(arrays[k], text), expected[k]):
+            bad.append(k)
+        if not np.array_equal(unpack(expected[k], text), arrays[k]):
+            bad.append(k)
+threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("ok" if not bad else f"bad {bad}")
+"""
+
+
+def test_a_sleeping_layer_is_given_up_and_never_called_from_two_threads() -> None:
+    """Under numba's ``workqueue`` layer (workers that sleep; a parallel call from a second thread
+    at once ends the process), the first call in parts finds the layer out and the next calls
+    run whole; forced to try the parts from three threads, the calls still never overlap."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "2"}
+    done = subprocess.run(
+        [sys.executable, "-c", WORKQUEUE_SCRIPT], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), (
+        done.returncode,
+        done.stdout,
+        done.stderr[-2000:],
+    )
