@@ -222,6 +222,18 @@ def first_calls(
     return rows
 
 
+def threading_layer() -> str:
+    """The threading layer numba started (the parts of a replayed call run on it), or why none."""
+    try:
+        import numba
+    except ImportError:
+        return "none: numba is not installed"
+    try:
+        return str(numba.threading_layer())
+    except ValueError:  # no parallel call yet
+        return "not started"
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -276,8 +288,11 @@ def main(argv: list[str] | None = None) -> None:
         f"Date: {time.strftime('%Y-%m-%d %H:%M %Z')}; compiled kernels: {'yes' if kernels else 'no (NumPy)'}"
     )
     print(f"Clock: {'CPU time of the calling thread' if args.cpu_time else 'wall time'}")
-    print(f"Rounds: {rounds}, interleaved; threads=None is every CPU ({default_threads()}) from ")
-    print(f"{copy_engine.PARALLEL_MIN_BYTES >> 20} MB of packed buffer, else one.\n")
+    print(f"Rounds: {rounds}, interleaved; threads=None is every CPU ({default_threads()}): from ")
+    print(
+        f"{copy_engine.SIDE_BY_SIDE_MIN_BYTES >> 20} MB of packed buffer a replayed shape in parts on numba's threads"
+    )
+    print(f"(replay_parts), from {copy_engine.PARALLEL_MIN_BYTES >> 20} MB otherwise the pool; else one.\n")
     print(
         "Ratio = time of np.copyto (into) / np.copy (alloc) of the packed buffer's bytes / time of the operation.\n"
     )
@@ -298,6 +313,7 @@ def main(argv: list[str] | None = None) -> None:
             row = " | ".join(f"{cells[c]:.2f}" for c in CELLS)
             print(f"| `{text}` | {size_label(size)} | {row} |", flush=True)
             results += [(text, size, c, r) for c, r in cells.items() if c[1] != "jax"]
+    print(f"\nnumba's threading layer (the parts of a replayed call run on it): {threading_layer()}")
     print()
     for label, low, target in (("from 1 MB", 1 << 20, 0.5), ("from 32 MB", 32 << 20, 0.7)):
         chosen = [r for r in results if r[1] >= low]
