@@ -227,10 +227,11 @@ def pack(
     ``fill``: a byte value for whole-byte elements, a slot value (``0..2**E-1``) for
     sub-byte ones. With ``out`` (a 1-D ``uint8`` array of that size) the bytes are written
     there, every byte of it, and ``out`` is returned: a runtime can reuse one staging
-    buffer. ``threads``: how many threads copy (chunks of the output are independent, and
-    NumPy copies release the GIL); ``None`` uses every CPU for buffers of 16 MB or more, ``1``
-    keeps to the calling thread. The bytes do not depend on it. Raises ``ValueError``
-    (quoting the shape) for anything else.
+    buffer. ``threads``: how many threads copy at most (chunks of the output are independent,
+    and NumPy copies release the GIL); ``None`` uses every CPU for buffers of 16 MB or more, and
+    from 1 MB for a shape packed before (its program in parts on numba's threads:
+    :mod:`~layout_algebra.packing.replay_parts`); ``1`` keeps to the calling thread. The bytes do
+    not depend on it. Raises ``ValueError`` (quoting the shape) for anything else.
 
     >>> import numpy as np
     >>> pack(np.arange(4, dtype=np.uint8).reshape(2, 2), "u8[2,2]{0,1:L(3)}", fill=9)
@@ -243,7 +244,7 @@ def pack(
     if (
         type(array) is np.ndarray
         and not engine.kernels_cold()
-        and (threads is None or (type(threads) is int and threads == 1))
+        and (threads is None or (type(threads) is int and threads >= 1))
     ):
         recipe = _kept((shape, True, array.dtype, array.shape))  # a shape packed before: replayed
         if recipe is not None and recipe.replay is not None:
@@ -272,7 +273,7 @@ def _pack(
     if (
         recipe is not None
         and recipe.replay is not None
-        and (threads is None or (type(threads) is int and threads == 1))
+        and (threads is None or (type(threads) is int and threads >= 1))
     ):
         done = recipe.replay(arr, fill, out, threads)
         if done is not None:
@@ -305,7 +306,7 @@ def _pack(
         else:
             _pack_whole_bytes(plan, out, fmt, fill, threads, padded=m.has_padding)
     # a program from the second call on (a shape packed once does not pay for making one)
-    kept = _kept(key) if recipe is not None and threads == 1 and arr.flags.c_contiguous else None
+    kept = _kept(key) if recipe is not None and arr.flags.c_contiguous else None
     if kept is not None and _wants_program(kept):
         _keep(key, _with_program(kept, plan, out, arr, packing=True))
     return out
@@ -326,7 +327,7 @@ def unpack(
     array([[0, 1],
            [2, 3]], dtype=uint8)
     """
-    if not engine.kernels_cold() and (threads is None or (type(threads) is int and threads == 1)):
+    if not engine.kernels_cold() and (threads is None or (type(threads) is int and threads >= 1)):
         recipe = _kept((shape, False))  # a shape unpacked before: replayed
         if recipe is not None and recipe.replay is not None:
             done = recipe.replay(buffer, out, 0, threads)
@@ -342,7 +343,7 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
     if (
         recipe is not None
         and recipe.replay is not None
-        and (threads is None or (type(threads) is int and threads == 1))
+        and (threads is None or (type(threads) is int and threads >= 1))
     ):
         done = recipe.replay(buffer, out, 0, threads)
         if done is not None:
@@ -371,7 +372,7 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
             _unpack_whole_bytes(plan, buf, fmt, threads, stream=streamed(result))
     for view, merged in reversed(writebacks):
         np.copyto(view, merged.reshape(view.shape))
-    kept = _kept((shape, False)) if recipe is not None and threads == 1 and base.flags.c_contiguous else None
+    kept = _kept((shape, False)) if recipe is not None and base.flags.c_contiguous else None
     if kept is not None and kept.skeleton is not None and _wants_program(kept):
         _keep((shape, False), _with_program(kept, plan, buf, result, packing=False))
     return result
@@ -515,7 +516,8 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
             return None
         if tuning() != made:
             return None  # made under other settings (before numba was loaded): made again
-        if threads is None and many and parts_of_run(program.bound) is None:
+        shared = threads is None or threads > 1  # more threads than the caller's asked for
+        if shared and many and parts_of_run(program.bound) is None:
             return None
         if out is None:
             buffer: np.ndarray = (
@@ -527,9 +529,9 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
             return None
         if spread is not None:
             fill = spread[fill]
-        done = side_by_side(program, buffer, arr) if threads is None and wide else None
+        done = side_by_side(program, buffer, arr, threads) if shared and wide else None
         if done is None:
-            if threads is None and many:
+            if shared and many:
                 return None  # not in parts: the full path's pool
             done = (program.bound or program.run)(buffer, arr, fill)  # bound on the first replay
         if not done:
@@ -560,7 +562,8 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray
             return None
         if tuning() != made:
             return None
-        if threads is None and many and parts_of_run(program.bound) is None:
+        shared = threads is None or threads > 1
+        if shared and many and parts_of_run(program.bound) is None:
             return None
         if out is None:
             result: np.ndarray = (
@@ -576,9 +579,9 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray
             result = out
         else:
             return None
-        done = side_by_side(program, buffer, result) if threads is None and wide else None
+        done = side_by_side(program, buffer, result, threads) if shared and wide else None
         if done is None:
-            if threads is None and many:
+            if shared and many:
                 return None  # not in parts: the full path's pool
             done = (program.bound or program.run)(buffer, result, 0)
         return result if done else None
@@ -586,17 +589,20 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray
     return replay
 
 
-def side_by_side(program: Program, buffer: np.ndarray, logical: np.ndarray) -> bool | None:
+def side_by_side(
+    program: Program, buffer: np.ndarray, logical: np.ndarray, threads: int | None
+) -> bool | None:
     """Run ``program`` with its calls cut into parts on numba's threads
-    (:mod:`~layout_algebra.packing.replay_parts`), one per CPU: whether it ran (False: a
-    misaligned array, nothing written); None where it does not run so (no parallel form, one
-    CPU, a threading layer whose workers sleep, a forked child, another thread running parts)."""
+    (:mod:`~layout_algebra.packing.replay_parts`), one per thread (``threads``; None: one per
+    CPU): whether it ran (False: a misaligned array, nothing written); None where it does not
+    run so (no parallel form, one CPU, a threading layer whose workers sleep, a forked child,
+    another thread running parts)."""
     runner = parts_of_run(program.bound)
     if runner is None:
         return None
     from layout_algebra.packing import replay_parts  # numba is loaded: the program has entries
 
-    count = replay_parts.part_count(default_threads())
+    count = replay_parts.part_count(default_threads() if threads is None else threads)
     if count < 2:
         return None
     try:

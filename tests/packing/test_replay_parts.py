@@ -349,3 +349,61 @@ def test_a_sleeping_layer_is_given_up_and_never_called_from_two_threads() -> Non
         done.stdout,
         done.stderr[-2000:],
     )
+
+
+@pytest.mark.parametrize("threads", [2, 5])
+def test_an_explicit_thread_count_runs_in_parts_too_and_bad_counts_are_still_refused(
+    in_parts, threads
+) -> None:
+    """``threads=n`` allows up to ``n``: a shape packed before runs in at most ``n`` parts (the
+    pool's full path at these sizes cost 3-10x one thread); a count that is not a positive
+    integer is refused with the shape quoted even once a program is kept."""
+    from layout_algebra.model.errors import InvalidArgumentError
+
+    if numba.get_num_threads() < 2:
+        pytest.skip("numba has one thread here: no parts can run side by side")
+    text = "f32[128,128]{0,1:T(8,128)}"
+    m = layout_map(text)
+    rng = np.random.default_rng(threads)
+    x = random_array(m, rng)
+    for _ in range(2):
+        unpack(pack(x, text, threads=threads), text, threads=threads)
+    counts: list[int] = []
+    real = replay_parts.part_count
+
+    def counted(n: int) -> int:
+        counts.append(n)
+        return real(n)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(replay_parts, "part_count", counted)
+        expected = reference_pack(x, text)
+        np.testing.assert_array_equal(pack(x, text, threads=threads), expected)
+        np.testing.assert_array_equal(raw_bytes(unpack(expected, text, threads=threads)), raw_bytes(x))
+    assert counts == [threads, threads] and len(in_parts) >= 2, (counts, in_parts)
+    for bad in (0, -1, True, 2.0, "2"):
+        with pytest.raises(InvalidArgumentError, match=r"f32\[128,128\].*threads="):
+            pack(x, text, threads=bad)
+        with pytest.raises(InvalidArgumentError, match=r"f32\[128,128\].*threads="):
+            unpack(expected, text, threads=bad)
+
+
+def test_a_shape_only_ever_packed_on_every_cpu_gets_a_program_from_the_pool_size(
+    in_parts, monkeypatch
+) -> None:
+    """A program is made by the second call whatever its thread count: a caller who never says
+    ``threads=1`` is replayed (in parts) from the pool's size on too."""
+    if numba.get_num_threads() < 2:
+        pytest.skip("numba has one thread here: no parts can run side by side")
+    monkeypatch.setattr(copy_engine, "PARALLEL_MIN_BYTES", 1 << 12)
+    text = "bf16[128,256]{1,0:T(8,128)(2,1)}"
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(8))
+    expected = reference_pack(x, text)
+    for _ in range(2):
+        np.testing.assert_array_equal(pack(x, text), expected)
+        np.testing.assert_array_equal(raw_bytes(unpack(expected, text)), raw_bytes(x))
+    assert not in_parts  # the plans, then the programs: no parts yet
+    np.testing.assert_array_equal(pack(x, text), expected)
+    np.testing.assert_array_equal(raw_bytes(unpack(expected, text)), raw_bytes(x))
+    assert len(in_parts) == 2
