@@ -1,13 +1,14 @@
 """A replayed program's kernel calls cut into parts and run side by side on numba's threads.
 
-A replayed program (:mod:`layout_algebra.packing.replay`) of 1-16 MB makes one compiled call per
+A replayed program (:mod:`layout_algebra.packing.replay`) of 1-32 MB makes one compiled call per
 step. On one core a transposing copy or a nibble weave of that size reaches 0.4-0.5 of
 ``np.copyto`` of the same bytes: the core waits on the cache, and a second core, with its own
 L2, doubles what is in flight. Handing half the work to a thread that sleeps costs more than
 the half saves, though: on the 2-core VM of ``benchmarks/``, waking an idle thread took 15-60 us
-(an idle virtual CPU is halted), as long as a 1 MB copy. Numba's ``omp`` and ``tbb`` threading
-layers keep their workers spinning for a while after each parallel region, so a call made
-soon after another starts at once; one thread per part, ``f32[1024,1024]{0,1:T(8,128)}``
+(an idle virtual CPU is halted), as long as a 1 MB copy. Numba's ``omp`` threading layer (GNU
+OpenMP) keeps its workers spinning for a while after each parallel region, so a call made soon
+after another starts at once (``tbb``'s workers also poll before they sleep: it is taken as
+spinning too, not measured here); one thread per part, ``f32[1024,1024]{0,1:T(8,128)}``
 (4 MB) packed into a buffer went 0.45 -> 0.72 of ``np.copyto``, ``s4`` 4 MB 0.51 -> 0.77, where
 the sleeping ``workqueue`` layer (or our own pool) made it 0.27.
 
