@@ -516,7 +516,7 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
             return None
         if tuning() != made:
             return None  # made under other settings (before numba was loaded): made again
-        shared = threads is None or threads > 1  # more threads than the caller's asked for
+        shared = threads is None or threads > 1  # threads besides the calling one allowed
         if shared and many and parts_of_run(program.bound) is None:
             return None
         if out is None:
