@@ -212,7 +212,7 @@ def first_calls(
         x = random_array(text, rng)
         buf = np.empty(layout_map(text).size_in_bytes, np.uint8)
         src = np.empty_like(buf)
-        numpy_eval._RECIPES.clear()
+        numpy_eval.forget_recipes()
         formats._MAPS.clear()
         layout_map_module._layout_map.cache_clear()
         first = timed(lambda x=x, t=text, b=buf: pack(x, t, out=b), 1)

@@ -246,9 +246,12 @@ def pack(
         and not engine.kernels_cold()
         and (threads is None or (type(threads) is int and threads >= 1))
     ):
-        recipe = _kept((shape, True, array.dtype, array.shape))  # a shape packed before: replayed
-        if recipe is not None and recipe.replay is not None:
-            done = recipe.replay(array, fill, out, threads)
+        try:  # a shape packed before: replayed
+            replay = _REPLAYS.get((shape, True, array.dtype, array.shape))
+        except TypeError:  # an unhashable shape: nothing kept
+            replay = None
+        if replay is not None:
+            done = replay(array, fill, out, threads)
             if done is not None:
                 return done
     if engine.kernels_cold():
@@ -328,9 +331,12 @@ def unpack(
            [2, 3]], dtype=uint8)
     """
     if not engine.kernels_cold() and (threads is None or (type(threads) is int and threads >= 1)):
-        recipe = _kept((shape, False))  # a shape unpacked before: replayed
-        if recipe is not None and recipe.replay is not None:
-            done = recipe.replay(buffer, out, 0, threads)
+        try:  # a shape unpacked before: replayed
+            replay = _REPLAYS.get((shape, False))
+        except TypeError:
+            replay = None
+        if replay is not None:
+            done = replay(buffer, out, 0, threads)
             if done is not None:
                 return done
     if engine.kernels_cold():
@@ -403,6 +409,9 @@ class Recipe:
 
 #: Recipes by (shape as given, packing?, and for packing the array's dtype and dims).
 _RECIPES: dict[tuple[Any, ...], Recipe] = {}
+#: The replaying calls of the kept recipes that have one, by the same keys: :func:`pack` and
+#: :func:`unpack` look here first (one lookup, no attribute of the recipe read on the way).
+_REPLAYS: dict[tuple[Any, ...], Callable[[Any, Any, Any, Any], np.ndarray | None]] = {}
 #: At most this many recipes are kept (then the table starts again).
 RECIPES_KEPT = 512
 
@@ -410,6 +419,7 @@ RECIPES_KEPT = 512
 def forget_recipes() -> None:
     """Forget every kept recipe (and program): the next call on each shape plans it again."""
     _RECIPES.clear()
+    _REPLAYS.clear()
 
 
 def _kept(key: tuple[Any, ...]) -> Recipe | None:
@@ -425,8 +435,12 @@ def _keep(key: tuple[Any, ...], recipe: Recipe) -> None:
     except TypeError:
         return
     if len(_RECIPES) >= RECIPES_KEPT:
-        _RECIPES.clear()
+        forget_recipes()
     _RECIPES[key] = recipe
+    if recipe.replay is None:
+        _REPLAYS.pop(key, None)
+    else:
+        _REPLAYS[key] = recipe.replay
 
 
 # --------------------------------------------------------------------- replaying
@@ -475,7 +489,9 @@ def tuning() -> tuple[bool, int]:
     and the :func:`~layout_algebra.packing.tunables.version` of the tuning constants (module
     attributes of this module, :mod:`~layout_algebra.packing.copy_engine` and
     :mod:`~layout_algebra.packing.stage_walk`, which tests change). A program made under
-    others is made again."""
+    others is made again. (A replaying call compares the version alone, and whether the
+    kernels are loaded only for a program made before they were: once loaded they stay
+    loaded, unless ``copy_engine.USE_KERNELS`` is set, which the version counts.)"""
     return engine.kernels_loaded(), tunables.Tunable.assignments
 
 
@@ -495,8 +511,9 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
     to check, a misaligned buffer, settings changed since the program was made (:func:`tuning`).
     Everything it can decide once is decided here: a call of 64 KB costs about as much as
     copying it, so each attribute lookup on the way counts."""
-    program, size, tail, fills, made = recipe.program, recipe.size, recipe.tail, recipe.fills, recipe.tuning
-    assert program is not None
+    program, size, tail, fills = recipe.program, recipe.size, recipe.tail, recipe.fills
+    assert program is not None and recipe.tuning is not None
+    watched, (loaded_then, version), loaded = tunables.Tunable, recipe.tuning, engine.kernels_loaded
     bits = recipe.fmt.bits
     # sub-byte slots: the fill in every slot of a byte
     spread = [sum(f << (bits * i) for i in range(8 // bits)) for f in range(fills)] if bits < 8 else None
@@ -514,7 +531,7 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
             return None
         if out is None and not allocates:
             return None
-        if tuning() != made:
+        if watched.assignments != version or (not loaded_then and loaded()):
             return None  # made under other settings (before numba was loaded): made again
         shared = threads is None or threads > 1  # threads besides the calling one allowed
         if shared and many and parts_of_run(program.bound) is None:
@@ -546,8 +563,9 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
 def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray | None]:
     """:func:`unpack` by the recipe's program, as ``replay(buffer, out, 0, threads)``, or None where the
     full path must decide (see :func:`pack_replayer`)."""
-    program, size, made, dtype = recipe.program, recipe.size, recipe.tuning, recipe.fmt.dtype
-    assert program is not None
+    program, size, dtype = recipe.program, recipe.size, recipe.fmt.dtype
+    assert program is not None and recipe.tuning is not None
+    watched, (loaded_then, version), loaded = tunables.Tunable, recipe.tuning, engine.kernels_loaded
     dims, flat, uint8, empty, memory = program.dims, (size,), _UINT8, np.empty, fresh_memory
     nbytes = math.prod(dims) * dtype.itemsize  # the result's
 
@@ -560,7 +578,7 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray
             return None
         if out is None and not allocates:
             return None
-        if tuning() != made:
+        if watched.assignments != version or (not loaded_then and loaded()):
             return None
         shared = threads is None or threads > 1
         if shared and many and parts_of_run(program.bound) is None:

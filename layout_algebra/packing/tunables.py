@@ -11,7 +11,8 @@ attribute named in capitals, ``BLOCK_BYTES``), as ``monkeypatch.setattr`` or
 ``copy_engine.BLOCK_BYTES = ...`` make, adds one to :func:`version`, and a program remembers
 the version it was made under. A new constant needs no list to be added to; an assignment
 that puts the old value back makes programs again, which costs a plan, never a wrong
-decision. Replacing a function (a test's spy) does not count.
+decision. Replacing a function (a test's spy) does not count, nor a private table
+(``_RECIPES``: a name that starts with ``_``, :func:`is_setting`).
 
 >>> import types
 >>> knobs = watch(types.ModuleType("knobs"))
@@ -37,7 +38,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-__all__ = ["Tunable", "version", "watch"]
+__all__ = ["Tunable", "is_setting", "version", "watch"]
 
 
 class Tunable(ModuleType):
@@ -47,14 +48,23 @@ class Tunable(ModuleType):
     assignments = 0
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name.isupper():
+        if is_setting(name):
             Tunable.assignments += 1
         super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
-        if name.isupper():
+        if is_setting(name):
             Tunable.assignments += 1
         super().__delattr__(name)
+
+
+def is_setting(name: str) -> bool:
+    """Whether a module attribute of this name is a setting: a public name in capitals.
+
+    >>> is_setting("BLOCK_BYTES"), is_setting("_RECIPES"), is_setting("helper")
+    (True, False, False)
+    """
+    return name.isupper() and not name.startswith("_")
 
 
 def watch(module: ModuleType) -> ModuleType:

@@ -70,26 +70,39 @@ WHOLE_TILES += ["s4[16,200]{1,0:T(8,128)(8,1)E(4)}"]  # padded columns, whole wo
 @contextmanager
 def replays() -> Iterator[list[bool]]:
     """Count the replays of a program while the block runs: each call of a kept recipe's
-    replay, True when it made the result (False: it left the call to the full path)."""
+    replay, True when it made the result (False: it left the call to the full path). Both
+    ways a call finds one are watched: the table of replays ``pack``/``unpack`` look in first,
+    and the recipe the full path reads (``_kept``)."""
     count: list[bool] = []
     real = numpy_eval._kept
+
+    def counted(inner):  # type: ignore[no-untyped-def]
+        def call(*args):  # type: ignore[no-untyped-def]
+            done = inner(*args)
+            count.append(done is not None)
+            return done
+
+        return call
 
     def spy(key):  # type: ignore[no-untyped-def]
         recipe = real(key)
         if recipe is None or recipe.replay is None:
             return recipe
-        inner = recipe.replay
+        return dataclasses.replace(recipe, replay=counted(recipe.replay))
 
-        def counted(*args):  # type: ignore[no-untyped-def]
-            done = inner(*args)
-            count.append(done is not None)
-            return done
+    class Watched(dict):  # type: ignore[type-arg]
+        def get(self, key, default=None):  # type: ignore[no-untyped-def]
+            inner = super().get(key, default)
+            return inner if inner is None else counted(inner)
 
-        return dataclasses.replace(recipe, replay=counted)
-
+    kept = numpy_eval._REPLAYS
+    table = Watched(kept)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(numpy_eval, "_kept", spy)
+        patch.setattr(numpy_eval, "_REPLAYS", table)
         yield count
+    kept.clear()  # the table as the block left it
+    kept.update(table)
 
 
 def check_replays(text: str, seed: int, fill: int) -> int:
@@ -267,6 +280,44 @@ def test_a_changed_setting_makes_the_program_again(monkeypatch, seed: int) -> No
     assert before == [True], (text, before)
     assert after[0] is False, f"{text}: replayed after {module}.{name} changed"
     assert after[-1] is True, f"{text}: no program made again after {module}.{name} changed: {after}"
+
+
+@pytest.mark.parametrize("packing", [True, False])
+def test_forgotten_recipes_are_not_replayed(packing: bool) -> None:
+    """``forget_recipes`` forgets the replaying calls with the recipes: the next call plans
+    the shape again (it replays nothing), the one after that makes a program again, and the
+    third replays it; every result against the oracle. The same when the table of recipes
+    fills up and starts again (``RECIPES_KEPT``)."""
+    rng = np.random.default_rng(7)
+    text = "s4[256,512]{1,0:T(8,128)(8,1)E(4)}" if packing else "bf16[128,256]{1,0:T(8,128)(2,1)}"
+    m = layout_map(text)
+    x = random_array(m, rng)
+    buf = reference_pack(x, text, 0)
+
+    def call() -> None:
+        if packing:
+            np.testing.assert_array_equal(pack(x, text, threads=1), buf)
+        else:
+            np.testing.assert_array_equal(raw_bytes(unpack(buf, text, threads=1)), raw_bytes(x))
+
+    for forget in (numpy_eval.forget_recipes, fill_the_table):
+        call()
+        call()  # the program made
+        with replays() as kept:
+            call()
+        forget()
+        with replays() as forgotten:
+            call()
+            call()
+            call()
+        assert kept == [True], (text, kept)
+        assert forgotten == [True], (text, forget.__name__, forgotten)  # only the third replays
+
+
+def fill_the_table() -> None:
+    """Keep recipes of other shapes until the table starts again (it holds ``RECIPES_KEPT``)."""
+    for n in range(numpy_eval.RECIPES_KEPT + 1):
+        pack(np.zeros((1, n + 1), np.uint8), f"u8[1,{n + 1}]{{1,0}}", threads=1)
 
 
 def test_the_modules_holding_settings_count_their_assignments() -> None:
