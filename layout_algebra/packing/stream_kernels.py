@@ -1,4 +1,4 @@
-"""A gathering copy into one dense region, written past the caches (optional: needs ``numba``).
+"""Copies between one dense region and runs elsewhere, written past the caches (optional: needs ``numba``).
 
 A tile that is a plain copy of the array (``f32[R,C]{1,0:T(8,128)}``: 512-byte runs, no
 transpose, no words) is copied by NumPy's strided loop with plain stores. Every line a plain
@@ -24,6 +24,22 @@ of a tile are a page apart, where the hardware's prefetcher starts cold): 256 MB
 >>> gather_streamed(dst, 0, src.reshape(-1), 0, strides, shape)
 >>> np.array_equal(dst.reshape(300, 64), src.T)
 True
+
+:func:`scatter_streamed` is the other way round: the *source* is the dense region, read in the
+order of memory, and each of its runs is written to the destination with the run's whole lines
+stored non-temporally (its partial lines at the two ends plainly), straight from the source:
+no page in between, and the source read as one stream. Packing ``f32[R,C]{1,0:T(8,128)}``
+(64 MB, one thread, 256 to 4096 columns) ran at 1.40-1.61 of ``memcpy``'s speed scattered
+against 0.53-0.98 gathered, unpacking at 1.02-1.46 against 0.68-0.75
+(:func:`~layout_algebra.packing.stream_copy.streamed_copy` scatters wherever it can).
+
+>>> x = np.arange(16 * 256, dtype=np.float32).reshape(16, 256)
+>>> tiles = x.reshape(2, 8, 2, 128).transpose(0, 2, 1, 3).copy()   # 8x128 tiles, in order
+>>> back = np.zeros(16 * 256, np.float32)                          # x's rows, from them
+>>> shape, strides = np.array([2, 2, 8, 128]), np.array([8 * 256, 128, 256, 1])
+>>> scatter_streamed(back, 0, strides, tiles.reshape(-1), 0, shape)
+>>> np.array_equal(back.reshape(16, 256), x)
+True
 """
 
 from __future__ import annotations
@@ -36,7 +52,7 @@ from layout_algebra.packing.line_stores import LINE, copy_run, prefetch, store_f
 
 check_sources()  # numba's cached code of these kernels made from these sources (kernel_cache)
 
-__all__ = ["gather_streamed"]
+__all__ = ["gather_streamed", "scatter_streamed"]
 
 #: Bytes of the buffer the runs are gathered in (one page: it stays in the L1 cache).
 PAGE = 4096
@@ -108,4 +124,37 @@ def gather_streamed(dst, dst_at, src, src_at, ss, shape):  # type: ignore[no-unt
                         _flush(dst8, lo, at, buf8, base)
                         lo = at
     _flush(dst8, lo, at, buf8, base)
+    store_fence()
+
+
+@njit(nogil=True, cache=True)
+def scatter_streamed(dst, dst_at, ds, src, src_at, shape):  # type: ignore[no-untyped-def]
+    """``dst[dst_at + i . ds] = src[src_at + k]`` for ``k`` in row-major order over the 4-D
+    ``shape`` (``ds[3] == 1``): the source, a dense run of ``src``, read in the order of memory,
+    scattered in runs of ``shape[3]`` elements, each run's whole 64-byte lines stored past the
+    caches and its partial lines at the two ends plainly. ``dst`` and ``src`` are 1-D arrays
+    of one dtype; the runs must not overlap."""
+    size = dst.itemsize
+    dst8, src8 = dst.view(np.uint8), src.view(np.uint8)
+    base = dst8.ctypes.data  # the address of dst8[0]
+    run = shape[3] * size
+    k = src_at * size  # the next byte of the source
+    d0, d1, d2 = ds[0], ds[1], ds[2]
+    for i0 in range(shape[0]):
+        for i1 in range(shape[1]):
+            for i2 in range(shape[2]):
+                lo = (dst_at + i0 * d0 + i1 * d1 + i2 * d2) * size
+                hi = lo + run
+                first = lo + (-(base + lo)) % LINE  # the run's first whole line
+                last = hi - (base + hi) % LINE  # the end of its last whole line
+                if first >= last:  # no whole line
+                    copy_run(dst8, lo, src8, k, run)
+                else:
+                    if first > lo:
+                        copy_run(dst8, lo, src8, k, first - lo)
+                    for b in range(first, last, LINE):
+                        stream_line(dst8, b, src8, k + (b - lo))
+                    if hi > last:
+                        copy_run(dst8, last, src8, k + (last - lo), hi - last)
+                k += run
     store_fence()

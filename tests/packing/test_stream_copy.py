@@ -4,7 +4,8 @@
 64-byte lines by non-temporal stores and the partial lines at the ends plainly: the tests
 put the region at every offset within a line and a page, make it shorter than a line and
 longer than a page, and check every byte of the destination (the bytes around the region
-must keep their values). ``streamed_copy`` on random views is compared with ``np.copyto``;
+must keep their values). ``scatter_streamed`` reads a dense source and writes its runs so,
+checked the same way, with gaps between the runs that must keep their values too. ``streamed_copy`` on random views is compared with ``np.copyto``;
 and ``pack``/``unpack`` with the streaming threshold lowered to nothing are compared with
 the element-by-element oracle on layouts whose tiles are plain copies.
 """
@@ -57,6 +58,73 @@ def test_gather_streamed_writes_exactly_its_region(size, offset, shape, run_stri
     np.testing.assert_array_equal(dst[offset : offset + n], expected)
     np.testing.assert_array_equal(dst[:offset], before[:offset])
     np.testing.assert_array_equal(dst[offset + n :], before[offset + n :])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    size=st.sampled_from([1, 2, 4, 8]),
+    offset=st.integers(0, 4200),
+    shape=st.lists(st.integers(1, 40), min_size=1, max_size=4),
+    gap=st.integers(0, 70),
+    seed=st.integers(0, 2**16),
+)
+def test_scatter_streamed_writes_exactly_its_runs(size, offset, shape, gap, seed) -> None:
+    """The runs land where the strides say, at any offset within a line and a page, runs
+    shorter than a line and longer than a page; the bytes between and around them keep their
+    values."""
+    from layout_algebra.packing.stream_kernels import scatter_streamed
+
+    dims = [1] * (4 - len(shape)) + shape
+    rng = np.random.default_rng(seed)
+    lanes = np.dtype(f"u{size}")
+    # the destination: the runs (the last dim, contiguous) in a random order of the outer dims,
+    # each run ``gap`` elements from the next
+    strides = np.zeros(4, np.int64)
+    strides[3] = 1
+    step = dims[3] + gap
+    for k in rng.permutation(3):
+        strides[k] = step
+        step *= dims[k]
+    n = int(np.prod(dims))
+    src = rng.integers(0, 256, (n + 7) * size, np.uint8).view(lanes)[3 : 3 + n]
+    dst = rng.integers(0, 256, (offset + step + 300) * size, np.uint8).view(lanes)
+    before = dst.copy()
+    scatter_streamed(dst, offset, strides, src, 0, np.array(dims, np.int64))
+    index = np.indices(dims).reshape(4, -1)
+    places = offset + (strides[:, None] * index).sum(axis=0)
+    expected = before.copy()
+    expected[places] = src
+    np.testing.assert_array_equal(dst, expected)
+
+
+@pytest.mark.parametrize("cols", [256, 4096])
+def test_streamed_copy_walks_the_dense_source(monkeypatch, cols) -> None:
+    """Tiles into the array and back, with each kernel watched: where the source is one dense
+    region it is walked (scattered), whichever side it is; a source that is not (a part of the
+    array's columns) is gathered. The bytes are np.copyto's either way."""
+    from layout_algebra.packing import stream_kernels
+
+    copy_engine.start_kernels()
+    used: list[str] = []
+    for name in ("gather_streamed", "scatter_streamed"):
+        real = getattr(stream_kernels, name)
+        monkeypatch.setattr(
+            stream_kernels, name, lambda *a, real=real, name=name: (used.append(name), real(*a))[1]
+        )
+    rng = np.random.default_rng(cols)
+    x = rng.standard_normal((16, cols), dtype=np.float32)
+    view = x.reshape(2, 8, cols // 128, 128).transpose(0, 2, 1, 3)
+    tiles = np.empty(view.shape, np.float32)
+    assert stream_copy.streamed_copy(tiles, view)
+    back = np.zeros_like(x)
+    assert stream_copy.streamed_copy(back.reshape(2, 8, cols // 128, 128).transpose(0, 2, 1, 3), tiles)
+    half = view[:, : cols // 256]  # the first half of each row: not one region
+    some = np.empty(half.shape, np.float32)
+    assert stream_copy.streamed_copy(some, half)
+    np.testing.assert_array_equal(tiles, view)
+    np.testing.assert_array_equal(back, x)
+    np.testing.assert_array_equal(some, half)
+    assert used == ["scatter_streamed", "scatter_streamed", "gather_streamed"]
 
 
 @settings(max_examples=60, deadline=None)
