@@ -227,7 +227,8 @@ def pack(
     ``fill``: a byte value for whole-byte elements, a slot value (``0..2**E-1``) for
     sub-byte ones. With ``out`` (a 1-D ``uint8`` array of that size) the bytes are written
     there, every byte of it, and ``out`` is returned: a runtime can reuse one staging
-    buffer. ``threads``: how many threads copy at most (chunks of the output are independent,
+    buffer. ``out`` may share memory with ``array`` (the bytes are those of a copy of
+    ``array``: such a call reads it from one). ``threads``: how many threads copy at most (chunks of the output are independent,
     and NumPy copies release the GIL); ``None`` uses every CPU for buffers of 16 MB or more, and
     from 1 MB for a shape packed before (its program in parts on numba's threads:
     :mod:`~layout_algebra.packing.replay_parts`); ``1`` keeps to the calling thread. The bytes do
@@ -294,13 +295,15 @@ def _pack(
         plan = walk(m, base, None) if recipe.skeleton is None else relocated(recipe.skeleton, base)
     fill = checked_fill(fill, m, fmt)
     threads = thread_count(threads, m)
-    new = out is None
+    new, aliased = out is None, False
     if out is None:
         out = fresh_memory.empty(m.size_in_bytes, np.uint8)
     else:
         out = checked_buffer(out, m, "out")
         if not out.flags.writeable:
             raise InvalidArgumentError(f"{m.shape}: out is read-only")
+        if np.may_share_memory(out, arr):  # written over its own input: the input read from a copy
+            plan, aliased = walk(m, base.copy(), None), True  # (and no program made from it)
     with new_result(out if new else None, packed=True):  # the copy engine's choice of stores reads it
         if fmt.odd_size:
             pack_odd_slots(plan, out, fmt, fill, threads, padded=m.has_padding)
@@ -309,7 +312,7 @@ def _pack(
         else:
             _pack_whole_bytes(plan, out, fmt, fill, threads, padded=m.has_padding)
     # a program from the second call on (a shape packed once does not pay for making one)
-    kept = _kept(key) if recipe is not None and arr.flags.c_contiguous else None
+    kept = _kept(key) if recipe is not None and arr.flags.c_contiguous and not aliased else None
     if kept is not None and _wants_program(kept):
         _keep(key, _with_program(kept, plan, out, arr, packing=True))
     return out
@@ -323,7 +326,9 @@ def unpack(
     ``buffer`` is a 1-D ``uint8`` array (or ``bytes``) of exactly
     ``layout_map(shape).size_in_bytes`` bytes. Returns a new C-contiguous array of the
     element type's dtype, or fills ``out`` (an array of the logical dimensions and that
-    dtype, any strides) and returns it. Padding is ignored. ``threads`` as for :func:`pack`.
+    dtype, any strides) and returns it; ``out`` may share memory with ``buffer`` (as for
+    :func:`pack`: the buffer is then read from a copy). Padding is ignored. ``threads`` as for
+    :func:`pack`.
 
     >>> import numpy as np
     >>> unpack(np.array([0, 2, 1, 3, 9, 9], np.uint8), "u8[2,2]{0,1:L(3)}")
@@ -357,10 +362,13 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
     m, fmt = layout_format(shape) if recipe is None else (recipe.m, recipe.fmt)
     buf = checked_buffer(buffer, m)
     threads = thread_count(threads, m)
+    aliased = False  # result written over the buffer: the buffer read from a copy, no program made
     if out is None:
         result = fresh_memory.empty(tuple(m.logical_dimensions), fmt.dtype)
     else:
         result = checked_out(out, m, fmt)
+        if np.may_share_memory(result, buf):
+            buf, aliased = buf.copy(), True
     writebacks: list[tuple[np.ndarray, np.ndarray]] = []
     base = result.view(fmt.bits_dtype)
     if recipe is not None and recipe.skeleton is not None and base.flags.c_contiguous:
@@ -378,7 +386,7 @@ def _unpack(buffer: Any, shape: Shape | str, out: np.ndarray | None, threads: in
             _unpack_whole_bytes(plan, buf, fmt, threads, stream=streamed(result))
     for view, merged in reversed(writebacks):
         np.copyto(view, merged.reshape(view.shape))
-    kept = _kept((shape, False)) if recipe is not None and base.flags.c_contiguous else None
+    kept = _kept((shape, False)) if recipe is not None and base.flags.c_contiguous and not aliased else None
     if kept is not None and kept.skeleton is not None and _wants_program(kept):
         _keep((shape, False), _with_program(kept, plan, buf, result, packing=False))
     return result

@@ -127,10 +127,13 @@ class Program:
 
     def run(self, buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
         """Run on ``buffer`` (1-D ``uint8``) and ``logical`` (C-contiguous, of the plan's dims);
-        False, having done nothing, if a flat array the kernels need would be misaligned."""
+        False, having done nothing, if a flat array the kernels need would be misaligned, or if
+        the two arrays share memory (one would be read after the other overwrote it)."""
         bound = self.bound
         if bound is not None:
             return bound(buffer, logical, fill)
+        if np.may_share_memory(buffer, logical):
+            return False
         bases = (buffer, logical.reshape(-1).view(np.uint8))
         flats: dict[tuple[int, np.dtype], np.ndarray] = {}
         for role, dtype in self.flat_kinds:
@@ -166,8 +169,8 @@ def bound_kernels(program: Program) -> Callable[[np.ndarray, np.ndarray, int], b
 
     The flat array of the logical array is ``logical.ravel()`` (a view: ``run`` takes a
     C-contiguous array) seen as the kernels' dtype; the buffer's is the buffer seen so,
-    its last few bytes left out if need be. Misaligned, or a buffer that is not one run
-    (a strided ``out``): False, nothing done, as :meth:`Program.run`."""
+    its last few bytes left out if need be. Misaligned, sharing memory with the other array, or
+    a buffer that is not one run (a strided ``out``): False, nothing done, as :meth:`Program.run`."""
     steps = program.steps
     if steps and all(step.kind == "copyto" for step in steps):
         # compiled only once the kernels are in use (numba imported: a small copy does not import it)
@@ -193,7 +196,7 @@ def bound_kernels(program: Program) -> Callable[[np.ndarray, np.ndarray, int], b
     stage_of = engine.transpose_stage
 
     def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
-        if not buffer.flags.c_contiguous:
+        if not buffer.flags.c_contiguous or np.may_share_memory(buffer, logical):
             return False
         flats = []
         for role, dtype in kinds:
@@ -266,7 +269,8 @@ def entries_on_flat(
     """:meth:`Program.run` as calls of compiled entries, each ``entry(buffer, flat, *args)``:
     ``flat`` is the logical array raveled (a view), seen as ``seen_as`` unless numba takes its
     dtype as it is (its type number in ``native``). False, as soon as an entry answers False
-    (misaligned: nothing written), or for a buffer that is not one run."""
+    (misaligned, or the two arrays share memory: every entry checks both before it writes, and
+    the first answers for all), or for a buffer that is not one run."""
 
     def run(buffer: np.ndarray, logical: np.ndarray, fill: int) -> bool:
         if not buffer.flags.c_contiguous:

@@ -7,9 +7,11 @@ a microsecond), and numba's dispatch, whose cost grows with the number of argume
 kernel takes nine). Each *entry* here takes three: the packed buffer (1-D ``uint8``), the
 logical array raveled (1-D, of its own dtype when numba types it, else seen as the parts'
 unsigned integers), and an ``int64`` array of every other argument (:func:`entry_params`);
-it makes the views itself, checks that they are aligned, and calls the kernel of
+it makes the views itself, checks that they are aligned and that the two arrays do not share
+memory (:func:`apart`: a result written over its own input, ``pack(x, out=x's bytes)``, would
+read bytes it has already overwritten), and calls the kernel of
 :mod:`layout_algebra.packing.copy_kernels`. It returns False, having done nothing, when a
-view would be misaligned. :func:`build_bytes` and :func:`split_bytes` take the 4 bytes of
+view would be misaligned or the arrays overlap (the full path then copies the input first). :func:`build_bytes` and :func:`split_bytes` take the 4 bytes of
 ``s8``, ``pred`` and ``f8`` words, :func:`build_halves` the 2 halves of ``bf16``,
 :func:`build_nibbles` and :func:`split_nibbles` the 8 nibbles of ``s4`` and ``u4`` (one byte
 each in the logical array, as ``ml_dtypes`` stores them).
@@ -63,6 +65,7 @@ check_sources()  # numba's cached code of these kernels made from these sources 
 
 __all__ = [
     "ENTRIES",
+    "apart",
     "build_bytes",
     "build_halves",
     "build_nibbles",
@@ -137,9 +140,21 @@ def _words(buffer):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True, cache=True)
+def apart(a, b):  # type: ignore[no-untyped-def]
+    """Whether the bytes of two 1-D contiguous arrays lie apart (no byte in both).
+
+    >>> x = np.zeros(16, np.uint8)
+    >>> apart(x[:8], x[8:]), apart(x[:9], x[8:]), apart(x, np.zeros(4, np.uint8))
+    (True, False, True)
+    """
+    a0, b0 = a.ctypes.data, b.ctypes.data
+    return a0 + a.nbytes <= b0 or b0 + b.nbytes <= a0
+
+
+@njit(nogil=True, cache=True)
 def build_bytes(buffer, logical, p):  # type: ignore[no-untyped-def]
     """:func:`~layout_algebra.packing.copy_kernels.words_from_bytes` from ``logical`` (bytes) into ``buffer``."""
-    if buffer.ctypes.data % 4:
+    if buffer.ctypes.data % 4 or not apart(buffer, logical):
         return False
     parts = logical.view(np.uint8)
     if p[15] == 0 and few_runs(p[1:5], p[6:10], p[11:15]):
@@ -154,7 +169,7 @@ def build_bytes(buffer, logical, p):  # type: ignore[no-untyped-def]
 @njit(nogil=True, cache=True)
 def split_bytes(buffer, logical, p):  # type: ignore[no-untyped-def]
     """:func:`~layout_algebra.packing.copy_kernels.bytes_from_words` from ``buffer`` into ``logical`` (bytes)."""
-    if buffer.ctypes.data % 4:
+    if buffer.ctypes.data % 4 or not apart(buffer, logical):
         return False
     parts = logical.view(np.uint8)
     if p[15] == 0 and few_runs(p[1:5], p[6:10], p[11:15]):
@@ -167,7 +182,7 @@ def split_bytes(buffer, logical, p):  # type: ignore[no-untyped-def]
 @njit(nogil=True, cache=True)
 def build_halves(buffer, logical, p):  # type: ignore[no-untyped-def]
     """:func:`~layout_algebra.packing.copy_kernels.words_from_halves` from ``logical`` (16 bits) into ``buffer``."""
-    if buffer.ctypes.data % 4 or logical.ctypes.data % 2:
+    if buffer.ctypes.data % 4 or logical.ctypes.data % 2 or not apart(buffer, logical):
         return False
     parts = logical.view(np.uint16)
     if p[15] == 0 and p[16] == 0 and few_runs(p[1:5], p[6:10], p[11:15]):
@@ -183,7 +198,7 @@ def build_halves(buffer, logical, p):  # type: ignore[no-untyped-def]
 def build_nibbles(buffer, logical, p):  # type: ignore[no-untyped-def]
     """:func:`~layout_algebra.packing.copy_kernels.words_from_nibbles` from ``logical`` (a
     byte per nibble: ``int4``, ``uint4``) into ``buffer``."""
-    if buffer.ctypes.data % 4:
+    if buffer.ctypes.data % 4 or not apart(buffer, logical):
         return False
     parts = logical.view(np.uint8)
     words_from_nibbles(
@@ -196,7 +211,7 @@ def build_nibbles(buffer, logical, p):  # type: ignore[no-untyped-def]
 def split_nibbles(buffer, logical, p):  # type: ignore[no-untyped-def]
     """:func:`~layout_algebra.packing.copy_kernels.nibbles_from_words` from ``buffer`` into
     ``logical`` (a byte per nibble)."""
-    if buffer.ctypes.data % 4:
+    if buffer.ctypes.data % 4 or not apart(buffer, logical):
         return False
     parts = logical.view(np.uint8)
     nibbles_from_words(
@@ -208,7 +223,7 @@ def split_nibbles(buffer, logical, p):  # type: ignore[no-untyped-def]
 @njit(nogil=True, cache=True)
 def split_halves(buffer, logical, p):  # type: ignore[no-untyped-def]
     """:func:`~layout_algebra.packing.copy_kernels.halves_from_words` from ``buffer`` into ``logical`` (16 bits)."""
-    if buffer.ctypes.data % 4 or logical.ctypes.data % 2:
+    if buffer.ctypes.data % 4 or logical.ctypes.data % 2 or not apart(buffer, logical):
         return False
     parts = logical.view(np.uint16)
     if p[15] == 0 and few_runs(p[1:5], p[6:10], p[11:15]):
@@ -267,7 +282,7 @@ def copy_to_buffer(buffer, logical, p, size):  # type: ignore[no-untyped-def]
     offsets and strides in elements of ``size`` bytes (1, 2, 4 or 8; :func:`copy_params`),
     both seen as unsigned integers of that size. False, nothing done, if either is misaligned.
     (One function per direction: the side only read may be a read-only array.)"""
-    if buffer.ctypes.data % size or logical.ctypes.data % size:
+    if buffer.ctypes.data % size or logical.ctypes.data % size or not apart(buffer, logical):
         return False
     flat = logical.view(np.uint8)
     if size == 1:
@@ -287,7 +302,7 @@ def copy_to_buffer(buffer, logical, p, size):  # type: ignore[no-untyped-def]
 @njit(nogil=True, cache=True)
 def copy_to_logical(buffer, logical, p, size):  # type: ignore[no-untyped-def]
     """:func:`copy_to_buffer` the other way: from a view of the buffer into one of ``logical``."""
-    if buffer.ctypes.data % size or logical.ctypes.data % size:
+    if buffer.ctypes.data % size or logical.ctypes.data % size or not apart(buffer, logical):
         return False
     flat = logical.view(np.uint8)
     if size == 1:

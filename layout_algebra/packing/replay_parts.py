@@ -135,8 +135,8 @@ def _parts_to_logical(kind, buffer, logical, parts):  # type: ignore[no-untyped-
 def run_parts(kind: int, buffer: np.ndarray, logical: np.ndarray, parts: np.ndarray) -> bool:
     """The entry ``kind`` (:func:`kind_of`) on ``buffer`` and ``logical`` (both 1-D ``uint8``)
     once per row of ``parts``, the rows side by side on numba's threads; False (nothing
-    written) if the entry found the arrays misaligned (a property of where they start: every
-    part answers alike)."""
+    written) if the entry found the arrays misaligned or sharing memory (properties of the two
+    arrays: every part answers alike, before it writes)."""
     if kind < 4:
         return bool(_parts_to_buffer(kind, buffer, logical, parts))
     return bool(_parts_to_logical(kind, buffer, logical, parts))

@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from layout_algebra.packing.kernel_cache import check_sources
-from layout_algebra.packing.replay_kernels import cut_params
+from layout_algebra.packing.replay_kernels import apart, cut_params
 from layout_algebra.packing.transpose_kernels import by_blocks, gather_rows, scatter_rows
 
 check_sources()  # numba's cached code of these kernels made from these sources (kernel_cache)
@@ -104,8 +104,9 @@ def _run(dst, src, p):  # type: ignore[no-untyped-def]
 @njit(nogil=True, cache=True)
 def transpose_to_buffer(buffer, logical, p):  # type: ignore[no-untyped-def]
     """The transposing copy of ``p`` (:func:`transpose_params`) from ``logical`` into ``buffer``,
-    both seen as 32-bit words; False, nothing done, if either is not 4-byte aligned."""
-    if buffer.ctypes.data % 4 or logical.ctypes.data % 4:
+    both seen as 32-bit words; False, nothing done, if either is not 4-byte aligned or the two
+    share memory (:func:`~layout_algebra.packing.replay_kernels.apart`)."""
+    if buffer.ctypes.data % 4 or logical.ctypes.data % 4 or not apart(buffer, logical):
         return False
     _run(_words(buffer), _words(logical), p)
     return True
@@ -114,7 +115,7 @@ def transpose_to_buffer(buffer, logical, p):  # type: ignore[no-untyped-def]
 @njit(nogil=True, cache=True)
 def transpose_to_logical(buffer, logical, p):  # type: ignore[no-untyped-def]
     """:func:`transpose_to_buffer` the other way: from ``buffer`` into ``logical``."""
-    if buffer.ctypes.data % 4 or logical.ctypes.data % 4:
+    if buffer.ctypes.data % 4 or logical.ctypes.data % 4 or not apart(buffer, logical):
         return False
     _run(_words(logical), _words(buffer), p)
     return True
