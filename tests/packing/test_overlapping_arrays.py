@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from support.oracles import random_array, raw_bytes, reference_pack
 
-from layout_algebra.meaning.layout_map import layout_map
+from layout_algebra.meaning.layout_map import LayoutMap, layout_map
 from layout_algebra.packing import copy_engine, numpy_eval
 from layout_algebra.packing.numpy_eval import pack, unpack
 
@@ -56,18 +56,31 @@ def _places(first: int, second: int, shift: int) -> tuple[int, int, int]:
     return lo, lo + shift, lo + max(first, shift + second) + 64
 
 
-@pytest.mark.parametrize("threads", [1, None])
-@pytest.mark.parametrize("kernels", [True, False] if HAS_NUMBA else [False])
-@pytest.mark.parametrize("offset", OFFSETS)
-@pytest.mark.parametrize("text", SHAPES)
-def test_pack_over_its_own_input(monkeypatch, text, offset, kernels, threads) -> None:
+def every_case(test):  # type: ignore[no-untyped-def]
+    """``test`` for each shape, offset, with numba's kernels and without, on one thread and all."""
+    for name, values in (
+        ("threads", [1, None]),
+        ("kernels", [True, False] if HAS_NUMBA else [False]),
+        ("offset", OFFSETS),
+        ("text", SHAPES),
+    ):
+        test = pytest.mark.parametrize(name, values)(test)
+    return test
+
+
+def started(monkeypatch, text: str, kernels: bool, seed: int) -> tuple[LayoutMap, np.ndarray]:
+    """No recipe kept, the kernels in use or not; the layout map and a random array of ``text``."""
     monkeypatch.setattr(copy_engine, "USE_KERNELS", kernels)
     if kernels:
         copy_engine.start_kernels()
     numpy_eval.forget_recipes()
     m = layout_map(text)
-    rng = np.random.default_rng(len(text))
-    x0 = random_array(m, rng)
+    return m, random_array(m, np.random.default_rng(seed))
+
+
+@every_case
+def test_pack_over_its_own_input(monkeypatch, text, offset, kernels, threads) -> None:
+    m, x0 = started(monkeypatch, text, kernels, len(text))
     fill = 0x5A % (1 << min(m.element_bits, 8))  # a slot's bits
     expected = reference_pack(x0, text, fill=fill)
     size = m.size_in_bytes
@@ -88,18 +101,9 @@ def test_pack_over_its_own_input(monkeypatch, text, offset, kernels, threads) ->
     np.testing.assert_array_equal(out, expected, err_msg=f"{text} {offset} after a program")
 
 
-@pytest.mark.parametrize("threads", [1, None])
-@pytest.mark.parametrize("kernels", [True, False] if HAS_NUMBA else [False])
-@pytest.mark.parametrize("offset", OFFSETS)
-@pytest.mark.parametrize("text", SHAPES)
+@every_case
 def test_unpack_over_its_own_input(monkeypatch, text, offset, kernels, threads) -> None:
-    monkeypatch.setattr(copy_engine, "USE_KERNELS", kernels)
-    if kernels:
-        copy_engine.start_kernels()
-    numpy_eval.forget_recipes()
-    m = layout_map(text)
-    rng = np.random.default_rng(len(text) + 1)
-    x0 = random_array(m, rng)
+    m, x0 = started(monkeypatch, text, kernels, len(text) + 1)
     packed = reference_pack(x0, text, fill=0xA5 % (1 << min(m.element_bits, 8)))
     size = m.size_in_bytes
     at_buf, at_out, total = _places(size, x0.nbytes, _shift(offset, size, x0.nbytes))

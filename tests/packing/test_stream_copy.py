@@ -27,14 +27,15 @@ from layout_algebra.packing.numpy_eval import pack, unpack
 pytestmark = pytest.mark.skipif(copy_engine.kernels() is None, reason="needs numba (the test extra has it)")
 
 
+#: Element sizes, offsets in elements (within a line, a page and beyond), 1-4 dims, seeds.
+SIZES = st.sampled_from([1, 2, 4, 8])
+OFFSETS = st.integers(0, 4200)
+DIMS = st.lists(st.integers(1, 40), min_size=1, max_size=4)
+SEEDS = st.integers(0, 2**16)
+
+
 @settings(max_examples=80, deadline=None)
-@given(
-    size=st.sampled_from([1, 2, 4, 8]),
-    offset=st.integers(0, 4200),
-    shape=st.lists(st.integers(1, 40), min_size=1, max_size=4),
-    run_stride=st.integers(1, 3),
-    seed=st.integers(0, 2**16),
-)
+@given(size=SIZES, offset=OFFSETS, shape=DIMS, run_stride=st.integers(1, 3), seed=SEEDS)
 def test_gather_streamed_writes_exactly_its_region(size, offset, shape, run_stride, seed) -> None:
     from layout_algebra.packing.stream_kernels import gather_streamed
 
@@ -61,13 +62,7 @@ def test_gather_streamed_writes_exactly_its_region(size, offset, shape, run_stri
 
 
 @settings(max_examples=80, deadline=None)
-@given(
-    size=st.sampled_from([1, 2, 4, 8]),
-    offset=st.integers(0, 4200),
-    shape=st.lists(st.integers(1, 40), min_size=1, max_size=4),
-    gap=st.integers(0, 70),
-    seed=st.integers(0, 2**16),
-)
+@given(size=SIZES, offset=OFFSETS, shape=DIMS, gap=st.integers(0, 70), seed=SEEDS)
 def test_scatter_streamed_writes_exactly_its_runs(size, offset, shape, gap, seed) -> None:
     """The runs land where the strides say, at any offset within a line and a page, runs
     shorter than a line and longer than a page; the bytes between and around them keep their
