@@ -33,7 +33,7 @@ import numpy as np
 from layout_algebra.packing import copy_engine as engine
 from layout_algebra.packing.fresh_memory import untouched
 
-__all__ = ["STREAM_COPY_MIN_BYTES", "copy_chunk", "streamed", "streamed_copy", "walk"]
+__all__ = ["STREAM_COPY_MIN_BYTES", "copy_chunk", "memory_order_walk", "streamed", "streamed_copy"]
 
 #: A relayout writing at least this many bytes stores its plain copies past the caches.
 STREAM_COPY_MIN_BYTES = 1 << 25
@@ -64,7 +64,7 @@ def streamed_copy(dst: np.ndarray, src: np.ndarray) -> bool:
     """Copy ``src`` into ``dst`` (same shape and dtype) by a compiled copy that stores past the
     caches, or return False, having done nothing: the kernels not in use, neither side one
     dense region of memory with the other's runs long enough, more than four dims once merged,
-    misaligned. It walks one side in the order of memory (:func:`walk`): ``src`` where it can,
+    misaligned. It walks one side in the order of memory (:func:`memory_order_walk`): ``src`` where it can,
     scattering its runs (:func:`~layout_algebra.packing.stream_kernels.scatter_streamed`), else
     ``dst``, gathering the source's runs (:func:`~layout_algebra.packing.stream_kernels.gather_streamed`).
     Scattering won wherever both could run: 64 MB, one thread, ``f32[R,C]{1,0:T(8,128)}`` with
@@ -82,7 +82,8 @@ def streamed_copy(dst: np.ndarray, src: np.ndarray) -> bool:
     if d is None or s is None:
         return False
     (d_flat, d_strides), (s_flat, s_strides) = d, s
-    gather, scatter = walk(dst.shape, d_strides, s_strides), walk(dst.shape, s_strides, d_strides)
+    gather = memory_order_walk(dst.shape, d_strides, s_strides)
+    scatter = memory_order_walk(dst.shape, s_strides, d_strides)
     if gather is None and scatter is None:
         return False
     lanes = np.dtype(f"u{size}")
@@ -103,7 +104,9 @@ def streamed_copy(dst: np.ndarray, src: np.ndarray) -> bool:
     return True
 
 
-def walk(shape: tuple[int, ...], walked: list[int], other: list[int]) -> tuple[list[int], list[int]] | None:
+def memory_order_walk(
+    shape: tuple[int, ...], walked: list[int], other: list[int]
+) -> tuple[list[int], list[int]] | None:
     """The dims (at most four, merged) of a copy that walks the side of strides ``walked`` in
     the order of its memory, with the other side's strides in that order; None unless the walked
     side is one dense region and the other side moves in runs of at least ``MIN_RUN``
@@ -114,11 +117,11 @@ def walk(shape: tuple[int, ...], walked: list[int], other: list[int]) -> tuple[l
     array walked, the tiles' strides in its order.
 
     >>> tiles, array = [2048, 1024, 128, 1], [2048, 128, 256, 1]
-    >>> walk((4, 2, 8, 128), tiles, array)
+    >>> memory_order_walk((4, 2, 8, 128), tiles, array)
     ([4, 2, 8, 128], [2048, 128, 256, 1])
-    >>> walk((4, 2, 8, 128), array, tiles)
+    >>> memory_order_walk((4, 2, 8, 128), array, tiles)
     ([4, 8, 2, 128], [2048, 128, 1024, 1])
-    >>> walk((64, 64), [1, 64], [64, 1]) is None                            # a transpose: runs of 1
+    >>> memory_order_walk((64, 64), [1, 64], [64, 1]) is None                            # a transpose: runs of 1
     True
     """
     order = sorted(range(len(shape)), key=lambda k: -walked[k])
