@@ -82,9 +82,9 @@ def streamed_copy(dst: np.ndarray, src: np.ndarray) -> bool:
     if d is None or s is None:
         return False
     (d_flat, d_strides), (s_flat, s_strides) = d, s
-    gather = memory_order_walk(dst.shape, d_strides, s_strides)
     scatter = memory_order_walk(dst.shape, s_strides, d_strides)
-    if gather is None and scatter is None:
+    gather = None if scatter is not None else memory_order_walk(dst.shape, d_strides, s_strides)
+    if scatter is None and gather is None:
         return False
     lanes = np.dtype(f"u{size}")
     d_lanes, s_lanes = d_flat.view(lanes), s_flat.view(lanes)
