@@ -328,3 +328,57 @@ def test_the_modules_holding_settings_count_their_assignments() -> None:
         name = next(n for n in vars(module) if n.isupper() and isinstance(getattr(module, n), int))
         setattr(module, name, getattr(module, name))
         assert tunables.version() == before + 1, module.__name__
+
+
+#: Shapes of at least 256 KB (the compiled kernels take their words) whose programs are compiled
+#: calls alone (words, nibbles, halves, transposes), and one of plain tile copies.
+LARGE = [
+    "s8[512,512]{1,0:T(32,128)(4,1)}",
+    "pred[512,1024]{1,0:T(8,128)(4,1)}",
+    "bf16[256,512]{1,0:T(8,128)(2,1)}",
+    "s4[512,1024]{1,0:T(8,128)(8,1)E(4)}",
+    "f32[256,256]{0,1:T(8,128)}",
+    "f8e5m2[512,512]{0,1:T(8,128)(4,1)}",
+    "f32[256,256]{1,0:T(8,128)}",
+]
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="programs of compiled calls need numba")
+@pytest.mark.parametrize("text", LARGE)
+def test_large_shapes_replay_compiled_calls_on_one_thread_only(monkeypatch, text: str) -> None:
+    """From ``STREAM_COPY_MIN_BYTES`` (lowered here so that small shapes count as large) a shape
+    keeps a program only where it is compiled calls alone (a plain copy there is the full path's,
+    stored past the caches), and replays it only on one thread into a given result: with more
+    threads, or allocating, the full path runs. Every result against the oracle."""
+    monkeypatch.setattr(numpy_eval, "STREAM_COPY_MIN_BYTES", 1 << 18)
+    m = layout_map(text)
+    assert m.size_in_bytes >= 1 << 18
+    rng = np.random.default_rng(len(text))
+    first = random_array(m, rng)
+    buf = np.empty(m.size_in_bytes, np.uint8)
+    back = np.empty_like(first)
+    for _ in range(2):  # the first call plans, the second makes the programs
+        pack(first, text, out=buf, threads=1)
+        unpack(buf, text, out=back, threads=1)
+    kept = [numpy_eval._kept((text, True, first.dtype, first.shape)), numpy_eval._kept((text, False))]
+    compiled = [r is not None and r.program is not None and numpy_eval.compiled_only(r.program) for r in kept]
+    replayable = [r is not None and r.replay is not None for r in kept]
+    assert replayable == compiled, (text, replayable, compiled)
+    assert all(compiled) == ("{1,0:T(8,128)}" not in text), (text, compiled)
+    x = random_array(m, rng)
+    expected = reference_pack(x, text, 0)
+    for threads in (1, None, 2):
+        with replays() as packed:
+            into = rng.integers(0, 256, m.size_in_bytes, dtype=np.uint8)
+            np.testing.assert_array_equal(pack(x, text, out=into, threads=threads), expected, err_msg=text)
+            np.testing.assert_array_equal(pack(x, text, threads=threads), expected, err_msg=text)
+        with replays() as unpacked:
+            out = random_array(m, rng)
+            np.testing.assert_array_equal(
+                raw_bytes(unpack(expected, text, out=out, threads=threads)), raw_bytes(x)
+            )
+            np.testing.assert_array_equal(raw_bytes(unpack(expected, text, threads=threads)), raw_bytes(x))
+        # replayed once each way: on one thread into a result (else each lookup leaves the call)
+        for done, made in ((packed, compiled[0]), (unpacked, compiled[1])):
+            assert done.count(True) == int(made and threads == 1), (text, threads, done)
+            assert not made or done[0] == (threads == 1), (text, threads, done)
