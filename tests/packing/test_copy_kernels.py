@@ -126,6 +126,55 @@ def test_s8_8191_by_8000_on_two_threads_matches_numpy() -> None:
     np.testing.assert_array_equal(fast, reference_pack(x, text, fill=7))
 
 
+@pytest.mark.parametrize(
+    ("text", "rows"),
+    [
+        ("pred[64,512]{1,0:T(8,128)(4,1)}", 8),
+        ("u8[264,520]{1,0:T(8,128)(4,1)}", 8),  # ragged both ways
+        ("s8[96,384]{1,0:T(4,128)(4,1)}", 4),
+        ("s8[64,512]{1,0:T(32,128)(4,1)}", 32),
+    ],
+)
+def test_byte_words_of_few_rows_go_in_the_order_of_the_words(text, rows) -> None:
+    """Words of bytes whose outer index spans at most ``WORDS_IN_ORDER_MAX_ROWS`` rows are
+    taken apart, and from ``STREAM_MIN_BYTES`` built, in the order of the words (the loop over
+    tiles outside the loop over row groups); others in the order of the rows. Either way the
+    bytes match NumPy and the index map."""
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(rows))
+    expected = reference_pack(x, text, fill=2)
+    in_order = rows <= copy_engine.WORDS_IN_ORDER_MAX_ROWS
+    for building_from in (0, 1 << 40):
+        seen: dict[str, list[tuple[list[int], list[int]]]] = {"words_from_bytes": [], "bytes_from_words": []}
+
+        def spy(real, name, at, seen=seen):  # type: ignore[no-untyped-def]
+            def run(*args):  # type: ignore[no-untyped-def]
+                seen[name].append((args[at].tolist(), args[7].tolist()))  # the words' strides, the shape
+                return real(*args)
+
+            return run
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(copy_engine, "STREAM_MIN_BYTES", building_from)
+            patch.setattr(
+                copy_kernels, "words_from_bytes", spy(copy_kernels.words_from_bytes, "words_from_bytes", 2)
+            )
+            patch.setattr(
+                copy_kernels, "bytes_from_words", spy(copy_kernels.bytes_from_words, "bytes_from_words", 6)
+            )
+            numpy_eval.forget_recipes()
+            buf = pack(x, text, fill=2, threads=1)
+            back = unpack(buf, text, threads=1)
+        np.testing.assert_array_equal(buf, expected, err_msg=text)
+        np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=text)
+        for name, calls in seen.items():
+            # whether each call (with more than one tile and row group) walks the words in order
+            walks = {ws[1] > ws[2] for ws, shape in calls if shape[1] > 1 and shape[2] > 1}
+            words_order = in_order and (name == "bytes_from_words" or building_from == 0)
+            assert walks <= {words_order}, (text, name, building_from, calls)
+            assert walks or rows == 4, (text, name, calls)  # 4 rows: one row group, no choice
+
+
 @pytest.mark.parametrize("text", ["s8[256,512]{1,0:T(32,128)(4,1)}", "s4[130,1030]{1,0:T(64,128)(8,1)E(4)}"])
 def test_staged_and_unstaged_words_give_the_same_bytes(text) -> None:
     # the words of one outer index, built out of order, go through a staging buffer
