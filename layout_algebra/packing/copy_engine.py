@@ -386,11 +386,13 @@ def merged_dims(
 
 
 #: The compiled kernels for words made of parts: (parts per word, bits per part) -> names.
-#: Words of bytes whose outer index spans at most this many rows of parts go in the order of
-#: the words (:func:`_word_kernel_args`): ``pred`` ``(8,128)(4,1)``, one thread, against the copy,
-#: 32 MB pack 0.62 -> 0.80 and unpack 0.55 -> 0.75, 64 MB 0.65 -> 0.93 and 0.54 -> 0.88, 4 MB
-#: unpack 0.33 -> 0.51 (built in the caches, below ``STREAM_MIN_BYTES``, the parts' order stays:
-#: 4 MB pack on every CPU 0.97 against 0.73). ``s8``'s ``(32,128)`` tiles span 32 rows.
+#: Words of bytes (and halves) whose outer index spans at most this many rows of parts go in
+#: the order of the words (:func:`_word_kernel_args`): ``pred`` ``(8,128)(4,1)``, one thread,
+#: against the copy, 32 MB pack 0.62 -> 0.80 and unpack 0.55 -> 0.75, 64 MB 0.65 -> 0.93 and
+#: 0.54 -> 0.88, 4 MB unpack 0.33 -> 0.51 (built in the caches, below ``STREAM_MIN_BYTES``, the
+#: parts' order stays: 4 MB pack on every CPU 0.97 against 0.73); ``bf16`` ``(8,128)(2,1)``
+#: unpacked, 16-256 MB 0.50-0.76 -> 0.74-0.98 (below, 1-4 MB, 0.55-1.09 against 0.51-0.80;
+#: built, its streamed stores need the parts' order). ``s8``'s ``(32,128)`` tiles span 32 rows.
 WORDS_IN_ORDER_MAX_ROWS = 8
 
 WORD_KERNELS: dict[tuple[int, int], tuple[str | None, str]] = {
@@ -407,9 +409,10 @@ def _word_kernel_args(
     plus the parts of a word: bytes, or 16-bit halves), or None if no kernel takes them.
     ``building``: the words are written (else read).
 
-    The loops inside each ``i0`` go in the order of the parts in memory, except for words of
-    bytes whose ``i0`` spans at most ``WORDS_IN_ORDER_MAX_ROWS`` rows of parts (``pred``'s
-    ``(8,128)(4,1)``: 8 rows), taken apart or, from ``STREAM_MIN_BYTES`` of words, built: those
+    The loops inside each ``i0`` go in the order of the parts in memory, except where its
+    words span at most ``WORDS_IN_ORDER_MAX_ROWS`` rows of parts (``pred``'s ``(8,128)(4,1)``,
+    ``bf16``'s ``(8,128)(2,1)``: 8 rows) and are words of bytes taken apart, or (from
+    ``STREAM_MIN_BYTES`` of words) words of bytes built or words of halves taken apart: those
     go in the order of the words (each tile whole, its 8 rows read or written side by side).
 
     ``pred[32,256]{1,0:T(8,128)(4,1)}``: word ``(i0, tile, group, i)`` of bytes ``x[8*i0 + 4*group
@@ -443,8 +446,9 @@ def _word_kernel_args(
     # byte of words), so that they are read, or written, as few sequential streams
     order = [*sorted(range(3), key=lambda k: -ps[k]), 3]
     shape, ws, ps = ([v[k] for k in order] for v in (shape, ws, ps))
-    in_order = not building or words.nbytes >= STREAM_MIN_BYTES  # (see the docstring)
-    if in_order and bits == 8 and parts.shape[-1] * shape[1] <= WORDS_IN_ORDER_MAX_ROWS and ws[1] < ws[2]:
+    big = words.nbytes >= STREAM_MIN_BYTES  # (see the docstring)
+    in_order = (bits == 8 and (big or not building)) or (bits == 16 and big and not building)
+    if in_order and parts.shape[-1] * shape[1] <= WORDS_IN_ORDER_MAX_ROWS and ws[1] < ws[2]:
         shape, ws, ps = ([v[0], v[2], v[1], v[3]] for v in (shape, ws, ps))
     # the words of each i0 visited out of order, but one run: build them in the cache
     staged = (

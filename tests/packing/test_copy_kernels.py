@@ -133,19 +133,25 @@ def test_s8_8191_by_8000_on_two_threads_matches_numpy() -> None:
         ("u8[264,520]{1,0:T(8,128)(4,1)}", 8),  # ragged both ways
         ("s8[96,384]{1,0:T(4,128)(4,1)}", 4),
         ("s8[64,512]{1,0:T(32,128)(4,1)}", 32),
+        ("bf16[64,512]{1,0:T(8,128)(2,1)}", 8),
+        ("f16[72,260]{1,0:T(8,128)(2,1)}", 8),  # ragged both ways
+        ("bf16[64,512]{1,0:T(16,128)(2,1)}", 16),
     ],
 )
-def test_byte_words_of_few_rows_go_in_the_order_of_the_words(text, rows) -> None:
-    """Words of bytes whose outer index spans at most ``WORDS_IN_ORDER_MAX_ROWS`` rows are
-    taken apart, and from ``STREAM_MIN_BYTES`` built, in the order of the words (the loop over
-    tiles outside the loop over row groups); others in the order of the rows. Either way the
-    bytes match NumPy and the index map."""
+def test_words_of_few_rows_go_in_the_order_of_the_words(text, rows) -> None:
+    """Words whose outer index spans at most ``WORDS_IN_ORDER_MAX_ROWS`` rows go in the order
+    of the words (the loop over tiles outside the loop over row groups) where they are words of
+    bytes taken apart, and from ``STREAM_MIN_BYTES`` words of bytes built or of halves taken
+    apart; others in the order of the rows. Either way the bytes match the index map."""
     m = layout_map(text)
     x = random_array(m, np.random.default_rng(rows))
     expected = reference_pack(x, text, fill=2)
-    in_order = rows <= copy_engine.WORDS_IN_ORDER_MAX_ROWS
-    for building_from in (0, 1 << 40):
-        seen: dict[str, list[tuple[list[int], list[int]]]] = {"words_from_bytes": [], "bytes_from_words": []}
+    halves = m.element_bits == 16
+    build, split = (
+        ("words_from_halves", "halves_from_words") if halves else ("words_from_bytes", "bytes_from_words")
+    )
+    for big_from in (0, 1 << 40):  # every call's words are big (STREAM_MIN_BYTES), or none are
+        seen: dict[str, list[tuple[list[int], list[int]]]] = {build: [], split: []}
 
         def spy(real, name, at, seen=seen):  # type: ignore[no-untyped-def]
             def run(*args):  # type: ignore[no-untyped-def]
@@ -155,23 +161,21 @@ def test_byte_words_of_few_rows_go_in_the_order_of_the_words(text, rows) -> None
             return run
 
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(copy_engine, "STREAM_MIN_BYTES", building_from)
-            patch.setattr(
-                copy_kernels, "words_from_bytes", spy(copy_kernels.words_from_bytes, "words_from_bytes", 2)
-            )
-            patch.setattr(
-                copy_kernels, "bytes_from_words", spy(copy_kernels.bytes_from_words, "bytes_from_words", 6)
-            )
+            patch.setattr(copy_engine, "STREAM_MIN_BYTES", big_from)
+            patch.setattr(copy_kernels, build, spy(getattr(copy_kernels, build), build, 2))
+            patch.setattr(copy_kernels, split, spy(getattr(copy_kernels, split), split, 6))
             numpy_eval.forget_recipes()
             buf = pack(x, text, fill=2, threads=1)
             back = unpack(buf, text, threads=1)
         np.testing.assert_array_equal(buf, expected, err_msg=text)
         np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=text)
+        big = big_from == 0
         for name, calls in seen.items():
             # whether each call (with more than one tile and row group) walks the words in order
             walks = {ws[1] > ws[2] for ws, shape in calls if shape[1] > 1 and shape[2] > 1}
-            words_order = in_order and (name == "bytes_from_words" or building_from == 0)
-            assert walks <= {words_order}, (text, name, building_from, calls)
+            kind = (name == split and (big or not halves)) or (name == build and big and not halves)
+            words_order = rows <= copy_engine.WORDS_IN_ORDER_MAX_ROWS and kind
+            assert walks <= {words_order}, (text, name, big_from, calls)
             assert walks or rows == 4, (text, name, calls)  # 4 rows: one row group, no choice
 
 
