@@ -460,8 +460,9 @@ def _with_program(
     recipe = replace(recipe, program=None, tuning=tuning(), fills=1 << min(fmt.bits, 8))
     # words and plain copies of whole bytes replay up to 32 MB (the Python of the full path cost
     # a fifth of a 16 MB copy); from there, where the full path's streamed stores would copy
-    # (plain copies), it runs; programs of compiled calls alone replay on one thread at any size
-    # (the Python of a 32 MB call, 0.4-0.5 ms, cost 0.1 of the copy's ratio: s8, pred, bf16)
+    # (plain copies), it runs; programs of compiled calls alone replay at any size (the Python
+    # of a 32 MB call, 0.4-0.5 ms, cost 0.1 of the copy's ratio: s8, pred, bf16), on one thread
+    # or in parts side by side (an allocating call from 32 MB: the full path, as below)
     if fmt.odd_size:
         return recipe
     large = m.size_in_bytes >= STREAM_COPY_MIN_BYTES
@@ -542,7 +543,6 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
     many = size >= engine.PARALLEL_MIN_BYTES
     wide = size >= engine.SIDE_BY_SIDE_MIN_BYTES  # on every CPU: in parts side by side
     allocates = size < STREAM_COPY_MIN_BYTES
-    large = not allocates  # a program of compiled calls alone (_with_program): one thread only
 
     def replay(arr: np.ndarray, fill: Any, out: Any, threads: int | None) -> np.ndarray | None:
         if type(fill) is not int or not 0 <= fill < fills or not arr.flags.c_contiguous:
@@ -552,7 +552,7 @@ def pack_replayer(recipe: Recipe) -> Callable[[np.ndarray, Any, Any, Any], np.nd
         if watched.assignments != version or (not loaded_then and loaded()):
             return None  # made under other settings (before numba was loaded): made again
         shared = threads is None or threads > 1  # threads besides the calling one allowed
-        if shared and (large or (many and parts_of_run(program.bound) is None)):
+        if shared and many and parts_of_run(program.bound) is None:
             return None
         if out is None:
             buffer: np.ndarray = (
@@ -590,7 +590,6 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray
     many = size >= engine.PARALLEL_MIN_BYTES  # as for pack_replayer
     wide = size >= engine.SIDE_BY_SIDE_MIN_BYTES
     allocates = nbytes < STREAM_COPY_MIN_BYTES
-    large = size >= STREAM_COPY_MIN_BYTES  # as for pack_replayer
 
     def replay(buffer: Any, out: Any, _: Any, threads: int | None) -> np.ndarray | None:
         if type(buffer) is not np.ndarray or buffer.dtype is not uint8 or buffer.shape != flat:
@@ -600,7 +599,7 @@ def unpack_replayer(recipe: Recipe) -> Callable[[Any, Any, Any, Any], np.ndarray
         if watched.assignments != version or (not loaded_then and loaded()):
             return None
         shared = threads is None or threads > 1
-        if shared and (large or (many and parts_of_run(program.bound) is None)):
+        if shared and many and parts_of_run(program.bound) is None:
             return None
         if out is None:
             result: np.ndarray = (

@@ -345,11 +345,12 @@ LARGE = [
 
 @pytest.mark.skipif(not HAS_NUMBA, reason="programs of compiled calls need numba")
 @pytest.mark.parametrize("text", LARGE)
-def test_large_shapes_replay_compiled_calls_on_one_thread_only(monkeypatch, text: str) -> None:
+def test_large_shapes_replay_only_programs_of_compiled_calls(monkeypatch, text: str) -> None:
     """From ``STREAM_COPY_MIN_BYTES`` (lowered here so that small shapes count as large) a shape
     keeps a program only where it is compiled calls alone (a plain copy there is the full path's,
-    stored past the caches), and replays it only on one thread into a given result: with more
-    threads, or allocating, the full path runs. Every result against the oracle."""
+    stored past the caches), and replays it into a given result: on one thread always, on more
+    where its calls run in parts side by side; allocating, the full path runs. Every result
+    against the oracle."""
     monkeypatch.setattr(numpy_eval, "STREAM_COPY_MIN_BYTES", 1 << 18)
     m = layout_map(text)
     assert m.size_in_bytes >= 1 << 18
@@ -378,7 +379,9 @@ def test_large_shapes_replay_compiled_calls_on_one_thread_only(monkeypatch, text
                 raw_bytes(unpack(expected, text, out=out, threads=threads)), raw_bytes(x)
             )
             np.testing.assert_array_equal(raw_bytes(unpack(expected, text, threads=threads)), raw_bytes(x))
-        # replayed once each way: on one thread into a result (else each lookup leaves the call)
+        # at most one call each way replayed: the one into a result (on one thread always; on
+        # more where the parts can run: not with numba's sleeping layer, say); allocating, none
         for done, made in ((packed, compiled[0]), (unpacked, compiled[1])):
-            assert done.count(True) == int(made and threads == 1), (text, threads, done)
-            assert not made or done[0] == (threads == 1), (text, threads, done)
+            assert done.count(True) <= int(made), (text, threads, done)
+            assert not made or threads != 1 or done[0] is True, (text, threads, done)
+            assert True not in done[1:], (text, threads, done)
