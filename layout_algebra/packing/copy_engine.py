@@ -556,10 +556,15 @@ def word_call(
         )
     else:
         # bytes are split in place (weave_kernels.split_byte_row: stores that start lines; staged
-        # measured 15-25% slower, one thread, 16-64 MB)
+        # measured 15-25% slower, one thread, 16-64 MB) and, from words that do not stay in the
+        # caches, run by run (bytes_from_words' last argument, by_runs: s8 (32,128)(4,1), one
+        # thread, kernel alone, 32 MB 0.69-0.70 of the copy along the rows, 0.73-0.78 by runs;
+        # 64 MB 0.78 and 0.85); nibbles are stored past the caches (its streamed)
         args = (pf, 0, ps, step, wf, 0, ws, shape, staged and bits != 8)
         whole = words.nbytes if whole_words is None else whole_words
-        streamed = bits == 4 and streams_nibbles(parts, plain_if_fresh, whole)
+        streamed = (bits == 4 and streams_nibbles(parts, plain_if_fresh, whole)) or (
+            bits == 8 and words.nbytes >= STREAM_MIN_BYTES
+        )
     return kernel, (*args, True) if streamed else args, None
 
 

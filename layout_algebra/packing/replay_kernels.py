@@ -175,7 +175,9 @@ def split_bytes(buffer, logical, p):  # type: ignore[no-untyped-def]
     if p[15] == 0 and few_runs(p[1:5], p[6:10], p[11:15]):
         unweave_runs(parts, p[5], p[6:10], p[10], _words(buffer), p[0], p[1:5], p[11:15])
         return True
-    bytes_from_words(parts, p[5], p[6:10], p[10], _words(buffer), p[0], p[1:5], p[11:15], p[15] != 0)
+    bytes_from_words(
+        parts, p[5], p[6:10], p[10], _words(buffer), p[0], p[1:5], p[11:15], p[15] != 0, p[16] != 0
+    )
     return True
 
 
