@@ -385,16 +385,16 @@ def merged_dims(
     return [1] * pad + dims, [[0] * pad + st for st in steps]
 
 
-#: The compiled kernels for words made of parts: (parts per word, bits per part) -> names.
 #: Words of bytes (and halves) whose outer index spans at most this many rows of parts go in
 #: the order of the words (:func:`_word_kernel_args`): ``pred`` ``(8,128)(4,1)``, one thread,
 #: against the copy, 32 MB pack 0.62 -> 0.80 and unpack 0.55 -> 0.75, 64 MB 0.65 -> 0.93 and
 #: 0.54 -> 0.88, 4 MB unpack 0.33 -> 0.51 (built in the caches, below ``STREAM_MIN_BYTES``, the
 #: parts' order stays: 4 MB pack on every CPU 0.97 against 0.73); ``bf16`` ``(8,128)(2,1)``
-#: unpacked, 16-256 MB 0.50-0.76 -> 0.74-0.98 (below, 1-4 MB, 0.55-1.09 against 0.51-0.80;
+#: unpacked, 16-256 MB 0.50-0.76 -> 0.74-0.98 (below, 1-4 MB on every CPU, 0.79-1.09 against 0.67-0.80;
 #: built, its streamed stores need the parts' order). ``s8``'s ``(32,128)`` tiles span 32 rows.
 WORDS_IN_ORDER_MAX_ROWS = 8
 
+#: The compiled kernels for words made of parts: (parts per word, bits per part) -> names.
 WORD_KERNELS: dict[tuple[int, int], tuple[str | None, str]] = {
     (4, 8): ("words_from_bytes", "bytes_from_words"),
     (8, 4): ("words_from_nibbles", "nibbles_from_words"),
