@@ -403,7 +403,7 @@ WORD_KERNELS: dict[tuple[int, int], tuple[str | None, str]] = {
 
 
 def _word_kernel_args(
-    words: np.ndarray, parts: np.ndarray, bits: int, building: bool = True
+    words: np.ndarray, parts: np.ndarray, bits: int, building: bool
 ) -> tuple[Any, ...] | None:
     """The arguments of a word kernel for ``words`` (32-bit) and ``parts`` (``words.shape``
     plus the parts of a word: bytes, or 16-bit halves), or None if no kernel takes them.
@@ -557,14 +557,14 @@ def word_call(
     else:
         # bytes are split in place (weave_kernels.split_byte_row: stores that start lines; staged
         # measured 15-25% slower, one thread, 16-64 MB) and, from words that do not stay in the
-        # caches, run by run (bytes_from_words' last argument, by_runs: s8 (32,128)(4,1), one
-        # thread, kernel alone, 32 MB 0.69-0.70 of the copy along the rows, 0.73-0.78 by runs;
-        # 64 MB 0.78 and 0.85); nibbles are stored past the caches (its streamed)
+        # caches, run by run (s8 (32,128)(4,1), one thread, kernel alone, 32 MB 0.69-0.70 of the
+        # copy along the rows, 0.73-0.78 by runs; 64 MB 0.78 and 0.85)
         args = (pf, 0, ps, step, wf, 0, ws, shape, staged and bits != 8)
         whole = words.nbytes if whole_words is None else whole_words
-        streamed = (bits == 4 and streams_nibbles(parts, plain_if_fresh, whole)) or (
-            bits == 8 and words.nbytes >= STREAM_MIN_BYTES
-        )
+        if bits == 4:  # nibbles_from_words' last argument: streamed
+            return kernel, (*args, True) if streams_nibbles(parts, plain_if_fresh, whole) else args, None
+        by_runs = bits == 8 and words.nbytes >= STREAM_MIN_BYTES  # bytes_from_words' last argument
+        return kernel, (*args, True) if by_runs else args, None
     return kernel, (*args, True) if streamed else args, None
 
 
