@@ -555,16 +555,19 @@ def word_call(
             and not result_bytes(words, packed=True)
         )
     else:
-        # bytes are split in place (weave_kernels.split_byte_row: stores that start lines; staged
-        # measured 15-25% slower, one thread, 16-64 MB) and, from words that do not stay in the
-        # caches, run by run (s8 (32,128)(4,1), one thread, kernel alone, 32 MB 0.69-0.70 of the
-        # copy along the rows, 0.73-0.78 by runs; 64 MB 0.78 and 0.85)
         args = (pf, 0, ps, step, wf, 0, ws, shape, staged and bits != 8)
         whole = words.nbytes if whole_words is None else whole_words
         if bits == 4:  # nibbles_from_words' last argument: streamed
             return kernel, (*args, True) if streams_nibbles(parts, plain_if_fresh, whole) else args, None
-        by_runs = bits == 8 and words.nbytes >= STREAM_MIN_BYTES  # bytes_from_words' last argument
-        return kernel, (*args, True) if by_runs else args, None
+        # bytes_from_words' last argument: streamed. In the caches the bytes are split along the
+        # rows of parts (weave_kernels.split_byte_row: stores that start lines; staged measured
+        # 15-25% slower, one thread, 16-64 MB); from words that leave them, the rows of a tile
+        # row side by side in the order of the words, past the caches (stream_byte_rows; s8
+        # (32,128)(4,1) unpacked into a buffer, one thread, kernel alone: 32 MB 1.00 of the copy
+        # against 0.61 along the rows and 0.74 run by run, 256 MB 1.09 against 0.63 and 0.67;
+        # into a result just allocated as fast as by runs, 32 MB 1.33 against 1.35)
+        streamed = bits == 8 and whole >= STREAM_MIN_BYTES
+        return kernel, (*args, True) if streamed else args, None
     return kernel, (*args, True) if streamed else args, None
 
 

@@ -111,6 +111,7 @@ from layout_algebra.packing.nibble_vectors import unpack_pair as _unpack_pair
 from layout_algebra.packing.weave_kernels import (
     split_byte_row,
     split_bytes_aligned,
+    stream_byte_rows,
     unweave_bytes,
     unweave_halves,
     weave_bytes,
@@ -187,10 +188,15 @@ def _bytes_in(words, wo, ws, parts, po, ps, step, shape):  # type: ignore[no-unt
 
 
 @njit(nogil=True, cache=True)
-def _bytes_out(parts, po, ps, step, words, wo, ws, shape, by_runs):  # type: ignore[no-untyped-def]
+def _bytes_out(parts, po, ps, step, words, wo, ws, shape, streamed):  # type: ignore[no-untyped-def]
     # the strides read once: the stores could alias them, so LLVM would load them on every run
     n1, n2, n, w1, w2, w3, p1, p2, p3 = shape[1], shape[2], shape[3], ws[1], ws[2], ws[3], ps[1], ps[2], ps[3]
-    if not by_runs and w3 == 1 and p3 == 1 and p2 == n and n2 > 1:  # the parts run on across i2: whole rows
+    if streamed and w3 == 1 and p3 == 1:  # the groups of rows side by side, if they run on
+        if p2 == n and n2 > 1 and stream_byte_rows(parts, po, p1, n1, step, words, wo, w1, w2, n2, n):
+            return
+        if p1 == n and n1 > 1 and stream_byte_rows(parts, po, p2, n2, step, words, wo, w2, w1, n1, n):
+            return
+    if not streamed and w3 == 1 and p3 == 1 and p2 == n and n2 > 1:  # the parts run on across i2
         for i1 in range(n1):
             split_byte_row(parts, po + i1 * p1, step, words, wo + i1 * w1, w2, n2, n)
         return
@@ -756,13 +762,15 @@ def words_from_bytes(words, wo, ws, parts, po, ps, step, shape, staged, streamed
 
 
 @njit(nogil=True, cache=True)
-def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged, by_runs=False):  # type: ignore[no-untyped-def]
+def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged, streamed=False):  # type: ignore[no-untyped-def]
     """The inverse of :func:`words_from_bytes`: ``parts[p + j*step] = words[w] >> 8j`` (a byte).
     Staged, each row of parts is written with stores that start cache lines
     (:func:`~layout_algebra.packing.weave_kernels.split_bytes_aligned`); unstaged, a row of
-    parts that runs on across ``i2`` too (:func:`~layout_algebra.packing.weave_kernels.split_byte_row`),
-    unless ``by_runs``: then run by run, as where the rows do not run on (the copy engine's
-    choice for words that do not stay in the caches, where the rows' stores measured slower)."""
+    parts that runs on across ``i2`` at a time
+    (:func:`~layout_algebra.packing.weave_kernels.split_byte_row`), unless ``streamed``: then
+    every row of an ``i0`` side by side, in the order of the words, each whole line stored
+    past the caches (:func:`~layout_algebra.packing.weave_kernels.stream_byte_rows`), where
+    the rows run on across ``i2`` or ``i1``; elsewhere run by run."""
     rows = _runs_on(ws, ps, shape)
     size = shape[1] * shape[2] * shape[3] if staged else 0
     stage = np.empty(size, np.uint32)
@@ -776,9 +784,11 @@ def bytes_from_words(parts, po, ps, step, words, wo, ws, shape, staged, by_runs=
             run = words[wo + i0 * ws[0] : wo + i0 * ws[0] + size]
             for i in range(size):
                 stage[i] = run[i]
-            _bytes_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape, by_runs)
+            _bytes_out(parts, po + i0 * ps[0], ps, step, stage, 0, ws, shape, streamed)
         else:
-            _bytes_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape, by_runs)
+            _bytes_out(parts, po + i0 * ps[0], ps, step, words, wo + i0 * ws[0], ws, shape, streamed)
+    if streamed:
+        _store_fence()
 
 
 @njit(nogil=True, cache=True)

@@ -142,8 +142,9 @@ def test_words_of_few_rows_go_in_the_order_of_the_words(text, rows) -> None:
     """Words whose outer index spans at most ``WORDS_IN_ORDER_MAX_ROWS`` rows go in the order
     of the words (the loop over tiles outside the loop over row groups) where they are words of
     bytes taken apart, and from ``STREAM_MIN_BYTES`` words of bytes built or of halves taken
-    apart; others in the order of the rows. From ``STREAM_MIN_BYTES`` bytes are split run by
-    run, not along whole rows. Either way the bytes match the index map."""
+    apart; others in the order of the rows. From ``STREAM_MIN_BYTES`` bytes are split past the
+    caches (the rows of a tile row side by side where they run on, else run by run), not along
+    whole rows. Either way the bytes match the index map."""
     m = layout_map(text)
     x = random_array(m, np.random.default_rng(rows))
     expected = reference_pack(x, text, fill=2)
@@ -153,13 +154,13 @@ def test_words_of_few_rows_go_in_the_order_of_the_words(text, rows) -> None:
     )
     for big_from in (0, 1 << 40):  # every call's words are big (STREAM_MIN_BYTES), or none are
         seen: dict[str, list[tuple[list[int], list[int]]]] = {build: [], split: []}
-        by_runs: list[bool] = []  # bytes split run by run (bytes_from_words' 10th argument)
+        streamed: list[bool] = []  # bytes split past the caches (bytes_from_words' 10th argument)
 
-        def spy(real, name, at, seen=seen, by_runs=by_runs):  # type: ignore[no-untyped-def]
+        def spy(real, name, at, seen=seen, streamed=streamed):  # type: ignore[no-untyped-def]
             def run(*args):  # type: ignore[no-untyped-def]
                 seen[name].append((args[at].tolist(), args[7].tolist()))  # the words' strides, the shape
                 if name == "bytes_from_words":
-                    by_runs.append(len(args) > 9 and bool(args[9]))
+                    streamed.append(len(args) > 9 and bool(args[9]))
                 return real(*args)
 
             return run
@@ -174,7 +175,7 @@ def test_words_of_few_rows_go_in_the_order_of_the_words(text, rows) -> None:
         np.testing.assert_array_equal(buf, expected, err_msg=text)
         np.testing.assert_array_equal(raw_bytes(back), raw_bytes(x), err_msg=text)
         big = big_from == 0
-        assert set(by_runs) <= {big}, (text, big_from, by_runs)  # words that leave the caches: by runs
+        assert set(streamed) <= {big}, (text, big_from, streamed)  # words that leave the caches
         for name, calls in seen.items():
             # whether each call (with more than one tile and row group) walks the words in order
             walks = {ws[1] > ws[2] for ws, shape in calls if shape[1] > 1 and shape[2] > 1}

@@ -90,6 +90,49 @@ def test_rows_split_with_line_aligned_stores_match_a_loop(
     assert (raw[:start] == 0xEE).all() and (raw[start + parts.size :] == 0xEE).all()
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.sampled_from([16, 48, 64, 96, 128, 130, 256]),
+    n1=st.integers(1, 5),
+    n2=st.integers(1, 6),
+    step_extra=st.sampled_from([0, 0, 16, 1]),
+    p1_extra=st.sampled_from([0, 0, 64, 16]),
+    shift=st.integers(0, 63),
+    w1_extra=st.integers(0, 40),
+    w2_extra=st.integers(0, 40),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_rows_streamed_side_by_side_match_a_loop_where_they_can_be(
+    n, n1, n2, step_extra, p1_extra, shift, w1_extra, w2_extra, seed
+):
+    """``stream_byte_rows`` writes the ``n1`` groups' rows exactly (and nothing else) whenever
+    its stores can start lines: every row equally aligned, 16-word pieces within the runs, two
+    vectors a row; else it answers False and writes nothing."""
+    m = n * n2
+    step = -(-m // 64) * 64 + step_extra  # a group's 4 rows apart
+    p1 = 4 * step + p1_extra  # groups apart
+    w2 = n + w2_extra  # runs of words apart within a group
+    w1 = w2 * n2 + w1_extra  # groups of runs apart
+    rng = np.random.default_rng(seed)
+    words = rng.integers(0, 2**32, w1 * n1 + 8, dtype=np.uint32)
+    raw = np.full(n1 * p1 + 4 * step + 128, 0xEE, np.uint8)
+    start = (-raw.ctypes.data) % 64 + shift  # the rows start anywhere in a cache line
+    parts = raw[start : start + (n1 - 1) * p1 + 3 * step + m]
+    lead = (64 - shift % 64) % 64
+    streams = step % 64 == 0 and p1 % 64 == 0 and n % 16 == 0 and lead % 16 == 0 and n >= 64 and m >= 128
+    done = weave_kernels.stream_byte_rows(parts, 0, p1, n1, step, words, 3, w1, w2, n2, n)
+    assert done == streams, (done, streams)
+    expected = np.full(parts.size, 0xEE, np.uint8)
+    if streams:
+        for i1 in range(n1):
+            row = np.concatenate([words[3 + i1 * w1 + i2 * w2 :][:n] for i2 in range(n2)])
+            for j in range(4):
+                at = i1 * p1 + j * step
+                expected[at : at + m] = (row >> np.uint32(8 * j)).astype(np.uint8)
+    np.testing.assert_array_equal(parts, expected)
+    assert (raw[:start] == 0xEE).all() and (raw[start + parts.size :] == 0xEE).all()
+
+
 #: Word layouts whose programs are entry calls (whole tiles), and ragged ones (other programs).
 WORD_TEXTS = [
     "s8[256,256]{1,0:T(32,128)(4,1)}",
