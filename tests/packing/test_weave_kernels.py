@@ -59,13 +59,21 @@ def test_weaving_matches_a_loop_and_writes_nothing_else(halves, n, gap, p, w, se
     assert (back[~written] == 0xEE).all()
 
 
+#: Runs of words: under a vector, a vector, whole vectors and a ragged rest.
+RUN_LENGTHS = st.sampled_from([16, 48, 64, 96, 128, 130, 256])
+#: Rows a whole number of lines apart (often), half a line more, or one element more.
+STEP_EXTRAS = st.sampled_from([0, 0, 16, 1])
+#: Where the first row starts within a cache line.
+SHIFTS = st.integers(0, 63)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
-    n=st.sampled_from([16, 48, 64, 96, 128, 130, 256]),
+    n=RUN_LENGTHS,
     n2=st.integers(1, 6),
     step_lines=st.integers(0, 3),
-    step_extra=st.sampled_from([0, 0, 16, 1]),
-    shift=st.integers(0, 63),
+    step_extra=STEP_EXTRAS,
+    shift=SHIFTS,
     w2_extra=st.integers(0, 40),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -92,12 +100,12 @@ def test_rows_split_with_line_aligned_stores_match_a_loop(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    n=st.sampled_from([16, 48, 64, 96, 128, 130, 256]),
+    n=RUN_LENGTHS,
     n1=st.integers(1, 5),
     n2=st.integers(1, 6),
-    step_extra=st.sampled_from([0, 0, 16, 1]),
+    step_extra=STEP_EXTRAS,
     p1_extra=st.sampled_from([0, 0, 64, 16]),
-    shift=st.integers(0, 63),
+    shift=SHIFTS,
     w1_extra=st.integers(0, 40),
     w2_extra=st.integers(0, 40),
     seed=st.integers(0, 2**32 - 1),
