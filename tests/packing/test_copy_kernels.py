@@ -31,7 +31,10 @@ from layout_algebra.packing.numpy_eval import pack, unpack
 from layout_algebra.packing.threads import run_parallel
 
 numba = pytest.importorskip("numba", reason="the kernels need numba (the test extra installs it)")
-from layout_algebra.packing import copy_kernels  # noqa: E402  (needs numba)
+# (after the skip: they need numba) replay_kernels imported before any test replaces a kernel
+# by a spy: the replays' compiled entries take the kernels by name at their import, and numba
+# cannot compile a call of a Python function
+from layout_algebra.packing import copy_kernels, replay_kernels  # noqa: E402, F401
 
 KERNELS = (
     "words_from_bytes",
@@ -183,6 +186,48 @@ def test_words_of_few_rows_go_in_the_order_of_the_words(text, rows) -> None:
             words_order = rows <= copy_engine.WORDS_IN_ORDER_MAX_ROWS and kind
             assert walks <= {words_order}, (text, name, big_from, calls)
             assert walks or rows == 4, (text, name, calls)  # 4 rows: one row group, no choice
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "s8[96,1024]{1,0:T(32,128)(4,1)}",  # rows of a tile row side by side, i2 the tiles
+        "pred[64,1024]{1,0:T(8,128)(4,1)}",  # the same in the words' order: i1 the tiles
+        "s8[70,1000]{1,0:T(32,128)(4,1)}",  # ragged: rows not equally aligned, runs cut
+        "f8e4m3fn[3,64,512]{2,1,0:T(32,128)(4,1)}",
+    ],
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bytes_split_past_the_caches_give_the_array_at_any_alignment(text, threads) -> None:
+    """From ``STREAM_MIN_BYTES`` words of bytes are split with non-temporal stores of whole
+    lines where the rows' starts allow it (``weave_kernels.stream_byte_rows``), else run by
+    run: unpacking into results that start anywhere within a cache line (every 8 bytes: 16,
+    32 and 48 past a line stream, 8 and 24 do not) gives the array back, the bytes around the
+    result untouched, on one thread and in parts."""
+    m = layout_map(text)
+    x = random_array(m, np.random.default_rng(len(text)))
+    buf = reference_pack(x, text, fill=5)
+    streamed: list[bool] = []
+    real = copy_kernels.bytes_from_words
+
+    def spy(*args):  # type: ignore[no-untyped-def]
+        streamed.append(len(args) > 9 and bool(args[9]))
+        return real(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copy_engine, "STREAM_MIN_BYTES", 0)
+        patch.setattr(copy_kernels, "bytes_from_words", spy)
+        numpy_eval.forget_recipes()
+        for shift in range(0, 64, 8):
+            raw = np.full(x.nbytes + 128, 0xEE, np.uint8)
+            start = (-raw.ctypes.data) % 64 + shift
+            out = raw[start : start + x.nbytes].view(x.dtype).reshape(x.shape)
+            for _ in range(3):  # the full path, then the program made and replayed
+                out.view(np.uint8)[...] = 0
+                unpack(buf, text, out=out, threads=threads)
+                np.testing.assert_array_equal(raw_bytes(out), raw_bytes(x), err_msg=f"{text} {shift}")
+            assert (raw[:start] == 0xEE).all() and (raw[start + x.nbytes :] == 0xEE).all()
+    assert streamed and all(streamed), streamed
 
 
 @pytest.mark.parametrize("text", ["s8[256,512]{1,0:T(32,128)(4,1)}", "s4[130,1030]{1,0:T(64,128)(8,1)E(4)}"])
