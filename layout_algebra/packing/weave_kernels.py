@@ -401,11 +401,12 @@ def stream_byte_rows(parts, p, p1, n1, step, words, w, w1, w2, n2, n):  # type: 
 
     It needs every row to start at the same place within a line (``step`` and ``p1``
     multiples of 64 bytes), bytes (``parts`` of one byte), 16-word pieces that each lie within
-    a run (``n`` and the first line's offset multiples of 16) and rows of two vectors or more.
+    a run (``n`` and the first line's offset multiples of 16), runs of a vector or more (a
+    vector then spans at most two) and rows of two vectors or more.
     The caller fences the stores (:func:`~layout_algebra.packing.line_stores.store_fence`)."""
     m = n2 * n
     lead = _lead(parts, p, m)
-    if parts.itemsize != 1 or step % LINE or p1 % LINE or n % 16 or lead % 16 or m < 2 * VECTOR:
+    if parts.itemsize != 1 or step % LINE or p1 % LINE or n % 16 or n < VECTOR or lead % 16 or m < 2 * VECTOR:
         return False
     for i1 in range(n1):  # the heads: the first 64 elements of each group's first run
         if lead:

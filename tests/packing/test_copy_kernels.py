@@ -195,6 +195,8 @@ def test_words_of_few_rows_go_in_the_order_of_the_words(text, rows) -> None:
         "pred[64,1024]{1,0:T(8,128)(4,1)}",  # the same in the words' order: i1 the tiles
         "s8[70,1000]{1,0:T(32,128)(4,1)}",  # ragged: rows not equally aligned, runs cut
         "f8e4m3fn[3,64,512]{2,1,0:T(32,128)(4,1)}",
+        "s8[64,1024]{1,0:T(32,32)(4,1)}",  # runs of 32 words, under a vector: not streamed
+        "u8[64,1024]{1,0:T(32,64)(4,1)}",  # runs of one vector
     ],
 )
 @pytest.mark.parametrize("threads", [1, 2])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support.oracles import random_array, raw_bytes, reference_pack
 from support.packing_checks import check_one_thread_round_trip
@@ -110,6 +110,10 @@ def test_rows_split_with_line_aligned_stores_match_a_loop(
     w2_extra=st.integers(0, 40),
     seed=st.integers(0, 2**32 - 1),
 )
+# runs shorter than a vector (not streamed); rows 16 bytes into a line (NumPy's); lines from the start
+@example(n=48, n1=2, n2=4, step_extra=0, p1_extra=0, shift=16, w1_extra=0, w2_extra=8, seed=1)
+@example(n=128, n1=3, n2=3, step_extra=0, p1_extra=0, shift=16, w1_extra=5, w2_extra=3, seed=2)
+@example(n=64, n1=1, n2=2, step_extra=0, p1_extra=64, shift=0, w1_extra=0, w2_extra=0, seed=3)
 def test_rows_streamed_side_by_side_match_a_loop_where_they_can_be(
     n, n1, n2, step_extra, p1_extra, shift, w1_extra, w2_extra, seed
 ):
