@@ -48,6 +48,7 @@ __all__ = [
     "transpose16_at",
     "transpose16_part",
     "transpose16_seam",
+    "transpose16_seam_rows",
     "transpose16_stream",
 ]
 
@@ -160,6 +161,11 @@ def _row_offset(builder, r: int, outer, inner, shift, first=None):  # type: igno
     """``(r >> shift) * outer + (r & (2**shift - 1)) * inner`` in LLVM IR (``r`` a constant,
     plus ``first`` if given)."""
     row = ir.Constant(_I64, r) if first is None else builder.add(first, ir.Constant(_I64, r))
+    return _row_at(builder, row, outer, inner, shift)
+
+
+def _row_at(builder, row, outer, inner, shift):  # type: ignore[no-untyped-def]
+    """:func:`_row_offset` of a row known at run time (an LLVM value)."""
     mask = builder.sub(builder.shl(ir.Constant(_I64, 1), shift), ir.Constant(_I64, 1))
     return builder.add(
         builder.mul(builder.lshr(row, shift), outer), builder.mul(builder.and_(row, mask), inner)
@@ -233,15 +239,19 @@ def _lanes_between(builder, lo, hi):  # type: ignore[no-untyped-def]
     return builder.and_(builder.icmp_signed(">=", lanes, lo), builder.icmp_signed("<", lanes, hi))
 
 
-def _masked_store(builder, vector, element_bits: int):  # type: ignore[no-untyped-def]
-    """LLVM's ``masked.store`` of ``vector`` (16 lanes): the lanes off in the mask are not touched."""
+def _masked(builder, vector, element_bits: int, op: str):  # type: ignore[no-untyped-def]
+    """LLVM's ``masked.store`` (``op`` "store": ``vector``, pointer, alignment, mask; the lanes
+    off in the mask are not touched) or ``masked.load`` ("load": pointer, alignment, mask, the
+    values of the lanes off, which are not read) of 16 lanes."""
     kind = "f" if isinstance(vector.element, (ir.FloatType, ir.DoubleType)) else "i"
-    name = f"llvm.masked.store.v16{kind}{element_bits}.p0"
-    return builder.module.globals.get(name) or ir.Function(
-        builder.module,
-        ir.FunctionType(ir.VoidType(), [vector, vector.as_pointer(), _I32, ir.VectorType(ir.IntType(1), 16)]),
-        name=name,
+    name = f"llvm.masked.{op}.v16{kind}{element_bits}.p0"
+    mask = ir.VectorType(ir.IntType(1), 16)
+    signature = (
+        ir.FunctionType(ir.VoidType(), [vector, vector.as_pointer(), _I32, mask])
+        if op == "store"
+        else ir.FunctionType(vector, [vector.as_pointer(), _I32, mask, vector])
     )
+    return builder.module.globals.get(name) or ir.Function(builder.module, signature, name=name)
 
 
 def _transpose16_from_codegen(mode: str):  # type: ignore[no-untyped-def]
@@ -255,7 +265,6 @@ def _transpose16_from_codegen(mode: str):  # type: ignore[no-untyped-def]
         src_data = context.make_array(src_type)(context, builder, s).data
         vector = ir.VectorType(context.get_data_type(src_type.dtype), 16)
         align = max(1, src_type.dtype.bitwidth // 8)
-        mask = builder.sub(builder.shl(ir.Constant(_I64, 1), s_shift), ir.Constant(_I64, 1))
 
         def source(r):  # type: ignore[no-untyped-def]
             row = builder.add(first, ir.Constant(_I64, r))
@@ -266,17 +275,14 @@ def _transpose16_from_codegen(mode: str):  # type: ignore[no-untyped-def]
                     row,
                     builder.sub(ir.Constant(_I64, r), t),
                 )
-            offset = builder.add(
-                builder.mul(builder.lshr(row, s_shift), s_outer),
-                builder.mul(builder.and_(row, mask), s_inner),
-            )
+            offset = _row_at(builder, row, s_outer, s_inner, s_shift)
             return builder.bitcast(builder.gep(src_data, [builder.add(p, offset)]), vector.as_pointer())
 
         def at(index):  # type: ignore[no-untyped-def]
             return builder.bitcast(builder.gep(dst_data, [index]), vector.as_pointer())
 
         if mode != "stream":
-            masked = _masked_store(builder, vector, src_type.dtype.bitwidth)
+            masked = _masked(builder, vector, src_type.dtype.bitwidth, "store")
             sixteen = ir.Constant(_I64, 16)
             if mode == "part":
                 parts = [(_lanes_between(builder, args[11], args[12]), ir.Constant(_I64, 0))]
@@ -286,9 +292,10 @@ def _transpose16_from_codegen(mode: str):  # type: ignore[no-untyped-def]
                     (_lanes_between(builder, ir.Constant(_I64, 0), t), first),
                     (_lanes_between(builder, t, sixteen), builder.neg(t)),
                 ]
+        d_first = args[12] if mode == "seam" else None  # the seam's first row of dst's group
         rows = [builder.load(source(b), align=align) for b in range(16)]
         for a, row in enumerate(_butterflies(builder, rows)):
-            index = builder.add(q, _row_offset(builder, a, d_outer, d_inner, d_shift))
+            index = builder.add(q, _row_offset(builder, a, d_outer, d_inner, d_shift, d_first))
             if mode == "stream":
                 store = builder.store(row, at(index), align=64)
                 store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
@@ -298,6 +305,56 @@ def _transpose16_from_codegen(mode: str):  # type: ignore[no-untyped-def]
         return context.get_dummy_value()
 
     return codegen
+
+
+def _transpose16_seam_rows_codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    """The LLVM IR of :func:`transpose16_seam_rows`."""
+    dst_type, src_type = signature.args[0], signature.args[5]
+    d, q, d_outer, d_inner, d_shift, s, p, s_outer, s_inner, s_shift, s_first, first, t = args
+    dst_data = context.make_array(dst_type)(context, builder, d).data
+    src_data = context.make_array(src_type)(context, builder, s).data
+    vector = ir.VectorType(context.get_data_type(src_type.dtype), 16)
+    bits = src_type.dtype.bitwidth
+    align = max(1, bits // 8)
+    masked = _masked(builder, vector, bits, "load")
+    tail, head = (
+        _lanes_between(builder, ir.Constant(_I64, 0), t),
+        _lanes_between(builder, t, ir.Constant(_I64, 16)),
+    )
+
+    def at(data, index):  # type: ignore[no-untyped-def]
+        return builder.bitcast(builder.gep(data, [index]), vector.as_pointer())
+
+    rows = []
+    for b in range(16):  # lanes below t: columns first .. of the row, the others: columns 0 ..
+        row = builder.add(p, _row_offset(builder, b, s_outer, s_inner, s_shift, s_first))
+        part = builder.call(
+            masked, [at(src_data, builder.add(row, first)), _I32(align), tail, ir.Constant(vector, None)]
+        )
+        rows.append(builder.call(masked, [at(src_data, builder.sub(row, t)), _I32(align), head, part]))
+    for a, row in enumerate(_butterflies(builder, rows)):  # row a of the block: dst's row first + a, or a - t
+        r = ir.Constant(_I64, a)
+        where = builder.select(builder.icmp_signed("<", r, t), builder.add(first, r), builder.sub(r, t))
+        builder.store(
+            row, at(dst_data, builder.add(q, _row_at(builder, where, d_outer, d_inner, d_shift))), align=align
+        )
+    return context.get_dummy_value()
+
+
+@intrinsic
+def transpose16_seam_rows(
+    typingctx, dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift, s_first, first, t
+):  # type: ignore[no-untyped-def]
+    """:func:`transpose16_seam` the other way round: the columns of each row of ``src`` that
+    :func:`aligned_rows` leaves at both ends (``first + t`` its length; columns ``first ..``,
+    ``t`` of them, then ``0 .. 15 - t``) read as one 16-lane row by two masked loads, the 16 rows
+    of ``src`` starting at row ``s_first`` of its groups; the block's rows written whole to rows
+    ``first ..`` and ``0 ..`` of ``dst`` (groups as for :func:`transpose16`)."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
+        return None
+    i64 = types.int64
+    sig = types.void(dst, i64, i64, i64, i64, src, i64, i64, i64, i64, i64, i64, i64)
+    return sig, _transpose16_seam_rows_codegen
 
 
 @intrinsic
@@ -331,16 +388,17 @@ def transpose16_part(
 
 @intrinsic
 def transpose16_seam(
-    typingctx, dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift, first, t
+    typingctx, dst, q, d_outer, d_inner, d_shift, src, p, s_outer, s_inner, s_shift, first, t, d_first
 ):  # type: ignore[no-untyped-def]
-    """The columns of a row of ``dst`` that :func:`stream_rows` leaves at both ends, where
-    ``first + t`` is the row's length and the columns ``first ..`` (``t`` of them) and ``0 ..
-    15 - t`` together make one block: rows ``first .. first + t - 1`` then ``0 .. 15 - t`` of
-    ``src`` (groups as for :func:`transpose16_stream`), each row of it written to columns
-    ``first ..`` and ``0 ..`` of a row of ``dst`` by masked stores (a row's tail and the next
-    row's head share a line: written at once, it is read once)."""
+    """The columns of a row of ``dst`` that :func:`stream_rows` and :func:`aligned_rows` leave at
+    both ends, where ``first + t`` is the row's length and the columns ``first ..`` (``t`` of
+    them) and ``0 .. 15 - t`` together make one block: rows ``first .. first + t - 1`` then ``0
+    .. 15 - t`` of ``src`` (groups as for :func:`transpose16_stream`), each row of it written to
+    columns ``first ..`` and ``0 ..`` of a row of ``dst`` by masked stores (a row's tail and the
+    next row's head share a line: written at once, it is read once). The rows of ``dst`` start
+    at row ``d_first`` of its groups (as for :func:`transpose16_at`)."""
     if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype):
         return None
     i64 = types.int64
-    sig = types.void(dst, i64, i64, i64, i64, src, i64, i64, i64, i64, i64, i64)
+    sig = types.void(dst, i64, i64, i64, i64, src, i64, i64, i64, i64, i64, i64, i64)
     return sig, _transpose16_from_codegen("seam")

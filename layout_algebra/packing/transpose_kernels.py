@@ -95,6 +95,7 @@ from layout_algebra.packing.register_blocks import (
     transpose16_at,
     transpose16_part,
     transpose16_seam,
+    transpose16_seam_rows,
     transpose16_stream,
 )
 
@@ -188,10 +189,17 @@ SHORT_ROWS = 64
 DIRECT_BYTES = 1 << 21
 
 
-#: :func:`transpose_rows` works in blocks of this many far rows by this many near rows
+#: :func:`stream_rows` works in blocks of this many far rows by this many near rows
 #: (16 KB of 4-byte elements on each side: both stay in the L1 cache).
 BLOCK_FAR_ROWS = 32
 BLOCK_NEAR_ROWS = 128
+#: ... and :func:`transpose_rows` (packing, the output kept in the cache), 16 far rows (each
+#: read 1 KB along) by 256 near rows. One thread, f32 ``{0,1:T(8,128)}`` pack against
+#: ``np.copyto``, arrays 16 bytes past a line (Zen 4, A/B, 3 processes each): 4 MB 0.39-0.42
+#: -> 0.50-0.55, 1 MB 0.53-0.55 -> 0.50-0.54; streamed (16 MB) 32 by 128 stays: 0.71-0.76
+#: against 0.65-0.69.
+CACHED_FAR_ROWS = 16
+CACHED_NEAR_ROWS = 256
 #: ... and unpacking (:func:`scatter_rows`), this many near rows by this many far rows (Zen 4,
 #: 16 MB streamed, f32/f8 words: 0.70/0.23 -> 1.05/0.47 of ``np.copyto``, kernel alone).
 SCATTER_NEAR_ROWS = 64
@@ -318,27 +326,45 @@ def _line_offset(a, q, outer, inner, k):  # type: ignore[no-untyped-def]
 def aligned_rows(dst, q, d_outer, d_inner, dk, src, p, s_outer, s_inner, sk, n, m, bn, bm):  # type: ignore[no-untyped-def]
     """:func:`transpose_rows` of 4-byte elements (``n, m >= 16``, groups :func:`_splits`), its
     16x16 blocks where both sides' lines start (columns ``a`` of ``dst`` from ``a_lo``, ``b`` of
-    ``src`` from ``b_lo``): each load and store one whole line. The ends are written, in the same
-    order, by blocks at 0 and ``n - 16`` (``m - 16``) overlapping the others (:func:`_block_grid`).
-    A line two blocks share was evicted in between (rows 2-8 KB apart share the L1 sets); writing
-    the far side, the blocks go along its rows. Zen 4, one thread, kernel alone vs ``np.copyto``,
-    arrays 16 B past a line: f32 ``{0,1:T(8,128)}`` 1 MB pack/unpack 0.42/0.28 -> 0.57/0.50, 4 MB
-    (not streamed) 0.27/0.25 -> 0.44/0.40; f8 words 1 MB 0.31/0.37 -> 0.40/0.47.
+    ``src`` from ``b_lo``): each load and store one whole line. Where a side's rows are a multiple
+    of 16 elements long (the tiles' rows), the columns a row of ``dst`` has before its first line
+    and after its last make one block per 16 rows (:func:`transpose16_seam`: masked stores), and
+    likewise those of ``src``'s rows (:func:`transpose16_seam_rows`: masked loads); else the
+    ends are written, in the same order, by blocks at 0 and ``n - 16`` (``m - 16``) overlapping
+    the others (:func:`_block_grid`), which cost far more than their share: each of their rows
+    spans two lines, which the blocks beside them write again. A line two blocks share was
+    evicted in between (rows 2-8 KB apart share the L1 sets); writing the far side, the blocks go
+    along its rows. Zen 4, one thread, kernel alone vs ``np.copyto``, arrays 16 B past a line:
+    f32 ``{0,1:T(8,128)}`` 1 MB pack/unpack 0.42/0.28 -> 0.57/0.50, 4 MB (not streamed) 0.27/0.25
+    -> 0.44/0.40; f8 words 1 MB 0.31/0.37 -> 0.40/0.47. The seams (A/B, a whole ``pack`` call,
+    5 processes each): 1 MB f32 pack 0.37-0.46 -> 0.53-0.57, unpack 0.33-0.39 -> 0.48-0.51.
 
     >>> src = np.arange(40 * 20, dtype=np.uint32)           # 40 rows of 20, 3 elements in
     >>> dst = np.zeros(20 * 40 + 5, np.uint32)
     >>> aligned_rows(dst, 5, 0, 40, ONE_GROUP, src[3:], 0, 0, 20, ONE_GROUP, 37, 20, 32, 128)
     >>> np.array_equal(dst[5:].reshape(20, 40)[:, :37], src[3:743].reshape(37, 20).T)
     True
+
+    Rows of 32 on both sides, 4 elements past a line: seams on both sides, and at the corners.
+
+    >>> src, dst = np.zeros(32 * 32 + 20, np.uint32), np.zeros(32 * 32 + 20, np.uint32)
+    >>> src[:] = np.arange(src.size)
+    >>> p, q = (-src.ctypes.data % 64) // 4 + 4, (-dst.ctypes.data % 64) // 4 + 4
+    >>> aligned_rows(dst, q, 0, 32, ONE_GROUP, src, p, 0, 32, ONE_GROUP, 32, 32, 16, 256)
+    >>> np.array_equal(dst[q : q + 1024].reshape(32, 32), src[p : p + 1024].reshape(32, 32).T)
+    True
     """
     d_shift, s_shift = exact_shift(dk), exact_shift(sk)
     a_lo, b_lo = _line_offset(dst, q, d_outer, d_inner, dk), _line_offset(src, p, s_outer, s_inner, sk)
-    a_starts, b_starts = _block_grid(n, a_lo), _block_grid(m, b_lo)
+    seam = a_lo > 0 and n % 16 == 0  # the columns before a_lo and after the last line: 16
+    seam_rows = b_lo > 0 and m % 16 == 0  # likewise the rows before b_lo and after
+    a_starts = np.arange(n // 16 - 1) * 16 + a_lo if seam else _block_grid(n, a_lo)
+    b_starts = np.arange(m // 16 - 1) * 16 + b_lo if seam_rows else _block_grid(m, b_lo)
     s_first = _group_start(a_lo, s_outer, s_inner, sk)[1]
     d_first = _group_start(b_lo, d_outer, d_inner, dk)[1]
     along = dk == ONE_GROUP and sk != ONE_GROUP  # the far side written: along its rows, inside
-    for i0 in range(0, a_starts.size, bn // 16):
-        for j0 in range(0, b_starts.size, bm // 16):
+    for i0 in range(0, max(a_starts.size, 1), bn // 16):
+        for j0 in range(0, max(b_starts.size, 1), bm // 16):
             ca, cb = min(bn // 16, a_starts.size - i0), min(bm // 16, b_starts.size - j0)
             for x in range(ca * cb):
                 i, j = (i0 + x % ca, j0 + x // ca) if along else (i0 + x // cb, j0 + x % cb)
@@ -354,6 +380,23 @@ def aligned_rows(dst, q, d_outer, d_inner, dk, src, p, s_outer, s_inner, sk, n, 
                     transpose16_at(
                         dst, q + d_at + a, d_outer, d_inner, d_shift, d_first,
                         src, p + s_at + b, s_outer, s_inner, s_shift, s_first,
+                    )  # fmt: skip
+            if seam and i0 == 0:  # each row's tail and head: one block per 16 rows, masked stores
+                corners = 2 if seam_rows and j0 == 0 else 0  # and those of the rows' ends
+                for j in range(j0 - corners, j0 + cb):
+                    b = b_starts[j] if j >= j0 else (0 if j == j0 - 2 else m - 16)
+                    d_at, d_row = _group_start(b, d_outer, d_inner, dk)
+                    transpose16_seam(
+                        dst, q + d_at, d_outer, d_inner, d_shift,
+                        src, p + b, s_outer, s_inner, s_shift, n - 16 + a_lo, 16 - a_lo, d_row,
+                    )  # fmt: skip
+            if seam_rows and j0 == 0:  # the rows' tails and heads: one block per 16 columns
+                for i in range(i0, i0 + ca):
+                    a = a_starts[i]
+                    s_at, s_row = _group_start(a, s_outer, s_inner, sk)
+                    transpose16_seam_rows(
+                        dst, q + a, d_outer, d_inner, d_shift,
+                        src, p + s_at, s_outer, s_inner, s_shift, s_row, m - 16 + b_lo, 16 - b_lo,
                     )  # fmt: skip
 
 
@@ -422,7 +465,7 @@ def stream_rows(dst, q, d_outer, d_inner, dk, src, p, s_outer, s_inner, sk, n, m
         for b in range(0, m16, 16):
             transpose16_seam(
                 dst, q + d_starts[b // 16], d_outer, d_inner, d_shift,
-                src, p + b, s_outer, s_inner, s_shift, a_hi, n - a_hi,
+                src, p + b, s_outer, s_inner, s_shift, a_hi, n - a_hi, 0,
             )  # fmt: skip
         a_lo, a_hi = 0, n  # done
     for a in (0, n - 16):
@@ -497,7 +540,7 @@ def gather_rows(near, no, ns, far, fo, fs, shape, stage, width, pad, stream):  #
                 if not stream:
                     transpose_rows(
                         near, q, ns[2], ns[3], k, far, p, 0, fs[4], ONE_GROUP,
-                        nd, na * nc, BLOCK_FAR_ROWS, BLOCK_NEAR_ROWS,
+                        nd, na * nc, CACHED_FAR_ROWS, CACHED_NEAR_ROWS,
                     )  # fmt: skip
                 elif not stream_rows(
                     near, q, ns[2], ns[3], k, far, p, 0, fs[4], ONE_GROUP,

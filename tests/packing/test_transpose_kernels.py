@@ -298,7 +298,7 @@ def test_stream_rows_refuses_rows_it_cannot_store_whole_lines_of() -> None:
     sk=st.sampled_from([1, 2, 4, 8, 16, ONE]),
     shifts=st.tuples(st.integers(0, 15), st.integers(0, 15)),
     lines=st.tuples(st.booleans(), st.booleans()),
-    blocks=st.sampled_from([(16, 16), (32, 128), (128, 32), (48, 80)]),
+    blocks=st.sampled_from([(16, 16), (32, 128), (128, 32), (48, 80), (16, 256)]),
 )
 def test_aligned_rows_from_any_line_offset_matches_a_loop_and_touches_nothing_else(
     n, m, dk, sk, shifts, lines, blocks
@@ -306,6 +306,23 @@ def test_aligned_rows_from_any_line_offset_matches_a_loop_and_touches_nothing_el
     """``aligned_rows`` (``transpose_rows`` of 4-byte elements): each side ``shift`` elements past
     a line, its rows a multiple of 16 elements apart (the blocks start where the lines do, the
     ends written by overlapping blocks) or not (blocks from column 0), rows in groups or not."""
+    check_aligned_rows(n, m, dk, sk, shifts, lines, blocks)
+
+
+@pytest.mark.parametrize("size", [(16, 16), (32, 48), (64, 16), (128, 64)])
+@pytest.mark.parametrize("shifts", [(12, 0), (0, 12), (12, 12), (1, 15), (15, 4)])
+@pytest.mark.parametrize("groups", [(8, ONE), (2, ONE), (ONE, 8), (ONE, 2), (ONE, ONE), (4, 16)])
+def test_aligned_rows_writes_the_ends_of_rows_a_multiple_of_16_long_as_seams(size, shifts, groups) -> None:
+    """Rows a multiple of 16 long, starting past a line: the columns left before the first line
+    and after the last make one block per 16 rows (``transpose16_seam``, masked stores), the
+    rows likewise (``transpose16_seam_rows``, masked loads), both at once at the corners."""
+    for blocks in [(16, 16), (16, 256), (64, 128)]:
+        check_aligned_rows(*size, *groups, shifts, (True, True), blocks)
+
+
+def check_aligned_rows(n, m, dk, sk, shifts, lines, blocks) -> None:  # type: ignore[no-untyped-def]
+    """``transpose_rows`` on 4-byte elements against the definition, written as a loop, on a
+    buffer of sentinels."""
     d_shift, s_shift = shifts
     d_inner = 16 * -(-n // 16) + (0 if lines[0] else 3)
     d_outer = (min(dk, m) if dk != ONE else 1) * d_inner + (16 if lines[0] else 5)
