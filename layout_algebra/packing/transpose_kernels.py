@@ -336,8 +336,9 @@ def aligned_rows(dst, q, d_outer, d_inner, dk, src, p, s_outer, s_inner, sk, n, 
     evicted in between (rows 2-8 KB apart share the L1 sets); writing the far side, the blocks go
     along its rows. Zen 4, one thread, kernel alone vs ``np.copyto``, arrays 16 B past a line:
     f32 ``{0,1:T(8,128)}`` 1 MB pack/unpack 0.42/0.28 -> 0.57/0.50, 4 MB (not streamed) 0.27/0.25
-    -> 0.44/0.40; f8 words 1 MB 0.31/0.37 -> 0.40/0.47. The seams (A/B, a whole ``pack`` call,
-    5 processes each): 1 MB f32 pack 0.37-0.46 -> 0.53-0.57, unpack 0.33-0.39 -> 0.48-0.51.
+    -> 0.44/0.40; f8 words 1 MB 0.31/0.37 -> 0.40/0.47. The seams (A/B, whole ``pack`` and
+    ``unpack`` calls, arrays 16 B past a line, 5-7 processes each): 1 MB f32 pack 0.35-0.49 ->
+    0.45-0.57, unpack 0.32-0.40 -> 0.42-0.51.
 
     >>> src = np.arange(40 * 20, dtype=np.uint32)           # 40 rows of 20, 3 elements in
     >>> dst = np.zeros(20 * 40 + 5, np.uint32)
